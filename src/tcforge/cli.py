@@ -1,0 +1,52 @@
+"""The `tcforge` command: dispatches `spec`, `enc5`, `gemm` and `bench` to their subsystems."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# subcommand -> (module holding `main(argv) -> int`, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "spec": ("tcforge.ptx.cli", "read a kernel's PTX and report its tensor-core phases"),
+    "enc5": ("tcforge.layers.enc5.cli", "the enc5 Swin encoder layer: run it, print its assumptions and phase table"),
+    "gemm": ("tcforge.gemm.cli", "the Hopper GEMM engine: run, check and list variants"),
+    "bench": ("tcforge.bench_cli", "benchmarks (gemm, numerics, enc5) writing JSON under bench/results"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: tcforge <command> [args...]", "", "commands:"]
+    lines += [f"  {name:<6} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    lines += ["", "`tcforge <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit status (2 for bad input, with a one-line message)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    if args[0] == "--version":
+        from tcforge import __version__
+
+        print(f"tcforge {__version__}")
+        return 0
+    name, rest = args[0], args[1:]
+    if name not in SUBCOMMANDS:
+        print(f"tcforge: unknown command {name!r}; valid commands: {', '.join(SUBCOMMANDS)}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(SUBCOMMANDS[name][0])
+    from tcforge.errors import TcforgeError
+
+    try:
+        return int(module.main(rest) or 0)
+    except TcforgeError as exc:  # bad input: one clean line, never a traceback
+        print(f"tcforge {name}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Neural-rendering layers rebuilt as code: descriptors, weight images, CPU references and native kernels."""
