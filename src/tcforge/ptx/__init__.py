@@ -1,1 +1,6 @@
-"""tcforge.ptx."""
+"""tcforge.ptx: read a PTX module and report the tensor-core structure of one kernel entry (`tcforge spec`)."""
+
+from tcforge.ptx.errors import PTXSyntaxError
+from tcforge.ptx.module import Function, Module, Statement, read_module, read_module_file
+
+__all__ = ["Function", "Module", "PTXSyntaxError", "Statement", "read_module", "read_module_file"]

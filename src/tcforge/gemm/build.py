@@ -1,0 +1,67 @@
+"""Which cubins each variant needs, and building them all (CI's no-spill check; warming the cache before a GPU run)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+
+from tcforge.gemm import codegen
+from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, KernelConfig, Variant
+from tcforge.runtime.compile import CompiledModule, compile_cuda
+
+
+@dataclass(frozen=True)
+class Build:
+    """One cubin: a kernel config for one input/output type pair and B layout."""
+
+    config: KernelConfig
+    in_kind: str
+    out_kind: str
+    b_kmajor: bool
+
+    def source(self) -> str:
+        """The rendered CUDA source."""
+        return codegen.render(self.config, self.in_kind, self.out_kind, self.b_kmajor)
+
+    def tag(self) -> str:
+        """Readable cache-file prefix."""
+        return codegen.tag(self.config, self.in_kind, self.out_kind, self.b_kmajor)
+
+    def compile(self) -> CompiledModule:
+        """Compile (or fetch from the disk cache) for sm_90a."""
+        return compile_cuda(self.source(), arch="sm_90a", name=self.tag())
+
+
+def configs_of(variant: Variant) -> list[KernelConfig]:
+    """The kernel configs a variant may launch (its own, plus the split-K build when it splits)."""
+    out = [variant.config]
+    if variant.splitk_auto:
+        out.append(replace(variant.config, splitk=True, tma_store=False))
+    return out
+
+
+def b_layouts(in_kind: str) -> tuple[bool, ...]:
+    """B layouts per input type: fp8 wgmma needs K-major B; 16-bit takes row-major (MN-major) or column-major."""
+    return (True,) if in_kind == "e4m3" else (False, True)
+
+
+def all_builds(variants: list[Variant] | None = None) -> Iterator[Build]:
+    """Every distinct build of the given variants (default: the ladder and the sweep) over all supported types."""
+    seen: set[Build] = set()
+    for v in variants if variants is not None else LADDER + SWEEP:
+        for cfg in configs_of(v):
+            for in_kind, outs in SUPPORTED.items():
+                for out_kind in outs:
+                    for bk in b_layouts(in_kind):
+                        b = Build(cfg, in_kind, out_kind, bk)
+                        if b not in seen:
+                            seen.add(b)
+                            yield b
+
+
+def build_all(builds: list[Build] | None = None, workers: int = 2) -> list[tuple[Build, CompiledModule]]:
+    """Compile builds in parallel (nvcc is single-threaded); returns each with its compile record."""
+    todo = list(builds if builds is not None else all_builds())
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(zip(todo, pool.map(lambda b: b.compile(), todo), strict=True))

@@ -1,0 +1,118 @@
+"""GPU correctness checks shared by the pytest GPU tests and tools/gemm_device_check.py (torch imported inside).
+
+Fresh random inputs every call (never zeros), outputs poisoned with NaN, a float64 reference computed from the exact
+(quantised) inputs, the relative Frobenius error against a per-dtype bound, and cuBLAS's error on the same data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# bound on ||C - ref|| / ||ref||: output rounding dominates (fp32 accumulation error is ~1e-6 at these K)
+TOLERANCE = {"fp32": 2e-4, "fp16": 2e-3, "bf16": 1e-2}
+FP8_FP32_TOLERANCE = 2e-3  # Hopper's fp8 wgmma accumulates with fewer mantissa bits than fp32
+
+
+@dataclass
+class CheckResult:
+    """One checked call: what ran, its error, cuBLAS's error on the same inputs, and whether it passed."""
+
+    variant: str
+    in_kind: str
+    out_kind: str
+    b_kmajor: bool
+    m: int
+    n: int
+    k: int
+    rel_err: float
+    cublas_rel_err: float
+    nan: bool
+    tol: float
+    ok: bool
+    error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def make_inputs(m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int) -> tuple[Any, Any, Any, Any]:
+    """Random a (M, K) and b (K, N) on the GPU (b column-major when b_kmajor), plus fp8 scales (else None)."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    a = torch.randn((m, k), generator=g, device="cuda", dtype=torch.float32)
+    bt = torch.randn((n, k), generator=g, device="cuda", dtype=torch.float32)
+    if in_kind == "e4m3":
+        a = (a * 2).to(torch.float8_e4m3fn)
+        bt = (bt * 2).to(torch.float8_e4m3fn)
+        sa = torch.rand((), generator=g, device="cuda") + 0.5
+        sb = torch.rand((), generator=g, device="cuda") + 0.5
+        return a, bt.t(), sa.float(), sb.float()
+    dt = torch.float16 if in_kind == "fp16" else torch.bfloat16
+    a = a.to(dt)
+    b = bt.to(dt).t() if b_kmajor else bt.t().contiguous().to(dt)
+    return a, b, None, None
+
+
+def reference(a: Any, b: Any, sa: Any, sb: Any) -> Any:
+    """float64 product of the exact input values (scales applied)."""
+    ref = a.double() @ b.double()
+    if sa is not None:
+        ref = ref * (sa.double() * sb.double())
+    return ref
+
+
+def cublas(a: Any, b: Any, sa: Any, sb: Any, out_kind: str) -> Any:
+    """The same product through cuBLAS: torch.mm (out_dtype for fp32 out) or torch._scaled_mm."""
+    import torch
+
+    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+    if sa is not None:
+        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=od)
+    if od == a.dtype:
+        return torch.mm(a, b)
+    try:
+        return torch.mm(a, b, out_dtype=od)
+    except TypeError:
+        return torch.mm(a.float(), b.float())
+
+
+def rel_err(x: Any, ref: Any) -> float:
+    """||x - ref|| / ||ref|| in float64 (inf when x holds NaN)."""
+    import torch
+
+    xd = x.double()
+    if torch.isnan(xd).any():
+        return float("inf")
+    den = ref.norm().item()
+    return (xd - ref).norm().item() / (den if den else 1.0)
+
+
+def check_one(
+    variant: str, in_kind: str, out_kind: str, b_kmajor: bool, m: int, n: int, k: int, seed: int = 0, splits: int | None = None
+) -> CheckResult:
+    """Run one variant on fresh data and compare with float64 and cuBLAS."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.validate import plan_matmul
+
+    api.POISON_OUTPUT = True
+    a, b, sa, sb = make_inputs(m, n, k, in_kind, b_kmajor, seed)
+    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+    tol = FP8_FP32_TOLERANCE if (in_kind == "e4m3" and out_kind == "fp32") else TOLERANCE[out_kind]
+    try:
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+        out = api.run_plan(plan, a, b, sa, sb, splits=splits)
+        torch.cuda.synchronize()
+        ref = reference(a, b, sa, sb)
+        err = rel_err(out, ref)
+        nan = bool(torch.isnan(out).any().item())
+        cb = rel_err(cublas(a, b, sa, sb, out_kind), ref) if k <= 65536 else float("nan")
+        ok = (not nan) and err <= tol and tuple(out.shape) == (m, n) and out.dtype == od
+        return CheckResult(variant, in_kind, out_kind, b_kmajor, m, n, k, err, cb, nan, tol, ok)
+    except Exception as exc:  # reported, not raised: one failing variant must not hide the others
+        return CheckResult(variant, in_kind, out_kind, b_kmajor, m, n, k, float("inf"), float("nan"), False, tol, False,
+                           f"{type(exc).__name__}: {exc}"[:500])

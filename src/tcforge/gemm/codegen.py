@@ -1,0 +1,71 @@
+"""Render kernels/gemm_sm90.cu for one variant: #defines for the rung plus the generated wgmma wrapper."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from tcforge.gemm.variants import IN_KINDS, OUT_KINDS, KernelConfig
+
+KERNEL_NAME = "tcf_gemm"
+REDUCE_NAME = "tcf_splitk_reduce"
+_PTX_TYPE = {"fp16": "f16", "bf16": "bf16", "e4m3": "e4m3"}
+
+
+def template() -> str:
+    """The kernel template shipped with the package."""
+    return resources.files("tcforge.gemm").joinpath("kernels/gemm_sm90.cu").read_text()
+
+
+def wgmma_wrapper(bn: int, in_kind: str, b_kmajor: bool) -> str:
+    """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major."""
+    n = bn // 2
+    ty = _PTX_TYPE[in_kind]
+    k = 32 if in_kind == "e4m3" else 16
+    regs = ", ".join(f"%{i}" for i in range(n))
+    tail = "p, 1, 1" if in_kind == "e4m3" else f"p, 1, 1, 0, {0 if b_kmajor else 1}"
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(n))
+    asm = (
+        f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"\n'
+        f'      "wgmma.mma_async.sync.aligned.m64n{bn}k{k}.f32.{ty}.{ty} {{{regs}}}, %{n}, %{n + 1}, {tail};\\n}}\\n"'
+    )
+    return (
+        f"__device__ __forceinline__ void wgmma_tile(float (&d)[{n}], uint64_t da, uint64_t db) {{\n"
+        f"  asm volatile({asm}\n      : {outs}\n      : \"l\"(da), \"l\"(db), \"r\"(1));\n}}\n"
+    )
+
+
+def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> dict[str, int]:
+    """The #define values one cubin is built with."""
+    return {
+        "IN_KIND": IN_KINDS[in_kind],
+        "OUT_KIND": OUT_KINDS[out_kind],
+        "BM": config.bm,
+        "BN": config.bn,
+        "BK": config.bk(in_kind),
+        "STAGES": config.stages,
+        "NC": config.nc,
+        "USE_TMA": int(config.use_tma),
+        "B_KMAJOR": int(b_kmajor),
+        "CM": config.cm,
+        "TMA_STORE": int(config.tma_store),
+        "SPLITK": int(config.splitk),
+        "HOIST": int(config.hoist),
+        "SETMAXNREG": int(config.setmaxnreg),
+    }
+
+
+def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> str:
+    """Full CUDA source of one variant (what gets hashed, compiled and cached)."""
+    config.check()
+    head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor).items())
+    body = template().replace("//@@WGMMA@@", wgmma_wrapper(config.bn, in_kind, b_kmajor))
+    return head + body
+
+
+def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> str:
+    """A readable cache-file prefix for one build."""
+    d = defines(config, in_kind, out_kind, b_kmajor)
+    parts = [f"{in_kind}_{out_kind}", "bk" if b_kmajor else "bn", f"{config.bm}x{config.bn}x{d['BK']}s{config.stages}"]
+    parts += [f"nc{config.nc}", "tma" if config.use_tma else "cpa", f"cm{config.cm}"]
+    parts += [f for f, on in (("st", config.tma_store), ("sk", config.splitk), ("h", config.hoist)) if on]
+    return "gemm_" + "_".join(parts)

@@ -1,0 +1,472 @@
+// tcforge Hopper (sm_90a) GEMM: C[M,N] = alpha * A[M,K] @ B[K,N], one templated source for every ladder rung.
+// The rung is chosen by the #defines that tcforge.gemm.codegen prepends (see variants.py for their meaning):
+//   IN_KIND (0 fp16, 1 bf16, 2 e4m3)  OUT_KIND (0 fp32, 1 fp16, 2 bf16)  BM BN BK STAGES NC (consumer warpgroups)
+//   USE_TMA (0: cp.async by all threads, 1: TMA producer warpgroup)  B_KMAJOR  CM (cluster size along M, B multicast)
+//   TMA_STORE (staged epilogue)  SPLITK (fp32 partials to a workspace)  HOIST (descriptors built once)  SETMAXNREG
+// codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose.
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+struct alignas(64) TmaDesc { uint64_t words[16]; };
+
+constexpr int IN_BYTES = (IN_KIND == 2) ? 1 : 2;
+constexpr int OUT_BYTES = (OUT_KIND == 0 || SPLITK) ? 4 : 2;
+constexpr int BK_BYTES = BK * IN_BYTES;            // bytes of one K-major tile row: the swizzle span
+constexpr int A_TILE = BM * BK_BYTES;
+constexpr int B_TILE = BN * BK_BYTES;
+constexpr int STAGE_TX = A_TILE + B_TILE;          // bytes landing in one CTA per stage (multicast halves included)
+constexpr int WG_ROWS = BM / NC;                   // rows of C per consumer warpgroup
+constexpr int MI = WG_ROWS / 64;                   // m64 wgmma blocks per consumer warpgroup
+constexpr int ACC_N = BN / 2;                      // fp32 accumulators per thread per m64 block
+constexpr int WG_K = 32 / IN_BYTES;                // K of one wgmma (32 bytes)
+constexpr int KSTEPS = BK / WG_K;
+constexpr int NTHREADS = USE_TMA ? 128 * (NC + 1) : 128 * NC;
+constexpr int K_SWZ = BK_BYTES == 128 ? 1 : (BK_BYTES == 64 ? 2 : 3);   // wgmma descriptor swizzle code
+constexpr uint32_t K_SWZ_MASK = BK_BYTES == 128 ? 0x70u : (BK_BYTES == 64 ? 0x30u : 0x10u);
+constexpr int B_SLAB = BK * 128;                   // MN-major B: one 64-column slab, BK rows of 128 bytes
+constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns of one 128-byte sub-tile row
+constexpr int EPI_BUF = WG_ROWS * 128;
+constexpr int EPI_BUFS = 2;
+constexpr int RING_BYTES = STAGES * STAGE_TX;
+constexpr int EPI_BYTES = TMA_STORE ? NC * EPI_BUFS * EPI_BUF : 0;
+constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES;
+constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;   // + alignment slack
+static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a multiple of 64 rows");
+static_assert(ACC_N * MI <= 128, "accumulators must fit in 128 registers per thread");
+static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
+static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
+static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
+static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
+
+// ---------------------------------------------------------------- small PTX wrappers
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__device__ __forceinline__ uint64_t make_desc(uint32_t addr, uint32_t lbo, uint32_t sbo, uint32_t swz) {
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)((lbo >> 4) & 0x3FFF) << 16) |
+         ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | ((uint64_t)swz << 62);
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
+  // arrive on the barrier at the same offset in CTA `cta` of this cluster (itself included)
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void tma_load(uint32_t dst, const TmaDesc* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(map), "r"(c0), "r"(c1), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void tma_load_mc(uint32_t dst, const TmaDesc* map, int c0, int c1, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask) : "memory");
+}
+__device__ __forceinline__ void tma_store(const TmaDesc* map, int c0, int c1, uint32_t src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map), "r"(c0),
+               "r"(c1), "r"(src) : "memory");
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void tma_store_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+template <int R> __device__ __forceinline__ void fence_regs(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
+}
+__device__ __forceinline__ uint32_t swz(uint32_t off, uint32_t mask) { return off ^ ((off >> 3) & mask); }
+
+// ---------------------------------------------------------------- WGMMA_WRAPPER (generated)
+//@@WGMMA@@
+
+// ---------------------------------------------------------------- output conversion
+__device__ __forceinline__ void store_pair(void* C, int64_t idx, float x, float y, bool two) {
+  if constexpr (OUT_BYTES == 4) {
+    float* c = reinterpret_cast<float*>(C) + idx;
+    if (two) *reinterpret_cast<float2*>(c) = make_float2(x, y); else c[0] = x;
+  } else if constexpr (OUT_KIND == 1) {
+    __half* c = reinterpret_cast<__half*>(C) + idx;
+    if (two) *reinterpret_cast<__half2*>(c) = __floats2half2_rn(x, y); else c[0] = __float2half_rn(x);
+  } else {
+    __nv_bfloat16* c = reinterpret_cast<__nv_bfloat16*>(C) + idx;
+    if (two) *reinterpret_cast<__nv_bfloat162*>(c) = __floats2bfloat162_rn(x, y); else c[0] = __float2bfloat16_rn(x);
+  }
+}
+__device__ __forceinline__ uint32_t pack_pair(float x, float y) {
+  if constexpr (OUT_KIND == 1) { __half2 h = __floats2half2_rn(x, y); return *reinterpret_cast<uint32_t*>(&h); }
+  else { __nv_bfloat162 h = __floats2bfloat162_rn(x, y); return *reinterpret_cast<uint32_t*>(&h); }
+}
+
+// ---------------------------------------------------------------- work units (tiles x K splits), grouped order
+struct Unit { int m_tile, n_tile, kt0, kt1; };
+__device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, int num_kt, int splits, int group_m) {
+  const int split = u % splits;
+  const int t = u / splits;
+  const int per_group = group_m * num_n;
+  const int first_m = (t / per_group) * group_m;
+  const int gsize = min(num_mc - first_m, group_m);
+  const int mc = first_m + (t % per_group) % gsize;
+  const int n = (t % per_group) / gsize;
+  const int kt_per = (num_kt + splits - 1) / splits;
+  Unit r;
+  r.m_tile = mc * CM + rank;
+  r.n_tile = n;
+  r.kt0 = split * kt_per;
+  r.kt1 = min(num_kt, r.kt0 + kt_per);
+  return r;
+}
+
+// ---------------------------------------------------------------- descriptors of one stage
+__device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
+  return make_desc(a_stage + (wg * WG_ROWS + mi * 64) * BK_BYTES + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
+}
+__device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
+  if constexpr (B_KMAJOR) return make_desc(b_stage + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
+  else return make_desc(b_stage + ks * 16 * 128, B_SLAB, 1024, 1);
+}
+
+// one k-tile of MMAs for consumer warpgroup `wg` on stage buffers at a_stage / b_stage
+__device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_stage, uint32_t b_stage, int wg,
+                                          uint64_t da0, uint64_t db0, int stage) {
+#pragma unroll
+  for (int ks = 0; ks < KSTEPS; ++ks) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      uint64_t da, db;
+      if constexpr (HOIST) {
+        // base descriptors built once; a stage/k/m step is an add on the 14-bit address field (16-byte units)
+        da = da0 + (uint64_t)((stage * A_TILE + mi * 64 * BK_BYTES + ks * 32) >> 4);
+        db = db0 + (uint64_t)((stage * B_TILE + (B_KMAJOR ? ks * 32 : ks * 2048)) >> 4);
+      } else {
+        da = desc_a(a_stage, wg, mi, ks);
+        db = desc_b(b_stage, ks);
+      }
+      wgmma_tile(acc[mi], da, db);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- epilogues (one consumer warpgroup's rows)
+__device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C, int M, int N, int64_t ldc,
+                                                int row0, int col0, float alpha) {
+  const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
+  const bool pair_ok = (ldc % 2) == 0;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int col = col0 + j * 8 + 2 * (lane % 4);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row0 + mi * 64 + warp * 16 + lane / 4 + h * 8;
+        if (row < M && col < N) {
+          const float x = acc[mi][j * 4 + h * 2] * alpha, y = acc[mi][j * 4 + h * 2 + 1] * alpha;
+          const bool two = pair_ok && col + 1 < N;
+          store_pair(C, (int64_t)row * ldc + col, x, y, two);
+          if (!two && col + 1 < N) store_pair(C, (int64_t)row * ldc + col + 1, y, 0.f, false);
+        }
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
+                                             int row0, int col0, float alpha, uint32_t& epi_count) {
+  const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
+  constexpr int JS = EPI_N / 8;   // 8-column fragments per sub-tile
+#pragma unroll
+  for (int c = 0; c < BN / EPI_N; ++c) {
+    uint8_t* buf = epi + (wg * EPI_BUFS + (epi_count % EPI_BUFS)) * EPI_BUF;
+    if (lt == 0) tma_store_wait_read<EPI_BUFS - 1>();   // the store that last used this buffer has read it
+    named_sync(1 + wg, 128);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+#pragma unroll
+      for (int jj = 0; jj < JS; ++jj) {
+        const int j = c * JS + jj;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const uint32_t r = mi * 64 + warp * 16 + lane / 4 + h * 8;
+          const uint32_t off = swz(r * 128 + (jj * 8 + 2 * (lane % 4)) * OUT_BYTES, 0x70u);
+          const float x = acc[mi][j * 4 + h * 2] * alpha, y = acc[mi][j * 4 + h * 2 + 1] * alpha;
+          if constexpr (OUT_BYTES == 4) *reinterpret_cast<float2*>(buf + off) = make_float2(x, y);
+          else *reinterpret_cast<uint32_t*>(buf + off) = pack_pair(x, y);
+        }
+      }
+    }
+    fence_proxy_async();
+    named_sync(1 + wg, 128);
+    if (lt == 0) tma_store(mapC, col0 + c * EPI_N, row0, smem_u32(buf));
+    ++epi_count;
+  }
+}
+
+__device__ __forceinline__ float load_alpha(const float* sa, const float* sb) {
+  if constexpr (SPLITK) return 1.f;   // applied by the reduction
+  float a = 1.f;
+  if (sa) a *= *sa;
+  if (sb) a *= *sb;
+  return a;
+}
+
+template <int R> __device__ __forceinline__ void zero(float (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) d[i] = 0.f;
+}
+
+// ---------------------------------------------------------------- the kernel
+#if CM > 1
+#define TCF_CLUSTER __cluster_dims__(CM, 1, 1)
+#else
+#define TCF_CLUSTER
+#endif
+
+extern "C" __global__ void TCF_CLUSTER __launch_bounds__(NTHREADS, 1)
+tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc mapB, const __grid_constant__ TmaDesc mapC,
+         const void* __restrict__ A, const void* __restrict__ B, void* __restrict__ C, int M, int N, int K,
+         long long lda, long long ldb, long long ldc, const float* scale_a, const float* scale_b, int splits,
+         int group_m) {
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  const uint32_t ring = smem_u32(smem);
+  const uint32_t a_ring = ring, b_ring = ring + STAGES * A_TILE;
+  const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN, num_kt = (K + BK - 1) / BK;
+  const int num_mc = (num_m + CM - 1) / CM;
+  const int units = num_mc * num_n * splits;
+  const int rank = CM > 1 ? (int)(blockIdx.x % CM) : 0;
+  const int num_clusters = gridDim.x / CM;
+  const int64_t ws_stride = SPLITK ? (int64_t)M * ldc : 0;
+
+#if USE_TMA
+  // ------------------------------------------------ warp-specialised: warpgroup 0 produces, 1..NC consume
+  const uint32_t full_bar = ring + BAR_OFFSET, empty_bar = full_bar + STAGES * 8;
+  const int wg_id = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full_bar + s * 8, 1);
+      mbar_init(empty_bar + s * 8, NC * 4 * CM);   // one arrive per consumer warp of every CTA reading the slot
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  if constexpr (CM > 1) cluster_sync(); else __syncthreads();
+
+  if (wg_id == 0) {
+    if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if (threadIdx.x == 0) {
+      uint32_t it = 0;
+      for (int u = blockIdx.x / CM; u < units; u += num_clusters) {
+        const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
+        for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+          const int s = it % STAGES;
+          mbar_wait(empty_bar + s * 8, ((it / STAGES) & 1) ^ 1);
+          const uint32_t fb = full_bar + s * 8;
+          mbar_expect_tx(fb, STAGE_TX);
+          tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
+          const uint32_t bs = b_ring + s * B_TILE;
+          if constexpr (B_KMAJOR) {
+            constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B and multicasts them
+            if constexpr (CM > 1)
+              tma_load_mc(bs + rank * ROWS * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + rank * ROWS, fb, (1 << CM) - 1);
+            else
+              tma_load(bs, &mapB, kt * BK, w.n_tile * BN, fb);
+          } else {
+            constexpr int SLABS = BN / 64 / CM;
+#pragma unroll
+            for (int i = 0; i < SLABS; ++i) {
+              const int slab = rank * SLABS + i;
+              if constexpr (CM > 1)
+                tma_load_mc(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb, (1 << CM) - 1);
+              else
+                tma_load(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb);
+            }
+          }
+        }
+      }
+    }
+  } else {
+    if constexpr (SETMAXNREG) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    const int wg = wg_id - 1;
+    const int lane = threadIdx.x % 32;
+    const float alpha = load_alpha(scale_a, scale_b);
+    const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
+    uint32_t it = 0, epi_count = 0;
+    float acc[MI][ACC_N];
+    for (int u = blockIdx.x / CM; u < units; u += num_clusters) {
+      const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
+      for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+        const int s = it % STAGES;
+        mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+        wgmma_fence();
+        mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
+        wgmma_commit();
+        wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
+#pragma unroll
+        for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+        if (kt > w.kt0 && lane == 0) {
+          const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
+          if constexpr (CM > 1) {
+#pragma unroll
+            for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
+          } else {
+            mbar_arrive_local(eb);
+          }
+        }
+      }
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+      if (w.kt1 > w.kt0 && lane == 0) {
+        const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
+        if constexpr (CM > 1) {
+#pragma unroll
+          for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
+        } else {
+          mbar_arrive_local(eb);
+        }
+      }
+      const int row0 = w.m_tile * BM + wg * WG_ROWS, col0 = w.n_tile * BN;
+      if constexpr (TMA_STORE && !SPLITK) {
+        epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count);
+      } else {
+        const int split = u % splits;
+        epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, row0, col0, alpha);
+      }
+    }
+    if constexpr (TMA_STORE && !SPLITK) {
+      if (threadIdx.x % 128 == 0) tma_store_wait_all();
+    }
+  }
+  if constexpr (CM > 1) cluster_sync();
+#else
+  // ------------------------------------------------ baseline: every thread copies with cp.async, then all issue wgmma
+  const int wg = threadIdx.x / 128;
+  const float alpha = load_alpha(scale_a, scale_b);
+  const uint8_t* Ab = reinterpret_cast<const uint8_t*>(A);
+  const uint8_t* Bb = reinterpret_cast<const uint8_t*>(B);
+  float acc[MI][ACC_N];
+  for (int u = blockIdx.x; u < units; u += gridDim.x) {
+    const Unit w = unit_of(u, 0, num_mc, num_n, num_kt, splits, group_m);
+    const int m0 = w.m_tile * BM, n0 = w.n_tile * BN;
+    auto load_stage = [&](int kt, int s) {
+      const int k0 = kt * BK;
+      constexpr int A_CHUNKS = A_TILE / 16, ROW_CHUNKS = BK_BYTES / 16;
+#pragma unroll
+      for (int i = 0; i < (A_CHUNKS + NTHREADS - 1) / NTHREADS; ++i) {
+        const int c = threadIdx.x + i * NTHREADS;
+        if (c < A_CHUNKS) {
+          const int r = c / ROW_CHUNKS, kc = c % ROW_CHUNKS;
+          const int gk = k0 + kc * (16 / IN_BYTES);
+          const bool ok = (m0 + r < M) && (gk < K);
+          const void* src = ok ? Ab + ((int64_t)(m0 + r) * lda + gk) * IN_BYTES : A;
+          cp_async16(a_ring + s * A_TILE + swz(r * BK_BYTES + kc * 16, K_SWZ_MASK), src, ok);
+        }
+      }
+      constexpr int B_CHUNKS = B_TILE / 16;
+#pragma unroll
+      for (int i = 0; i < (B_CHUNKS + NTHREADS - 1) / NTHREADS; ++i) {
+        const int c = threadIdx.x + i * NTHREADS;
+        if (c < B_CHUNKS) {
+          if constexpr (B_KMAJOR) {
+            const int r = c / ROW_CHUNKS, kc = c % ROW_CHUNKS;
+            const int gk = k0 + kc * (16 / IN_BYTES);
+            const bool ok = (n0 + r < N) && (gk < K);
+            const void* src = ok ? Bb + ((int64_t)(n0 + r) * ldb + gk) * IN_BYTES : B;
+            cp_async16(b_ring + s * B_TILE + swz(r * BK_BYTES + kc * 16, K_SWZ_MASK), src, ok);
+          } else {
+            constexpr int NCH = BN / 8;   // 16-byte chunks along N
+            const int kr = c / NCH, nc = c % NCH;
+            const int gn = n0 + nc * 8;
+            const bool ok = (k0 + kr < K) && (gn < N);
+            const void* src = ok ? Bb + ((int64_t)(k0 + kr) * ldb + gn) * IN_BYTES : B;
+            cp_async16(b_ring + s * B_TILE + (nc / 8) * B_SLAB + swz(kr * 128 + (nc % 8) * 16, 0x70u), src, ok);
+          }
+        }
+      }
+    };
+    const int nk = w.kt1 - w.kt0;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
+#pragma unroll
+    for (int p = 0; p < STAGES - 1; ++p) {
+      if (p < nk) load_stage(w.kt0 + p, p);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
+    for (int i = 0; i < nk; ++i) {
+      const int s = i % STAGES;
+      asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
+      fence_proxy_async();   // cp.async wrote through the generic proxy; wgmma reads through the async proxy
+      __syncthreads();
+      if (i + STAGES - 1 < nk) load_stage(w.kt0 + i + STAGES - 1, (i + STAGES - 1) % STAGES);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+      wgmma_fence();
+      mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
+      wgmma_commit();
+      wgmma_wait<0>();
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+    }
+    asm volatile("cp.async.wait_group 0;" ::: "memory");
+    __syncthreads();
+    const int split = u % splits;
+    epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, m0 + wg * WG_ROWS, n0,
+                    alpha);
+  }
+#endif
+}
+
+// ---------------------------------------------------------------- split-K: sum fp32 partials, scale, convert
+extern "C" __global__ void tcf_splitk_reduce(const float* __restrict__ ws, void* __restrict__ C, int M, int N,
+                                             long long ldc, int splits, const float* scale_a, const float* scale_b,
+                                             int out_kind) {
+  const int64_t total = (int64_t)M * ldc;
+  float alpha = 1.f;
+  if (scale_a) alpha *= *scale_a;
+  if (scale_b) alpha *= *scale_b;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    if (i % ldc >= N) continue;
+    float s = 0.f;
+    for (int z = 0; z < splits; ++z) s += ws[z * total + i];
+    s *= alpha;
+    if (out_kind == 0) reinterpret_cast<float*>(C)[i] = s;
+    else if (out_kind == 1) reinterpret_cast<__half*>(C)[i] = __float2half_rn(s);
+    else reinterpret_cast<__nv_bfloat16*>(C)[i] = __float2bfloat16_rn(s);
+  }
+}

@@ -1,0 +1,215 @@
+"""Compile the sm100 kernel with the local nvcc/ptxas and report its resources (registers, spills, stack) and its SASS.
+
+Nothing here needs a GPU: this is how CI verifies the Blackwell kernel, which has never run on hardware.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tcforge.errors import DeviceUnavailableError, UnsupportedError
+
+from . import descriptors, launch
+
+SOURCE_PATH = Path(__file__).resolve().parent / "gemm_sm100.cu"
+SUPPORTED_ARCHS = ("sm_100a", "sm_103a")  # tcgen05 + TMEM, arch-specific targets
+
+
+class CompileError(RuntimeError):
+    """nvcc or ptxas rejected the kernel (the message carries the compiler's output)."""
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    """What `ptxas -v` reports for one entry function."""
+
+    name: str
+    registers: int
+    barriers: int
+    stack_frame: int
+    spill_stores: int
+    spill_loads: int
+    static_smem: int = 0
+
+    @property
+    def spills(self) -> bool:
+        """True if the kernel spills registers or needs a stack frame."""
+        return bool(self.spill_stores or self.spill_loads or self.stack_frame)
+
+
+@dataclass(frozen=True)
+class CompileReport:
+    """The result of compiling gemm_sm100.cu for one arch and stage count."""
+
+    arch: str
+    stages: int
+    nvcc: str
+    nvcc_version: str
+    command: tuple[str, ...]
+    kernels: dict[str, KernelResources]
+    dynamic_smem_bytes: int
+    ptxas_log: str
+    ptx: str
+    cubin: bytes
+    sass: str | None = None
+    sass_tool: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def sass_opcode_counts(self) -> Counter[str]:
+        """Opcode (with modifiers, e.g. UTCHMMA.2CTA) -> number of occurrences in the SASS of all kernels."""
+        if self.sass is None:
+            return Counter()
+        pattern = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*)", re.M)
+        return Counter(pattern.findall(self.sass))
+
+    def summary(self) -> str:
+        """A few human-readable lines: per-kernel resources and the tcgen05/TMA SASS opcodes found."""
+        lines = [f"gemm_sm100.cu for {self.arch}, {self.stages} stages, nvcc {self.nvcc_version}, "
+                 f"dynamic smem {self.dynamic_smem_bytes} B"]
+        for k in self.kernels.values():
+            lines.append(f"  {k.name}: {k.registers} registers, {k.stack_frame} B stack, "
+                         f"{k.spill_stores}/{k.spill_loads} B spill stores/loads, {k.barriers} barriers")
+        counts = self.sass_opcode_counts()
+        wanted = sorted(op for op in counts if op.startswith(("UTC", "UTMA", "LDTM")))
+        if wanted:
+            lines.append("  SASS: " + ", ".join(f"{op} x{counts[op]}" for op in wanted))
+        lines.extend(f"  note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+
+def _triton_bundled(tool: str) -> Path | None:
+    spec = importlib.util.find_spec("triton")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / tool
+    return path if path.is_file() else None
+
+
+def find_tool(tool: str) -> str | None:
+    """Locate a CUDA tool: $TCFORGE_<TOOL>, PATH, $CUDA_HOME/bin, beside nvcc, then the copy Triton bundles."""
+    env = os.environ.get(f"TCFORGE_{tool.upper()}")
+    if env:
+        return env
+    found = shutil.which(tool)
+    if found:
+        return found
+    dirs = [Path(os.environ[v]) / "bin" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        dirs.append(Path(nvcc).resolve().parent)
+    for d in dirs:
+        if (d / tool).is_file():
+            return str(d / tool)
+    bundled = _triton_bundled(tool)
+    return str(bundled) if bundled else None
+
+
+def nvcc_version(nvcc: str) -> str:
+    """The release string of an nvcc binary, e.g. '13.0'."""
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
+    match = re.search(r"release (\d+\.\d+)", out)
+    return match.group(1) if match else "unknown"
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+
+
+def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
+    """Per-entry resources from `ptxas -v` output (one 'Compiling entry function' block per kernel)."""
+    kernels: dict[str, KernelResources] = {}
+    blocks = _ENTRY.split(log)
+    for name, body in zip(blocks[1::2], blocks[2::2], strict=True):
+        props, used = _PROPS.search(body), _USED.search(body)
+        if props is None or used is None:
+            raise CompileError(f"could not read the resources of {name} from ptxas -v:\n{body}")
+        kernels[name] = KernelResources(
+            name=name,
+            registers=int(used.group(1)),
+            barriers=int(used.group(2) or 0),
+            stack_frame=int(props.group(1)),
+            spill_stores=int(props.group(2)),
+            spill_loads=int(props.group(3)),
+            static_smem=int(used.group(3) or 0),
+        )
+    return kernels
+
+
+def cross_check_defines(stages: int) -> list[str]:
+    """-D flags that make the CUDA source static_assert that its descriptors, smem size, block size and bytes per
+    stage equal the Python side's (two independent derivations of the same numbers)."""
+    return [
+        f"-DTCF_STAGES={stages}",
+        f"-DTCF_EXPECT_IDESC_F16={descriptors.kernel_instr_desc('float16'):#x}u",
+        f"-DTCF_EXPECT_IDESC_BF16={descriptors.kernel_instr_desc('bfloat16'):#x}u",
+        f"-DTCF_EXPECT_ADESC_AT_1024={descriptors.kernel_a_desc(1024):#x}ull",
+        f"-DTCF_EXPECT_BDESC_AT_1024={descriptors.kernel_b_desc(1024):#x}ull",
+        f"-DTCF_EXPECT_SMEM_BYTES={launch.smem_bytes(stages)}u",
+        f"-DTCF_EXPECT_THREADS={launch.THREADS}",
+        f"-DTCF_EXPECT_PAIR_TX={2 * launch.stage_bytes()}u",
+    ]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise CompileError(f"{' '.join(cmd)} failed (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    return proc
+
+
+def compile_sm100(arch: str = "sm_100a", *, stages: int = launch.DEFAULT_STAGES, with_sass: bool = True,
+                  extra_flags: tuple[str, ...] = ()) -> CompileReport:
+    """Compile gemm_sm100.cu for `arch`; return ptxas resources, PTX and SASS (if cuobjdump exists)."""
+    if arch not in SUPPORTED_ARCHS:
+        raise UnsupportedError(f"arch must be one of {SUPPORTED_ARCHS} (tcgen05 needs an sm_10x 'a' target), "
+                               f"got {arch!r}")
+    smem = launch.smem_bytes(stages)  # validates stages
+    nvcc = find_tool("nvcc")
+    if nvcc is None:
+        raise DeviceUnavailableError("nvcc was not found (PATH, $CUDA_HOME/bin): install the CUDA toolkit >= 12.8")
+    compute = "compute_" + arch[len("sm_"):]
+    flags = [f"-gencode=arch={compute},code={arch}", "-std=c++17", "-O3", *cross_check_defines(stages), *extra_flags]
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="tcforge_sm100_") as tmp:
+        cubin_path, ptx_path = Path(tmp) / "gemm_sm100.cubin", Path(tmp) / "gemm_sm100.ptx"
+        command = [nvcc, *flags, "-cubin", "-Xptxas", "-v", "-o", str(cubin_path), str(SOURCE_PATH)]
+        proc = _run(command)
+        _run([nvcc, *flags, "-ptx", "-o", str(ptx_path), str(SOURCE_PATH)])
+        log = proc.stdout + proc.stderr
+        cubin, ptx = cubin_path.read_bytes(), ptx_path.read_text()
+        sass, sass_tool = None, None
+        if with_sass:
+            sass_tool = find_tool("cuobjdump")
+            if sass_tool is None:
+                notes.append("cuobjdump not found: no SASS inspected")
+            else:
+                dump = subprocess.run([sass_tool, "-sass", str(cubin_path)], capture_output=True, text=True,
+                                      check=False)
+                if dump.returncode == 0:
+                    sass = dump.stdout
+                else:
+                    notes.append(f"{sass_tool} -sass failed: {dump.stderr.strip()[:200]}")
+    return CompileReport(
+        arch=arch,
+        stages=stages,
+        nvcc=nvcc,
+        nvcc_version=nvcc_version(nvcc),
+        command=tuple(command),
+        kernels=parse_ptxas_log(log),
+        dynamic_smem_bytes=smem,
+        ptxas_log=log,
+        ptx=ptx,
+        cubin=cubin,
+        sass=sass,
+        sass_tool=sass_tool,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,143 @@
+"""The ladder: each rung of the Hopper GEMM as a named, kept-in-code variant (pure Python, no CUDA needed).
+
+A rung is a `KernelConfig` (the compile-time options of kernels/gemm_sm90.cu) plus launch policy (persistent grid,
+tile order, split-K). Rungs are cumulative, as in the write-up: each adds one change to the one before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from tcforge.errors import TcforgeError
+
+IN_KINDS = {"fp16": 0, "bf16": 1, "e4m3": 2}
+OUT_KINDS = {"fp32": 0, "fp16": 1, "bf16": 2}
+IN_BYTES = {"fp16": 2, "bf16": 2, "e4m3": 1}
+OUT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
+# (input, output) pairs the engine supports; the first of each input is its default output
+SUPPORTED = {
+    "fp16": ("fp16", "fp32"),
+    "bf16": ("bf16", "fp32"),
+    "e4m3": ("bf16", "fp16", "fp32"),
+}
+LADDER_COMBOS = [
+    ("fp16", "fp32"),
+    ("bf16", "bf16"),
+    ("fp16", "fp16"),
+    ("e4m3", "bf16"),
+    ("e4m3", "fp16"),
+    ("e4m3", "fp32"),
+]
+MAX_SMEM = 232448  # 227 KB per block on sm_90
+
+
+@dataclass(frozen=True)
+class KernelConfig:
+    """Compile-time options of gemm_sm90.cu (one cubin per config x dtypes x B layout)."""
+
+    use_tma: bool = True
+    bm: int = 128
+    bn: int = 256
+    bk_bytes: int = 128  # bytes of K per stage row: 64 -> BK 32 (16-bit), 128 -> BK 64 (16-bit) / 128 (fp8)
+    stages: int = 4
+    nc: int = 2  # consumer warpgroups
+    setmaxnreg: bool = True
+    cm: int = 1  # CTAs per cluster along M (B multicast)
+    tma_store: bool = False
+    splitk: bool = False
+    hoist: bool = False
+
+    def bk(self, in_kind: str) -> int:
+        """K elements per stage for an input type."""
+        return self.bk_bytes // IN_BYTES[in_kind]
+
+    @property
+    def threads(self) -> int:
+        """Threads per CTA: a producer warpgroup (TMA path) plus the consumer warpgroups."""
+        return 128 * (self.nc + 1) if self.use_tma else 128 * self.nc
+
+    def smem_bytes(self) -> int:
+        """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source."""
+        ring = self.stages * (self.bm + self.bn) * self.bk_bytes
+        epi = self.nc * 2 * (self.bm // self.nc) * 128 if (self.tma_store and not self.splitk) else 0
+        return ring + epi + 2 * self.stages * 8 + 1024
+
+    def check(self) -> None:
+        """Refuse configurations the kernel cannot build (the static_asserts, in Python words)."""
+        rows = self.bm // self.nc
+        if rows % 64 or (rows // 64) * self.bn // 2 > 128:
+            raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 128 accumulators")
+        if self.bk_bytes not in (64, 128):
+            raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
+        if self.smem_bytes() > MAX_SMEM:
+            raise TcforgeError(f"{self}: needs {self.smem_bytes()} B of shared memory (> {MAX_SMEM})")
+        if (self.cm > 1 or self.tma_store) and not self.use_tma:
+            raise TcforgeError(f"{self}: clusters and the staged epilogue need the TMA path")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One rung: a kernel config plus launch policy, with the write-up-style note of what changed."""
+
+    name: str
+    rung: int
+    title: str
+    config: KernelConfig
+    persistent: bool = False
+    group_m: int = 1
+    splitk_auto: bool = False
+
+
+_R1 = KernelConfig(use_tma=False, bm=128, bn=128, bk_bytes=64, stages=3, nc=2, setmaxnreg=False)
+_R2 = KernelConfig(use_tma=True, bm=128, bn=128, bk_bytes=64, stages=4, nc=1, setmaxnreg=False)
+_R3 = KernelConfig(use_tma=True, bm=128, bn=256, bk_bytes=64, stages=4, nc=2, setmaxnreg=True)
+_R4 = replace(_R3, cm=2)
+_R5 = replace(_R4, tma_store=True)
+_R6 = replace(_R5, bk_bytes=128, stages=4)
+_R9 = replace(_R6, hoist=True)
+
+LADDER: list[Variant] = [
+    Variant("baseline", 1, "cp.async by all threads + wgmma from shared, 128x128 tile", _R1),
+    Variant("tma_ws", 2, "TMA + mbarrier ring, producer / consumer warpgroups", _R2),
+    Variant("bn256", 3, "128x256 tile, two consumer warpgroups, setmaxnreg 40/232", _R3),
+    Variant("cluster2", 4, "2-CTA cluster, B multicast", _R4),
+    Variant("tma_store", 5, "staged epilogue: swizzled shared memory + TMA store", _R5),
+    Variant("bk64", 6, "128-byte K rows (BK=64 for 16-bit), 4 stages (best of the sweep)", _R6),
+    Variant("persistent", 7, "persistent grid, grouped tile order, epilogue overlaps next loads", _R6, True, 8),
+    Variant("splitk", 8, "split-K over idle SMs when tiles < SMs/2", _R6, True, 8, True),
+    Variant("hoist", 9, "descriptors built once per kernel", _R9, True, 8, True),
+]
+# the stage sweep of rung 6 (kept selectable so the sweep can be re-run)
+SWEEP: list[Variant] = [
+    Variant(f"bk64_s{s}", 6, f"rung 6 with {s} stages", replace(_R6, stages=s)) for s in (2, 3, 4)
+] + [Variant("bk32_s5", 5, "rung 5 with 5 stages", replace(_R5, stages=5))]
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
+for _v in LADDER:
+    VARIANTS[f"r{_v.rung}"] = _v
+AUTO = "hoist"
+
+
+def resolve_variant(name: object) -> Variant:
+    """A variant by name ('bn256'), rung ('r3' or 3) or 'auto'; TcforgeError listing the choices otherwise."""
+    if isinstance(name, int) and not isinstance(name, bool):
+        name = f"r{name}"
+    if not isinstance(name, str):
+        raise TcforgeError(f"variant must be a string such as 'auto' or 'bn256', got {type(name).__name__}")
+    key = AUTO if name == "auto" else name
+    if key not in VARIANTS:
+        raise TcforgeError(f"unknown variant {name!r}; choose 'auto' or one of {', '.join(VARIANTS)}")
+    return VARIANTS[key]
+
+
+def choose_splits(config: KernelConfig, m: int, n: int, k: int, in_kind: str, sms: int) -> int:
+    """Split-K factor: split K when the tiles leave more than half the SMs idle and K is long enough to share."""
+    tiles = -(-m // (config.bm * config.cm)) * -(-n // config.bn)
+    kt = -(-k // config.bk(in_kind))
+    if tiles * 2 > sms // config.cm or kt < 8:
+        return 1
+    splits = min(kt // 4, max(1, (sms // config.cm) // tiles), 16)
+    if splits <= 1:
+        return 1
+    per = -(-kt // splits)
+    return -(-kt // per)  # every split gets at least one k-tile

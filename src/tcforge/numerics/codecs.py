@@ -1,0 +1,139 @@
+"""Bit-pattern codecs: f16 bits <-> float, e4m3 codes <-> f16, and the packed PTX conversions `cvt.*.e4m3x2`.
+
+The e4m3 encoder is table driven (one uint8 per f16 pattern), built once with integer rounding so that it is
+independent of ml_dtypes (the tests cross-check the two).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.numerics._checks import as_bits, scalar_or_array
+
+F16_CANONICAL_NAN = 0x7FFF
+E4M3_MAX = 448.0
+E4M3_NAN_CODES = (0x7F, 0xFF)
+
+
+def f16_bits_to_float(bits: np.ndarray) -> np.ndarray:
+    """Exact float64 values of f16 bit patterns (NaN payloads are not kept; callers track NaN separately)."""
+    return np.asarray(bits, dtype=np.uint16).view(np.float16).astype(np.float64)
+
+
+def float_to_f16_bits(x: np.ndarray) -> np.ndarray:
+    """Round float64 values to f16 once (round to nearest even, overflow to inf); NaN becomes canonical 0x7fff."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = x.astype(np.float16).view(np.uint16)
+    return np.where(np.isnan(x), np.uint16(F16_CANONICAL_NAN), out).astype(np.uint16)
+
+
+def f16_is_nan(bits: np.ndarray) -> np.ndarray:
+    """True where the f16 bit pattern is a NaN (exponent all ones, fraction nonzero)."""
+    return (np.asarray(bits, dtype=np.uint16) & 0x7FFF) > 0x7C00
+
+
+def _e4m3_value_table() -> np.ndarray:
+    """float64 value of each of the 256 e4m3 (OCP E4M3FN) codes; NaN for 0x7f and 0xff."""
+    codes = np.arange(256)
+    exp_field = (codes >> 3) & 0xF
+    mant = codes & 0x7
+    sig = np.where(exp_field == 0, mant, mant + 8).astype(np.float64)
+    exp = np.where(exp_field == 0, -6, exp_field - 7)
+    mag = np.ldexp(sig, exp - 3)
+    values = np.where(codes & 0x80, -mag, mag)
+    values[list(E4M3_NAN_CODES)] = np.nan
+    return values
+
+
+E4M3_VALUES: np.ndarray = _e4m3_value_table()
+E4M3_VALUES.flags.writeable = False
+
+
+def _e4m3_to_f16_table() -> np.ndarray:
+    """f16 bits of each e4m3 code (exact); the NaN codes keep their sign with an all-ones fraction (0x7fff / 0xffff)."""
+    with np.errstate(invalid="ignore"):
+        table = np.nan_to_num(E4M3_VALUES, nan=0.0).astype(np.float16).view(np.uint16).copy()
+    table[0x7F] = 0x7FFF
+    table[0xFF] = 0xFFFF
+    return table
+
+
+E4M3_TO_F16: np.ndarray = _e4m3_to_f16_table()
+E4M3_TO_F16.flags.writeable = False
+
+
+def _encode_e4m3_magnitude(value: float) -> int:
+    """The 7-bit e4m3 magnitude code of a finite value already on the e4m3 grid with |value| <= 448."""
+    if value == 0.0:
+        return 0
+    mant, exp = np.frexp(value)  # value = mant * 2**exp, mant in [0.5, 1)
+    e = int(exp) - 1
+    if e < -6:  # subnormal: value = m * 2**-9
+        return int(round(value * 2.0**9))
+    return ((e + 7) << 3) | (int(round(float(mant) * 16.0)) - 8)
+
+
+def _f16_to_e4m3_table() -> np.ndarray:
+    """uint8 e4m3 code of every f16 pattern under `cvt.rn.satfinite` (RNE, clamp to +-448, NaN -> 0x7f)."""
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    values = f16_bits_to_float(bits)
+    table = np.empty(65536, dtype=np.uint8)
+    for i in range(65536):
+        v = float(values[i])
+        if v != v:
+            table[i] = 0x7F
+            continue
+        sign = 0x80 if (i & 0x8000) else 0
+        mag = abs(v)
+        if mag >= E4M3_MAX:
+            table[i] = sign | 0x7E
+            continue
+        e = max(int(np.floor(np.log2(mag))) if mag > 0 else -6, -6)
+        quantum = 2.0 ** (e - 3)
+        q = float(np.rint(mag / quantum))  # exact division by a power of two; rint is round-half-even
+        rounded = min(q * quantum, E4M3_MAX)
+        table[i] = sign | _encode_e4m3_magnitude(rounded)
+    return table
+
+
+_F16_TO_E4M3: np.ndarray | None = None
+
+
+def _f16_to_e4m3() -> np.ndarray:
+    """The lazily built f16 -> e4m3 table (about 0.2 s to build once)."""
+    global _F16_TO_E4M3
+    if _F16_TO_E4M3 is None:
+        table = _f16_to_e4m3_table()
+        table.flags.writeable = False
+        _F16_TO_E4M3 = table
+    return _F16_TO_E4M3
+
+
+def e4m3_to_f16(codes: object) -> np.ndarray:
+    """`cvt.rn.f16.e4m3` per lane: uint8 e4m3 codes -> uint16 f16 bits (exact)."""
+    c = as_bits(codes, "codes", np.uint8)
+    return scalar_or_array(E4M3_TO_F16[c], codes)
+
+
+def f16_to_e4m3_satfinite(bits: object) -> np.ndarray:
+    """`cvt.rn.satfinite.e4m3.f16` per lane: uint16 f16 bits -> uint8 codes (RNE, +-448 clamp, every NaN -> 0x7f)."""
+    b = as_bits(bits, "bits", np.uint16)
+    return scalar_or_array(_f16_to_e4m3()[b], bits)
+
+
+def cvt_rn_satfinite_e4m3x2_f16x2(x: object) -> np.ndarray:
+    """`cvt.rn.satfinite.e4m3x2.f16x2`: uint32 f16x2 words -> uint16 e4m3x2 (upper f16 half -> upper byte)."""
+    w = as_bits(x, "x", np.uint32)
+    table = _f16_to_e4m3()
+    lo = table[(w & 0xFFFF).astype(np.uint16)].astype(np.uint16)
+    hi = table[(w >> 16).astype(np.uint16)].astype(np.uint16)
+    return scalar_or_array((hi << 8 | lo).astype(np.uint16), x)
+
+
+def cvt_rn_f16x2_e4m3x2(codes: object) -> np.ndarray:
+    """`cvt.rn.f16x2.e4m3x2`: uint16 e4m3x2 -> uint32 f16x2 words (upper byte -> upper f16 half; exact)."""
+    c = as_bits(codes, "codes", np.uint16)
+    lo = E4M3_TO_F16[(c & 0xFF).astype(np.uint8)].astype(np.uint32)
+    hi = E4M3_TO_F16[(c >> 8).astype(np.uint8)].astype(np.uint32)
+    return scalar_or_array((hi << 16 | lo).astype(np.uint32), codes)

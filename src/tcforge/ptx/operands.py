@@ -1,0 +1,233 @@
+"""Operands of a PTX instruction (registers, immediates, symbols, vectors, addresses) and their parser."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Reg:
+    """A register or special register (`%r12`, `%tid.x`), or a block-local name declared with `.reg` (`low`)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Imm:
+    """An integer or floating-point literal; `value` is an int for integers, a float for f32/f64 literals."""
+
+    value: int | float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sym:
+    """A symbol (label, parameter, variable, function) with an optional byte offset (`name+40`)."""
+
+    name: str
+    offset: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Vec:
+    """A brace vector `{%r1, %r2}` (elements may be `_` sinks)."""
+
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Paren:
+    """A parenthesised list `(a, b)` as in `call (ret), f, (args)`."""
+
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Addr:
+    """A memory operand `[base+offset]` or `[handle, coords]` (`index` holds the part after the comma)."""
+
+    base: Reg | Sym | None
+    offset: int
+    index: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """A `d|p` destination pair (shfl, setp)."""
+
+    first: object
+    second: object
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """A negated predicate operand `!%p1`."""
+
+    reg: Reg
+
+
+@dataclass(frozen=True, slots=True)
+class Sink:
+    """The `_` sink operand."""
+
+
+SINK = Sink()
+
+_REG = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_SYM_OFF = re.compile(r"([A-Za-z_$][\w$]*)\s*([+-])\s*([+-]?(?:0[xX][0-9a-fA-F]+|\d+))")
+_INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[Uu]?")
+_HEXF = re.compile(r"[+-]?0[fF][0-9a-fA-F]{8}")
+_HEXD = re.compile(r"[+-]?0[dD][0-9a-fA-F]{16}")
+_DECF = re.compile(r"[+-]?\d+\.\d*(?:[eE][+-]?\d+)?|[+-]?\d+[eE][+-]?\d+")
+_ADDR_BASE = re.compile(
+    r"\s*(%[A-Za-z_$][\w$]*(?:\.[xyzw])?|[A-Za-z_$][\w$]*)?\s*(?:([+-])\s*([+-]?(?:0[xX][0-9a-fA-F]+|\d+)))?\s*"
+)
+
+
+class OperandError(Exception):
+    """Internal: a malformed operand; the reader turns it into a located PTXSyntaxError."""
+
+
+def parse_int(text: str) -> int:
+    """Value of a PTX integer literal (decimal, 0x hex, 0b binary, leading-0 octal, optional U suffix)."""
+    t = text.rstrip("Uu")
+    neg = t.startswith("-")
+    t = t.lstrip("+-")
+    if t[:2] in ("0x", "0X"):
+        v = int(t[2:], 16)
+    elif t[:2] in ("0b", "0B"):
+        v = int(t[2:], 2)
+    elif len(t) > 1 and t[0] == "0":
+        if any(c in "89" for c in t):
+            raise OperandError(f"bad octal literal {text!r}")
+        v = int(t, 8)
+    else:
+        v = int(t)
+    return -v if neg else v
+
+
+def _hex_float(text: str, width: int) -> float:
+    import struct
+
+    neg = text.startswith("-")
+    bits = int(text.lstrip("+-")[2:], 16)
+    v = struct.unpack("<f", struct.pack("<I", bits))[0] if width == 32 else struct.unpack("<d", struct.pack("<Q", bits))[0]
+    return -v if neg else v
+
+
+def split_top(text: str) -> list[str]:
+    """Split at commas outside (), {} and []; raises OperandError on unbalanced brackets."""
+    if "{" not in text and "[" not in text and "(" not in text:
+        if "}" in text or "]" in text or ")" in text:
+            raise OperandError("unbalanced closing bracket")
+        return text.split(",")
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "{[(":
+            depth += 1
+        elif c in "}])":
+            depth -= 1
+            if depth < 0:
+                raise OperandError("unbalanced closing bracket")
+        elif c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    if depth != 0:
+        raise OperandError("unbalanced bracket")
+    out.append(text[start:])
+    return out
+
+
+def parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
+    """Parse one operand; `regs` names block-local registers declared without a `%`."""
+    s = text.strip()
+    if not s:
+        raise OperandError("empty operand")
+    c = s[0]
+    if c == "%":
+        if _REG.fullmatch(s):
+            return Reg(s)
+        if "|" in s:
+            a, b = s.split("|", 1)
+            return Pair(parse_operand(a, regs), parse_operand(b, regs))
+        raise OperandError(f"malformed register {s!r}")
+    if c == "{":
+        if s[-1] != "}":
+            raise OperandError(f"unterminated vector {s!r}")
+        inner = s[1:-1].strip()
+        if not inner:
+            raise OperandError("empty vector")
+        return Vec(tuple(parse_operand(p, regs) for p in split_top(inner)))
+    if c == "[":
+        if s[-1] != "]":
+            raise OperandError(f"unterminated address {s!r}")
+        parts = split_top(s[1:-1])
+        if len(parts) > 2:
+            raise OperandError(f"malformed address {s!r}")
+        m = _ADDR_BASE.fullmatch(parts[0])
+        if m is None or (m.group(1) is None and m.group(3) is None):
+            raise OperandError(f"malformed address {s!r}")
+        name, sign, num = m.groups()
+        base = None
+        if name is not None:
+            base = Reg(name) if name.startswith("%") or name in regs else Sym(name)
+        off = 0
+        if num is not None:
+            off = parse_int(num) * (-1 if sign == "-" else 1)
+        index = parse_operand(parts[1], regs) if len(parts) == 2 else None
+        return Addr(base, off, index)
+    if c == "(":
+        if s[-1] != ")":
+            raise OperandError(f"unterminated list {s!r}")
+        inner = s[1:-1].strip()
+        return Paren(tuple(parse_operand(p, regs) for p in split_top(inner)) if inner else ())
+    if c == "!":
+        inner = parse_operand(s[1:], regs)
+        if not isinstance(inner, Reg):
+            raise OperandError(f"'!' must negate a predicate register, got {s!r}")
+        return Not(inner)
+    if s == "_":
+        return SINK
+    if "|" in s:
+        a, b = s.split("|", 1)
+        return Pair(parse_operand(a, regs), parse_operand(b, regs))
+    if c.isdigit() or c in "+-":
+        if _HEXF.fullmatch(s):
+            return Imm(_hex_float(s, 32), s)
+        if _HEXD.fullmatch(s):
+            return Imm(_hex_float(s, 64), s)
+        if _INT.fullmatch(s):
+            return Imm(parse_int(s), s)
+        if _DECF.fullmatch(s):
+            return Imm(float(s), s)
+        raise OperandError(f"malformed number {s!r}")
+    if _IDENT.fullmatch(s):
+        return Reg(s) if s in regs else Sym(s)
+    m = _SYM_OFF.fullmatch(s)
+    if m:
+        off = parse_int(m.group(3)) * (-1 if m.group(2) == "-" else 1)
+        return Sym(m.group(1), off)
+    raise OperandError(f"unknown token {s!r}")
+
+
+def iter_regs(op) -> list[Reg]:
+    """Every register mentioned inside an operand (vector elements, address base and index, pairs)."""
+    if isinstance(op, Reg):
+        return [op]
+    if isinstance(op, (Vec, Paren)):
+        out: list[Reg] = []
+        for it in op.items:
+            out.extend(iter_regs(it))
+        return out
+    if isinstance(op, Addr):
+        out = [op.base] if isinstance(op.base, Reg) else []
+        if op.index is not None:
+            out.extend(iter_regs(op.index))
+        return out
+    if isinstance(op, Pair):
+        return iter_regs(op.first) + iter_regs(op.second)
+    if isinstance(op, Not):
+        return [op.reg]
+    return []

@@ -1,0 +1,167 @@
+"""Run-time compilation of CUDA C++ to a cubin with nvcc, cached on disk by a hash of source, options and nvcc version.
+
+The ptxas resource report (`-Xptxas -v`) is kept beside each cubin so callers (and CI) can refuse spills.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from tcforge.errors import DeviceUnavailableError, TcforgeError
+
+_ARCH_RE = re.compile(r"^sm_(\d+)(a?)$")
+
+
+class CompileError(TcforgeError):
+    """nvcc rejected a source; the message carries its diagnostics."""
+
+
+@dataclass(frozen=True)
+class PtxasStats:
+    """ptxas's resource report for one function: registers, stack frame and spill bytes, shared memory."""
+
+    function: str
+    registers: int = 0
+    stack_frame: int = 0
+    spill_stores: int = 0
+    spill_loads: int = 0
+    shared_bytes: int = 0
+
+    @property
+    def spills(self) -> bool:
+        """True when the function spills or keeps a stack frame (local memory traffic)."""
+        return bool(self.stack_frame or self.spill_stores or self.spill_loads)
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    """A compiled cubin on disk with the ptxas report of each of its functions."""
+
+    cubin_path: Path
+    key: str
+    arch: str
+    log: str
+    stats: dict[str, PtxasStats] = field(default_factory=dict)
+
+    def cubin(self) -> bytes:
+        """The cubin image, as `cuModuleLoadData` takes it."""
+        return self.cubin_path.read_bytes()
+
+
+def cache_dir() -> Path:
+    """Where cubins live: $TCFORGE_CACHE_DIR, else ~/.cache/tcforge/kernels."""
+    env = os.environ.get("TCFORGE_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "tcforge" / "kernels"
+
+
+def _nvcc() -> str:
+    nvcc = os.environ.get("TCFORGE_NVCC") or shutil.which("nvcc")
+    if nvcc is None:
+        for cand in ("/usr/local/cuda/bin/nvcc",):
+            if Path(cand).exists():
+                return cand
+        raise DeviceUnavailableError("nvcc was not found: install the CUDA toolkit or set TCFORGE_NVCC to its path")
+    return nvcc
+
+
+@lru_cache(maxsize=1)
+def nvcc_version() -> str:
+    """nvcc's `--version` text (part of every cache key, so a toolkit change recompiles)."""
+    out = subprocess.run([_nvcc(), "--version"], capture_output=True, text=True, check=True).stdout
+    return out.strip()
+
+
+def gencode_for(arch: str) -> list[str]:
+    """nvcc flags for one real architecture, e.g. 'sm_90a' -> -gencode=arch=compute_90a,code=sm_90a."""
+    m = _ARCH_RE.match(arch)
+    if not m:
+        raise TcforgeError(f"arch must look like 'sm_90a' or 'sm_100a', got {arch!r}")
+    num, suffix = m.groups()
+    return [f"-gencode=arch=compute_{num}{suffix},code=sm_{num}{suffix}"]
+
+
+_FUNC_RE = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
+_REG_RE = re.compile(r"Used (\d+) registers")
+_STACK_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_SMEM_RE = re.compile(r"(\d+) bytes smem")
+
+
+def parse_ptxas_log(log: str) -> dict[str, PtxasStats]:
+    """Read `ptxas -v` output into per-function stats (registers, stack frame, spills, static shared memory)."""
+    stats: dict[str, dict[str, int]] = {}
+    current: str | None = None
+    for line in log.splitlines():
+        fm = _FUNC_RE.search(line)
+        if fm:
+            current = fm.group(1) or fm.group(2)
+            stats.setdefault(current, {})
+        if current is None:
+            continue
+        sm = _STACK_RE.search(line)
+        if sm:
+            stats[current]["stack_frame"] = int(sm.group(1))
+            stats[current]["spill_stores"] = int(sm.group(2))
+            stats[current]["spill_loads"] = int(sm.group(3))
+        rm = _REG_RE.search(line)
+        if rm:
+            stats[current]["registers"] = int(rm.group(1))
+            mm = _SMEM_RE.search(line)
+            if mm:
+                stats[current]["shared_bytes"] = int(mm.group(1))
+    return {name: PtxasStats(function=name, **vals) for name, vals in stats.items()}
+
+
+def cache_key(source: str, options: Sequence[str], arch: str) -> str:
+    """sha256 over source, options, arch and the nvcc version."""
+    h = hashlib.sha256()
+    for part in (source, "\0".join(options), arch, nvcc_version()):
+        h.update(part.encode())
+        h.update(b"\x1f")
+    return h.hexdigest()[:32]
+
+
+def compile_cuda(
+    source: str,
+    *,
+    arch: str = "sm_90a",
+    options: Sequence[str] = (),
+    name: str = "kernel",
+    cache: Path | None = None,
+) -> CompiledModule:
+    """Compile `source` to a cubin for `arch` (reusing the disk cache); raises CompileError with nvcc's diagnostics."""
+    opts = ["-O3", "-std=c++17", "--use_fast_math", *options]
+    key = cache_key(source, opts, arch)
+    root = cache if cache is not None else cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
+    cubin = root / f"{safe}-{key}.cubin"
+    logf = root / f"{safe}-{key}.log"
+    if cubin.exists() and logf.exists():
+        log = logf.read_text()
+        return CompiledModule(cubin, key, arch, log, parse_ptxas_log(log))
+    with tempfile.TemporaryDirectory(prefix="tcforge-nvcc-") as tmp:
+        src = Path(tmp) / f"{safe}.cu"
+        src.write_text(source)
+        out = Path(tmp) / f"{safe}.cubin"
+        cmd = [_nvcc(), "-cubin", *gencode_for(arch), *opts, "-Xptxas", "-v", "-o", str(out), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise CompileError(f"nvcc failed for {name} ({arch}):\n{proc.stderr[-4000:]}")
+        log = proc.stdout + proc.stderr
+        # write atomically so concurrent compiles of the same key never read a half file
+        tmp_cubin = root / f".{safe}-{key}.{os.getpid()}.cubin.tmp"
+        shutil.copyfile(out, tmp_cubin)
+        os.replace(tmp_cubin, cubin)
+        tmp_log = root / f".{safe}-{key}.{os.getpid()}.log.tmp"
+        tmp_log.write_text(log)
+        os.replace(tmp_log, logf)
+    return CompiledModule(cubin, key, arch, log, parse_ptxas_log(log))

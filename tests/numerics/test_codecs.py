@@ -1,0 +1,91 @@
+"""e4m3 <-> f16 conversions: hand-checked bits, the measured NaN/inf rules, and exhaustive agreement with ml_dtypes."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from tcforge.numerics import cvt_rn_f16x2_e4m3x2, cvt_rn_satfinite_e4m3x2_f16x2, e4m3_to_f16, f16_to_e4m3_satfinite
+
+ALL_F16 = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+
+
+@pytest.mark.parametrize(
+    ("f16", "code"),
+    [
+        (0x3C00, 0x38),  # 1.0
+        (0xC000, 0xC0),  # -2.0
+        (0x3C40, 0x38),  # 1.0625: tie between 1.0 and 1.125 -> even 1.0
+        (0x3CC0, 0x3A),  # 1.1875: tie between 1.125 and 1.25 -> even 1.25
+        (0x3C41, 0x39),  # just above the tie -> 1.125
+        (0x5F00, 0x7E),  # 448
+        (0x5F40, 0x7E),  # 464 would round past 448: satfinite clamps
+        (0x7BFF, 0x7E),  # 65504 -> 448
+        (0xFBFF, 0xFE),  # -65504 -> -448
+        (0x7C00, 0x7E),  # +inf -> 448 [measured]
+        (0xFC00, 0xFE),  # -inf -> -448 [measured]
+        (0x7C01, 0x7F),  # every NaN -> 0x7f, sign dropped [measured]
+        (0x7FFF, 0x7F),
+        (0xFE00, 0x7F),
+        (0x1800, 0x01),  # 2^-9, the smallest e4m3 subnormal
+        (0x1A00, 0x02),  # 1.5 * 2^-9: tie -> even 2 * 2^-9
+        (0x1400, 0x00),  # 2^-10: tie between 0 and 2^-9 -> even 0
+        (0x9400, 0x80),  # -2^-10 -> -0
+        (0x1401, 0x01),  # just above -> 2^-9
+        (0x0001, 0x00),  # f16 subnormal -> +0
+        (0x8000, 0x80),  # -0 keeps its sign
+        (0x2400, 0x08),  # 2^-6, the smallest e4m3 normal
+    ],
+)
+def test_f16_to_e4m3_hand_checked(f16: int, code: int) -> None:
+    assert int(f16_to_e4m3_satfinite(np.uint16(f16))) == code
+
+
+def test_f16_to_e4m3_exhaustive_against_ml_dtypes() -> None:
+    """All 65536 f16 patterns: ml_dtypes rounds the same way once values are clipped to +-448 (NaN handled apart)."""
+    values = ALL_F16.view(np.float16).astype(np.float32)
+    nan = np.isnan(values)
+    ref = np.clip(values[~nan], -448, 448).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    got = f16_to_e4m3_satfinite(ALL_F16)
+    assert np.array_equal(got[~nan], ref), f"{np.count_nonzero(got[~nan] != ref)} mismatches"
+    assert np.all(got[nan] == 0x7F) and nan.sum() == 2046
+
+
+def test_e4m3_to_f16_exhaustive() -> None:
+    codes = np.arange(256, dtype=np.uint8)
+    got = e4m3_to_f16(codes)
+    finite = (codes & 0x7F) != 0x7F
+    ref = codes[finite].view(ml_dtypes.float8_e4m3fn).astype(np.float16).view(np.uint16)
+    assert np.array_equal(got[finite], ref)
+    assert int(got[0x7F]) == 0x7FFF and int(got[0xFF]) == 0xFFFF
+    assert int(got[0x80]) == 0x8000 and int(got[0x01]) == 0x1800 and int(got[0x7E]) == 0x5F00
+    # decoding is exact: every finite code survives the round trip
+    assert np.array_equal(f16_to_e4m3_satfinite(got[finite]), codes[finite])
+
+
+def test_packed_forms_put_the_upper_half_in_the_upper_byte() -> None:
+    assert int(cvt_rn_satfinite_e4m3x2_f16x2(np.uint32(0x3C00_4000))) == 0x3840
+    assert int(cvt_rn_satfinite_e4m3x2_f16x2(np.uint32(0x7C00_FE00))) == 0x7E7F
+    assert int(cvt_rn_f16x2_e4m3x2(np.uint16(0x4038))) == 0x4000_3C00
+    assert int(cvt_rn_f16x2_e4m3x2(np.uint16(0xFF80))) == 0xFFFF_8000
+
+
+def test_packed_forms_agree_with_the_lanes() -> None:
+    rng = np.random.default_rng(7)
+    words = rng.integers(0, 2**32, 100_000, dtype=np.uint64).astype(np.uint32)
+    got = cvt_rn_satfinite_e4m3x2_f16x2(words)
+    assert got.dtype == np.uint16 and got.shape == words.shape
+    lo = f16_to_e4m3_satfinite((words & 0xFFFF).astype(np.uint16))
+    hi = f16_to_e4m3_satfinite((words >> 16).astype(np.uint16))
+    assert np.array_equal(got, (hi.astype(np.uint16) << 8) | lo)
+    back = cvt_rn_f16x2_e4m3x2(got)
+    assert back.dtype == np.uint32
+    assert np.array_equal(back & 0xFFFF, e4m3_to_f16(lo)) and np.array_equal(back >> 16, e4m3_to_f16(hi))
+
+
+def test_shapes_and_scalars() -> None:
+    x = np.full((2, 3), 0x3C00_3C00, np.uint32)
+    assert cvt_rn_satfinite_e4m3x2_f16x2(x).shape == (2, 3)
+    assert isinstance(cvt_rn_satfinite_e4m3x2_f16x2(np.uint32(0)), np.uint16)
+    assert isinstance(e4m3_to_f16(np.uint8(0x38)), np.uint16)
