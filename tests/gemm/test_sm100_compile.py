@@ -49,8 +49,11 @@ def test_ptx_holds_pair_mma_pair_tma_multicast_commit_and_tma_store(report: Comp
         assert len(re.findall(r"tcgen05\.mma\.cta_group::2\.kind::f16 ", entry)) >= 4  # BK 64 = 4 x K16 per stage
         assert "tcgen05.mma.cta_group::1" not in entry
         assert "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64" in entry
-        assert re.search(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
-                         r"\.cta_group::2 ", entry)
+        assert re.search(
+            r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.tile\.mbarrier::complete_tx::bytes"
+            r"\.cta_group::2 ",
+            entry,
+        )
         assert "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group" in entry  # staged epilogue TMA store
         assert "fence.proxy.async.shared::cta" in entry
         assert "tcgen05.ld.sync.aligned.32x32b.x32.b32" in entry
@@ -78,9 +81,9 @@ def test_sass_holds_2cta_umma_utcbar_multicast_tma_load_and_store(report: Compil
 
 
 @needs_nvcc
-@pytest.mark.parametrize("stages", [2, 4, 6])
-def test_other_stage_counts_compile_without_spills(stages: int) -> None:
-    rep = compile_sm100("sm_100a", stages=stages, with_sass=False)
+@pytest.mark.parametrize("arch, stages", [("sm_100a", 2), ("sm_100a", 4), ("sm_100a", 6), ("sm_103a", 3)])
+def test_other_stage_counts_and_b300_compile_without_spills(arch: str, stages: int) -> None:
+    rep = compile_sm100(arch, stages=stages, with_sass=False)
     assert rep.dynamic_smem_bytes == launch.smem_bytes(stages)
     for k in rep.kernels.values():
         assert not k.spills, k
@@ -91,8 +94,21 @@ def test_cross_check_static_asserts_are_live() -> None:
     """A wrong Python-side descriptor must stop the build: the agreement checks are not decoration."""
     defines = [d for d in cross_check_defines(3) if not d.startswith("-DTCF_EXPECT_IDESC_F16=")]
     defines.append("-DTCF_EXPECT_IDESC_F16=0x10410011u")  # D format bit flipped
-    proc = subprocess.run([NVCC, "-gencode=arch=compute_100a,code=sm_100a", "-std=c++17", *defines, "-ptx",
-                           "-o", "/dev/null", str(SOURCE_PATH)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            NVCC,
+            "-gencode=arch=compute_100a,code=sm_100a",
+            "-std=c++17",
+            *defines,
+            "-ptx",
+            "-o",
+            "/dev/null",
+            str(SOURCE_PATH),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode != 0
     assert "idesc (fp16) differs from the Python encoder" in proc.stdout + proc.stderr
 

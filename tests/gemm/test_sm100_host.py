@@ -33,8 +33,15 @@ def test_kernel_smem_descriptors_have_the_hand_computed_bits() -> None:
     # B: LBO = 8192 (one 64-column slab) >> 4 = 0x200 at bit 16
     assert d.kernel_b_desc(1024) == 0x4000404002000040
     b = d.decode_smem_desc(d.kernel_b_desc(1024 + d.B_K16_STEP))
-    assert b == {"start_addr_shr4": (1024 + 2048) >> 4, "lbo_shr4": 512, "sbo_shr4": 64, "fixed_0b001": 1,
-                 "base_offset": 0, "lbo_mode": 0, "swizzle": 2}
+    assert b == {
+        "start_addr_shr4": (1024 + 2048) >> 4,
+        "lbo_shr4": 512,
+        "sbo_shr4": 64,
+        "fixed_0b001": 1,
+        "base_offset": 0,
+        "lbo_mode": 0,
+        "swizzle": 2,
+    }
 
 
 @given(
@@ -54,8 +61,13 @@ def test_smem_descriptor_fields_round_trip(start: int, lbo: int, sbo: int, swizz
     assert value & ~mask == 0
 
 
-@given(m=st.sampled_from(d.INSTR_M_VALUES), n=st.integers(1, 32).map(lambda x: 8 * x),
-       t=st.sampled_from(["f16", "bf16"]), am=st.sampled_from(["K", "MN"]), bm=st.sampled_from(["K", "MN"]))
+@given(
+    m=st.sampled_from(d.INSTR_M_VALUES),
+    n=st.integers(1, 32).map(lambda x: 8 * x),
+    t=st.sampled_from(["f16", "bf16"]),
+    am=st.sampled_from(["K", "MN"]),
+    bm=st.sampled_from(["K", "MN"]),
+)
 def test_instr_descriptor_fields_round_trip(m: int, n: int, t: str, am: str, bm: str) -> None:
     f = d.decode_instr_desc(d.instr_desc_f16(a_type=t, b_type=t, a_major=am, b_major=bm, m=m, n=n))
     assert (f["m_shr4"] << 4, f["n_shr3"] << 3) == (m, n)
@@ -141,5 +153,6 @@ def test_module_exposes_the_source() -> None:
     assert "tcgen05.mma.cta_group::2.kind::f16" in sm100.SM100_SOURCE
     assert set(sm100.KERNEL_NAMES) == {"tcforge_sm100_gemm_f16_f32", "tcforge_sm100_gemm_bf16_f32"}
     for name in sm100.KERNEL_NAMES:
-        assert re.search(r'extern "C" __global__ void __cluster_dims__\(2, 1, 1\)[^\n]*\n\s+' + name + r"\(",
-                         sm100.SM100_SOURCE)
+        assert re.search(
+            r'extern "C" __global__ void __cluster_dims__\(2, 1, 1\)[^\n]*\n\s+' + name + r"\(", sm100.SM100_SOURCE
+        )

@@ -1,4 +1,4 @@
-"""Helpers of the numerics tests: the committed sample copies, published vectors as tiles, random tiles per input family."""
+"""Helpers of the numerics tests: committed sample copies, published vectors as tiles, random tiles per input family."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The mma emulator against every shared hardware sample: 1000 + 1000 published vectors and 600 H200 tiles, zero mismatches."""
+"""The mma emulator against every shared hardware sample (1000 + 1000 published vectors, 600 H200 tiles): 0 misses."""
 
 from __future__ import annotations
 
@@ -14,7 +14,9 @@ from tcforge.numerics import mma_m16n8k32_e4m3_f16
 SHARED_FILES = ("ada_published_0-999.npz", "h200_published_0-999.npz", "h200_mma_tiles_sample.npz")
 
 
-@pytest.mark.parametrize(("fname", "model"), [("ada_published_0-999.npz", "ada"), ("h200_published_0-999.npz", "hopper")])
+@pytest.mark.parametrize(
+    ("fname", "model"), [("ada_published_0-999.npz", "ada"), ("h200_published_0-999.npz", "hopper")]
+)
 def test_published_vectors(fname: str, model: str) -> None:
     a, b, c, want = load_published(SAMPLES / fname)
     assert a.shape[0] == 1000

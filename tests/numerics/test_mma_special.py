@@ -111,3 +111,22 @@ def test_ada_c_enters_the_first_block() -> None:
     assert dot({0: (ONE, ONE)}, 0x6800, "ada") == 0x6800  # 2049 ties to even 2048
     assert dot({16: (ONE, ONE), 17: (ONE, ONE)}, 0x6800, "ada") == 0x6801  # 2050
     assert dot({0: (ONE, ONE), 16: (ONE, ONE)}, 0x6800, "ada") == 0x6800  # two ties, each back to 2048
+
+
+def test_hopper_hmma_cuts_addends_25_bits_below_the_largest() -> None:
+    """256 * 128 = 2^15 (operand exponents 8 + 7), + 16 (half an ulp of 2^15: a tie), + 2^-11 (2^-5 * 2^-6): the
+    unit is 2^(15 - 25) = 2^-10, so 2^-11 is cut and the tie rounds to even 2^15. An exact sum would round up.
+    With 2^-10 (2^-5 * 2^-5) instead, the small term survives and breaks the tie upwards."""
+    big, tie = (0x78, 0x70), (0x48, 0x48)
+    assert dot({0: big, 1: tie, 4: (TWO_M5, TWO_M6)}, 0, "hopper") == 0x7800
+    assert dot({0: big, 1: tie, 4: (TWO_M5, TWO_M5)}, 0, "hopper") == 0x7801
+    assert dot({0: big, 1: tie, 4: (TWO_M5, TWO_M5)}, 0, "ada") == 0x7800  # Ada cuts at 2^(15 - 13)
+
+
+def test_hopper_aligns_on_operand_exponents() -> None:
+    """192 * 192 = 36864 = 1.125 * 2^15, but its operand exponents sum to 7 + 7 = 14: the unit is 2^(14 - 25) = 2^-11,
+    so a 2^-11 term survives and breaks the tie of + 16 upwards (0x7881); aligning on the value's exponent (15)
+    would cut it (0x7880)."""
+    pairs = {0: (0x74, 0x74), 1: (0x48, 0x48), 4: (TWO_M5, TWO_M6)}
+    assert dot(pairs, 0, "hopper") == 0x7881
+    assert dot(pairs, 0, "ada") == 0x7880

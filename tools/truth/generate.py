@@ -136,8 +136,9 @@ class CupyBackend:
     def f32_ops(self, x, y):
         n = x.size
         cvt, mul, add = self.zeros(n, np.uint16), self.zeros(n, np.float32), self.zeros(n, np.float32)
-        self.launch("k_f32_ops", n, (self.put(x.view(np.float32)), self.put(y.view(np.float32)), cvt, mul, add,
-                                     np.uint32(n)))
+        self.launch(
+            "k_f32_ops", n, (self.put(x.view(np.float32)), self.put(y.view(np.float32)), cvt, mul, add, np.uint32(n))
+        )
         return self.get(cvt), self.get(mul).view(np.uint32), self.get(add).view(np.uint32)
 
     def unary(self, x):
@@ -153,7 +154,8 @@ class CupyBackend:
         return self.get(out).view(np.uint32)
 
     def approx_tables_and_sweeps(self):
-        trcp, trsq, tex2 = self.zeros(1 << 23, np.uint32), self.zeros(1 << 24, np.uint32), self.zeros(1 << 24, np.uint32)
+        trcp = self.zeros(1 << 23, np.uint32)
+        trsq, tex2 = self.zeros(1 << 24, np.uint32), self.zeros(1 << 24, np.uint32)
         self.launch("k_tables", 1 << 24, (trcp, trsq, tex2))
         c1, b1 = self.zeros(1024, np.uint64), self.zeros(1024 * 8 * 2, np.uint32)
         t0 = time.time()
@@ -164,11 +166,15 @@ class CupyBackend:
         t2 = time.time()
         log(f"sweeps: rcp+rsqrt {t1 - t0:.2f} s, ex2 hypotheses {t2 - t1:.2f} s")
         return {
-            "table_rcp": self.get(trcp), "table_rsqrt": self.get(trsq), "table_ex2_24": self.get(tex2),
-            "sweep_rcp_counts": self.get(c1)[:512], "sweep_rsqrt_counts": self.get(c1)[512:],
+            "table_rcp": self.get(trcp),
+            "table_rsqrt": self.get(trsq),
+            "table_ex2_24": self.get(tex2),
+            "sweep_rcp_counts": self.get(c1)[:512],
+            "sweep_rsqrt_counts": self.get(c1)[512:],
             "sweep_rcp_bad": self.get(b1)[: 512 * 16].reshape(512, 8, 2),
             "sweep_rsqrt_bad": self.get(b1)[512 * 16 :].reshape(512, 8, 2),
-            "sweep_ex2_counts": self.get(c2).reshape(15, 512), "sweep_ex2_bad": self.get(b2).reshape(15, 512, 8, 2),
+            "sweep_ex2_counts": self.get(c2).reshape(15, 512),
+            "sweep_ex2_bad": self.get(b2).reshape(15, 512, 8, 2),
         }
 
 
@@ -184,7 +190,7 @@ CupyBackend.ex2_sm = _cupy_ex2_sm
 
 
 class DryRunBackend:
-    """CPU stand-in with the same interface and shapes (results are NOT hardware truth): checks the script's plumbing."""
+    """CPU stand-in with the same interface and shapes (results are NOT hardware truth), to check the plumbing."""
 
     def rng_words(self, seed, stream, start, n):
         return T.rng_u32(seed, stream, np.arange(start, start + n, dtype=np.uint64))
@@ -225,10 +231,15 @@ class DryRunBackend:
         trsq = (1.0 / np.sqrt(xq)).astype(np.float32).view(np.uint32)
         tex2 = np.exp2(i.astype(np.float64) / 2**24).astype(np.float32).view(np.uint32)
         return {
-            "table_rcp": trcp, "table_rsqrt": trsq, "table_ex2_24": tex2,
-            "sweep_rcp_counts": np.zeros(512, np.uint64), "sweep_rsqrt_counts": np.zeros(512, np.uint64),
-            "sweep_rcp_bad": np.zeros((512, 8, 2), np.uint32), "sweep_rsqrt_bad": np.zeros((512, 8, 2), np.uint32),
-            "sweep_ex2_counts": np.zeros((15, 512), np.uint64), "sweep_ex2_bad": np.zeros((15, 512, 8, 2), np.uint32),
+            "table_rcp": trcp,
+            "table_rsqrt": trsq,
+            "table_ex2_24": tex2,
+            "sweep_rcp_counts": np.zeros(512, np.uint64),
+            "sweep_rsqrt_counts": np.zeros(512, np.uint64),
+            "sweep_rcp_bad": np.zeros((512, 8, 2), np.uint32),
+            "sweep_rsqrt_bad": np.zeros((512, 8, 2), np.uint32),
+            "sweep_ex2_counts": np.zeros((15, 512), np.uint64),
+            "sweep_ex2_bad": np.zeros((15, 512, 8, 2), np.uint32),
         }
 
 
@@ -255,10 +266,12 @@ def section_mma(gpu, res: dict, tiles: int, carry: Path) -> str:
         d = gpu.mma(a, b, c)
         out[f"k{kind}_digest"] = T.tile_digests(d)
         out[f"k{kind}_d"] = d[:MMA_FULL]
-        out[f"k{kind}_gpu_a"], out[f"k{kind}_gpu_b"], out[f"k{kind}_gpu_c"] = ga[:MMA_INPUTS], gb[:MMA_INPUTS], gc[:MMA_INPUTS]
+        for part, arr in (("a", ga), ("b", gb), ("c", gc)):
+            out[f"k{kind}_gpu_{part}"] = arr[:MMA_INPUTS]
         out[f"k{kind}_twin_bad_tiles"] = np.uint32(twin_bad)
         nan = int((((d & 0x7C00) == 0x7C00) & ((d & 0x3FF) != 0)).sum())
-        lines.append(f"k{kind}: twin-mismatch tiles {twin_bad}, NaN outputs {nan}, 0xdead left {int((d == 0xDEAD).sum())}")
+        dead = int((d == 0xDEAD).sum())
+        lines.append(f"k{kind}: twin-mismatch tiles {twin_bad}, NaN outputs {nan}, 0xdead left {dead}")
     sample = carry / "h200_mma_tiles_sample.npz"
     if sample.is_file():
         with np.load(sample) as z:
@@ -272,8 +285,13 @@ def section_mma(gpu, res: dict, tiles: int, carry: Path) -> str:
 
 def section_cvt(gpu, res: dict) -> str:
     lo, hi, dec, nbad, bad = gpu.cvt_tables()
-    res["cvt"] = {"e4m3x2_from_lo": lo, "e4m3x2_from_hi": hi, "f16x2_from_e4m3x2": dec,
-                  "pair_bad_count": np.uint64(nbad), "pair_bad": bad}
+    res["cvt"] = {
+        "e4m3x2_from_lo": lo,
+        "e4m3x2_from_hi": hi,
+        "f16x2_from_e4m3x2": dec,
+        "pair_bad_count": np.uint64(nbad),
+        "pair_bad": bad,
+    }
     return f"cvt: pairing check over all 2^32 f16x2 words: {nbad} mismatches"
 
 
@@ -283,8 +301,13 @@ def _ew_pack(out: dict, name: str, values: np.ndarray) -> None:
 
 
 def section_elementwise(gpu, res: dict) -> str:
-    out: dict[str, np.ndarray] = {"seed": np.uint32(T.TRUTH_SEED), "n_f16": np.uint32(N_F16),
-                                  "n_f16x2": np.uint32(N_F16X2), "n_f32": np.uint32(N_F32), "chunk": np.uint32(CHUNK)}
+    out: dict[str, np.ndarray] = {
+        "seed": np.uint32(T.TRUTH_SEED),
+        "n_f16": np.uint32(N_F16),
+        "n_f16x2": np.uint32(N_F16X2),
+        "n_f32": np.uint32(N_F32),
+        "chunk": np.uint32(CHUNK),
+    }
     names = ["add", "sub", "mul", "fma", "max", "min", "neg", "abs"]
     x, y, z = (T.f16_operands(T.TRUTH_SEED, T.STREAM_F16 + i, N_F16) for i in range(3))
     r = gpu.f16_ops(x, y, z, packed=False)
@@ -329,9 +352,11 @@ def section_approx(gpu, res: dict) -> str:
     res["approx"] = out
     res["tables"] = _pack_tables(tab)
     lines = [f"approx: f16 domain + ex2 products + {N_APPROX} random + {N_DIV} div pairs"]
-    lines.append(f"rcp sweep mismatches {int(tab['sweep_rcp_counts'].sum())}, rsqrt {int(tab['sweep_rsqrt_counts'].sum())}")
+    n_rcp, n_rsq = int(tab["sweep_rcp_counts"].sum()), int(tab["sweep_rsqrt_counts"].sum())
+    lines.append(f"rcp sweep mismatches {n_rcp}, rsqrt {n_rsq}")
     ex = tab["sweep_ex2_counts"].sum(axis=1)
-    lines.append("ex2 hypotheses (F, mode)->mismatches: " + ", ".join(f"({20 + h // 3},{h % 3}):{int(ex[h])}" for h in range(15)))
+    hyps = ", ".join(f"({20 + h // 3},{h % 3}):{int(ex[h])}" for h in range(15))
+    lines.append("ex2 hypotheses (F, mode)->mismatches: " + hyps)
     for k in ("rcp_corr_hist", "rsqrt_corr_hist"):
         lines.append(f"{k}: {res['tables'][k].tolist()}")
     return "\n  ".join(lines)
@@ -340,14 +365,21 @@ def section_approx(gpu, res: dict) -> str:
 def section_ex2sm(gpu, res: dict) -> str:
     tpos, tneg, counts, bad = gpu.ex2_sm()
     dpos, dneg = np.diff(tpos.astype(np.int64)), -np.diff(tneg.astype(np.int64))
-    res["ex2sm"] = {
-        "ex2_pos_t0": np.uint32(tpos[0]), "ex2_pos_delta": np.clip(dpos, 0, 255).astype(np.uint8),
-        "ex2_neg_t0": np.uint32(tneg[0]), "ex2_neg_delta": np.clip(dneg, 0, 255).astype(np.uint8),
-        "ex2_delta_ranges": np.array([dpos.min(), dpos.max(), dneg.min(), dneg.max()]),
-        "sweep_counts": counts, "sweep_bad": bad,
-    }
-    return (f"ex2 sign-magnitude F=23 model over all 2^32: {int(counts.sum())} mismatches; "
-            f"delta ranges pos [{dpos.min()},{dpos.max()}] neg [{dneg.min()},{dneg.max()}]")
+    res.setdefault("round2", {}).update(
+        {
+            "ex2_pos_t0": np.uint32(tpos[0]),
+            "ex2_pos_delta": np.clip(dpos, 0, 255).astype(np.uint8),
+            "ex2_neg_t0": np.uint32(tneg[0]),
+            "ex2_neg_delta": np.clip(dneg, 0, 255).astype(np.uint8),
+            "ex2_delta_ranges": np.array([dpos.min(), dpos.max(), dneg.min(), dneg.max()]),
+            "ex2_sweep_counts": counts,
+            "ex2_sweep_bad": bad,
+        }
+    )
+    return (
+        f"ex2 sign-magnitude F=23 model over all 2^32: {int(counts.sum())} mismatches; "
+        f"delta ranges pos [{dpos.min()},{dpos.max()}] neg [{dneg.min()},{dneg.max()}]"
+    )
 
 
 def section_edges(gpu, res: dict) -> str:
@@ -355,7 +387,8 @@ def section_edges(gpu, res: dict) -> str:
     _, mul, _ = gpu.f32_ops(a, b)
     dv = gpu.div(a, b)
     rb, _, _ = gpu.unary(b)
-    res["edges"] = {"n": np.uint32(N_EDGE), "mul": mul, "div": dv, "rcp_b": rb}
+    edge = {"edge_n": np.uint32(N_EDGE), "edge_mul": mul, "edge_div": dv, "edge_rcp_b": rb}
+    res.setdefault("round2", {}).update(edge)
     return f"edges: {N_EDGE} mul.ftz / div / rcp near the f32 limits"
 
 
@@ -386,7 +419,8 @@ def _pack_tables(tab: dict) -> dict[str, np.ndarray]:
 
 def environment(cubin: Path, build_log: str) -> dict:
     return {
-        "host": platform.node(), "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "host": platform.node(),
+        "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "nvidia_smi": sh(["nvidia-smi", "--query-gpu=name,driver_version,compute_cap,clocks.sm", "--format=csv"]),
         "nvcc_device": sh(["nvcc", "--version"]).splitlines()[-1:],
         "ptxas_device": sh(["ptxas", "--version"]).splitlines()[-1:],
@@ -413,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--carry", type=Path, default=REPO / ".truthcarry")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--tiles", type=int, default=MMA_TILES)
-    p.add_argument("--only", default="rng,mma,cvt,elementwise,approx")
+    p.add_argument("--only", default="rng,mma,cvt,elementwise,approx,ex2sm,edges")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()

@@ -97,9 +97,54 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
 
 def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None) -> Any:
     """Execute a validated plan (padding copies, tensor maps, launch, split-K reduction) and return C."""
+    prepared = prepare_plan(plan, a, b, scale_a, scale_b, splits=splits)
+    prepared()
+    return prepared.result()
+
+
+class Prepared:
+    """A launch with every argument built (buffers, tensor maps): calling it only enqueues the kernel(s)."""
+
+    def __init__(
+        self,
+        fn: Any,
+        grid: tuple[int, int, int],
+        threads: int,
+        smem: int,
+        args: list[Any],
+        reduce: tuple[tuple[int, int, int], list[Any]] | None,
+        c: Any,
+        n: int,
+        keep: list[Any],
+    ) -> None:
+        self.fn, self.grid, self.threads, self.smem, self.args = fn, grid, threads, smem, args
+        self.reduce, self.c, self.n, self.keep = reduce, c, n, keep
+
+    def __call__(self) -> None:
+        """Enqueue on the current torch stream (graph capture works)."""
+        import torch
+
+        from tcforge.runtime import driver
+
+        if POISON_OUTPUT:
+            for t in self.keep[:2]:
+                t.fill_(float("nan"))
+        stream = torch.cuda.current_stream().cuda_stream
+        driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream)
+        if self.reduce is not None:
+            driver.launch(self.fn.reduce, self.reduce[0], (256, 1, 1), self.reduce[1], stream=stream)
+
+    def result(self) -> Any:
+        """C (a contiguous (M, N) tensor)."""
+        return self.c if self.c.shape[1] == self.n else self.c[:, : self.n].contiguous()
+
+
+def prepare_plan(
+    plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None
+) -> Prepared:
+    """Build buffers, tensor maps and kernel arguments for a validated plan (no launch)."""
     import torch
 
-    from tcforge.runtime import driver
     from tcforge.runtime import tensormap as tm
 
     m, n, k, kp = plan.m, plan.n, plan.k, plan.k_padded
@@ -142,9 +187,6 @@ def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = Non
         if nsplit > 1:
             target = torch.empty((nsplit, m, ldc), dtype=torch.float32, device=a.device)
 
-        if POISON_OUTPUT:
-            c.fill_(float("nan"))
-            target.fill_(float("nan"))
         build = Build(cfg, plan.in_kind, plan.out_kind, plan.b_kmajor)
         fn = kernel_for(build, dev)
         bk = cfg.bk(plan.in_kind)
@@ -170,7 +212,6 @@ def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = Non
         num_mc = _ceil(_ceil(m, cfg.bm), cfg.cm)
         units = num_mc * _ceil(n, cfg.bn) * nsplit
         clusters = min(units, sms // cfg.cm) if plan.variant.persistent else units
-        stream = torch.cuda.current_stream(dev).cuda_stream
         args = [
             map_a,
             map_b,
@@ -190,10 +231,10 @@ def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = Non
             ctypes.c_int(plan.variant.group_m),
         ]
         grid = (clusters * cfg.cm, 1, 1)
-        driver.launch(fn, grid, (cfg.threads, 1, 1), args, shared_bytes=cfg.smem_bytes(), stream=stream)
+        reduce = None
         if nsplit > 1:
             total = m * ldc
-            grid = max(1, min(-(-total // 256), sms * 8))
+            rgrid = max(1, min(_ceil(total, 256), sms * 8))
             rargs = [
                 ctypes.c_void_p(target.data_ptr()),
                 ctypes.c_void_p(c.data_ptr()),
@@ -205,6 +246,6 @@ def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = Non
                 sb,
                 ctypes.c_int(OUT_KINDS[plan.out_kind]),
             ]
-            driver.launch(fn.reduce, (grid, 1, 1), (256, 1, 1), rargs, stream=stream)
-        del b_keep
-        return c if ldc == n else c[:, :n].contiguous()
+            reduce = ((rgrid, 1, 1), rargs)
+        keep = [c, target, a2, b_keep, scale_a, scale_b]
+        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep)

@@ -108,9 +108,12 @@ LADDER: list[Variant] = [
     Variant("hoist", 9, "descriptors built once per kernel", _R9, True, 8, True),
 ]
 # the stage sweep of rung 6 (kept selectable so the sweep can be re-run)
-SWEEP: list[Variant] = [
-    Variant(f"bk64_s{s}", 6, f"rung 6 with {s} stages", replace(_R6, stages=s)) for s in (2, 3, 4)
-] + [Variant("bk32_s5", 5, "rung 5 with 5 stages", replace(_R5, stages=5))]
+SWEEP: list[Variant] = [Variant(f"bk64_s{s}", 6, f"rung 6 with {s} stages", replace(_R6, stages=s)) for s in (2, 3)]
+# experiments around rung 7 (persistent): no cluster; a 256x128 tile (each consumer owns 128 rows x 128 columns)
+SWEEP += [
+    Variant("persist_cm1", 7, "rung 7 without the cluster", replace(_R6, cm=1), True, 8),
+    Variant("bm256_bn128", 7, "rung 7 with 256x128 tiles, 3 stages", replace(_R6, bm=256, bn=128, stages=3), True, 8),
+]
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:

@@ -1,60 +1,153 @@
-"""MUFU approximations of PTX (`rcp/rsqrt/ex2/div.approx.ftz.f32`) as float32 numpy functions.
+"""MUFU approximations of PTX on the H200 (`rcp/rsqrt/ex2/div.approx.ftz.f32`), bit-identical over the whole f32 domain.
 
-PROVISIONAL: correctly rounded results with flush-to-zero of subnormal inputs and outputs; replaced by the
-H200-exact table-driven versions once the hardware characterisation is in.
+Each op is a measured table plus exact scaling (proved on the H200 against all 2^32 inputs, see
+docs/numerics-hardware.md): rcp per input mantissa, rsqrt per (mantissa, exponent parity), ex2 per 23-bit fraction
+of the truncated sign-magnitude fixed-point input (one table for x >= 0, one for x < 0). `div.approx.ftz.f32` is
+what ptxas makes of it: `MUFU.RCP` of b, then `FMUL.FTZ` by a.
 """
 
 from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from tcforge.errors import TcforgeError
 
-_F32_MIN_NORMAL = np.float32(2.0**-126)
+TABLES_PATH = Path(__file__).resolve().parent / "data" / "approx_tables.npz"
+_MANT = np.uint32(0x7FFFFF)
+_NAN = np.uint32(0x7FFFFFFF)  # the canonical NaN every MUFU op and FMUL returns
+_INF = np.uint32(0x7F800000)
+_ONE = np.uint32(0x3F800000)
+_SIGN = np.uint32(0x80000000)
 
 
-def _as_f32(x: object, name: str) -> np.ndarray:
-    """Validate that `x` is a float32 array (or scalar) and return it as an ndarray."""
+def _load(*keys: str) -> list[np.ndarray]:
+    """Read arrays from the shipped table archive, with a clear error if it is missing or damaged."""
+    if not TABLES_PATH.is_file():
+        raise TcforgeError(f"approx tables missing: {TABLES_PATH} (reinstall tcforge)")
+    try:
+        with np.load(TABLES_PATH) as z:
+            return [z[k] for k in keys]
+    except (OSError, KeyError, ValueError) as exc:
+        raise TcforgeError(f"approx tables unreadable: {TABLES_PATH} ({exc})") from exc
+
+
+@cache
+def _table(name: str) -> np.ndarray:
+    """Expand one shipped correction table into its full uint32 result table (cached per op)."""
+    if name == "rcp":
+        (corr,) = _load("rcp_corr")
+        m = np.arange(1 << 23, dtype=np.uint32)
+        base = (1.0 / (np.uint32(0x3F800000) | m).view(np.float32).astype(np.float64)).astype(np.float32)
+        return (base.view(np.int32).astype(np.int64) + corr).astype(np.uint32)
+    if name == "rsqrt":
+        (corr,) = _load("rsqrt_corr")
+        i = np.arange(1 << 24, dtype=np.uint32)
+        xq = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & _MANT)).view(np.float32)
+        base = (1.0 / np.sqrt(xq.astype(np.float64))).astype(np.float32)
+        return (base.view(np.int32).astype(np.int64) + corr).astype(np.uint32)
+    if name in ("ex2_pos", "ex2_neg"):
+        t0, delta = _load(f"{name}_t0", f"{name}_delta")
+        steps = np.concatenate([[0], np.cumsum(delta, dtype=np.int64)])
+        return (int(t0) + (steps if name == "ex2_pos" else -steps)).astype(np.uint32)
+    raise KeyError(name)
+
+
+def _bits(x: object, name: str) -> np.ndarray:
+    """Validate a float32 array/scalar and return its bit patterns as a uint32 ndarray of the same shape."""
     arr = np.asarray(x)
     if arr.dtype != np.float32:
         raise TcforgeError(f"{name}: expected float32 values, got dtype {arr.dtype}")
-    return arr
+    return (arr if arr.flags.c_contiguous else arr.copy()).view(np.uint32)
 
 
-def _ftz(x: np.ndarray) -> np.ndarray:
-    """Flush float32 subnormals to zero of the same sign."""
-    x = np.asarray(x, dtype=np.float32)
-    return np.where(np.abs(x) < _F32_MIN_NORMAL, np.copysign(np.float32(0), x), x).astype(np.float32)
+def _fields(u: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return u & _SIGN, (u >> np.uint32(23)) & np.uint32(255), u & _MANT
+
+
+def _assemble(re: np.ndarray, t: np.ndarray, sign: np.ndarray) -> np.ndarray:
+    """sign | re << 23 | mantissa of t, for re already known to lie in 1..254."""
+    return sign | (np.clip(re, 0, 255).astype(np.uint32) << np.uint32(23)) | (t & _MANT)
+
+
+def _rcp_bits(u: np.ndarray) -> np.ndarray:
+    s, e, m = _fields(u)
+    t = _table("rcp")[m]
+    re = ((t >> np.uint32(23)) & np.uint32(255)).astype(np.int64) - (e.astype(np.int64) - 127)
+    out = np.where(re <= 0, s, _assemble(re, t, s))  # results below 2^-126 flush to signed zero
+    out = np.where(e == 0, s | _INF, out)  # +-0 and (flushed) subnormals
+    return np.where(e == 255, np.where(m != 0, _NAN, s), out).astype(np.uint32)
 
 
 def rcp_approx_ftz_f32(x: object) -> np.ndarray:
-    """`rcp.approx.ftz.f32`: 1/x with subnormal inputs and outputs flushed to signed zero."""
-    xv = _ftz(_as_f32(x, "x"))
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        r = (1.0 / xv.astype(np.float64)).astype(np.float32)
-    return _ftz(r)
+    """`rcp.approx.ftz.f32` (MUFU.RCP) bit-identical to the H200 for every float32 input."""
+    return _rcp_bits(_bits(x, "x")).view(np.float32)
 
 
 def rsqrt_approx_ftz_f32(x: object) -> np.ndarray:
-    """`rsqrt.approx.ftz.f32`: 1/sqrt(x) with flush-to-zero (negative inputs give NaN)."""
-    xv = _ftz(_as_f32(x, "x"))
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        r = (1.0 / np.sqrt(xv.astype(np.float64))).astype(np.float32)
-    return _ftz(r)
+    """`rsqrt.approx.ftz.f32` (MUFU.RSQ) bit-identical to the H200 for every float32 input."""
+    u = _bits(x, "x")
+    s, e, m = _fields(u)
+    p = (e + np.uint32(1)) & np.uint32(1)  # parity of the unbiased exponent
+    t = _table("rsqrt")[(p << np.uint32(23)) | m]
+    half_q = (e.astype(np.int64) - 127 - p.astype(np.int64)) // 2
+    re = ((t >> np.uint32(23)) & np.uint32(255)).astype(np.int64) - half_q
+    out = np.where(s != 0, _NAN, _assemble(re, t, np.uint32(0)))
+    out = np.where(e == 0, s | _INF, out)
+    out = np.where(e == 255, np.where((m != 0) | (s != 0), _NAN, np.uint32(0)), out)
+    return out.astype(np.uint32).view(np.float32)
 
 
 def ex2_approx_ftz_f32(x: object) -> np.ndarray:
-    """`ex2.approx.ftz.f32`: 2**x with flush-to-zero."""
-    xv = _ftz(_as_f32(x, "x"))
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        r = np.exp2(xv.astype(np.float64)).astype(np.float32)
-    return _ftz(r)
+    """`ex2.approx.ftz.f32` (MUFU.EX2) bit-identical to the H200 for every float32 input.
+
+    X = trunc(|x| * 2^23); result = T±[X mod 2^23] * 2^(±(X >> 23)), flushed below 2^-126, inf from 2^128.
+    """
+    u = _bits(x, "x")
+    s, e, m = _fields(u)
+    sig = (m | np.uint32(0x800000)).astype(np.int64)
+    ei = e.astype(np.int64)
+    left = np.clip(ei - 127, 0, 6)
+    right = np.clip(127 - ei, 0, 40)
+    fixed = np.where(ei >= 127, sig << left, sig >> right)
+    ipart = fixed >> 23
+    frac = (fixed & 0x7FFFFF).astype(np.intp)
+    neg = s != 0
+    t = np.where(neg, _table("ex2_neg")[frac], _table("ex2_pos")[frac])
+    re = ((t >> np.uint32(23)) & np.uint32(255)).astype(np.int64) + np.where(neg, -ipart, ipart)
+    out = np.where(re >= 255, _INF, np.where(re <= 0, np.uint32(0), _assemble(re, t, np.uint32(0))))
+    out = np.where(ei >= 134, np.where(neg, np.uint32(0), _INF), out)  # |x| >= 128
+    out = np.where(e == 0, _ONE, out)
+    out = np.where(e == 255, np.where(m != 0, _NAN, np.where(neg, np.uint32(0), _INF)), out)
+    return out.astype(np.uint32).view(np.float32)
+
+
+def _fmul_ftz_bits(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`FMUL.FTZ` (mul.rn.ftz.f32) on bit patterns: subnormal inputs read as signed zero, the product rounded to 24
+    bits with unbounded exponent, then flushed to signed zero if below 2^-126; NaN results are 0x7fffffff."""
+
+    def value(u: np.ndarray) -> np.ndarray:
+        v = u.view(np.float32).astype(np.float64)
+        sub = ((u >> np.uint32(23)) & np.uint32(255)) == 0
+        return np.where(sub, np.where((u & _SIGN) != 0, -0.0, 0.0), v)
+
+    with np.errstate(all="ignore"):
+        p = value(a) * value(b)  # exact: 24 x 24 bits fit a float64 significand
+        mant, ex = np.frexp(p)
+        q = np.ldexp(np.rint(mant * 2.0**24), ex - 24)  # round to nearest even at 24 bits, exponent unbounded
+        q = np.where(np.isfinite(p), q, p)
+        q = np.where(np.abs(q) < 2.0**-126, np.copysign(0.0, p), q)
+        r = q.astype(np.float32).view(np.uint32)
+    return np.where(np.isnan(p), _NAN, r).astype(np.uint32)
 
 
 def div_approx_ftz_f32(a: object, b: object) -> np.ndarray:
-    """`div.approx.ftz.f32`: a * (1/b) with flush-to-zero."""
-    av = _ftz(_as_f32(a, "a"))
-    bv = _ftz(_as_f32(b, "b"))
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        r = (av.astype(np.float64) / bv.astype(np.float64)).astype(np.float32)
-    return _ftz(r)
+    """`div.approx.ftz.f32` as ptxas lowers it on sm_90a: FMUL.FTZ(a, MUFU.RCP(b)); bit-identical to the H200."""
+    ua, ub = _bits(a, "a"), _bits(b, "b")
+    try:
+        ua, ub = np.broadcast_arrays(ua, ub)
+    except ValueError as exc:
+        raise TcforgeError(f"a, b: shapes {ua.shape} and {ub.shape} do not broadcast") from exc
+    return _fmul_ftz_bits(ua.copy(), _rcp_bits(ub.copy())).view(np.float32)

@@ -98,15 +98,17 @@ def f16_min(a: object, b: object) -> np.ndarray:
 
 
 def f16_neg(a: object) -> np.ndarray:
-    """`neg.f16`: flips the sign bit (NaN payloads kept; PTX leaves the NaN unspecified)."""
+    """`neg.f16`: flips the sign bit; a NaN input gives the canonical 0x7fff (PTX: unspecified; H200: measured)."""
     x = as_bits(a, "a", np.uint16)
-    return scalar_or_array((x ^ _SIGN).astype(np.uint16), a)
+    r = np.where(f16_is_nan(x), np.uint16(F16_CANONICAL_NAN), x ^ _SIGN).astype(np.uint16)
+    return scalar_or_array(r, a)
 
 
 def f16_abs(a: object) -> np.ndarray:
-    """`abs.f16`: clears the sign bit (NaN payloads kept; PTX leaves the NaN unspecified)."""
+    """`abs.f16`: clears the sign bit; a NaN input gives the canonical 0x7fff (H200: measured)."""
     x = as_bits(a, "a", np.uint16)
-    return scalar_or_array((x & np.uint16(0x7FFF)).astype(np.uint16), a)
+    r = np.where(f16_is_nan(x), np.uint16(F16_CANONICAL_NAN), x & np.uint16(0x7FFF)).astype(np.uint16)
+    return scalar_or_array(r, a)
 
 
 def _lanes(word: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,6 +19,7 @@ MODELS = ("ada", "hopper")
 # Per-code tables: value with NaN -> 0 (NaN is tracked separately), the NaN flag, and the Ada block exponent
 # (floor(log2|x|) clamped at the subnormal exponent -6; zero and NaN codes get -60 so they never set the block maximum).
 _VALUES = np.nan_to_num(E4M3_VALUES, nan=0.0)
+_VALUES32 = _VALUES.astype(np.float32)
 _IS_NAN = np.isnan(E4M3_VALUES)
 _ZERO_EXP = -60
 
@@ -36,7 +37,7 @@ _NEG = (np.arange(256) & 0x80) != 0
 # Hopper: the first HMMA takes k % 4 in {0, 1}, the second k % 4 in {2, 3} (the F2FP unpack order).
 _HOPPER_K = np.concatenate([np.flatnonzero(np.arange(32) % 4 < 2), np.flatnonzero(np.arange(32) % 4 >= 2)])
 
-_CHUNK_TILES = 64  # tiles per vectorised pass: keeps the (16, T, 8, 16) float64 temporaries inside the L2 cache
+_CHUNK_TILES = 128  # tiles per vectorised pass: keeps the (16, 16, 8, T) float32 temporaries inside the L2 cache
 
 
 def _check_operands(a: object, b: object, c: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,18 +61,90 @@ def _to_f16_values(x: np.ndarray) -> np.ndarray:
 
 def _nan_mask(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """NaN outputs in both models: a NaN code in the row of A or the column of B (even times 0), or NaN in C."""
-    row_nan = _IS_NAN[a].any(axis=-1)  # (T, 16)
-    col_nan = _IS_NAN[b].any(axis=-2)  # (T, 8)
-    return row_nan[:, :, None] | col_nan[:, None, :] | ((c & 0x7FFF) > 0x7C00)
+    nan = (c & 0x7FFF) > 0x7C00
+    a_nan, b_nan = (a & 0x7F) == 0x7F, (b & 0x7F) == 0x7F
+    if a_nan.any() or b_nan.any():  # rare outside the special-value families: skip the per-row work otherwise
+        nan = nan | a_nan.any(axis=-1)[:, :, None] | b_nan.any(axis=-2)[:, None, :]
+    return nan
+
+
+# Hopper HMMA.16816.F16: every addend (16 products and the accumulator) is cut toward zero to 25 bits below the
+# largest addend exponent, then the sum is rounded once to f16. A product's exponent is the sum of its f16 operands'
+# exponents (e4m3 subnormals are normal in f16, so no clamp); the accumulator's is floor(log2|acc|).
+HOPPER_FRAC_BITS = 25
+_HOPPER_MIN_EXP = -30  # "nothing nonzero" blocks are clamped here so 2^(25 - M) stays finite in float32
+
+
+def _f16_operand_exponent_table() -> np.ndarray:
+    """floor(log2|x|) of each e4m3 code's value (as an f16 operand); zero and NaN codes get -60."""
+    mags = np.abs(_VALUES)
+    exps = np.full(256, _ZERO_EXP, dtype=np.int8)
+    nz = mags > 0
+    exps[nz] = np.floor(np.log2(mags[nz])).astype(np.int8)
+    return exps
+
+
+def _f16_floor_log2_table() -> np.ndarray:
+    """floor(log2|x|) of each finite nonzero f16 bit pattern (subnormals included); zero, inf and NaN get -60."""
+    values = np.arange(65536, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float64)
+    exps = np.full(65536, _ZERO_EXP, dtype=np.int8)
+    ok = np.isfinite(values) & (values != 0)
+    exps[ok] = (np.frexp(values[ok])[1] - 1).astype(np.int8)
+    return exps
+
+
+_HOPPER_EXP = _f16_operand_exponent_table()
+_F16_LOG2 = _f16_floor_log2_table()
+_HOPPER_SCALE = np.ldexp(
+    np.float32(1.0),
+    HOPPER_FRAC_BITS - np.maximum(np.arange(256).astype(np.uint8).view(np.int8).astype(np.int32), _HOPPER_MIN_EXP),
+).astype(np.float32)
+
+
+def _hopper_hmma(
+    exact: np.ndarray, ea: np.ndarray, eb: np.ndarray, av: np.ndarray, bv: np.ndarray, acc: np.ndarray | None
+) -> np.ndarray:
+    """One HMMA.16816.F16 step, tile index last. exact (16, 8, T) float64: the exact sum of the 16 products;
+    ea/av (16, 16, 1, T), eb/bv (16, 1, 8, T) [k, i, j, t]; acc (16, 8, T) float16 finite, or None for C = +0.
+
+    Sum of trunc(x_k) = sum of x_k - sum of (x_k - trunc(x_k)) with x_k = p_k * 2^(25 - M): the first sum is the exact
+    product sum scaled (float64), the second is exact in float32 (fractions with bits from 2^-1 down to 2^-15 only).
+    """
+    m = np.max(ea + eb, axis=0)  # (16, 8, T) int8
+    if acc is not None:
+        np.maximum(m, _F16_LOG2[acc.view(np.uint16)], out=m)
+    scale32 = _HOPPER_SCALE[m.view(np.uint8)]
+    x = av * bv
+    x *= scale32
+    cut = np.trunc(x)
+    x -= cut  # the part of each term below the unit, exact
+    scale = scale32.astype(np.float64)
+    total = exact * scale - x.sum(axis=0)
+    if acc is not None:
+        total += np.trunc(acc.astype(np.float64) * scale)
+    total += 0.0  # an exact zero sum is +0
+    total /= scale
+    with np.errstate(over="ignore"):
+        return total.astype(np.float16)
 
 
 def _hopper_chunk(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """Hopper lowering: acc = RN(sum of k%4<2 products); acc = RN(acc + sum of k%4>=2 products); d = RN(acc + c)."""
-    av = _VALUES[a[:, :, _HOPPER_K]]  # (T, 16, 32) float64, k reordered so each HMMA's half is contiguous
-    bv = _VALUES[b[:, _HOPPER_K, :]]  # (T, 32, 8)
+    """Hopper lowering: acc = HMMA(0, k%4 in {0,1}); acc = HMMA(acc, k%4 in {2,3}); d = RN_f16(acc + c) (HADD2)."""
+    a_h, b_h = a[:, :, _HOPPER_K], b[:, _HOPPER_K, :]  # k reordered so each HMMA's half is contiguous
+    av64, bv64 = _VALUES[a_h], _VALUES[b_h]
     # matmul sums exact products on a 2^-18 grid below 2^22: exact in any order, with or without FMA
-    acc = _to_f16_values(np.matmul(av[:, :, :16], bv[:, :16, :]) + 0.0)  # + 0.0: an exact zero is +0
-    acc = _to_f16_values(acc + np.matmul(av[:, :, 16:], bv[:, 16:, :]) + 0.0)
+    exact1 = np.matmul(av64[:, :, :16], bv64[:, :16, :]).transpose(1, 2, 0)  # (16, 8, T)
+    exact2 = np.matmul(av64[:, :, 16:], bv64[:, 16:, :]).transpose(1, 2, 0)
+    a_k = np.ascontiguousarray(a_h.transpose(2, 1, 0))[:, :, None, :]  # (32, 16, 1, T)
+    b_k = np.ascontiguousarray(b_h.transpose(1, 2, 0))[:, None, :, :]  # (32, 1, 8, T)
+    lo, hi = slice(0, 16), slice(16, 32)
+    acc = _hopper_hmma(exact1, _HOPPER_EXP[a_k[lo]], _HOPPER_EXP[b_k[lo]], _VALUES32[a_k[lo]], _VALUES32[b_k[lo]], None)
+    acc_inf = np.isinf(acc)
+    acc2 = _hopper_hmma(
+        exact2, _HOPPER_EXP[a_k[hi]], _HOPPER_EXP[b_k[hi]], _VALUES32[a_k[hi]], _VALUES32[b_k[hi]],
+        np.where(acc_inf, np.float16(0), acc),
+    )
+    acc = np.where(acc_inf, acc, acc2).transpose(2, 0, 1).astype(np.float64)  # (T, 16, 8)
     cv = c.view(np.float16).astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         d = (acc + cv).astype(np.float16).view(np.uint16)  # HADD2: IEEE sum incl. +0 + -0 = +0, inf - inf = NaN
@@ -79,45 +152,67 @@ def _hopper_chunk(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     return np.where(nan, np.uint16(F16_CANONICAL_NAN), d)
 
 
-def _ada_block(ea: np.ndarray, eb: np.ndarray, av: np.ndarray, bv: np.ndarray, acc: np.ndarray) -> np.ndarray:
-    """One 16-term Ada block on finite data; k-major operands ea/av (16, T, 16, 1), eb/bv (16, T, 1, 8); acc (T, 16, 8).
+# Ada runs in float32: products (8 significand bits), each term scaled to units of 2^(M-13) and cut (< 2^15), the
+# block sum (< 2^20) and its value sum * 2^(M-13) are all exact in float32, so only the final f16 rounding rounds.
+_MIN_BLOCK_EXP = -20  # blocks with nothing nonzero (exponent -120) are clamped here so 2^(13 - M) stays finite
 
-    Returns the float64 value of RN_f16(sum of terms cut toward zero to 13 bits below the largest term exponent).
-    """
-    m = np.max(ea + eb, axis=0).astype(np.int32)  # (T, 16, 8): block exponent of the products (-120: none)
-    acc_exp = np.maximum(np.frexp(acc)[1] - 1, -14)
-    m = np.where(acc != 0, np.maximum(m, acc_exp), m)
-    scale = np.ldexp(1.0, 13 - m)  # 2^(13 - M): one unit = 2^(M - 13)
-    prod = av * bv  # (16, T, 16, 8) exact products
+
+def _scale_table() -> np.ndarray:
+    """2^(13 - M) as float32, indexed by the int8 block exponent M viewed as uint8."""
+    m = np.arange(256).astype(np.uint8).view(np.int8).astype(np.int32)
+    return np.ldexp(np.float32(1.0), 13 - np.maximum(m, _MIN_BLOCK_EXP)).astype(np.float32)
+
+
+def _f16_exponent_table() -> np.ndarray:
+    """Ada exponent of an f16 accumulator, by bit pattern: max(floor(log2|x|), -14); zero (and inf/NaN) -> -60."""
+    bits = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+    field = ((bits >> 10) & 0x1F).astype(np.int32)
+    exps = np.where(field == 0, -14, field - 15).astype(np.int8)
+    exps[((bits & 0x7FFF) == 0) | (field == 0x1F)] = _ZERO_EXP
+    return exps
+
+
+_SCALE = _scale_table()
+_F16_EXP = _f16_exponent_table()
+
+
+def _ada_block(ea: np.ndarray, eb: np.ndarray, av: np.ndarray, bv: np.ndarray, acc: np.ndarray) -> np.ndarray:
+    """One 16-term Ada block on finite data, tile index last: ea/av (16, 16, 1, T) [k, i, -, t],
+    eb/bv (16, 1, 8, T) [k, -, j, t]; acc (16, 8, T) float16 (finite). Returns the new float16 accumulator:
+    RN_f16(sum of the terms, each cut toward zero to 13 bits below the largest term exponent)."""
+    m = np.max(ea + eb, axis=0)  # (16, 8, T) int8: block exponent of the nonzero products (-120: none)
+    np.maximum(m, _F16_EXP[acc.view(np.uint16)], out=m)
+    scale = _SCALE[m.view(np.uint8)]  # 2^(13 - M): one unit = 2^(M - 13)
+    prod = av * bv  # (16, 16, 8, T) exact products
     prod *= scale
     np.trunc(prod, out=prod)
-    total = prod.sum(axis=0) + np.trunc(acc * scale) + 0.0  # exact integers below 2^20; + 0.0 turns -0 into +0
-    return _to_f16_values(total / scale)
+    total = prod.sum(axis=0)
+    total += np.trunc(acc.astype(np.float32) * scale)
+    total += np.float32(0.0)  # an exact zero sum is +0
+    total /= scale
+    with np.errstate(over="ignore"):
+        return total.astype(np.float16)
 
 
 def _ada_chunk(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Ada: two contiguous 16-term blocks (k 0-15, then 16-31), each rounding once to f16; C enters the first block."""
-    a_k = np.ascontiguousarray(a.transpose(2, 0, 1))[:, :, :, None]  # (32, T, 16, 1)
-    b_k = np.ascontiguousarray(b.transpose(1, 0, 2))[:, :, None, :]  # (32, T, 1, 8)
-    cv = c.view(np.float16).astype(np.float64)
-    c_inf = np.isinf(cv)
-    acc = np.where(c_inf, 0.0, cv)
-    for lo in (0, 16):
-        ka, kb = a_k[lo : lo + 16], b_k[lo : lo + 16]
-        new = _ada_block(_ADA_EXP[ka], _ADA_EXP[kb], _VALUES[ka], _VALUES[kb], acc)
-        acc = new if lo == 0 else new
-        if lo == 0:
-            blk1 = new
-    acc_inf_1 = np.isinf(blk1)
-    # an inf accumulator (from C or from block-1 overflow) passes through: the products are finite
-    with np.errstate(invalid="ignore"):
-        d = np.where(c_inf, cv, np.where(acc_inf_1, blk1, acc))
-    bits = d.astype(np.float16).view(np.uint16)
-    bits = _ada_signed_zeros(a, b, c, bits, blk1)
+    a_k = np.ascontiguousarray(a.transpose(2, 1, 0))[:, :, None, :]  # (32, 16, 1, T)
+    b_k = np.ascontiguousarray(b.transpose(1, 2, 0))[:, None, :, :]  # (32, 1, 8, T)
+    c16 = np.ascontiguousarray(c.transpose(1, 2, 0)).view(np.float16)  # (16, 8, T)
+    c_inf = np.isinf(c16)
+    acc = np.where(c_inf, np.float16(0), c16)
+    blk1 = _ada_block(_ADA_EXP[a_k[:16]], _ADA_EXP[b_k[:16]], _VALUES32[a_k[:16]], _VALUES32[b_k[:16]], acc)
+    blk1_inf = np.isinf(blk1)
+    acc = np.where(blk1_inf, np.float16(0), blk1)
+    blk2 = _ada_block(_ADA_EXP[a_k[16:]], _ADA_EXP[b_k[16:]], _VALUES32[a_k[16:]], _VALUES32[b_k[16:]], acc)
+    # an infinite accumulator (C itself, or block-1 overflow) passes through: the products are all finite
+    d = np.where(c_inf, c16, np.where(blk1_inf, blk1, blk2))
+    bits = np.ascontiguousarray(d.view(np.uint16).transpose(2, 0, 1))  # (T, 16, 8)
+    bits = _ada_signed_zeros(a, b, c, bits)
     return np.where(_nan_mask(a, b, c), np.uint16(F16_CANONICAL_NAN), bits)
 
 
-def _ada_signed_zeros(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: np.ndarray, blk1: np.ndarray) -> np.ndarray:
+def _ada_signed_zeros(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: np.ndarray) -> np.ndarray:
     """IEEE zero sign where nothing nonzero was summed: -0 iff C is -0 and every product is a negative zero."""
     cand = (c == 0x8000) & (bits == 0)
     if not cand.any():

@@ -103,24 +103,27 @@ def ada_dot(a: list[int], b: list[int], c: int) -> int:
     return acc_bits
 
 
-def hmma_sum(acc_bits: int, products: list[Fraction], frac_bits: int | None) -> int:
-    """One HMMA.16816.F16 step: acc + sum(products) rounded once to f16.
+HOPPER_FRAC_BITS = 25
 
-    frac_bits None: the exact sum. Otherwise each addend is first cut toward zero to `frac_bits` bits below the
-    largest addend exponent (a truncated wide accumulator); kept so the tests can report how the variants score.
+
+def hmma_sum(acc_bits: int, terms: list[tuple[Fraction, int]], frac_bits: int | None = HOPPER_FRAC_BITS) -> int:
+    """One HMMA.16816.F16 step: acc + sum of the product terms (value, exponent), rounded once to f16.
+
+    Each addend is first cut toward zero to `frac_bits` bits below the largest addend exponent; a product's exponent
+    is the sum of its f16 operands' exponents, the accumulator's is floor(log2|acc|). frac_bits None: the exact sum.
     """
     acc = f16_fraction(acc_bits)
     if isinstance(acc, float):
         return acc_bits
-    addends = [p for p in products if p != 0]
+    addends = [(p, e) for p, e in terms if p != 0]
     if acc != 0:
-        addends.append(acc)
+        addends.append((acc, floor_log2(abs(acc))))
     if not addends:
         return 0  # the hardware's zero: +0 (C = +0 in the first step; an f16 accumulator is never -0 here)
-    if frac_bits is not None:
-        unit = Fraction(2) ** (max(floor_log2(abs(t)) for t in addends) - frac_bits)
-        addends = [_trunc_to_unit(t, unit) for t in addends]
-    return round_to_f16(sum(addends, Fraction(0)))
+    if frac_bits is None:
+        return round_to_f16(sum((v for v, _ in addends), Fraction(0)))
+    unit = Fraction(2) ** (max(e for _, e in addends) - frac_bits)
+    return round_to_f16(sum((_trunc_to_unit(v, unit) for v, _ in addends), Fraction(0)))
 
 
 def f16_add_exact(x_bits: int, y_bits: int) -> int:
@@ -137,17 +140,27 @@ def f16_add_exact(x_bits: int, y_bits: int) -> int:
     return round_to_f16(s, negative_zero=(s == 0 and bool(x_bits & y_bits & 0x8000)))
 
 
-def hopper_dot(a: list[int], b: list[int], c: int, frac_bits: int | None = None) -> int:
+def _operand_exponent(v: Fraction) -> int:
+    """floor(log2|v|) of a nonzero operand value (as an f16, e4m3 subnormals are normal numbers)."""
+    return floor_log2(abs(v)) if v != 0 else 0
+
+
+def hopper_dot(a: list[int], b: list[int], c: int, frac_bits: int | None = HOPPER_FRAC_BITS) -> int:
     """One output of the Hopper (sm_90 lowering) model: HMMA over k%4 in {0,1}, HMMA over {2,3}, then HADD2 with c."""
     if any(x in E4M3_NAN_CODES for x in a) or any(x in E4M3_NAN_CODES for x in b) or (c & 0x7FFF) > 0x7C00:
         return NAN
-    prods = [e4m3_fraction(a[k])[0] * e4m3_fraction(b[k])[0] for k in range(32)]
-    acc = hmma_sum(0, [prods[k] for k in range(32) if k % 4 < 2], frac_bits)
-    acc = hmma_sum(acc, [prods[k] for k in range(32) if k % 4 >= 2], frac_bits)
+    terms = []
+    for k in range(32):
+        va, vb = e4m3_fraction(a[k])[0], e4m3_fraction(b[k])[0]
+        terms.append((va * vb, _operand_exponent(va) + _operand_exponent(vb)))
+    acc = hmma_sum(0, [terms[k] for k in range(32) if k % 4 < 2], frac_bits)
+    acc = hmma_sum(acc, [terms[k] for k in range(32) if k % 4 >= 2], frac_bits)
     return f16_add_exact(acc, c)
 
 
-def mma_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray, model: str, frac_bits: int | None = None) -> np.ndarray:
+def mma_reference(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, model: str, frac_bits: int | None = HOPPER_FRAC_BITS
+) -> np.ndarray:
     """The whole-tile slow model (same shapes as `mma_m16n8k32_e4m3_f16`); for tests and small checks only."""
     dot = ada_dot if model == "ada" else hopper_dot
     lead = a.shape[:-2]

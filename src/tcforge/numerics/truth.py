@@ -158,7 +158,7 @@ def _c_bits(kind: int, w: np.ndarray, p0: np.ndarray) -> np.ndarray:
 
 
 def _mirror_partner(k: np.ndarray, mode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For kind 5: (is this k the mirrored copy?, index of its source k). Mode 0 pairs k<->k+16, mode 1 pairs k<->k^2."""
+    """Kind 5: (is k the mirrored copy?, index of its source k); mode 0 pairs k<->k+16, mode 1 pairs k<->k^2."""
     is_copy = np.where(mode == 0, k >= 16, (k & 2) != 0)
     src = np.where(mode == 0, k & 15, k & ~2)
     return is_copy, src
@@ -202,7 +202,7 @@ def mma_tile_inputs(kind: int, seed: int, start: int, count: int) -> tuple[np.nd
 
 
 def tile_digests(d: np.ndarray) -> np.ndarray:
-    """Per-tile 64-bit digest (first 8 bytes of BLAKE2b of the tile's little-endian uint16 bits, row-major) of (n,16,8)."""
+    """Per-tile 64-bit digest of (n,16,8) uint16: first 8 bytes of BLAKE2b over the tile's little-endian bits."""
     d = np.ascontiguousarray(np.asarray(d, dtype="<u2"))
     if d.ndim != 3 or d.shape[1:] != (16, 8):
         raise TcforgeError(f"d: expected uint16 array of shape (n, 16, 8), got {d.shape}")
@@ -251,8 +251,24 @@ STREAM_F32 = 0x200  # +0, +1: x, y of cvt.rn.f16.f32 / mul.ftz.f32 / add.ftz.f32
 STREAM_APPROX = 0x300  # whole-domain f32 bit patterns for rcp / rsqrt / ex2
 STREAM_DIV = 0x310  # +0, +1: a, b of div.approx.ftz.f32
 
-_F16_SPECIALS = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE00, 0x7C01, 0x7BFF,
-                 0xFBFF, 0x0001, 0x8001, 0x03FF, 0x0400, 0x3C00, 0xBC00, 0x3555]
+_F16_SPECIALS = [
+    0x0000,
+    0x8000,
+    0x7C00,
+    0xFC00,
+    0x7E00,
+    0xFE00,
+    0x7C01,
+    0x7BFF,
+    0xFBFF,
+    0x0001,
+    0x8001,
+    0x03FF,
+    0x0400,
+    0x3C00,
+    0xBC00,
+    0x3555,
+]
 
 
 def f16_operands(seed: int, stream: int, n: int) -> np.ndarray:
@@ -266,8 +282,24 @@ def f16_operands(seed: int, stream: int, n: int) -> np.ndarray:
     return out.astype(np.uint16)
 
 
-_F32_SPECIALS = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00001, 0x00000001, 0x807FFFFF,
-                 0x00800000, 0x7F7FFFFF, 0x477FE000, 0x477FF000, 0x33800000, 0x33000000, 0x387FC000, 0x3F800000]
+_F32_SPECIALS = [
+    0x00000000,
+    0x80000000,
+    0x7F800000,
+    0xFF800000,
+    0x7FC00000,
+    0xFFC00001,
+    0x00000001,
+    0x807FFFFF,
+    0x00800000,
+    0x7F7FFFFF,
+    0x477FE000,
+    0x477FF000,
+    0x33800000,
+    0x33000000,
+    0x387FC000,
+    0x3F800000,
+]
 
 
 def f32_operands(seed: int, stream: int, n: int) -> np.ndarray:
@@ -289,7 +321,7 @@ def approx_operands(seed: int, n: int) -> np.ndarray:
 
 
 def div_operands(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) f32 bit patterns: the first 3/4 finite a with positive normal b (the required domain), the rest any bits."""
+    """(a, b) f32 bit patterns: the first 3/4 finite a over positive normal b (required domain), the rest any bits."""
     idx = np.arange(n, dtype=np.uint64)
     wa = rng_u32(seed, STREAM_DIV, idx)
     wb = rng_u32(seed, STREAM_DIV + 1, idx)

@@ -194,7 +194,7 @@ class DataFlow:
         found: set[int] = set()
         if b == 0:
             found.add(-1)
-        seen = {b}
+        seen: set[int] = set()
         stack = list(self.preds[b])
         while stack:
             p = stack.pop()
@@ -215,6 +215,8 @@ class DataFlow:
     def guarded_by_branch(self, pos: int) -> bool:
         """True when the statement's block is entered only around a conditional branch (it can be skipped)."""
         b = self.block_of[pos]
+        if len(self.preds[b]) != 1:
+            return False
         for p in self.preds[b]:
             last = self.fn.statements[self.block_ends[p]]
             if last.label is None and root(last.opcode) == "bra" and last.guard is not None:

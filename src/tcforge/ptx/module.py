@@ -1,14 +1,16 @@
 """The PTX module reader: header directives, declarations, `.entry`/`.func` with parameters, and linearised statements.
 
-Statements are numbered as the enc5 analysis numbers them: from 1 inside the function body, one per instruction or label,
-each with the physical line of its first token (`line`) and of its terminating `;` (`end_line`). Directives (`.reg`,
-`.shared`, `.loc`, `.pragma`, ...) and scope braces are not statements; a multi-line instruction is one statement.
+Statements are numbered as the enc5 analysis numbers them: from 1 inside the function body, one per instruction or
+label, each with the physical line of its first token (`line`) and of its terminating `;` (`end_line`). Directives
+(`.reg`, `.shared`, `.loc`, `.pragma`, ...) and scope braces are not statements; a multi-line instruction is one
+statement.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from tcforge.ptx.errors import PTXSyntaxError
@@ -106,7 +108,8 @@ class Module:
             if len(self.entries) == 1:
                 return self.entries[0]
             names = ", ".join(f.name for f in self.entries) or "none"
-            raise PTXSyntaxError(self.file, 1, 1, f"module has {len(self.entries)} entries ({names}); pick one with --entry")
+            raise PTXSyntaxError(self.file, 1, 1,
+                                 f"module has {len(self.entries)} entries ({names}); pick one with --entry")
         for f in bodies:
             if f.name == name:
                 return f
@@ -114,7 +117,7 @@ class Module:
         raise PTXSyntaxError(self.file, 1, 1, f"entry {name!r} not found; entries: {names}")
 
 
-_TOKEN = re.compile(r'(\n)|(//[^\n]*)|(/\*)|("(?:[^"\\\n]|\\.)*")|([;{}])|([^\n;{}"/]+)|(.)', re.S)
+_TOKEN = re.compile(r'(\n)|(//[^\n]*)|(/\*.*?\*/)|("(?:[^"\\\n]|\\.)*")|([;{}])|([^\n;{}"/]+)|(.)', re.S)
 _LABEL = re.compile(r"([$%A-Za-z_][\w$]*)\s*:(?!:)")
 _GUARD = re.compile(r"@\s*(!?)\s*(%?[A-Za-z_$][\w$]*)\s+")
 _OPCODE = re.compile(r"([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_:]+)*)(?=\s|$)")
@@ -125,7 +128,8 @@ _HEADER = re.compile(
 )
 _PERF = re.compile(r"\.(maxntid|reqntid|minnctapersm|maxnreg|reqnctapercluster|maxclusterrank|explicitcluster|noreturn"
                    r"|blocksareclusters|pragma)\b\s*([0-9,\s]*)")
-_DECL = re.compile(r"((?:\.(?:extern|visible|weak|common)\s+)*)\.(shared|global|const|local|texref|surfref|samplerref)\b"
+_DECL = re.compile(r"((?:\.(?:extern|visible|weak|common)\s+)*)"
+                   r"\.(shared|global|const|local|texref|surfref|samplerref)\b"
                    r"(.*)", re.S)
 _NAME_ARR = re.compile(r"([A-Za-z_$%][\w$]*)(?:\[(\d*)\])?")
 _REG_RANGE = re.compile(r"(%?[A-Za-z_$][\w$]*)<(\d+)>")
@@ -134,50 +138,52 @@ _MODULE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc", "
 
 
 class _Tokens:
-    """A cursor over (kind, text, line, col) tokens; comments dropped, block-comment newlines counted."""
+    """All (kind, text, line, col) tokens of a text, comments dropped; `next()` returns None at the end."""
 
     def __init__(self, file: str, text: str) -> None:
         self.file, self.text = file, text
-        self.pos, self.line, self.line_start = 0, 1, 0
+        self.line = 1
+        toks = self._scan(text)
+        self.line = toks[-1][2] + 1 if toks else 1
+        self.next = partial(next, iter(toks), None)
 
     def error(self, line: int, col: int, message: str) -> PTXSyntaxError:
         return PTXSyntaxError(self.file, line, col, message)
 
-    def next(self):
-        text, match = self.text, _TOKEN.match
-        while self.pos < len(text):
-            m = match(text, self.pos)
-            start = self.pos
-            col = start - self.line_start + 1
+    def _scan(self, text: str) -> list[tuple[str, str, int, int]]:
+        out: list[tuple[str, str, int, int]] = []
+        append = out.append
+        line, line_start = 1, 0
+        for m in _TOKEN.finditer(text):
             g = m.lastindex
-            self.pos = m.end()
             if g == 1:
-                tok = ("nl", "\n", self.line, col)
-                self.line += 1
-                self.line_start = self.pos
-                return tok
-            if g == 2:
+                append(("nl", "\n", line, m.start() - line_start + 1))
+                line += 1
+                line_start = m.end()
+            elif g == 6:
+                append(("text", m.group(6), line, m.start() - line_start + 1))
+            elif g == 5:
+                c = m.group(5)
+                append((c, c, line, m.start() - line_start + 1))
+            elif g == 2:
                 continue
-            if g == 3:
-                end = text.find("*/", start + 2)
-                if end < 0:
-                    raise self.error(self.line, col, "unterminated /* comment")
-                body = text[start:end]
+            elif g == 3:
+                body = m.group(3)
                 n = body.count("\n")
                 if n:
-                    self.line += n
-                    self.line_start = start + body.rfind("\n") + 1
-                self.pos = end + 2
-                continue
-            if g == 4:
-                return ("str", m.group(4), self.line, col)
-            if g == 5:
-                return (m.group(5), m.group(5), self.line, col)
-            if g == 6:
-                return ("text", m.group(6), self.line, col)
-            ch = m.group(7)
-            raise self.error(self.line, col, f"unexpected character {ch!r}")
-        return None
+                    line += n
+                    line_start = m.start() + body.rfind("\n") + 1
+            elif g == 4:
+                append(("str", m.group(4), line, m.start() - line_start + 1))
+            else:
+                ch = m.group(7)
+                col = m.start() - line_start + 1
+                if text.startswith("/*", m.start()):
+                    raise self.error(line, col, "unterminated /* comment")
+                if ch == '"':
+                    raise self.error(line, col, "unterminated string")
+                raise self.error(line, col, f"unexpected character {ch!r}")
+        return out
 
 
 def _parse_params(file: str, text: str, line: int, col: int) -> list[Param]:
@@ -185,7 +191,11 @@ def _parse_params(file: str, text: str, line: int, col: int) -> list[Param]:
     cursor = 0
     if not text.strip():
         return params
-    for piece in split_top(text):
+    try:
+        pieces = split_top(text)
+    except OperandError as exc:
+        raise PTXSyntaxError(file, line, col, f"parameter list: {exc}") from None
+    for piece in pieces:
         words = piece.split()
         if not words or words[0] not in (".param", ".reg"):
             raise PTXSyntaxError(file, line, col, f"malformed parameter {piece.strip()!r}")
@@ -297,7 +307,8 @@ class _Reader:
                         continue
                     start = (line, col + len(text) - len(s))
                     if not seen_any and not s.startswith(".version"):
-                        raise self.err(*start, f"expected '.version' at the start of a PTX module, got {s.split()[0]!r}")
+                        raise self.err(*start,
+                                       f"expected '.version' at the start of a PTX module, got {s.split()[0]!r}")
                     seen_any = True
                     if not s.startswith("."):
                         raise self.err(*start, f"unknown token {s.split()[0]!r} at module level")
@@ -437,7 +448,8 @@ class _Reader:
             tok = nxt()
             if tok is None:
                 raise self.err(self.toks.line, 1,
-                               f"unexpected end of file: body of {fn.name!r} opened at {brace[0]}:{brace[1]} is not closed")
+                               f"unexpected end of file: body of {fn.name!r} opened at {brace[0]}:{brace[1]} "
+                               "is not closed")
             kind, text, line, col = tok
             if kind == "text":
                 if skip_line:
@@ -558,7 +570,8 @@ class _Reader:
             pos = gm.end()
         om = _OPCODE.match(body, pos)
         if om is None:
-            raise self.err(line, col + pos, f"unknown token {body[pos:].split(None, 1)[0] if body[pos:].strip() else body!r}")
+            tok = body[pos:].split(None, 1)[0] if body[pos:].strip() else body
+            raise self.err(line, col + pos, f"unknown token {tok!r}")
         opcode = om.group(1)
         r = opcode.split(".", 1)[0]
         if r not in KNOWN_ROOTS:
@@ -592,7 +605,10 @@ def read_module(text: str | bytes, file: str = "<ptx>") -> Module:
     if not text.strip():
         raise PTXSyntaxError(file, 1, 1, "empty PTX module")
     reader = _Reader(file, text)
-    reader.read()
+    try:
+        reader.read()
+    except OperandError as exc:  # a bracket or list error outside an instruction (parameter lists, declarations)
+        raise PTXSyntaxError(file, reader.toks.line, 1, str(exc)) from None
     return Module(file, reader.version, reader.target, reader.address_size, reader.functions, reader.decls,
                   text.count("\n") + 1)
 

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
-KNOWN_ROOTS = frozenset(
-    """abs activemask add addc alloca and applypriority atom bar barrier bfe bfi bfind bmsk bra brev brkpt brx call
-    clusterlaunchcontrol clz cnot copysign cos cp createpolicy cvt cvta discard div dp2a dp4a elect ex2 exit fence fma
-    fns getctarank griddepcontrol isspacep istypeof ld ldmatrix ldu lg2 lop3 mad mad24 madc mapa match max mbarrier
-    membar min mma mov movmatrix mul mul24 multimem nanosleep neg not or pmevent popc prefetch prefetchu prmt rcp red
-    redux rem ret rsqrt sad selp set setmaxnreg setp shf shfl shl shr sin slct sqrt st stackrestore stacksave stmatrix
-    sub subc suld suq sured sust szext tanh tcgen05 tensormap testp tex tld4 trap txq vabsdiff vabsdiff2 vabsdiff4 vadd
-    vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2 vmin4 vote vset vset2 vset4 vshl vshr vsub vsub2 vsub4
-    wgmma wmma xor""".split()
-)
+from functools import lru_cache
+
+KNOWN_ROOTS = frozenset([
+    "abs", "activemask", "add", "addc", "alloca", "and", "applypriority", "atom", "bar", "barrier", "bfe",
+    "bfi", "bfind", "bmsk", "bra", "brev", "brkpt", "brx", "call", "clusterlaunchcontrol", "clz", "cnot",
+    "copysign", "cos", "cp", "createpolicy", "cvt", "cvta", "discard", "div", "dp2a", "dp4a", "elect", "ex2",
+    "exit", "fence", "fma", "fns", "getctarank", "griddepcontrol", "isspacep", "istypeof", "ld", "ldmatrix",
+    "ldu", "lg2", "lop3", "mad", "mad24", "madc", "mapa", "match", "max", "mbarrier", "membar", "min", "mma",
+    "mov", "movmatrix", "mul", "mul24", "multimem", "nanosleep", "neg", "not", "or", "pmevent", "popc",
+    "prefetch", "prefetchu", "prmt", "rcp", "red", "redux", "rem", "ret", "rsqrt", "sad", "selp", "set",
+    "setmaxnreg", "setp", "shf", "shfl", "shl", "shr", "sin", "slct", "sqrt", "st", "stackrestore", "stacksave",
+    "stmatrix", "sub", "subc", "suld", "suq", "sured", "sust", "szext", "tanh", "tcgen05", "tensormap", "testp",
+    "tex", "tld4", "trap", "txq", "vabsdiff", "vabsdiff2", "vabsdiff4", "vadd", "vadd2", "vadd4", "vavrg2",
+    "vavrg4", "vmad", "vmax", "vmax2", "vmax4", "vmin", "vmin2", "vmin4", "vote", "vset", "vset2", "vset4",
+    "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma", "wmma", "xor"
+])
 
 # opcodes (by prefix) that write no register: every operand is read
 _NO_DEST_PREFIXES = (
     "st.", "st", "sust", "sured", "red.", "bra", "brx", "bar", "barrier", "ret", "exit", "membar", "fence",
-    "cp.", "prefetch", "trap", "brkpt", "pmevent", "wgmma.fence", "wgmma.commit_group", "wgmma.wait_group",
+    "cp.", "prefetch", "trap", "brkpt", "pmevent", "wgmma.fence", "wgmma.commit_group",
+    "wgmma.wait_group",
     "tcgen05.mma", "tcgen05.commit", "tcgen05.st", "tcgen05.cp", "tcgen05.shift", "tcgen05.fence", "tcgen05.wait",
     "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.alloc", "stmatrix", "mbarrier.init",
     "mbarrier.inval", "mbarrier.expect_tx", "mbarrier.complete_tx", "griddepcontrol", "setmaxnreg", "nanosleep",
-    "discard", "applypriority", "stackrestore", "multimem.st", "multimem.red", "tensormap.replace", "tensormap.cp_fenceproxy",
+    "discard", "applypriority", "stackrestore", "multimem.st", "multimem.red", "tensormap.replace",
+    "tensormap.cp_fenceproxy",
     "wmma.store", "mbarrier.arrive_drop.noComplete",
 )
 _NO_DEST_EXACT = frozenset({"st", "bra", "ret", "exit", "trap", "brkpt"})
@@ -41,6 +49,7 @@ def root(opcode: str) -> str:
     return opcode.split(".", 1)[0]
 
 
+@lru_cache(maxsize=4096)
 def writes_first_operand(opcode: str) -> bool:
     """True when the instruction's first operand is a destination (false for stores, branches, barriers, ...)."""
     if opcode in _NO_DEST_EXACT:

@@ -113,7 +113,10 @@ def _hex_float(text: str, width: int) -> float:
 
     neg = text.startswith("-")
     bits = int(text.lstrip("+-")[2:], 16)
-    v = struct.unpack("<f", struct.pack("<I", bits))[0] if width == 32 else struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if width == 32:
+        v = struct.unpack("<f", struct.pack("<I", bits))[0]
+    else:
+        v = struct.unpack("<d", struct.pack("<Q", bits))[0]
     return -v if neg else v
 
 

@@ -159,15 +159,37 @@ def _spell(v: Lin) -> str:
     return f"({format_lin(v)})"
 
 
-def special_ranges(fn: Function) -> dict[str, tuple[int, int]]:
-    """Value ranges of the special registers this launch can see (from .reqntid/.maxntid, else hardware maxima)."""
-    dims = fn.directives.get("reqntid") or fn.directives.get("maxntid") or ()
-    nt = list(dims) + [1] * (3 - len(dims)) if dims else [1024, 1024, 64]
+HW_BLOCK = (1024, 1024, 64)
+
+
+def block_bounds(fn: Function, block: tuple[int, ...] | None = None) -> tuple[tuple[int, int, int], bool]:
+    """Largest block dimensions a launch can have: the given `block`, else `.reqntid` (exact), else per-dimension
+    hardware limits capped by the `.maxntid` thread count (it bounds the product, not each dimension).
+    The flag says whether the dimensions are exact."""
+    if block:
+        b = tuple(block) + (1,) * (3 - len(block))
+        return (b[0], b[1], b[2]), True
+    req = fn.directives.get("reqntid")
+    if req:
+        b = tuple(req) + (1,) * (3 - len(req))
+        return (b[0], b[1], b[2]), True
+    mx = fn.directives.get("maxntid")
+    total = 1024
+    if mx:
+        total = 1
+        for v in mx:
+            total *= v
+    return (min(HW_BLOCK[0], total), min(HW_BLOCK[1], total), min(HW_BLOCK[2], total)), False
+
+
+def special_ranges(fn: Function, block: tuple[int, ...] | None = None) -> dict[str, tuple[int, int]]:
+    """Value ranges of the special registers a thread of the launch can see (see `block_bounds`)."""
+    nt, exact = block_bounds(fn, block)
     r = {"%laneid": (0, 31)}
     for i, ax in enumerate("xyz"):
         r[f"%tid.{ax}"] = (0, nt[i] - 1)
-        r[f"%ntid.{ax}"] = (nt[i], nt[i]) if dims else (1, nt[i])
-    total = nt[0] * nt[1] * nt[2] if dims else 1024
+        r[f"%ntid.{ax}"] = (nt[i], nt[i]) if exact else (1, nt[i])
+    total = nt[0] * nt[1] * nt[2] if exact else min(1024, nt[0] * nt[1] * nt[2])
     r["%warpid"] = (0, max(0, (total + 31) // 32 - 1))
     return r
 
@@ -175,10 +197,10 @@ def special_ranges(fn: Function) -> dict[str, tuple[int, int]]:
 class Evaluator:
     """Evaluates registers to Lin values along reaching definitions (memoised per definition)."""
 
-    def __init__(self, fn: Function, flow: DataFlow) -> None:
+    def __init__(self, fn: Function, flow: DataFlow, block: tuple[int, ...] | None = None) -> None:
         self.fn, self.flow = fn, flow
         self.stmts = fn.statements
-        self.ranges = special_ranges(fn)
+        self.ranges = special_ranges(fn, block)
         self.atoms: dict[str, Atom] = {}
         self.params = {p.name: p for p in fn.params}
         self.shared = {d.name for d in fn.decls if d.space == "shared"}

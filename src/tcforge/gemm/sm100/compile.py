@@ -85,6 +85,16 @@ class CompileReport:
         return "\n".join(lines)
 
 
+def _wheel_bundled(tool: str) -> Path | None:
+    """A tool shipped in NVIDIA's PyPI wheels (e.g. `nvidia-cuda-cuobjdump` puts it in nvidia/cu13/bin)."""
+    spec = importlib.util.find_spec("nvidia")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(root).glob(f"cu*/bin/{tool}"), reverse=True):
+            if path.is_file():
+                return path
+    return None
+
+
 def _triton_bundled(tool: str) -> Path | None:
     spec = importlib.util.find_spec("triton")
     if spec is None or spec.origin is None:
@@ -94,7 +104,7 @@ def _triton_bundled(tool: str) -> Path | None:
 
 
 def find_tool(tool: str) -> str | None:
-    """Locate a CUDA tool: $TCFORGE_<TOOL>, PATH, $CUDA_HOME/bin, beside nvcc, then the copy Triton bundles."""
+    """Locate a CUDA tool: $TCFORGE_<TOOL>, PATH, $CUDA_HOME/bin, beside nvcc, NVIDIA's wheels, then Triton's copy."""
     env = os.environ.get(f"TCFORGE_{tool.upper()}")
     if env:
         return env
@@ -108,7 +118,7 @@ def find_tool(tool: str) -> str | None:
     for d in dirs:
         if (d / tool).is_file():
             return str(d / tool)
-    bundled = _triton_bundled(tool)
+    bundled = _wheel_bundled(tool) or _triton_bundled(tool)
     return str(bundled) if bundled else None
 
 
@@ -155,6 +165,7 @@ def cross_check_defines(stages: int) -> list[str]:
         f"-DTCF_EXPECT_BDESC_AT_1024={descriptors.kernel_b_desc(1024):#x}ull",
         f"-DTCF_EXPECT_SMEM_BYTES={launch.smem_bytes(stages)}u",
         f"-DTCF_EXPECT_THREADS={launch.THREADS}",
+        f"-DTCF_EXPECT_CTAS_PER_SM={launch.ctas_per_sm(stages)}",
         f"-DTCF_EXPECT_PAIR_TX={2 * launch.stage_bytes()}u",
     ]
 
@@ -192,8 +203,12 @@ def compile_sm100(arch: str = "sm_100a", *, stages: int = launch.DEFAULT_STAGES,
             if sass_tool is None:
                 notes.append("cuobjdump not found: no SASS inspected")
             else:
+                env = dict(os.environ)
+                disasm = find_tool("nvdisasm")  # cuobjdump -sass runs nvdisasm; wheels put it beside cuobjdump
+                if disasm and "NVDISASM_PATH" not in env:
+                    env["NVDISASM_PATH"] = str(Path(disasm).parent)
                 dump = subprocess.run([sass_tool, "-sass", str(cubin_path)], capture_output=True, text=True,
-                                      check=False)
+                                      check=False, env=env)
                 if dump.returncode == 0:
                     sass = dump.stdout
                 else:

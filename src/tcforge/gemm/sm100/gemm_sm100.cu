@@ -7,7 +7,7 @@
 //   * BK = 64: one stage is a 128x64 A box and two 64x64 B slabs per CTA (32 KiB), loaded by TMA with 128-byte swizzle
 //     into a ring of TCF_STAGES stages guarded by full / empty mbarriers;
 //   * warp specialisation: warps 0-7 epilogue, warp 8 TMA producer, warp 9 MMA issuer (and TMEM allocator);
-//   * staged epilogue: TMEM -> registers (tcgen05.ld) -> 128B-swizzled shared memory -> TMA store, in 32x32 fp32 sub-tiles.
+//   * staged epilogue: TMEM -> registers (tcgen05.ld) -> 128B-swizzled shared memory -> TMA store, 32x32 fp32 boxes.
 //
 // Compiled for sm_100a only (tcgen05 and TMEM exist nowhere else). It has never run: the project has no Blackwell GPU.
 // The host side (grid, cluster, shared memory bytes, tensor-map boxes) is described in launch.py beside this file.
@@ -119,6 +119,9 @@ static_assert(Idesc<DType::BF16>::value == TCF_EXPECT_IDESC_BF16, "idesc (bf16) 
 #endif
 #ifdef TCF_EXPECT_SMEM_BYTES
 static_assert(kSmemBytes == TCF_EXPECT_SMEM_BYTES, "dynamic shared memory differs from launch.py");
+#endif
+#ifdef TCF_EXPECT_CTAS_PER_SM
+static_assert(kMinBlocksPerSm == TCF_EXPECT_CTAS_PER_SM, "CTAs per SM differ from launch.py");
 #endif
 #ifdef TCF_EXPECT_THREADS
 static_assert(kThreads == TCF_EXPECT_THREADS, "block size differs from launch.py");
@@ -325,10 +328,10 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
                 tc_fence_after();
 #pragma unroll
                 for (int k = 0; k < kBK / kUmmaK; ++k) {
-                    const uint64_t a_desc =
-                        make_smem_desc(a_stage(s) + static_cast<uint32_t>(k) * kAStepBytes, kALbo, kASbo, Swizzle::B128);
-                    const uint64_t b_desc =
-                        make_smem_desc(b_stage(s) + static_cast<uint32_t>(k) * kBStepBytes, kBLbo, kBSbo, Swizzle::B128);
+                    const uint32_t a_addr = a_stage(s) + static_cast<uint32_t>(k) * kAStepBytes;
+                    const uint32_t b_addr = b_stage(s) + static_cast<uint32_t>(k) * kBStepBytes;
+                    const uint64_t a_desc = make_smem_desc(a_addr, kALbo, kASbo, Swizzle::B128);
+                    const uint64_t b_desc = make_smem_desc(b_addr, kBLbo, kBSbo, Swizzle::B128);
                     mma_pair_f16(tmem_base, a_desc, b_desc, idesc, (t > 0 || k > 0) ? 1u : 0u);
                 }
                 mma_commit_multicast(empty_bar(s), 0x3);
@@ -344,7 +347,8 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
         tc_fence_after();
         // The ring is idle now (every MMA that read it has completed), so it holds the staging buffers.
         const uint32_t staging = ring + static_cast<uint32_t>(warp) * kStagingBytesPerWarp;
-        const uint32_t taddr = tmem_base + (static_cast<uint32_t>(quarter * 32) << 16) + static_cast<uint32_t>(half * kCtaN);
+        const uint32_t lane_field = static_cast<uint32_t>(quarter * 32) << 16;   // TMEM address: lane << 16 | column
+        const uint32_t taddr = tmem_base + lane_field + static_cast<uint32_t>(half * kCtaN);
         const int row0 = m_cta + quarter * 32;
         const int col0 = n_tile + half * kCtaN;
         const uint32_t row_addr = static_cast<uint32_t>(lane) * 128;   // lane i writes row i of the 32x32 box

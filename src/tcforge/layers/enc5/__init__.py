@@ -1,4 +1,5 @@
-"""enc5, the last Swin encoder layer of the denoiser: descriptor, weight image, inputs and the bit-exact CPU reference."""
+"""enc5, the last Swin encoder layer of the denoiser: descriptor, weight image, inputs and the bit-exact CPU
+reference."""
 
 from tcforge.layers.enc5.assumptions import CATALOGUE, Assumptions
 from tcforge.layers.enc5.descriptor import PARAMS, PHASES, launch_geometry, phase, phase_table

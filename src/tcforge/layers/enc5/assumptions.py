@@ -1,7 +1,9 @@
 """Every point the enc5 sources leave open, as one named, documented, switchable assumption.
 
-Each entry records the evidence, the choice made (the default) and the alternatives. `Assumptions` carries the choices into
-`reference(...)`; `Assumptions.parse(["halo_order=ring", ...])` selects others without editing code (`tcforge enc5 run --assume`).
+Each entry records the evidence, the choice made (the default) and the alternatives. `Assumptions` carries the
+choices into
+`reference(...)`; `Assumptions.parse(["halo_order=ring", ...])` selects others without editing code (`tcforge enc5
+run --assume`).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "input_format",
         "input buffer (param+8) format [enc5.md §5.1]",
-        "The prologue reads 40 ld.global.v2.u16 per lane at [input + 4·idx] (u32 units) and issues 80 e4m3x2 requantisations; "
-        "E60 writes the layer's output with the same u32 indexing (8·ex·y + 8·x + d, plane stride 8·ex·ey). enc4 writes "
+        "The prologue reads 40 ld.global.v2.u16 per lane at [input + 4·idx] (u32 units) and issues 80 e4m3x2 "
+        "requantisations; "
+        "E60 writes the layer's output with the same u32 indexing (8·ex·y + 8·x + d, plane stride 8·ex·ey). enc4 "
+        "writes "
         "the arena enc5 reads.",
         "arena",
         {"arena": "5 planes × ey × ex × 32 e4m3 bytes, the layout E60 writes (record byte order: input_record_order)"},
@@ -36,8 +40,10 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "input_record_order",
         "byte order inside a token's 32-byte input record [§5.1]",
-        "Follows the pack: u32 word t holds e4m3 of channels (2t, 2t+1, 16+2t, 17+2t), word t|4 the same +8, i.e. the A "
-        "fragment's mma k order; the prologue stages these words as A fragments without shuffling.",
+        "Follows the pack: u32 word t holds e4m3 of channels (2t, 2t+1, 16+2t, 17+2t), word t|4 the same +8, "
+        "i.e. the A fragment's mma k order; the prologue stages these words as A fragments without shuffling. "
+        "The W+0 gain loads give lane t the entries 8i+2t, 8i+2t+1: exactly the channels this order puts in lane "
+        "t (with natural order lane t would hold 4t..4t+3 and the per-lane table pairs would not line up).",
         "pack",
         {"pack": "record byte b = channel 32p + perm(b) (mma k order)", "natural": "record byte b = channel 32p + b"},
     ),
@@ -51,7 +57,8 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "prologue_norm",
         "prologue arithmetic [§5.1]",
-        "The analysis lists only the prologue's loads: the input words, the W+0 160-entry f16 table, 80 requantisations. "
+        "The analysis lists only the prologue's loads: the input words, the W+0 160-entry f16 table, 80 "
+        "requantisations. "
         "The same code shape in E20 is an RMS norm (Σx² in f16, +2⁻¹³, rsqrt.approx, ×gain).",
         "rms",
         {
@@ -63,7 +70,8 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "prologue_sum_tree",
         "f16 tree of the prologue's sum of squares [§5.1]",
-        "No source gives it. A lane holds 20 f16x2 words per row (n-tile order); E20's counts (42 add.f16x2 for 2 rows) fit a "
+        "No source gives it. A lane holds 20 f16x2 words per row (n-tile order); E20's counts (42 add.f16x2 for "
+        "2 rows) fit a "
         "19-add in-lane reduction + 2 butterfly steps, but not its shape.",
         "sequential",
         {"sequential": "((w0+w1)+w2)+…+w19, then butterfly bit 0, bit 1, then lo+hi",
@@ -88,8 +96,10 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "residual",
         "the residual added to the projection bias in E12 (phase 13's C) [§5.1]",
-        "E12 adds a 160-column table to a per-row value; the analysis points at a shared reload that is in fact phase 13's A. "
-        "enc4's reading: the dequantised raw input; one draft's: the staged e4m3 operand.",
+        "E12's 80 add.f16 need 80 f16 residual values per lane (2 rows × 40 columns); the shared reload the "
+        "analysis names (smem + 512·z + 16·laneid) is phase 13's A and holds only 16 e4m3 bytes, so the residual "
+        "is register-resident since the prologue (whose lanes hold the same rows and columns). enc4's reading: the "
+        "dequantised raw input; one draft's: the staged e4m3 operand.",
         "raw_input",
         {"raw_input": "f16 of the e4m3 input token (pre-norm residual)",
          "staged": "f16 of the staged (normalised, requantised) e4m3 operand"},
@@ -97,7 +107,8 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "table_offsets",
         "bases of the 160-entry tables of E12/E20 (analysis 221520…/221840… vs 221504/221824)",
-        "The analysis quotes first-issued load offsets; 20 loads at stride 16 from 221520 would end at 221840 and overlap the "
+        "The analysis quotes first-issued load offsets; 20 loads at stride 16 from 221520 would end at 221840 "
+        "and overlap the "
         "gain; the loads are issued in rotated order (enc5.md §3).",
         "rotated",
         {"rotated": "tables at 221504 and 221824 (natural order)",
@@ -106,7 +117,8 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "e20_sum_tree",
         "f16 tree of E20's sum of squares [§5.1]",
-        "42 add.f16x2 + 4 shfl for two rows = 19 in-lane adds + 2 butterfly adds per row, then add.f16 of the halves; the "
+        "42 add.f16x2 + 4 shfl for two rows = 19 in-lane adds + 2 butterfly adds per row, then add.f16 of the "
+        "halves; the "
         "in-lane shape is not documented.",
         "sequential",
         {"sequential": "((w0+w1)+w2)+…+w19 over n-tile words, butterfly bit 0 then bit 1, lo+hi",
@@ -122,7 +134,8 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "e21_residual",
         "the residual E21 adds to the 232448 table (phase 22's C) [U4]",
-        "80 add.f16 table[column] + a register pair the one-hop walk does not resolve; the even-phase chain is the residual "
+        "80 add.f16 table[column] + a register pair the one-hop walk does not resolve; the even-phase chain is "
+        "the residual "
         "stream.",
         "d20",
         {"d20": "phase 20's D (the attention block's output, pre-norm residual)",
@@ -131,15 +144,19 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "e60_lane_guard",
         "the 'laneid > 15' term of E60's store guard",
-        "The analysis lists (laneid>15) in p1/p2 next to y = y0 + 2z + (laneid>>5), which is always 0 for a real laneid; "
-        "applying it would leave columns x0+4..x0+7 of every window unwritten. enc5.md §5 states only the (x, y) bounds.",
+        "The analysis lists (laneid>15) in p1/p2 next to y = y0 + 2z + (laneid>>5), which is always 0 for a real "
+        "laneid; "
+        "applying it would leave columns x0+4..x0+7 of every window unwritten. enc5.md §5 states only the (x, y) "
+        "bounds.",
         "ignore",
-        {"ignore": "only the (x, y) bounds guard the stores", "apply": "lanes 16..31 (tokens x0+4..x0+7) skip their stores"},
+        {"ignore": "only the (x, y) bounds guard the stores",
+         "apply": "lanes 16..31 (tokens x0+4..x0+7) skip their stores"},
     ),
     AssumptionInfo(
         "e61_values",
         "which head outputs feed E61's softmax and taps [§5.1]",
-        "Five ld.shared.u32 = 10 f16; the row max uses 3 max.f16x2 + 2 max.f16 = 9 values (4 words + one half). Thread L<64 "
+        "Five ld.shared.u32 = 10 f16; the row max uses 3 max.f16x2 + 2 max.f16 = 9 values (4 words + one half). "
+        "Thread L<64 "
         "handles token L of the window (x0 + L%8, y0 + L//8), the guard being (L>>5 > 1).",
         "first9",
         {"first9": "softmax over D61[token, 0..8]; tap i (raster order of the 3×3) weighted by value i",
@@ -156,32 +173,39 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "e61_fold",
         "E61's softmax sum and weighted fold",
-        "f32 sum of the ex2 results, div.approx(1, sum), five mul.f16x2, then 12 fma.rn.f16x2 from 0 (9 taps × 2 words would "
-        "be 18: the pairing is undocumented). Texture reads outside the texture are not reachable for ex, ey ≥ 3.",
-        "sequential",
-        {"sequential": "sum e0+…+e8 in f32 in order; acc = fma(p_i, tap_i, acc) for i = 0..8 per channel; out-of-texture "
-                       "taps (ex or ey < 3) read 0"},
+        "f32 sum of the ex2 results, div.approx(1, sum), five mul.f16x2 (p as pairs (p0,p1)…(p8,p9)), then "
+        "12 fma.rn.f16x2 from 0: 3 colour channels × 4 tap pairs fits the count (per-tap f16x2 folds would "
+        "need 18); how the 9th tap and the two halves are combined is not listed. Texture reads outside the "
+        "texture are not reachable for ex, ey ≥ 3 (they read 0 here).",
+        "paired",
+        {"paired": "per channel: acc = fma((p2i,p2i+1), (tap2i,tap2i+1), acc), i = 0..3; out = fma(p8, tap8, "
+                   "acc.lo + acc.hi); the f32 sum runs e0+…+e8 in order",
+         "sequential": "per channel: acc = fma(p_i, tap_i, acc) for i = 0..8 (18 f16x2 fmas' worth)"},
     ),
     AssumptionInfo(
         "grid",
         "launch grid as a function of the extents [inference]",
         "Grid (5,3,1) at 40×23 tokens; enc5.md: ceil(ex/8) × ceil(ey/8).",
         "ceil",
-        {"ceil": "ceil(ex/8) × ceil(ey/8)", "ceil_offset": "ceil((ex+ox)/8) × ceil((ey+oy)/8) (covers shifted windows)"},
+        {"ceil": "ceil(ex/8) × ceil(ey/8)",
+         "ceil_offset": "ceil((ex+ox)/8) × ceil((ey+oy)/8) (covers shifted windows)"},
     ),
     AssumptionInfo(
         "image_size",
         "weight-image extent (analysis 431,124 vs 431,136)",
-        "The largest immediate is 431120 (+4 = 431124); table loads add up to 12 bytes of per-lane offset ((laneid<<2)&12), "
+        "The largest immediate is 431120 (+4 = 431124); table loads add up to 12 bytes of per-lane offset "
+        "((laneid<<2)&12), "
         "so lanes t=1..3 read up to 431136 (enc4's allocation shows the same +12).",
         "431136",
-        {"431136": "images must be exactly 431,136 bytes", "pad_431124": "also accept 431,124 bytes, zero-padding the head "
+        {"431136": "images must be exactly 431,136 bytes",
+         "pad_431124": "also accept 431,124 bytes, zero-padding the head "
                                                                           "bias's last 12 bytes"},
     ),
     AssumptionInfo(
         "warps",
         "warps per block (analysis U7/U8 'four groups')",
-        "8 × 2048-byte staging, 8 weight slots, grid (5,3,1) × block (32,1,8); the %tid.z > 3 guard makes warps 4..7 exit "
+        "8 × 2048-byte staging, 8 weight slots, grid (5,3,1) × block (32,1,8); the %tid.z > 3 guard makes warps "
+        "4..7 exit "
         "after E12.",
         "8",
         {"8": "8 warps = 8 heads; warps 0..3 run phases 13–61"},
@@ -214,7 +238,8 @@ CATALOGUE: tuple[AssumptionInfo, ...] = (
     AssumptionInfo(
         "p12_operands",
         "P12's A/B k order [U3]",
-        "P (probabilities) and V (movmatrix-transposed D10) are packed by the same pack as every other operand; the two must "
+        "P (probabilities) and V (movmatrix-transposed D10) are packed by the same pack as every other operand; "
+        "the two must "
         "agree for the dot product to be P·V.",
         "pack",
         {"pack": "keys 32s + perm(kk) on both sides"},
@@ -244,7 +269,7 @@ class Assumptions:
     e60_lane_guard: str = "ignore"
     e61_values: str = "first9"
     e61_tap_clamp: str = "center"
-    e61_fold: str = "sequential"
+    e61_fold: str = "paired"
     grid: str = "ceil"
     image_size: str = "431136"
 

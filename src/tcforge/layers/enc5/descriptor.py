@@ -1,6 +1,8 @@
-"""The enc5 layer as data: 61 phases (corrected shapes, operand sources, chaining, epilogues), the parameter block and the launch.
+"""The enc5 layer as data: 61 phases (corrected shapes, operand sources, chaining, epilogues), the parameter block
+and the launch.
 
-Numbers come from the analysis's §2.1 (statement ranges, byte offsets, epilogue sizes) with its §2.2 shape corrections and the
+Numbers come from the analysis's §2.1 (statement ranges, byte offsets, epilogue sizes) with its §2.2 shape
+corrections and the
 10304-byte MLP stride (enc5.md §3). `phase_table()` prints the analysis's table in the layer-spec tool's format.
 """
 
@@ -93,7 +95,8 @@ def _build() -> tuple[Phase, ...]:
         ks = (p - 1) // 2
         base = (320 if p % 2 else 5440) + 1024 * ks
         which = "q" if p % 2 else "v"
-        ops = ("next-B weight loads",) if p < 10 else ("24 score-bias C loads (W slot)", "pack D9 -> P11 A (rows 0..63), B")
+        ops = (("next-B weight loads",) if p < 10 else
+               ("24 score-bias C loads (W slot)", "pack D9 -> P11 A (rows 0..63), B"))
         epi = Epilogue(first + 24, first + 30, ops) if p < 10 else Epilogue(7857, 8027, ops)
         phases.append(Phase(
             p, first, first + 23, 96, 32, 32, 24, "full", 8,
@@ -126,9 +129,11 @@ def _build() -> tuple[Phase, ...]:
                                        "pack -> odd-phase A", "P21 B and C loads")))
         phases.append(Phase(
             p, first, first + 19, 16, 160, 32, 20, "full", 4,
-            Operand("smem", f"head {j}'s O, m-tile tid.z: smem + 16·laneid + 2048·{j} + 512·tid.z", 2048 * j, "512·tid.z"),
+            Operand("smem", f"head {j}'s O, m-tile tid.z: smem + 16·laneid + 2048·{j} + 512·tid.z", 2048 * j,
+                    "512·tid.z"),
             Operand("weights", f"head{j}.wo (10 tiles)", base),
-            Operand("table", "f16(proj_bias[c] + residual)", 221_504) if j == 0 else Operand("prev", f"D of phase {p - 1}"),
+            (Operand("table", "f16(proj_bias[c] + residual)", 221_504) if j == 0 else
+             Operand("prev", f"D of phase {p - 1}")),
             None if j == 0 else p - 1, _w(base, 10), None, epi, (16, 160, 32)))
     for i in range(20):
         fc1, b1, fc2 = mlp_chunk_offsets(i)
@@ -154,7 +159,8 @@ def _build() -> tuple[Phase, ...]:
             pe, ee, ee + 19, 16, 160, 32, 20, "full", 4,
             Operand("regs", f"e4m3(act(D{po}))"),
             Operand("weights", f"mlp{i}.fc2 (10 tiles)", fc2),
-            Operand("table", "f16(mlp_out_bias[c] + residual)", 232_448) if i == 0 else Operand("prev", f"D of phase {pe - 2}"),
+            (Operand("table", "f16(mlp_out_bias[c] + residual)", 232_448) if i == 0 else
+             Operand("prev", f"D of phase {pe - 2}")),
             None if i == 0 else pe - 2, _w(fc2, 10), None, ee_epi, (16, 160, 32)))
     phases.append(Phase(
         61, 20056, 20065, 16, 16, 160, 10, "band", 4,
@@ -229,7 +235,8 @@ def check_extents(ex: int, ey: int) -> None:
 
 
 def launch_geometry(ex: int, ey: int, ox: int = 0, oy: int = 0, grid: str = "ceil") -> LaunchGeometry:
-    """The launch for extents (ex, ey): 8×8-token windows, one block each, 8 warps (assumption `grid` picks the rule)."""
+    """The launch for extents (ex, ey): 8×8-token windows, one block each, 8 warps (assumption `grid` picks the
+    rule)."""
     check_extents(ex, ey)
     if grid == "ceil":
         gx, gy = math.ceil(ex / 8), math.ceil(ey / 8)

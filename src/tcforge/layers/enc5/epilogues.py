@@ -1,6 +1,7 @@
 """The enc5 epilogue arithmetic in PTX operation order, vectorised over any leading dims, through `tcforge.numerics`.
 
-Values are f16 bit patterns (uint16) laid out as logical matrices (..., rows, columns). The f16 sum trees reproduce the lane
+Values are f16 bit patterns (uint16) laid out as logical matrices (..., rows, columns). The f16 sum trees reproduce
+the lane
 structure of a C/D fragment: column c = 8·ntile + 2·t + j lives in lane t's f16x2 word of n-tile `ntile`, half j.
 """
 
@@ -93,7 +94,8 @@ def rms_norm(x: np.ndarray, gain: np.ndarray, tree: str, mul_order: str = "x_inv
 # ---- E11: cubic-exponent softmax -------------------------------------------------------------------------------------
 
 def cubic_exponent(x: np.ndarray) -> np.ndarray:
-    """E11(a): m = clamp(f16(x·0x2466), ±0x3873); t = fma(m, −m, 0x3B6B); u = fma(m, t, 0x3D80); bits (u << 5) & 0x7FE0."""
+    """E11(a): m = clamp(f16(x·0x2466), ±0x3873); t = fma(m, −m, 0x3B6B); u = fma(m, t, 0x3D80); bits (u << 5) &
+    0x7FE0."""
     m = nx.f16_min(nx.f16_max(nx.f16_mul(x, SOFTMAX_SCALE), CLAMP_LO), CLAMP_HI)
     t = nx.f16_fma(m, nx.f16_neg(m), CUBIC_C1)
     u = nx.f16_fma(m, t, CUBIC_C0)
@@ -101,7 +103,8 @@ def cubic_exponent(x: np.ndarray) -> np.ndarray:
 
 
 def e11_row_sum(e: np.ndarray) -> np.ndarray:
-    """E11(b,c): per row of (..., 64, 96): ((w0+w2)+(w4+w6))+(w8+w10) + the same over odd n-tiles, butterfly, lo + hi."""
+    """E11(b,c): per row of (..., 64, 96): ((w0+w2)+(w4+w6))+(w8+w10) + the same over odd n-tiles, butterfly, lo +
+    hi."""
     w = _words(e)
 
     def tri(a: int) -> np.ndarray:
@@ -113,7 +116,8 @@ def e11_row_sum(e: np.ndarray) -> np.ndarray:
 
 
 def e11_softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """E11: expval, row reciprocal f16(rcp.approx(f32(rowsum))) and p = f16(expval · rcp) for a (..., 64, 96) score block."""
+    """E11: expval, row reciprocal f16(rcp.approx(f32(rowsum))) and p = f16(expval · rcp) for a (..., 64, 96) score
+    block."""
     e = cubic_exponent(s)
     rcp = approx_via_f32(nx.rcp_approx_ftz_f32, e11_row_sum(e))
     return e, rcp, nx.f16_mul(e, rcp[..., None])
@@ -122,7 +126,8 @@ def e11_softmax(s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 # ---- E21/E23…: clamped cubic activation ----------------------------------------------------------------------------
 
 def activation(x: np.ndarray) -> np.ndarray:
-    """E21: y = min(max(x, −2), 2); g = 0.5 + y·(0.412… − 0.0810…·|y|); out = x·g (neg, max, min, abs, mul, sub, mul, add, mul)."""
+    """E21: y = min(max(x, −2), 2); g = 0.5 + y·(0.412… − 0.0810…·|y|); out = x·g (neg, max, min, abs, mul, sub,
+    mul, add, mul)."""
     neg_two = nx.f16_neg(ACT_TWO)
     y = nx.f16_min(nx.f16_max(x, neg_two), ACT_TWO)
     a = nx.f16_abs(y)
@@ -149,8 +154,20 @@ def e61_weights(v: np.ndarray, n_max: int, n_sum: int) -> np.ndarray:
 
 
 def e61_fold(p: np.ndarray, taps: np.ndarray) -> np.ndarray:
-    """acc = 0; acc = fma.rn.f16(p_i, tap_i, acc) for taps i = 0..8 per channel. p (..., 9), taps (..., 9, 4) -> (..., 4)."""
+    """acc = 0; acc = fma.rn.f16(p_i, tap_i, acc) for taps i = 0..8 per channel. p (..., 9), taps (..., 9, 4) ->
+    (..., 4)."""
     acc = np.zeros(taps.shape[:-2] + (4,), dtype=np.uint16)
     for i in range(taps.shape[-2]):
         acc = nx.f16_fma(p[..., i, None], taps[..., i, :], acc)
     return acc
+
+
+def e61_fold_paired(p: np.ndarray, taps: np.ndarray) -> np.ndarray:
+    """12 fma.rn.f16x2 = 3 colour channels × 4 tap pairs: acc = fma((p2i, p2i+1), (tap2i.c, tap2i+1.c), acc) from 0
+    for i = 0..3, then out = fma.rn.f16(p8, tap8.c, acc.lo + acc.hi). p (..., 9), taps (..., 9, 4) -> (..., 4)."""
+    acc = np.zeros(taps.shape[:-2] + (4, 2), dtype=np.uint16)  # channel, half
+    for i in range(4):
+        pair_p = np.stack([p[..., 2 * i], p[..., 2 * i + 1]], axis=-1)[..., None, :]
+        pair_t = np.stack([taps[..., 2 * i, :], taps[..., 2 * i + 1, :]], axis=-1)
+        acc = nx.f16_fma(pair_p, pair_t, acc)
+    return nx.f16_fma(p[..., 8, None], taps[..., 8, :], nx.f16_add(acc[..., 0], acc[..., 1]))

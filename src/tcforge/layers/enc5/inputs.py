@@ -1,6 +1,8 @@
-"""`Inputs`: everything of one enc5 launch besides the weights: extents, block origins, the e4m3 input arena and the texture.
+"""`Inputs`: everything of one enc5 launch besides the weights: extents, block origins, the e4m3 input arena and
+the texture.
 
-Assumed input format (assumption `input_format=arena`): the layout E60 writes, 5 planes × ey × ex × 32 bytes; plane p holds
+Assumed input format (assumption `input_format=arena`): the layout E60 writes, 5 planes × ey × ex × 32 bytes; plane
+p holds
 channels 32p..32p+31 of token (x, y) at byte p·(32·ex·ey) + 32·(ex·y + x) + b, b in mma k order (`input_record_order`).
 """
 
@@ -18,7 +20,8 @@ PLANES = 5
 
 
 def record_channel_order(order: str) -> np.ndarray:
-    """Channel (0..159) stored at each of a token's 160 record bytes (plane-major), for record order "pack" or "natural"."""
+    """Channel (0..159) stored at each of a token's 160 record bytes (plane-major), for record order "pack" or
+    "natural"."""
     if order == "pack":
         return k_permutation(CHANNELS)
     if order == "natural":
@@ -45,7 +48,8 @@ def features_to_arena(codes: np.ndarray, order: str = "pack") -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Inputs:
-    """Extents (ex, ey) in tokens, origin offsets (ox, oy), the input arena (uint8) and the RGBA16F texture (uint16 bits)."""
+    """Extents (ex, ey) in tokens, origin offsets (ox, oy), the input arena (uint8) and the RGBA16F texture (uint16
+    bits)."""
 
     ex: int
     ey: int
@@ -58,7 +62,7 @@ class Inputs:
         check_extents(self.ex, self.ey)
         for name, v in (("ox", self.ox), ("oy", self.oy)):
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 0xFFFF:
-                raise TcforgeError(f"origin offset {name} must be an integer in [0, 65535] (a u16 parameter), got {v!r}")
+                raise TcforgeError(f"origin offset {name} must be an integer in [0, 65535] (u16), got {v!r}")
         inp = self.input
         if not isinstance(inp, np.ndarray) or inp.dtype != np.uint8:
             raise TcforgeError(f"input: expected a uint8 numpy array of e4m3 codes, got {_describe(inp)}")
@@ -70,7 +74,8 @@ class Inputs:
         if not isinstance(tex, np.ndarray) or tex.dtype != np.uint16:
             raise TcforgeError(f"texture: expected a uint16 numpy array of f16 bits, got {_describe(tex)}")
         if tex.shape != (self.ey, self.ex, 4):
-            raise TcforgeError(f"texture: expected shape (ey, ex, 4) = ({self.ey}, {self.ex}, 4) RGBA16F, got {tex.shape}")
+            raise TcforgeError(f"texture: expected RGBA16F shape (ey, ex, 4) = ({self.ey}, {self.ex}, 4), "
+                               f"got {tex.shape}")
         object.__setattr__(self, "input", np.ascontiguousarray(inp).reshape(-1))
 
     @property

@@ -1,12 +1,14 @@
-"""Byte- and lane-level layouts of enc5: the mma k permutation, the B-tile byte map, the score-bias map and the weight-image map.
+"""Byte- and lane-level layouts of enc5: the mma k permutation, the B-tile byte map, the score-bias map and the
+weight-image map.
 
-Every index formula here comes from enc5.md §3–§4 (checked there on all (n, k) pairs); everything else in the package uses these.
+Every index formula here comes from enc5.md §3–§4 (checked there on all (n, k) pairs); everything else in the
+package uses these.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -28,7 +30,7 @@ def mma_k_to_channel(kk: np.ndarray | int) -> np.ndarray:
     return 2 * ((kk >> 2) & 3) + (kk & 1) + 16 * ((kk >> 1) & 1) + 8 * ((kk >> 4) & 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def k_permutation(k_total: int) -> np.ndarray:
     """Index array p with p[i] = logical channel consumed at mma position i, for a K = k_total chain (32-deep steps)."""
     if k_total % 32:
@@ -54,7 +56,7 @@ def b_tile_byte(n: np.ndarray, k: np.ndarray) -> np.ndarray:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def b_matrix_offsets(k_total: int, n_total: int, order: str) -> np.ndarray:
     """(K, N) array of byte offsets (relative to the region base) of a logical K×N B matrix stored as 512-byte tiles.
 
@@ -76,7 +78,7 @@ def b_matrix_offsets(k_total: int, n_total: int, order: str) -> np.ndarray:
     return off
 
 
-@lru_cache(maxsize=None)
+@cache
 def score_bias_offsets() -> np.ndarray:
     """(64, 96) byte offsets of the f16 score bias relative to its base: tile 4(n>>1)+m, lane slot, 8(n&1) + 4r + 2j."""
     row = np.arange(64)[:, None]
@@ -111,7 +113,8 @@ def head_base(h: int) -> int:
 
 
 def mlp_chunk_offsets(i: int) -> tuple[int, int, int]:
-    """(fc1, fc1 bias, fc2) byte offsets of MLP chunk i (0..19); chunks 1..19 repeat with stride 10304 = 5120 + 64 + 5120."""
+    """(fc1, fc1 bias, fc2) byte offsets of MLP chunk i (0..19); chunks 1..19 repeat with stride 10304 = 5120 + 64
+    + 5120."""
     if i == 0:
         return 222_144, 227_264, 227_328
     base = 232_768 + 10_304 * (i - 1)

@@ -1,6 +1,7 @@
 """Tile-by-tile, step-by-step mma chains over logical matrices: the only place enc5 calls the numerics mma.
 
-A logical operand has k in channel order; `k_permutation` puts it in the order the mma consumes, 32-deep step by step, and
+A logical operand has k in channel order; `k_permutation` puts it in the order the mma consumes, 32-deep step by
+step, and
 every step's D is rounded to f16 by the instruction itself (that is what a K > 32 chain does on the hardware).
 """
 

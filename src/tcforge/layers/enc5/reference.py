@@ -1,6 +1,7 @@
 """The bit-exact CPU reference of enc5: all 61 phases and their epilogues, vectorised over windows (numpy).
 
-Every mma goes through `tcforge.numerics.mma_m16n8k32_e4m3_f16` step by step; every epilogue follows the PTX operation order
+Every mma goes through `tcforge.numerics.mma_m16n8k32_e4m3_f16` step by step; every epilogue follows the PTX
+operation order
 (`epilogues.py`). Open points are taken from an `Assumptions` (defaults documented in `assumptions.py`).
 """
 
@@ -70,6 +71,7 @@ class Result:
     windows: tuple[int, ...]
     numerics: str
     assumptions: Assumptions = field(default_factory=Assumptions)
+    origin: tuple[int, int] = (0, 0)  # the inputs' (ox, oy)
 
 
 def window_origin(window: int, geometry: LaunchGeometry, ox: int, oy: int) -> tuple[int, int]:
@@ -110,8 +112,13 @@ def _check_args(weights: object, inputs: object, numerics: str) -> None:
 
 
 def reference(weights: WeightImage, inputs: Inputs, *, numerics: str = "ada", stages: Iterable[int] = (),
-              windows: Iterable[int] | None = None, assumptions: Assumptions | None = None) -> Result:
-    """Run enc5 on the CPU, bit-exactly: `.arena`, `.surface`, `.stages[(phase, window, warp)]` (A, B, C, D matrices)."""
+              windows: Iterable[int] | None = None, assumptions: Assumptions | None = None,
+              arena: np.ndarray | None = None, surface: np.ndarray | None = None) -> Result:
+    """Run enc5 on the CPU, bit-exactly: `.arena`, `.surface`, `.stages[(phase, window, warp)]` (A, B, C, D).
+
+    `arena` / `surface` are the buffers' contents before the launch (default zeros): bytes and pixels the guarded
+    stores skip keep them. They are copied, never modified.
+    """
     _check_args(weights, inputs, numerics)
     asm = assumptions or Assumptions()
     if not isinstance(asm, Assumptions):
@@ -129,9 +136,22 @@ def reference(weights: WeightImage, inputs: Inputs, *, numerics: str = "ada", st
         if bad:
             raise TcforgeError(f"windows: {bad[:5]} outside 0..{geo.windows - 1} (grid {geo.grid[0]}x{geo.grid[1]})")
     run = _Run(weights, inputs, numerics, set(want), asm, geo)
+    if arena is not None:
+        run.arena[...] = _initial(arena, np.uint8, (run.arena.size,), "arena").reshape(run.arena.shape)
+    if surface is not None:
+        run.surface[...] = _initial(surface, np.uint16, run.surface.shape, "surface")
     for i in range(0, len(wins), WINDOW_BATCH):
         run.batch(np.array(wins[i : i + WINDOW_BATCH], dtype=np.int64))
-    return Result(run.arena.reshape(-1), run.surface, run.stages, run.stats, geo, tuple(wins), numerics, asm)
+    return Result(run.arena.reshape(-1), run.surface, run.stages, run.stats, geo, tuple(wins), numerics, asm,
+                  (inputs.ox, inputs.oy))
+
+
+def _initial(x: object, dtype: type, shape: tuple[int, ...], name: str) -> np.ndarray:
+    if not isinstance(x, np.ndarray) or x.dtype != dtype or x.size != int(np.prod(shape)):
+        got = f"{x.dtype} array of shape {x.shape}" if isinstance(x, np.ndarray) else type(x).__name__
+        raise TcforgeError(f"{name}: expected a {np.dtype(dtype).name} array of {int(np.prod(shape))} elements "
+                           f"(shape {shape}), got {got}")
+    return x.reshape(shape)
 
 
 class _Run:
@@ -187,7 +207,6 @@ class _Run:
     # -- one batch of windows -----------------------------------------------------------------------------------------
     def batch(self, wins: np.ndarray) -> None:
         asm, model = self.asm, self.model
-        nb = len(wins)
         gx = self.geo.grid[0]
         x0 = 8 * (wins % gx) - self.inp.ox
         y0 = 8 * (wins // gx) - self.inp.oy
@@ -252,10 +271,7 @@ class _Run:
 
         # E12: O -> e4m3 (shared staging); P13's C = proj_bias + residual; warps 0..3 own rows 16z..16z+15
         o8 = ep.requant(o)
-        if asm.residual == "raw_input":
-            resid = x[:, :64]
-        else:
-            resid = ep.dequant(staged[:, :64])
+        resid = x[:, :64] if asm.residual == "raw_input" else ep.dequant(staged[:, :64])
         c = nx.f16_add(self.proj_bias, resid)  # (nb, 64, 160)
         for j in range(8):
             c_in = c
@@ -341,7 +357,7 @@ class _Run:
         in_tex = (cx >= 0) & (cx < ex) & (cy >= 0) & (cy < ey)
         taps = self.tex[np.clip(cy, 0, ey - 1), np.clip(cx, 0, ex - 1)]  # (nb, 64, 9, 4)
         taps = np.where(in_tex[..., None], taps, np.uint16(0))
-        rgba = ep.e61_fold(p, taps)
+        rgba = ep.e61_fold(p, taps) if self.asm.e61_fold == "sequential" else ep.e61_fold_paired(p, taps)
         rgba[..., 3] = 0
         self._stat("surface", rgba)
         ok = (xs >= 0) & (xs < ex) & (ys >= 0) & (ys < ey)

@@ -55,7 +55,8 @@ class WeightImage:
         if len(data) == SHORT_IMAGE_BYTES and image_size == "pad_431124":
             data = data + bytes(IMAGE_BYTES - SHORT_IMAGE_BYTES)
         if len(data) != IMAGE_BYTES:
-            hint = " (431,124-byte images need --assume image_size=pad_431124)" if len(data) == SHORT_IMAGE_BYTES else ""
+            short = len(data) == SHORT_IMAGE_BYTES
+            hint = " (431,124-byte images need --assume image_size=pad_431124)" if short else ""
             raise TcforgeError(f"weights: expected {IMAGE_BYTES} bytes (the enc5 weight image), got {len(data)}{hint}")
         return cls(np.frombuffer(data, dtype=np.uint8))
 
@@ -172,6 +173,26 @@ class WeightImage:
     def head_out(self) -> np.ndarray:
         """The P61 head (160×16)."""
         return self.b_matrix("head_out")
+
+    def prologue_gain(self) -> np.ndarray:
+        """The prologue's RMS-norm gain (160 f16, W+0)."""
+        return self.vector("prologue_gain")
+
+    def proj_bias(self) -> np.ndarray:
+        """The output projection's column table added to the residual (phase 13's C)."""
+        return self.vector("proj_bias")
+
+    def mlp_gain(self) -> np.ndarray:
+        """E20's RMS-norm gain (160 f16)."""
+        return self.vector("mlp_gain")
+
+    def mlp_out_bias(self) -> np.ndarray:
+        """The MLP output's column table added to D20 (phase 22's C)."""
+        return self.vector("mlp_out_bias")
+
+    def head_bias(self) -> np.ndarray:
+        """The P61 head's bias (16 f16)."""
+        return self.vector("head_out_bias")
 
     def summary(self) -> list[tuple[str, int, int, str]]:
         """(name, start, end, read_by) for every region."""

@@ -1,0 +1,8 @@
+"""Thin wrapper: `python3 bench/gemm.py [args]` is `tcforge bench gemm [args]`."""
+
+import sys
+
+from tcforge.gemm.bench import main
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,225 @@
+"""`tcforge bench gemm`: the ladder at one size per dtype pair interleaved with cuBLAS, then a size sweep of the best.
+
+Timings are medians of CUDA-event timings (`triton.testing.do_bench_cudagraph` over a captured launch, the same for
+cuBLAS, so launch overhead is equal); JSON goes to bench/results/gemm*.json, PNGs of the ladder and sweep beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tcforge.errors import DeviceUnavailableError
+from tcforge.gemm.variants import LADDER, LADDER_COMBOS, SWEEP
+
+PEAK = {"fp16": 989.0, "bf16": 989.0, "e4m3": 1979.0}  # dense TFLOP/s, H100/H200 SXM datasheet
+SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
+LLM = [(4096, 14336, 4096), (4096, 4096, 14336), (8192, 28672, 8192), (16384, 4096, 4096)]
+SMALL_M = [(m, 4096, 4096) for m in (16, 32, 64, 128, 256)] + [(m, 14336, 4096) for m in (16, 64, 256)]
+SWEEP_COMBOS = [("fp16", "fp32"), ("bf16", "bf16"), ("e4m3", "bf16")]
+
+
+def _time_ms(fn: Any, graph: bool) -> float:
+    import triton.testing as tt
+
+    if graph:
+        return float(tt.do_bench_cudagraph(fn, rep=60, return_mode="median"))
+    return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
+
+
+def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool) -> dict[str, Any]:
+    """Time one variant and cuBLAS back to back on the same fresh random inputs."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    in_kind, out_kind = combo
+    api.POISON_OUTPUT = False
+    a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=m * 31 + n * 7 + k)
+    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+    flop = 2.0 * m * n * k
+    row: dict[str, Any] = {"variant": variant, "in": in_kind, "out": out_kind, "m": m, "n": n, "k": k}
+    try:
+        prepared = api.prepare_plan(
+            plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant), a, b, sa, sb
+        )
+        prepared()
+        torch.cuda.synchronize()
+        t_ours = _time_ms(prepared, graph)
+    except Exception as exc:
+        row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+        t_ours = float("nan")
+    try:
+        t_cublas = _time_ms(lambda: cublas(a, b, sa, sb, out_kind), graph)
+    except Exception as exc:
+        row["cublas_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        t_cublas = float("nan")
+    row.update(
+        ms=t_ours,
+        cublas_ms=t_cublas,
+        tflops=flop / t_ours / 1e9,
+        cublas_tflops=flop / t_cublas / 1e9,
+        ratio=t_cublas / t_ours,
+        pct_peak=100.0 * flop / t_ours / 1e9 / PEAK[in_kind],
+    )
+    return row
+
+
+def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph: bool) -> list[dict[str, Any]]:
+    """Every named variant at size^3 for each dtype pair, each interleaved with a cuBLAS timing."""
+    rows = []
+    for combo in combos:
+        for name in names:
+            r = _bench_pair(name, combo, size, size, size, graph)
+            rows.append(r)
+            print(
+                f"  ladder {combo[0]}->{combo[1]} {name:<11} {r['tflops']:7.1f} vs cuBLAS {r['cublas_tflops']:7.1f}"
+                f"  x{r['ratio']:.3f}  {r.get('error', '')}",
+                flush=True,
+            )
+    return rows
+
+
+def best_variant(rows: list[dict[str, Any]], combo: tuple[str, str]) -> str:
+    """The fastest variant of the ladder for a dtype pair (by ratio to its adjacent cuBLAS timing)."""
+    cand = [r for r in rows if (r["in"], r["out"]) == combo and r["ratio"] == r["ratio"]]
+    return max(cand, key=lambda r: r["ratio"])["variant"] if cand else "auto"
+
+
+def run_sweep(
+    best: dict[tuple[str, str], str], shapes: list[tuple[int, int, int]], graph: bool
+) -> list[dict[str, Any]]:
+    """The best variant (and 'auto') against cuBLAS over the sweep's shapes."""
+    rows = []
+    for combo, name in best.items():
+        for m, n, k in shapes:
+            r = _bench_pair(name, combo, m, n, k, graph)
+            rows.append(r)
+            print(
+                f"  sweep {combo[0]}->{combo[1]} {name} {m}x{n}x{k}: {r['tflops']:7.1f} vs {r['cublas_tflops']:7.1f}"
+                f"  x{r['ratio']:.3f}",
+                flush=True,
+            )
+    return rows
+
+
+def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+    """PNGs like the write-up's Fig. 1 (ladder bars with cuBLAS and peak lines) and the sweep's ratios."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    combos = sorted({(r["in"], r["out"]) for r in ladder})
+    if combos:
+        fig, axes = plt.subplots(1, len(combos), figsize=(5 * len(combos), 4.5), squeeze=False)
+        for ax, combo in zip(axes[0], combos, strict=False):
+            rs = [r for r in ladder if (r["in"], r["out"]) == combo]
+            ax.bar(range(len(rs)), [r["tflops"] for r in rs], color="#4477aa")
+            cub = sorted(r["cublas_tflops"] for r in rs)[len(rs) // 2]
+            ax.axhline(cub, color="#cc3311", label=f"cuBLAS {cub:.0f}")
+            ax.axhline(PEAK[combo[0]], color="gray", ls="--", label=f"peak {PEAK[combo[0]]:.0f}")
+            ax.set_xticks(range(len(rs)), [r["variant"] for r in rs], rotation=60, ha="right", fontsize=8)
+            ax.set_title(f"{combo[0]} -> {combo[1]}, {rs[0]['m']}^3")
+            ax.set_ylabel("TFLOP/s")
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        p = out_dir / "gemm_ladder.png"
+        fig.savefig(p, dpi=110)
+        paths.append(p)
+        plt.close(fig)
+    if sweep:
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        for combo in sorted({(r["in"], r["out"]) for r in sweep}):
+            rs = [r for r in sweep if (r["in"], r["out"]) == combo]
+            ax.plot(
+                range(len(rs)),
+                [r["ratio"] for r in rs],
+                marker="o",
+                label=f"{combo[0]}->{combo[1]} ({rs[0]['variant']})",
+            )
+            labels = [f"{r['m']}x{r['n']}x{r['k']}" for r in rs]
+        ax.axhline(1.0, color="gray", ls="--")
+        ax.set_xticks(range(len(labels)), labels, rotation=70, ha="right", fontsize=7)
+        ax.set_ylabel("speed vs cuBLAS (x)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        p = out_dir / "gemm_sweep.png"
+        fig.savefig(p, dpi=110)
+        paths.append(p)
+        plt.close(fig)
+    return paths
+
+
+def main(argv: list[str]) -> int:
+    """CLI entry (see --help)."""
+    ap = argparse.ArgumentParser(prog="tcforge bench gemm", description=__doc__)
+    ap.add_argument("--size", type=int, default=4096, help="ladder size (cube), default 4096")
+    ap.add_argument("--combos", default="all", help="comma list like fp16:fp32,e4m3:bf16 (default: all six)")
+    ap.add_argument("--variants", default="ladder", help="'ladder' (rungs + stage sweep) or a comma list of names")
+    ap.add_argument("--sweep", choices=["none", "quick", "full"], default="full", help="size sweep after the ladder")
+    ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
+    ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
+    ap.add_argument("--tag", default="", help="suffix of the output file names")
+    args = ap.parse_args(argv)
+    try:
+        import torch
+    except ImportError as exc:
+        raise DeviceUnavailableError("tcforge bench gemm needs torch with CUDA (pip install tcforge[gpu])") from exc
+    if not torch.cuda.is_available():
+        raise DeviceUnavailableError("tcforge bench gemm needs a CUDA GPU (sm_90a)")
+    combos = LADDER_COMBOS if args.combos == "all" else [tuple(c.split(":")) for c in args.combos.split(",")]
+    names = [v.name for v in LADDER + SWEEP] if args.variants == "ladder" else args.variants.split(",")
+    graph = not args.no_graph
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    print(f"gemm ladder at {args.size}^3 on {torch.cuda.get_device_name()} ({len(combos)} dtype pairs)", flush=True)
+    ladder = run_ladder(args.size, combos, names, graph)
+    sweep: list[dict[str, Any]] = []
+    if args.sweep != "none":
+        shapes = [(s, s, s) for s in SQUARES] + LLM + SMALL_M
+        if args.sweep == "quick":
+            shapes = [(2048, 2048, 2048), (8192, 8192, 8192), (4096, 14336, 4096), (64, 4096, 4096)]
+        best = {c: best_variant(ladder, c) for c in SWEEP_COMBOS if c in combos}
+        print(f"sweep of the best variants {best}", flush=True)
+        sweep = run_sweep(best, shapes, graph)
+    tag = f"_{args.tag}" if args.tag else ""
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "timing": "do_bench_cudagraph median" if graph else "do_bench median",
+        "ladder_size": args.size,
+        "ladder": ladder,
+        "sweep": sweep,
+        "seconds": time.time() - t0,
+    }
+    path = out_dir / f"gemm{tag}.json"
+    path.write_text(json.dumps(result, indent=1))
+    try:
+        pngs = plot(ladder, sweep, out_dir)
+    except Exception as exc:  # plotting is optional (matplotlib may be absent)
+        print(f"no plots: {exc}", file=sys.stderr)
+        pngs = []
+    print_table(ladder, sweep)
+    print(f"wrote {path} {' '.join(str(p) for p in pngs)}")
+    return 0
+
+
+def print_table(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]]) -> None:
+    """Compact summary: per dtype pair, each variant's TFLOP/s and ratio; the sweep's ratios."""
+    for combo in sorted({(r["in"], r["out"]) for r in ladder}):
+        rs = [r for r in ladder if (r["in"], r["out"]) == combo]
+        cells = " ".join(f"{r['variant']}={r['tflops']:.0f}(x{r['ratio']:.2f})" for r in rs)
+        print(f"{combo[0]}->{combo[1]}: {cells}")
+    for combo in sorted({(r["in"], r["out"]) for r in sweep}):
+        rs = [r for r in sweep if (r["in"], r["out"]) == combo]
+        cells = " ".join(f"{r['m']}x{r['n']}x{r['k']}:x{r['ratio']:.2f}" for r in rs)
+        print(f"sweep {combo[0]}->{combo[1]} {rs[0]['variant']}: {cells}")

@@ -1,0 +1,261 @@
+"""`tcforge enc5 ...`: run the layer (native kernel when present, else the CPU reference), print its phases,
+assumptions, map."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tcforge.errors import TcforgeError
+from tcforge.layers.enc5.assumptions import CATALOGUE, Assumptions, format_catalogue
+from tcforge.layers.enc5.descriptor import PARAMS, PHASES, UNREAD_PARAM_OFFSETS, launch_geometry, phase_table
+from tcforge.layers.enc5.inputs import Inputs, arena_to_features
+from tcforge.layers.enc5.layout import IMAGE_BYTES, weight_map
+from tcforge.layers.enc5.weights import WeightImage
+
+
+def parse_extent(text: str) -> tuple[int, int]:
+    """'40x23' -> (40, 23)."""
+    try:
+        ex, ey = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise TcforgeError(f"--extent expects EXxEY (e.g. 40x23), got {text!r}") from None
+    return ex, ey
+
+
+def parse_pair(text: str, name: str) -> tuple[int, int]:
+    """'3,4' -> (3, 4)."""
+    try:
+        a, b = (int(v) for v in text.split(","))
+    except ValueError:
+        raise TcforgeError(f"{name} expects A,B (two integers), got {text!r}") from None
+    return a, b
+
+
+def parse_phases(text: str | None) -> tuple[int, ...]:
+    """'11,13-15' -> (11, 13, 14, 15); None -> ()."""
+    if not text:
+        return ()
+    out: list[int] = []
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            out += list(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise TcforgeError(f"--stages expects phase numbers like 11,13-15, got {text!r}") from None
+    return tuple(out)
+
+
+def load_weights(spec: str, seed: int, asm: Assumptions) -> WeightImage:
+    """'synthetic' -> WeightImage.synthetic(seed); anything else is a file path."""
+    if spec == "synthetic":
+        return WeightImage.synthetic(seed)
+    return WeightImage.from_file(spec, image_size=asm.image_size)
+
+
+def load_inputs(args: argparse.Namespace) -> Inputs:
+    """Synthetic inputs of --extent, or --input (raw arena bytes) + --texture (.npy uint16 (ey, ex, 4)) files."""
+    ex, ey = parse_extent(args.extent)
+    ox, oy = parse_pair(args.origin, "--origin")
+    if args.input is None:
+        if args.texture is not None:
+            raise TcforgeError("--texture needs --input as well")
+        return Inputs.synthetic((ex, ey), args.seed, ox=ox, oy=oy)
+    p = Path(args.input)
+    if not p.is_file():
+        raise TcforgeError(f"--input: no such file {args.input!r}")
+    data = np.frombuffer(p.read_bytes(), dtype=np.uint8)
+    if args.texture is None:
+        tex = np.zeros((ey, ex, 4), np.uint16)
+    else:
+        try:
+            tex = np.load(args.texture, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise TcforgeError(f"--texture: cannot read {args.texture!r} as .npy ({exc})") from None
+    return Inputs(ex, ey, data, tex, ox, oy)
+
+
+def native_available() -> bool:
+    """True when a native enc5 kernel module exists and reports a usable GPU (the seam for the later native issue)."""
+    try:
+        from tcforge.layers.enc5 import native  # type: ignore[attr-defined]
+    except ImportError:
+        return False
+    try:
+        return bool(native.available())
+    except Exception:
+        return False
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    asm = Assumptions.parse(args.assume)
+    weights = load_weights(args.weights, args.seed, asm)
+    inputs = load_inputs(args)
+    backend = args.backend
+    if backend == "auto":
+        backend = "native" if native_available() else "cpu"
+    t0 = time.perf_counter()
+    if backend == "native":
+        if not native_available():
+            raise TcforgeError("--backend native: no native enc5 kernel or no suitable GPU here (use --backend cpu)")
+        from tcforge.layers.enc5 import native  # type: ignore[attr-defined]
+
+        result = native.run(weights, inputs, numerics=args.numerics, assumptions=asm)
+    else:
+        from tcforge.layers.enc5.reference import reference
+
+        result = reference(weights, inputs, numerics=args.numerics, assumptions=asm, stages=parse_phases(args.stages),
+                           windows=None if args.window is None else [args.window])
+    seconds = time.perf_counter() - t0
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = _write_outputs(out, result, inputs, asm)
+    if result.stages:
+        arrays = {f"p{p}_w{w}_z{z}_{name}": m for (p, w, z), st in result.stages.items() for name, m in st.items()}
+        np.savez_compressed(out / "stages.npz", **arrays)
+        summary["files"].append("stages.npz")
+    summary.update({"backend": backend, "numerics": args.numerics, "seconds": round(seconds, 3),
+                    "weights": args.weights, "assumptions": asm.non_default()})
+    if args.compare:
+        from tcforge.layers.enc5.semantic import compare, semantic
+
+        d = compare(result, semantic(weights, inputs, assumptions=asm), inputs.ex, inputs.ey)
+        summary["vs_float_model"] = d.__dict__
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    _print_summary(summary, result)
+    return 0
+
+
+def _write_outputs(out: Path, result, inputs: Inputs, asm: Assumptions) -> dict:
+    from tcforge.png import to_uint8, upscale, write_png
+
+    (out / "arena.bin").write_bytes(result.arena.tobytes())
+    np.save(out / "surface.npy", result.surface)
+    rgb = result.surface.view(np.float16).astype(np.float32)[..., :3]
+    write_png(out / "surface.png", upscale(to_uint8(rgb, 0.0, 1.0), 8))
+    feats = arena_to_features(result.arena, inputs.ex, inputs.ey, asm.arena_record_order)
+    import ml_dtypes
+
+    vals = feats.view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    chans = [0, 1, 2]
+    write_png(out / "arena_ch0-2.png", upscale(to_uint8(vals[..., chans], -3.0, 3.0), 8))
+    return {
+        "extent": [inputs.ex, inputs.ey], "origin": [inputs.ox, inputs.oy], "grid": list(result.geometry.grid),
+        "windows": len(result.windows),
+        "files": ["arena.bin", "surface.npy", "surface.png", "arena_ch0-2.png", "summary.json"],
+        "arena_bytes": int(result.arena.size),
+        "surface_rgb_mean": [round(float(v), 5) for v in np.nanmean(rgb.reshape(-1, 3), axis=0)],
+        "arena_rms": round(float(np.sqrt(np.mean(vals**2))), 5),
+        "stages": {k: {a: round(b, 5) for a, b in v.as_dict().items()} for k, v in result.stats.items()},
+    }
+
+
+def _print_summary(s: dict, result) -> None:
+    print(f"enc5: extent {s['extent'][0]}x{s['extent'][1]} tokens, grid {s['grid'][0]}x{s['grid'][1]} "
+          f"({s['windows']} windows), backend {s['backend']}, numerics {s['numerics']}, {s['seconds']:.2f} s")
+    print(f"  arena {s['arena_bytes']} bytes (rms {s['arena_rms']}), surface RGB mean {s['surface_rgb_mean']}")
+    print("  stage statistics (rms / max|x| / zero fraction / saturated fraction):")
+    for name, st in s["stages"].items():
+        print(f"    {name:<14} {st['rms']:>9.4f} {st['max_abs']:>9.4f} {st['zero_frac']:>7.4f} {st['sat_frac']:>7.4f}")
+    if "vs_float_model" in s:
+        d = s["vs_float_model"]
+        print(f"  vs float model: surface PSNR {d['surface_psnr_db']:.2f} dB, arena max|Δ| {d['arena_max_abs']:.4f}, "
+              f"arena rms Δ {d['arena_rms']:.4f} (signal rms {d['arena_ref_rms']:.4f})")
+    if s["assumptions"]:
+        print(f"  non-default assumptions: {s['assumptions']}")
+    print(f"  wrote {', '.join(s['files'])}")
+
+
+def _cmd_phases(args: argparse.Namespace) -> int:
+    if args.json:
+        import dataclasses
+
+        doc = [dataclasses.asdict(p) | {"chains": p.chains, "k_steps": p.k_steps} for p in PHASES]
+        print(json.dumps(doc, indent=1))
+        return 0
+    print(phase_table())
+    if args.detail:
+        for p in PHASES:
+            def fmt(o) -> str:
+                where = "" if o.base is None else f" @{o.base}" + (f" + {o.tidz}" if o.tidz else "")
+                return f"{o.kind}{where}: {o.detail}"
+
+            chain = f", C chained from P{p.chain_from}" if p.chain_from else ""
+            print(f"\nP{p.index}: {p.m}x{p.n}x{p.k} per warp, {p.k_steps} k-step(s), warps 0..{p.warps - 1}{chain}")
+            print(f"  A  {fmt(p.a)}\n  B  {fmt(p.b)}\n  C  {fmt(p.c)}")
+            print(f"  E{p.index} s{p.epilogue.first}-s{p.epilogue.last}: {'; '.join(p.epilogue.ops)}")
+    return 0
+
+
+def _cmd_assumptions(args: argparse.Namespace) -> int:
+    print(format_catalogue(Assumptions.parse(args.assume)))
+    print(f"\n{len(CATALOGUE)} assumptions; select others with --assume name=value (tcforge enc5 run --assume ...)")
+    return 0
+
+
+def _cmd_layout(args: argparse.Namespace) -> int:
+    ex, ey = parse_extent(args.extent)
+    geo = launch_geometry(ex, ey)
+    print(f"launch at {ex}x{ey} tokens: grid {geo.grid}, block {geo.block}, {geo.smem_bytes} B shared, "
+          f"{geo.param_bytes} B parameters")
+    print("parameter block:")
+    for f in PARAMS:
+        print(f"  +{f.offset:<4} {f.type:<7} {f.name:<9} {f.use}")
+    print(f"  never read: {', '.join('+' + str(o) for o in UNREAD_PARAM_OFFSETS)}")
+    print(f"weight image ({IMAGE_BYTES} bytes):")
+    for r in weight_map():
+        print(f"  [{r.start:>6}, {r.end:>6}) {r.name:<18} {r.kind:<15} {str(r.shape):<10} {r.read_by}")
+    return 0
+
+
+def _cmd_weights(args: argparse.Namespace) -> int:
+    img = WeightImage.synthetic(args.seed)
+    Path(args.out).write_bytes(bytes(img))
+    print(f"wrote synthetic weight image (seed {args.seed}, {IMAGE_BYTES} bytes) to {args.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tcforge enc5", description="The enc5 Swin encoder layer.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    run = sub.add_parser("run", help="run the layer; write arena.bin, surface.npy, PNGs and summary.json")
+    run.add_argument("--weights", default="synthetic", help="'synthetic' or a 431,136-byte weight-image file")
+    run.add_argument("--seed", type=int, default=0, help="seed of the synthetic weights / inputs")
+    run.add_argument("--extent", default="40x23", help="token extents EXxEY (default 40x23 = 1280x720 input)")
+    run.add_argument("--origin", default="0,0", help="block-origin offsets OX,OY (param+80)")
+    run.add_argument("--input", default=None, help="raw input arena file (5·ey·ex·32 bytes); default synthetic")
+    run.add_argument("--texture", default=None, help=".npy uint16 (ey, ex, 4) RGBA16F texture for E61")
+    run.add_argument("--numerics", choices=("ada", "hopper"), default="ada", help="mma model (default ada, sm_89)")
+    run.add_argument("--backend", choices=("auto", "cpu", "native"), default="auto",
+                     help="auto: the native kernel when present with a GPU, else the CPU reference")
+    run.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE", help="override an assumption")
+    run.add_argument("--stages", default=None, help="phases whose A/B/C/D to save in stages.npz, e.g. 1,11-13")
+    run.add_argument("--window", type=int, default=None, help="compute only this window (ctaid.x + gridDim.x·ctaid.y)")
+    run.add_argument("--compare", action="store_true", help="also report the distance to the float32 model")
+    run.add_argument("--out", default="out/enc5", help="output directory (default out/enc5)")
+    run.set_defaults(fn=_cmd_run)
+    ph = sub.add_parser("phases", help="print the 61-phase table (analysis §2.1 with the §2.2 corrections)")
+    ph.add_argument("--detail", action="store_true", help="also list each phase's A/B/C sources and epilogue ops")
+    ph.add_argument("--json", action="store_true", help="print the whole descriptor as JSON instead")
+    ph.set_defaults(fn=_cmd_phases)
+    asm = sub.add_parser("assumptions", help="print every open point: evidence, choice, alternatives")
+    asm.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE")
+    asm.set_defaults(fn=_cmd_assumptions)
+    lay = sub.add_parser("layout", help="print the parameter block, launch geometry and weight-image map")
+    lay.add_argument("--extent", default="40x23")
+    lay.set_defaults(fn=_cmd_layout)
+    wts = sub.add_parser("weights", help="write a synthetic weight image file")
+    wts.add_argument("--seed", type=int, default=0)
+    wts.add_argument("--out", required=True)
+    wts.set_defaults(fn=_cmd_weights)
+    return ap
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `tcforge enc5`."""
+    args = build_parser().parse_args(argv)
+    return int(args.fn(args))

@@ -1,0 +1,112 @@
+"""`tcforge bench numerics`: mma emulation throughput (output elements per second) per model on one CPU core.
+
+Run it pinned to one core with single-threaded BLAS for the figure the issue asks for:
+`OMP_NUM_THREADS=1 taskset -c 0 tcforge bench numerics` (or `python3 bench/numerics_mma.py`). Writes JSON to
+bench/results/numerics_mma.json. The time is the best of --repeat runs, as this process's CPU time (the verdict)
+and as wall clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tcforge.errors import TcforgeError
+from tcforge.numerics.mma import MODELS, mma_m16n8k32_e4m3_f16
+
+REQUIRED_PER_SECOND = 2_000_000
+
+
+def _repo_root() -> Path:
+    here = Path(__file__).resolve().parents[3]
+    return here if (here / "pyproject.toml").is_file() else Path.cwd()
+
+
+def random_tiles(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n tiles of finite e4m3 codes (every exponent, both signs) and finite f16 C: the general case."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 256, (n, 16, 32), dtype=np.uint8)
+    b = rng.integers(0, 256, (n, 32, 8), dtype=np.uint8)
+    a[(a & 0x7F) == 0x7F] ^= 1  # NaN codes -> 448 / -448
+    b[(b & 0x7F) == 0x7F] ^= 1
+    c = (rng.integers(0, 0x7C00, (n, 16, 8)) | (rng.integers(0, 2, (n, 16, 8)) << 15)).astype(np.uint16)
+    return a, b, c
+
+
+def measure(model: str, tiles: int, repeat: int, seed: int = 0) -> dict[str, float]:
+    """Best-of-`repeat` wall and CPU seconds for one call on `tiles` tiles, and the throughputs they give."""
+    a, b, c = random_tiles(tiles, seed)
+    mma_m16n8k32_e4m3_f16(a[:8], b[:8], c[:8], model)  # warm the lazily built tables
+    wall, cpu = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        mma_m16n8k32_e4m3_f16(a, b, c, model)
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+    outputs = tiles * 128
+    return {
+        "tiles": tiles,
+        "outputs": outputs,
+        "best_wall_s": min(wall),
+        "best_cpu_s": min(cpu),
+        "outputs_per_s_wall": outputs / min(wall),
+        "outputs_per_s_cpu": outputs / min(cpu),
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Measure each model, print one line per model, write the JSON; exit 1 if a model is below 2 M outputs/s.
+
+    The verdict uses CPU time (this process's own core time), which stays meaningful when other jobs share the core;
+    wall-clock figures are reported beside it."""
+    p = argparse.ArgumentParser(prog="tcforge bench numerics", description=__doc__.splitlines()[0])
+    p.add_argument("--tiles", type=int, default=8192, help="16x8 output tiles per timed call (default 8192)")
+    p.add_argument("--repeat", type=int, default=5, help="timed calls per model; the best counts (default 5)")
+    p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated subset of {', '.join(MODELS)}")
+    p.add_argument("--json", type=Path, default=None, help="output path (default bench/results/numerics_mma.json)")
+    args = p.parse_args(argv)
+    models = [m for m in args.models.split(",") if m]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        raise TcforgeError(f"--models: unknown model(s) {unknown}; valid models: {', '.join(MODELS)}")
+    if args.tiles < 1 or args.repeat < 1:
+        raise TcforgeError("--tiles and --repeat must be positive integers")
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 0
+    results = {m: measure(m, args.tiles, args.repeat) for m in models}
+    report = {
+        "what": "mma_m16n8k32_e4m3_f16 emulation throughput, output elements per second (best of repeats)",
+        "command": "OMP_NUM_THREADS=1 taskset -c 0 python3 bench/numerics_mma.py " + " ".join(argv),
+        "cores_allowed": cores,
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "machine": platform.machine(),
+        "processor": platform.processor(),
+        "required_outputs_per_s": REQUIRED_PER_SECOND,
+        "models": results,
+    }
+    out = args.json or _repo_root() / "bench" / "results" / "numerics_mma.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    ok = True
+    for m, r in results.items():
+        rate = r["outputs_per_s_cpu"]
+        ok &= rate >= REQUIRED_PER_SECOND
+        print(f"{m:<7} {rate / 1e6:6.2f} M outputs/s by CPU time ({r['outputs_per_s_wall'] / 1e6:.2f} M/s wall), "
+              f"{r['tiles']} tiles, cores allowed {cores}, OMP_NUM_THREADS={report['omp_num_threads']}")
+    print(f"wrote {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

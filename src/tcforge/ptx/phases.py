@@ -1,0 +1,156 @@
+"""Phases of tensor-core work: maximal runs of MMA statements, their accumulator chains and GEMM shapes.
+
+Phase rule `stream` (default): consecutive MMAs stay in one phase unless a statement between them reads an accumulator
+of the run, is a label, branch or barrier (the issue's rule), or loads from global memory (a fused kernel streams each
+phase's weights right before it; a GEMM K loop feeds its MMAs from shared memory or registers). `dataflow` is the
+issue's rule alone; `adjacent` is the old tool's (any statement between two MMAs ends the phase).
+
+Shapes: with k the chain length, M = m·|A|/k, N = n·|B|/k, K = k_instr·k, and the grid is `full` when
+mma = (M/m)·(N/n)·k with every chain of length k, else `band`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tcforge.ptx.dataflow import DataFlow
+from tcforge.ptx.mma import MMA
+from tcforge.ptx.module import Function
+from tcforge.ptx.opcodes import is_barrier, is_branch, memory_space, root
+
+PHASE_RULES = ("stream", "dataflow", "adjacent")
+
+
+@dataclass
+class Phase:
+    """One phase: its MMAs, chains and derived GEMM shape."""
+
+    index: int
+    mmas: list[MMA]
+    chains: list[list[int]] = field(default_factory=list)
+    M: int | None = None
+    N: int | None = None
+    K: int | None = None
+    grid: str = "full"
+    a_count: int = 0
+    b_count: int = 0
+    chain_length: int = 1
+
+    @property
+    def first_pos(self) -> int:
+        return self.mmas[0].pos
+
+    @property
+    def last_pos(self) -> int:
+        return self.mmas[-1].pos
+
+
+def _breaks_stream(opcode: str) -> bool:
+    r = root(opcode)
+    if r in ("ld", "ldu", "tex", "tld4", "suld"):
+        sp = memory_space(opcode) if r in ("ld", "ldu") else "global"
+        return sp in ("global", "generic", "const", "texture") or r in ("tex", "tld4", "suld")
+    return False
+
+
+def group_phases(fn: Function, flow: DataFlow, mma_pos: list[int], rule: str = "stream") -> list[list[int]]:
+    """Split the MMA statement positions into phases by `rule` (see the module docstring)."""
+    if rule not in PHASE_RULES:
+        raise ValueError(f"phase rule must be one of {PHASE_RULES}, got {rule!r}")
+    stmts = fn.statements
+    groups: list[list[int]] = []
+    cur: list[int] = []
+    acc: set[str] = set()
+    for i, p in enumerate(mma_pos):
+        if cur:
+            prev = cur[-1]
+            brk = False
+            if rule == "adjacent":
+                brk = p != prev + 1
+            else:
+                for q in range(prev + 1, p):
+                    st = stmts[q]
+                    if st.label is not None or is_branch(st.opcode) or is_barrier(st.opcode):
+                        brk = True
+                        break
+                    if rule == "stream" and _breaks_stream(st.opcode):
+                        brk = True
+                        break
+                    uses = flow.uses[q]
+                    if any(u in acc for u in uses):
+                        brk = True
+                        break
+                    for dreg in flow.defs[q]:
+                        acc.discard(dreg)
+            if brk:
+                groups.append(cur)
+                cur = []
+                acc = set()
+        cur.append(p)
+        acc.update(flow.defs[p])
+        del i
+    if cur:
+        groups.append(cur)
+    return groups
+
+
+def build_chains(mmas: list[MMA], flow: DataFlow) -> list[list[int]]:
+    """Accumulator chains inside one phase (indices into `mmas`): an MMA joins the chain of the MMA whose D reaches
+    its C registers (D -> C); for in-place D (wgmma) the chain of the MMA whose D reaches its D registers; for
+    tcgen05.mma the chain of the last MMA writing the same tensor-memory address."""
+    chains: list[list[int]] = []
+    chain_of_pos: dict[int, int] = {}
+    tmem_last: dict[str, int] = {}
+    for j, mm in enumerate(mmas):
+        target = None
+        if mm.family == "tcgen05":
+            target = tmem_last.get(repr(mm.d[0]))
+        else:
+            src = mm.c if mm.family == "mma.sync" else mm.d
+            writers = set()
+            for r in src:
+                if not r.startswith("%") and r not in flow.def_pos:
+                    writers.add(None)
+                    continue
+                defs = flow.reaching(r, mm.pos)
+                writers.add(defs[0] if len(defs) == 1 else None)
+            if len(writers) == 1:
+                w = writers.pop()
+                target = chain_of_pos.get(w) if w is not None else None
+        if target is not None and _continues(mm, flow):
+            chains[target].append(j)
+        else:
+            target = len(chains)
+            chains.append([j])
+        chain_of_pos[mm.pos] = target
+        if mm.family == "tcgen05":
+            tmem_last[repr(mm.d[0])] = target
+    return chains
+
+
+def _continues(mm: MMA, flow: DataFlow) -> bool:
+    """False when the scale-d / enable-input-d operand is the literal 0 (the MMA overwrites D)."""
+    from tcforge.ptx.operands import Imm
+
+    acc = mm.accumulate
+    return not (isinstance(acc, Imm) and acc.value == 0)
+
+
+def shape_phase(ph: Phase, flow: DataFlow, operand_key) -> None:
+    """Fill chains, M, N, K, grid, |A|, |B| of a phase; `operand_key(mma, role)` gives an operand's identity."""
+    ph.chains = build_chains(ph.mmas, flow)
+    lengths = [len(c) for c in ph.chains]
+    k = max(lengths)
+    ph.chain_length = k
+    a_ids = {operand_key(mm, "a") for mm in ph.mmas}
+    b_ids = {operand_key(mm, "b") for mm in ph.mmas}
+    ph.a_count, ph.b_count = len(a_ids), len(b_ids)
+    m0 = ph.mmas[0]
+    m_tiles = -(-len(a_ids) // k)
+    n_tiles = -(-len(b_ids) // k)
+    ph.M = m0.m * m_tiles if m0.m else None
+    ph.N = m0.n * n_tiles if m0.n else None
+    ph.K = m0.k * k if m0.k else None
+    uniform = all(x == k for x in lengths)
+    exact = len(a_ids) % k == 0 and len(b_ids) % k == 0
+    ph.grid = "full" if uniform and exact and len(ph.mmas) == m_tiles * n_tiles * k else "band"

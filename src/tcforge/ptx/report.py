@@ -1,0 +1,169 @@
+"""Rendering of an Analysis as text (the phase table plus stages, operands, parameters, cut ABI, traffic), Markdown
+(a report in the style of the enc5 analysis) or JSON (the stable document of docs/spec.md)."""
+
+from __future__ import annotations
+
+import json
+
+from tcforge.ptx.analysis import Analysis
+from tcforge.ptx.table import PhaseRow, byte_range, format_phase_table
+
+
+def phase_rows(an: Analysis) -> list[PhaseRow]:
+    """The analysis's phases as table rows."""
+    rows = []
+    for pr in an.phases:
+        ph = pr.phase
+        w = pr.weight
+        b = pr.bias
+        rows.append(PhaseRow(ph.index, pr.first, pr.last, ph.M, ph.N, ph.K, len(ph.chains), len(ph.mmas), ph.grid,
+                             byte_range(w.lo, w.hi, w.terms) if w else "-",
+                             byte_range(b.lo, b.hi, b.terms) if b else "-", pr.epilogue_count))
+    return rows
+
+
+def _sources(pr) -> str:
+    parts = []
+    for role in ("A", "B", "C"):
+        c = pr.sources.get(role)
+        if c:
+            parts.append(f"{role}: " + ", ".join(f"{k} x{v}" for k, v in c.most_common()))
+    return "; ".join(parts)
+
+
+def _terms(t: dict[str, int]) -> str:
+    return " ".join(f"+{k}" if v == 1 else f"+{v}*{k}" for k, v in t.items()) or "(no per-thread terms)"
+
+
+def render_text(an: Analysis) -> str:
+    """The text report: header line, phase table, stages, operand bytes, parameters, extents, cut ABI, traffic."""
+    fn = an.fn
+    d_abi = an.cut_abi()
+    out = [f"{an.module.file}: entry {fn.name} (lines {fn.line}-{fn.end_line}, {len(fn.statements)} statements, "
+           f"{sum(len(p.phase.mmas) for p in an.phases)} mma in {len(an.phases)} phases, rule {an.rule})", ""]
+    out.append(format_phase_table(phase_rows(an)))
+    out.append("")
+    out.append("weight/bias bytes: thread with all terms zero, hi exclusive; +C*term = per-thread terms other than "
+               "%laneid (see operands below)")
+    out.append("")
+    out.append("stages:")
+    out.append("  prologue: " + (", ".join(map(str, an.prologue_stages)) or "-"))
+    for pr in an.phases:
+        ph = pr.phase
+        out.append(f"  after phase {ph.index} ({ph.M}x{ph.N}x{ph.K}, {len(ph.chains)} chains of {ph.chain_length}): "
+                   + (", ".join(map(str, pr.stages)) or "-"))
+        src = _sources(pr)
+        if src:
+            out.append(f"      sources {src}")
+    out.append("")
+    out.append("operands (lo..hi exclusive, per-thread terms):")
+    for pr in an.phases:
+        for role, ob in (("weight", pr.weight), ("bias", pr.bias)):
+            if ob is not None:
+                ext = "unbounded" if ob.extent is None else str(ob.extent)
+                out.append(f"  P{pr.phase.index} {role}: {ob.base} + [{ob.lo}, {ob.hi}) {_terms(ob.terms)}; "
+                           f"any thread < {ext}; loads s{ob.loads[0]}..s{ob.loads[-1]} ({len(ob.loads)})")
+    out.append("")
+    out.append(f"parameter block ({fn.param_block_size} bytes), offsets read:")
+    for r in an.param_reads():
+        st = r["statements"]
+        out.append(f"  +{r['offset']:<5} {r['type']:<8} s{st[0]}" + (f" (+{len(st) - 1} more)" if len(st) > 1 else ""))
+    out.append("")
+    out.append("image extent (exclusive end of every byte read through each pointer parameter):")
+    for k, v in an.image_extent().items():
+        out.append(f"  {k}: {'unbounded' if v is None else v}")
+    out.append("")
+    out.append("cut ABI:")
+    lb = d_abi["launch_bounds"]
+    out.append("  launch bounds: " + (", ".join(f".{k} {','.join(map(str, v))}" for k, v in lb.items()) or "none"))
+    out.append("  special registers: " + " ".join(d_abi["special_registers"]))
+    out.append(f"  parameter block {d_abi['param_block_bytes']} bytes, offsets {d_abi['param_offsets']}")
+    for s in d_abi["shared"]:
+        out.append(f"  shared {s['name']}: {s['bytes'] if s['bytes'] is not None else 'extern'} bytes")
+    reg = d_abi.get("region")
+    if reg:
+        out.append(f"  mma region: cut s{reg['first']}-s{reg['last']} (file lines {reg['first_line']}-"
+                   f"{reg['last_line']}), {reg['mma']} mma in {reg['phases']} phases")
+        out.append(f"  live-in ({len(reg['live_in'])}): " + _clip(reg["live_in"]))
+        out.append(f"  live-out ({len(reg['live_out'])}): " + _clip(reg["live_out"]))
+    loops = an.loops()
+    if loops:
+        out.append("  loops: " + ", ".join(f"s{lp['header']}-s{lp['latch']}" for lp in loops))
+    out.append("")
+    out.append("memory traffic:")
+    out.append(f"  {'stage':<8} {'kind':<13} {'space':<7} {'count':>5} {'stmts':<13} {'base':<10} "
+               f"{'offsets (step)':<24} {'terms':<32} consumer")
+    for r in an.traffic:
+        step = f" ({r['step']})" if r["step"] else ""
+        rng = f"{r['lo']}..{r['hi']}{step}"
+        base = r["base"] if len(r["base"]) <= 10 else r["base"][:4] + "~" + r["base"][-5:]
+        span = f"s{r['first']}-s{r['last']}"
+        out.append(f"  {r['stage']:<8} {r['kind']:<13} {r['space']:<7} {r['count']:>5} {span:<13} {base:<10} "
+                   f"{rng:<24} {_terms(r['terms']):<32} {', '.join(r['consumer']) or '-'}")
+    return "\n".join(out) + "\n"
+
+
+def _clip(items: list[str], n: int = 24) -> str:
+    return " ".join(items[:n]) + (f" ... (+{len(items) - n})" if len(items) > n else "")
+
+
+def render_json(an: Analysis) -> str:
+    """The JSON document (stable keys; docs/spec.md)."""
+    return json.dumps(an.to_dict(), indent=1, sort_keys=False) + "\n"
+
+
+def render_markdown(an: Analysis) -> str:
+    """A Markdown report in the style of the enc5 analysis: conventions, phase table, epilogues, traffic."""
+    fn = an.fn
+    out = [f"# {fn.name}", "",
+           f"Read out of `{an.module.file}`, entry `{fn.name}` (file lines {fn.line}-{fn.end_line}), "
+           f"{len(fn.statements)} statements, phase rule `{an.rule}`.", "",
+           "## 0. Conventions", "",
+           "- `sNNNN` is a statement number: instructions and labels of the entry body counted from 1; directives, "
+           "`.loc` lines and scope braces are not statements; a multi-line instruction is one statement. `LNNNNN` is "
+           "its first physical line.",
+           "- Byte ranges are `lo..hi` with `hi` exclusive, for the thread whose per-thread terms are all zero; the "
+           "terms give the per-thread addends.", "",
+           "## 1. Phase table", "", "```", format_phase_table(phase_rows(an)), "```", "",
+           "| # | instruction | chains x length | A sources | B sources | C sources |", "|---|---|---|---|---|---|"]
+    for pr in an.phases:
+        ph = pr.phase
+        cells = [", ".join(f"{k} x{v}" for k, v in pr.sources.get(r, {}).most_common()) or "-" for r in "ABC"]
+        out.append(f"| {ph.index} | `{pr.instruction}` | {len(ph.chains)} x {ph.chain_length} | " + " | ".join(cells)
+                   + " |")
+    out += ["", "## 2. Operand bytes", "", "| phase | role | base | bytes | per-thread terms | any thread < | loads |",
+            "|---|---|---|---|---|---|---|"]
+    for pr in an.phases:
+        for role, ob in (("weight (B)", pr.weight), ("bias (C)", pr.bias)):
+            if ob is not None:
+                out.append(f"| {pr.phase.index} | {role} | {ob.base} | [{ob.lo}, {ob.hi}) | {_terms(ob.terms)} | "
+                           f"{'unbounded' if ob.extent is None else ob.extent} | {len(ob.loads)} from s{ob.loads[0]} |")
+    out += ["", "## 3. Epilogues", "", "| epilogue | range | stmts | stages | top ops |", "|---|---|---|---|---|"]
+    out.append(f"| prologue | s1-s{an.prologue[1] + 1} | {an.prologue[1] + 1} | "
+               f"{', '.join(map(str, an.prologue_stages)) or '-'} | - |")
+    for pr in an.phases:
+        rng = f"s{pr.epilogue[0] + 1}-s{pr.epilogue[1] + 1}" if pr.epilogue_count else "-"
+        top = ", ".join(f"{v} {k}" for k, v in pr.ops.most_common(4))
+        out.append(f"| E{pr.phase.index} | {rng} | {pr.epilogue_count} | {', '.join(map(str, pr.stages)) or '-'} | "
+                   f"{top or '-'} |")
+    out += ["", "## 4. Memory traffic", "", "| stage | kind | space | opcode | count | statements | base | offsets | "
+            "step | terms | consumer |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in an.traffic:
+        out.append(f"| {r['stage']} | {r['kind']} | {r['space']} | `{r['opcode']}` | {r['count']} | "
+                   f"s{r['first']}-s{r['last']} | {r['base']} | {r['lo']}..{r['hi']} | {r['step'] or '-'} | "
+                   f"{_terms(r['terms'])} | {', '.join(r['consumer']) or '-'} |")
+    abi = an.cut_abi()
+    out += ["", "## 5. Parameter block and cut ABI", "",
+            f"Parameter block {abi['param_block_bytes']} bytes; offsets read:", ""]
+    for r in an.param_reads():
+        out.append(f"- +{r['offset']} `{r['type']}` (s{r['statements'][0]}, {len(r['statements'])} reads)")
+    out.append("")
+    for k, v in an.image_extent().items():
+        out.append(f"- image extent of {k}: {'unbounded' if v is None else v} bytes")
+    reg = abi.get("region")
+    if reg:
+        out += ["", f"MMA region s{reg['first']}-s{reg['last']} (file lines {reg['first_line']}-{reg['last_line']}), "
+                f"{reg['mma']} mma in {reg['phases']} phases.", "",
+                f"- live-in ({len(reg['live_in'])}): {_clip(reg['live_in'], 64)}",
+                f"- live-out ({len(reg['live_out'])}): {_clip(reg['live_out'], 64)}"]
+    return "\n".join(out) + "\n"

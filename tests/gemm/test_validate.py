@@ -1,0 +1,125 @@
+"""matmul's input validation runs before torch/CUDA: each bad input is a TcforgeError saying what to change."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from tcforge.errors import TcforgeError, UnsupportedError
+from tcforge.gemm import matmul, plan_matmul
+
+
+@dataclass
+class FakeDevice:
+    type: str = "cuda"
+    index: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.type}:{self.index}"
+
+
+@dataclass
+class FakeTensor:
+    shape: tuple[int, ...]
+    dtype: str = "torch.float16"
+    device: FakeDevice = None  # type: ignore[assignment]
+    strides: tuple[int, ...] | None = None
+    ptr: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        if self.device is None:
+            self.device = FakeDevice()
+        if self.strides is None:  # contiguous
+            s, acc = [], 1
+            for d in reversed(self.shape):
+                s.append(acc)
+                acc *= max(1, d)
+            self.strides = tuple(reversed(s))
+
+    def stride(self) -> tuple[int, ...]:
+        return self.strides  # type: ignore[return-value]
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    def t(self) -> FakeTensor:
+        return FakeTensor(tuple(reversed(self.shape)), self.dtype, self.device, tuple(reversed(self.strides)), self.ptr)
+
+
+def col_major(k: int, n: int, dtype: str = "torch.float8_e4m3fn") -> FakeTensor:
+    """A (K, N) tensor stored column-major (b.t() contiguous), as torch._scaled_mm wants b."""
+    return FakeTensor((n, k), dtype).t()
+
+
+F16, BF16, F8, F32 = "torch.float16", "torch.bfloat16", "torch.float8_e4m3fn", "torch.float32"
+
+
+def test_plain_fp16_plan() -> None:
+    p = plan_matmul(FakeTensor((256, 512)), FakeTensor((512, 384)))
+    assert (p.m, p.n, p.k, p.in_kind, p.out_kind, p.b_kmajor) == (256, 384, 512, "fp16", "fp16", False)
+    assert not p.copy_a and not p.copy_b and p.k_padded == 512
+    assert p.variant.name == "hoist"
+
+
+def test_out_dtypes_and_b_layouts() -> None:
+    p = plan_matmul(FakeTensor((64, 64)), FakeTensor((64, 32)).t().t(), out_dtype=F32)
+    assert p.out_kind == "fp32"
+    p = plan_matmul(FakeTensor((64, 64), BF16), col_major(64, 32, BF16))
+    assert p.b_kmajor and p.out_kind == "bf16"
+    p = plan_matmul(
+        FakeTensor((64, 64), F8),
+        col_major(64, 32),
+        out_dtype=F16,
+        scale_a=FakeTensor((), F32),
+        scale_b=FakeTensor((1,), F32),
+    )
+    assert p.in_kind == "e4m3" and p.out_kind == "fp16" and p.b_kmajor
+
+
+@pytest.mark.parametrize("variant", ["baseline", "r3", 5, "bk64_s3", "auto"])
+def test_variants_resolve(variant: object) -> None:
+    plan_matmul(FakeTensor((8, 8)), FakeTensor((8, 8)), variant=variant)
+
+
+def test_unaligned_strides_take_the_padded_copy_path() -> None:
+    p = plan_matmul(FakeTensor((7, 7)), FakeTensor((7, 7)))
+    assert p.copy_a and p.copy_b and p.k_padded == 8
+    p = plan_matmul(FakeTensor((16, 32)), FakeTensor((32, 7)))  # N = 7: B's row stride is 14 bytes
+    assert not p.copy_a and p.copy_b
+    p = plan_matmul(FakeTensor((16, 32), ptr=(1 << 20) + 2), FakeTensor((32, 8)))  # misaligned base
+    assert p.copy_a and not p.copy_b
+    p = plan_matmul(FakeTensor((16, 24), F8), col_major(24, 16))  # fp8 needs K % 16
+    assert p.copy_a and p.copy_b and p.k_padded == 32
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "kwargs", "err", "msg"),
+    [
+        (FakeTensor((4, 8)), FakeTensor((9, 4)), {}, TcforgeError, "a.shape\\[1\\] must equal b.shape\\[0\\]"),
+        (FakeTensor((4, 8, 2)), FakeTensor((8, 4)), {}, TcforgeError, "a must be 2-D"),
+        (FakeTensor((4, 8), F32), FakeTensor((8, 4), F32), {}, UnsupportedError, "cast with a.to"),
+        (FakeTensor((4, 8)), FakeTensor((8, 4), BF16), {}, UnsupportedError, "same dtype"),
+        (FakeTensor((4, 8)), FakeTensor((8, 4)), {"out_dtype": BF16}, UnsupportedError, "choose one of fp16, fp32"),
+        (FakeTensor((4, 8), device=FakeDevice("cpu")), FakeTensor((8, 4)), {}, TcforgeError, r"a\.cuda\(\)"),
+        (FakeTensor((4, 8)), FakeTensor((8, 4), device=FakeDevice("cuda", 1)), {}, TcforgeError, "same device"),
+        (FakeTensor((4, 8), strides=(1, 4)), FakeTensor((8, 4)), {}, TcforgeError, "a.contiguous"),
+        (FakeTensor((4, 8)), FakeTensor((8, 4), strides=(8, 2)), {}, TcforgeError, "b.contiguous"),
+        (FakeTensor((4, 16), F8), FakeTensor((16, 4), F8), {}, TcforgeError, "column-major"),
+        (
+            FakeTensor((4, 8)),
+            FakeTensor((8, 4)),
+            {"scale_a": FakeTensor((), F32)},
+            TcforgeError,
+            "float8_e4m3fn inputs only",
+        ),
+        (FakeTensor((4, 16), F8), col_major(16, 4), {"scale_a": FakeTensor((2,), F32)}, TcforgeError, "one element"),
+        (FakeTensor((4, 16), F8), col_major(16, 4), {"scale_a": 2.0}, TcforgeError, "float32 CUDA tensor"),
+        (FakeTensor((4, 8)), FakeTensor((8, 4)), {"variant": "fastest"}, TcforgeError, "unknown variant"),
+        ([[1.0]], FakeTensor((8, 4)), {}, TcforgeError, "a must be a torch tensor"),
+        (FakeTensor((0, 8)), FakeTensor((8, 4)), {}, TcforgeError, "M = 0"),
+    ],
+)
+def test_bad_inputs_say_what_to_change(a: object, b: object, kwargs: dict, err: type, msg: str) -> None:
+    with pytest.raises(err, match=msg):
+        matmul(a, b, **kwargs)

@@ -1,0 +1,107 @@
+"""`tcforge spec` end to end (formats, --list, --entry, exit status 2 with FILE:LINE:COL) and the symbolic address
+rules the analysis relies on (derived parameter pointers, lane terms, launch bounds)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tcforge.cli import main as tcforge_main
+from tcforge.ptx import read_module
+from tcforge.ptx.analysis import Analysis
+from tcforge.ptx.table import HEADER, PhaseRow, format_phase_table
+
+SNIPPET = """.version 8.4
+.target sm_89
+.address_size 64
+.visible .entry two(
+\t.param .align 8 .b8 two_param_0[144]
+)
+.reqntid 32, 1, 2
+{
+\t.reg .b32 %r<20>;
+\t.reg .b64 %rd<20>;
+\tmov.b64 %rd6, two_param_0;
+\tadd.s64 %rd1, %rd6, 80;
+\tld.param.u64 %rd2, [%rd1+-72];
+\tld.param.v2.u16 {%rs1, %rs2}, [%rd1];
+\tld.param.u64 %rd3, [two_param_0+40];
+\tmov.u32 %r1, %laneid;
+\tshr.u32 %r2, %r1, 2;
+\tand.b32 %r3, %r2, 7;
+\tmov.u32 %r4, %tid.z;
+\tmad.lo.s32 %r5, %r4, 1000, %r3;
+\tmul.wide.u32 %rd4, %r5, 4;
+\tadd.s64 %rd5, %rd3, %rd4;
+\tld.global.u32 %r6, [%rd5+8];
+\tret;
+}
+.visible .entry other()
+{
+\tret;
+}
+"""
+
+
+def test_derived_parameter_pointer_and_masked_lane_terms() -> None:
+    m = read_module(SNIPPET, "snippet.ptx")
+    an = Analysis(m, m.function("two"))
+    # [%rd1+-72] with %rd1 = param+80 is a read of param+8; [%rd1] of param+80
+    assert [(r["offset"], r["type"]) for r in an.param_reads()] == [(8, "u64"), (40, "u64"), (80, "v2.u16")]
+    (acc,) = [a for a in an.accesses if a.space == "global"]
+    assert acc.base_name == "param+40"
+    assert acc.offset.terms_text() == {"%tid.z": 4000, "(%laneid>>2)&7": 4} and acc.offset.c == 8
+    # .reqntid 32,1,2 is exact: tid.z <= 1; (laneid>>2)&7 <= 7 -> last byte 8 + 4000 + 28 + 4
+    assert an.image_extent() == {"param+40": 4040}
+
+
+def test_cli_text_json_md_and_list(tmp_path, capsys) -> None:
+    path = tmp_path / "two.ptx"
+    path.write_text(SNIPPET)
+    assert tcforge_main(["spec", str(path), "--list"]) == 0
+    out = capsys.readouterr().out
+    assert "entry two" in out and "entry other" in out
+    assert tcforge_main(["spec", str(path), "--entry", "two", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["entry"] == "two" and doc["phases"] == [] and doc["param_offsets"] == [8, 40, 80]
+    assert doc["image_extent"] == {"param+40": 4040}
+    assert tcforge_main(["spec", str(path), "--entry", "two"]) == 0
+    assert HEADER in capsys.readouterr().out
+    assert tcforge_main(["spec", str(path), "--entry", "two", "--format", "md", "-o", str(tmp_path / "r.md")]) == 0
+    assert (tmp_path / "r.md").read_text().startswith("# two")
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--entry", "nope"], "two.ptx:1:1: entry 'nope' not found; entries: two, other"),
+    ([], "two.ptx:1:1: module has 2 entries (two, other); pick one with --entry"),
+])
+def test_cli_bad_entry_exits_2(tmp_path, capsys, args, needle) -> None:
+    path = tmp_path / "two.ptx"
+    path.write_text(SNIPPET)
+    assert tcforge_main(["spec", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tcforge spec: error: ") and needle in err
+
+
+def test_cli_malformed_file_exits_2_with_location(tmp_path, capsys) -> None:
+    path = tmp_path / "bad.ptx"
+    path.write_text(SNIPPET.replace("ret;\n}\n.visible", "ret;\n.visible", 1)[:-40])
+    assert tcforge_main(["spec", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"tcforge spec: error: {path}:") and len(err.splitlines()) == 1
+    missing = tmp_path / "missing.ptx"
+    assert tcforge_main(["spec", str(missing)]) == 2
+    assert f"{missing}:1:1: cannot read file" in capsys.readouterr().err
+
+
+def test_phase_table_format_is_reusable() -> None:
+    assert format_phase_table([]) == HEADER
+    row = PhaseRow(1, 7554, 7577, 96, 32, 32, 24, 24, "full", "320..848+27648*%tid.z", "-", 7)
+    lines = format_phase_table([row]).splitlines()
+    assert lines[1].split() == ["1", "s7554-s7577", "96", "32", "32", "24", "24", "full", "320..848+27648*%tid.z",
+                                "-", "7"]
+    # right-aligned columns end where their (widened) header ends
+    w = "320..848+27648*%tid.z"
+    assert lines[0].index("weight bytes") + len("weight bytes") == lines[1].index(w) + len(w)
+    assert lines[0].index("epi") + 3 == len(lines[1])

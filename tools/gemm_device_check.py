@@ -1,0 +1,155 @@
+"""One device call for the GEMM engine: warm the kernel cache, check every variant (each in a subprocess with a timeout,
+so a hang or a fault cannot hide the others), then benchmark the passing ones against cuBLAS. Writes under --out.
+
+    python3 tools/gemm_device_check.py --out $OUT [--phases warm,check,bench] [--bench-args "..."]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK_SHAPES = [
+    (128, 256, 64),
+    (7, 7, 7),
+    (129, 257, 136),
+    (1, 4097, 128),
+    (4097, 1, 64),
+    (1000, 1000, 1000),
+    (256, 384, 65536),
+    (2048, 2048, 2048),
+]
+SMALL_SHAPES = [(129, 257, 136), (7, 7, 7)]
+BIG = (4096, 4096, 4096)
+
+
+def combos() -> list[tuple[str, str, bool]]:
+    from tcforge.gemm.build import b_layouts
+    from tcforge.gemm.variants import SUPPORTED
+
+    return [(i, o, bk) for i, outs in SUPPORTED.items() for o in outs for bk in b_layouts(i)]
+
+
+def run_one_variant(name: str, small: bool) -> None:
+    """Child: every dtype pair / B layout / shape for one variant, one JSON line each on stdout."""
+    from tcforge.gemm.check import check_one
+
+    shapes = SMALL_SHAPES if small else CHECK_SHAPES
+    seed = 1
+    for in_kind, out_kind, bk in combos():
+        todo = list(shapes)
+        if not small and (in_kind, out_kind) in (("fp16", "fp32"), ("e4m3", "bf16"), ("bf16", "bf16")):
+            todo.append(BIG)
+        for m, n, k in todo:
+            seed += 1
+            r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed)
+            print(json.dumps(r.as_dict()), flush=True)
+    if not small and name in ("splitk", "hoist", "r8", "r9"):
+        for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
+            for m, n, k in ((300, 500, 4096), (1, 8, 65536)):
+                seed += 1
+                r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, splits=3)
+                d = r.as_dict()
+                d["variant"] = f"{name}(splits=3)"
+                print(json.dumps(d), flush=True)
+
+
+def phase_warm(workers: int) -> None:
+    from tcforge.gemm.build import all_builds, build_all
+
+    t = time.time()
+    done = build_all(list(all_builds()), workers=workers)
+    spills = [b.tag() for b, m in done if m.stats["tcf_gemm"].spills]
+    print(f"warm: {len(done)} cubins in {time.time() - t:.1f}s; spilling: {spills or 'none'}", flush=True)
+
+
+def phase_check(names: list[str], out: Path, small: bool, timeout: float, parallel: int) -> dict[str, list[dict]]:
+    def child(name: str) -> tuple[str, list[dict], str]:
+        cmd = [sys.executable, __file__, "--one-variant", name] + (["--small"] if small else [])
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            rows = [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+            tail = "" if p.returncode == 0 else f"exit {p.returncode}: {p.stderr[-800:]}"
+        except subprocess.TimeoutExpired as exc:
+            out_text = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            rows = [json.loads(line) for line in out_text.splitlines() if line.startswith("{")]
+            tail = f"TIMEOUT after {timeout}s (a hang: last finished {rows[-1] if rows else None})"
+        return name, rows, tail
+
+    results: dict[str, list[dict]] = {}
+    with ThreadPoolExecutor(parallel) as pool:
+        for name, rows, tail in pool.map(child, names):
+            results[name] = rows
+            bad = [r for r in rows if not r["ok"]]
+            print(f"check {name:<11} {len(rows) - len(bad)}/{len(rows)} ok {tail}", flush=True)
+            for r in bad[:6]:
+                print(
+                    f"   FAIL {r['in_kind']}->{r['out_kind']} {'K' if r['b_kmajor'] else 'N'}-major "
+                    f"{r['m']}x{r['n']}x{r['k']} err={r['rel_err']:.3g} nan={r['nan']} {r['error'][:200]}",
+                    flush=True,
+                )
+            if tail:
+                results[name].append({"ok": False, "error": tail})
+    (out / "gemm_check.json").write_text(json.dumps(results, indent=0))
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/gemm_out"))
+    ap.add_argument("--phases", default="warm,check,bench")
+    ap.add_argument("--variants", default="all")
+    ap.add_argument("--one-variant", default=None)
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--one-shot", default=None, help="run VARIANT 3 times at 4096^3 fp16->fp32 (for ncu)")
+    ap.add_argument("--timeout", type=float, default=150)
+    ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--bench-args", default="--sweep quick")
+    ap.add_argument("--bench-timeout", type=float, default=300)
+    args = ap.parse_args()
+    if args.one_shot:
+        import torch
+
+        from tcforge.gemm import matmul
+        from tcforge.gemm.check import make_inputs
+
+        a, b, _, _ = make_inputs(4096, 4096, 4096, "fp16", False, 0)
+        for _ in range(3):
+            matmul(a, b, out_dtype=torch.float32, variant=args.one_shot)
+        torch.cuda.synchronize()
+        return 0
+    if args.one_variant:
+        run_one_variant(args.one_variant, args.small)
+        return 0
+    from tcforge.gemm.variants import LADDER, SWEEP
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    names = [v.name for v in LADDER + SWEEP] if args.variants == "all" else args.variants.split(",")
+    phases = args.phases.split(",")
+    passing = names
+    if "warm" in phases:
+        phase_warm(workers=os.cpu_count() or 4)
+    if "check" in phases:
+        res = phase_check(names, out, args.small, args.timeout, args.parallel)
+        passing = [n for n in names if res.get(n) and all(r["ok"] for r in res[n])]
+        print(f"passing every check: {passing}", flush=True)
+    if "bench" in phases and passing:
+        cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(passing)]
+        cmd += args.bench_args.split()
+        try:
+            subprocess.run(cmd, timeout=args.bench_timeout, check=False)
+        except subprocess.TimeoutExpired:
+            print(f"bench TIMEOUT after {args.bench_timeout}s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
