@@ -101,14 +101,12 @@ _HOPPER_SCALE = np.ldexp(
 ).astype(np.float32)
 
 
-def _hopper_hmma(
-    exact: np.ndarray, ea: np.ndarray, eb: np.ndarray, av: np.ndarray, bv: np.ndarray, acc: np.ndarray | None
-) -> np.ndarray:
-    """One HMMA.16816.F16 step, tile index last. exact (16, 8, T) float64: the exact sum of the 16 products;
-    ea/av (16, 16, 1, T), eb/bv (16, 1, 8, T) [k, i, j, t]; acc (16, 8, T) float16 finite, or None for C = +0.
+def _hopper_hmma(ea: np.ndarray, eb: np.ndarray, av: np.ndarray, bv: np.ndarray, acc: np.ndarray | None) -> np.ndarray:
+    """One HMMA.16816.F16 step, tile index last: ea/av (16, 16, 1, T), eb/bv (16, 1, 8, T) [k, i, j, t];
+    acc (16, 8, T) float16 (finite), or None for C = +0. Returns the new float16 accumulator.
 
-    Sum of trunc(x_k) = sum of x_k - sum of (x_k - trunc(x_k)) with x_k = p_k * 2^(25 - M): the first sum is the exact
-    product sum scaled (float64), the second is exact in float32 (fractions with bits from 2^-1 down to 2^-15 only).
+    x_k = p_k * 2^(25 - M) and trunc(x_k) are exact in float32 (at most 8 significant bits, below 2^27); their sum
+    (below 2^31) is accumulated in float64, exactly.
     """
     m = np.max(ea + eb, axis=0)  # (16, 8, T) int8
     if acc is not None:
@@ -116,10 +114,9 @@ def _hopper_hmma(
     scale32 = _HOPPER_SCALE[m.view(np.uint8)]
     x = av * bv
     x *= scale32
-    cut = np.trunc(x)
-    x -= cut  # the part of each term below the unit, exact
+    np.trunc(x, out=x)
+    total = x.sum(axis=0, dtype=np.float64)
     scale = scale32.astype(np.float64)
-    total = exact * scale - x.sum(axis=0)
     if acc is not None:
         total += np.trunc(acc.astype(np.float64) * scale)
     total += 0.0  # an exact zero sum is +0
@@ -130,18 +127,13 @@ def _hopper_hmma(
 
 def _hopper_chunk(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """Hopper lowering: acc = HMMA(0, k%4 in {0,1}); acc = HMMA(acc, k%4 in {2,3}); d = RN_f16(acc + c) (HADD2)."""
-    a_h, b_h = a[:, :, _HOPPER_K], b[:, _HOPPER_K, :]  # k reordered so each HMMA's half is contiguous
-    av64, bv64 = _VALUES[a_h], _VALUES[b_h]
-    # matmul sums exact products on a 2^-18 grid below 2^22: exact in any order, with or without FMA
-    exact1 = np.matmul(av64[:, :, :16], bv64[:, :16, :]).transpose(1, 2, 0)  # (16, 8, T)
-    exact2 = np.matmul(av64[:, :, 16:], bv64[:, 16:, :]).transpose(1, 2, 0)
-    a_k = np.ascontiguousarray(a_h.transpose(2, 1, 0))[:, :, None, :]  # (32, 16, 1, T)
-    b_k = np.ascontiguousarray(b_h.transpose(1, 2, 0))[:, None, :, :]  # (32, 1, 8, T)
+    a_k = np.ascontiguousarray(a[:, :, _HOPPER_K].transpose(2, 1, 0))[:, :, None, :]  # (32, 16, 1, T), k reordered
+    b_k = np.ascontiguousarray(b[:, _HOPPER_K, :].transpose(1, 2, 0))[:, None, :, :]  # (32, 1, 8, T)
     lo, hi = slice(0, 16), slice(16, 32)
-    acc = _hopper_hmma(exact1, _HOPPER_EXP[a_k[lo]], _HOPPER_EXP[b_k[lo]], _VALUES32[a_k[lo]], _VALUES32[b_k[lo]], None)
+    acc = _hopper_hmma(_HOPPER_EXP[a_k[lo]], _HOPPER_EXP[b_k[lo]], _VALUES32[a_k[lo]], _VALUES32[b_k[lo]], None)
     acc_inf = np.isinf(acc)
     acc2 = _hopper_hmma(
-        exact2, _HOPPER_EXP[a_k[hi]], _HOPPER_EXP[b_k[hi]], _VALUES32[a_k[hi]], _VALUES32[b_k[hi]],
+        _HOPPER_EXP[a_k[hi]], _HOPPER_EXP[b_k[hi]], _VALUES32[a_k[hi]], _VALUES32[b_k[hi]],
         np.where(acc_inf, np.float16(0), acc),
     )
     acc = np.where(acc_inf, acc, acc2).transpose(2, 0, 1).astype(np.float64)  # (T, 16, 8)

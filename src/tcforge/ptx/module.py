@@ -294,7 +294,7 @@ class _Reader:
             if kind == "nl":
                 if item:
                     head = item[0].lstrip()
-                    if head.startswith(_LINE_DIRECTIVES):
+                    if head.split(None, 1)[0] in _LINE_DIRECTIVES:
                         self._line_directive("".join(item).strip(), *start)
                         item = []
                     else:
@@ -346,7 +346,7 @@ class _Reader:
                 raise self.err(line, col, "unbalanced '}' at module level")
         if item:
             head = item[0].lstrip()
-            if head.startswith(_LINE_DIRECTIVES):
+            if head.split(None, 1)[0] in _LINE_DIRECTIVES:
                 self._line_directive("".join(item).strip(), *start)
             else:
                 raise self.err(self.toks.line, 1, f"unexpected end of file: unterminated {head.split()[0]!r}")
@@ -468,7 +468,7 @@ class _Reader:
                         col += lm.end() + len(rest) - len(s)
                         if not s:
                             continue
-                    if s.startswith((".loc", ".file")):
+                    if s.split(None, 1)[0] in (".loc", ".file"):
                         skip_line = True
                         continue
                     directive = s[0] == "." or _LABEL.match(s) is not None

@@ -1,6 +1,7 @@
 """enc5, the last Swin encoder layer of the denoiser: descriptor, weight image, inputs and the bit-exact CPU
 reference."""
 
+from tcforge.layers.enc5 import semantic  # the float model: enc5.semantic.semantic / torch_model
 from tcforge.layers.enc5.assumptions import CATALOGUE, Assumptions
 from tcforge.layers.enc5.descriptor import PARAMS, PHASES, launch_geometry, phase, phase_table
 from tcforge.layers.enc5.inputs import Inputs
@@ -21,5 +22,6 @@ __all__ = [
     "phase",
     "phase_table",
     "reference",
+    "semantic",
     "weight_map",
 ]

@@ -220,6 +220,7 @@ def _cmd_weights(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse tree of `tcforge enc5` (run, phases, assumptions, layout, weights)."""
     ap = argparse.ArgumentParser(prog="tcforge enc5", description="The enc5 Swin encoder layer.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run", help="run the layer; write arena.bin, surface.npy, PNGs and summary.json")

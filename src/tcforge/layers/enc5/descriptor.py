@@ -39,6 +39,7 @@ class Epilogue:
 
     @property
     def count(self) -> int:
+        """Statements in the epilogue (the table's `epi` column)."""
         return self.last - self.first + 1
 
 
@@ -66,6 +67,7 @@ class Phase:
 
     @property
     def k_steps(self) -> int:
+        """32-deep mma steps per accumulator chain (K / 32)."""
         return self.k // 32
 
     @property
@@ -220,6 +222,7 @@ class LaunchGeometry:
 
     @property
     def windows(self) -> int:
+        """Blocks in the grid = 8×8-token windows."""
         return self.grid[0] * self.grid[1]
 
 

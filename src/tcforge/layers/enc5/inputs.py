@@ -80,6 +80,7 @@ class Inputs:
 
     @property
     def extent(self) -> tuple[int, int]:
+        """(ex, ey)."""
         return self.ex, self.ey
 
     def features(self, order: str = "pack") -> np.ndarray:

@@ -104,6 +104,7 @@ class Region:
 
     @property
     def size(self) -> int:
+        """Bytes in the region."""
         return self.end - self.start
 
 

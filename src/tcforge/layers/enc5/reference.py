@@ -38,6 +38,7 @@ class StageStats:
     saturated: int = 0  # e4m3 ±448 (satfinite hit) or non-finite f16
 
     def add_f16(self, bits: np.ndarray) -> None:
+        """Accumulate f16 values (bit patterns); non-finite ones count as saturated."""
         v = np.asarray(bits, dtype=np.uint16).view(np.float16).astype(np.float64)
         finite = np.isfinite(v)
         self.count += v.size
@@ -47,14 +48,17 @@ class StageStats:
         self.saturated += int(np.sum(~finite))
 
     def add_e4m3(self, codes: np.ndarray) -> None:
+        """Accumulate e4m3 codes; ±448 (satfinite hits) count as saturated."""
         self.add_f16(nx.e4m3_to_f16(codes))
         self.saturated += int(np.sum((np.asarray(codes) & 0x7F) == 0x7E))
 
     @property
     def rms(self) -> float:
+        """Root mean square of the finite values seen."""
         return float(np.sqrt(self.sumsq / self.count)) if self.count else 0.0
 
     def as_dict(self) -> dict[str, float]:
+        """rms, max |x|, zero fraction and saturated fraction."""
         n = max(self.count, 1)
         return {"rms": self.rms, "max_abs": self.max_abs, "zero_frac": self.zeros / n, "sat_frac": self.saturated / n}
 
@@ -206,6 +210,7 @@ class _Run:
 
     # -- one batch of windows -----------------------------------------------------------------------------------------
     def batch(self, wins: np.ndarray) -> None:
+        """Compute windows `wins` through the prologue, phases 1–61 and their epilogues."""
         asm, model = self.asm, self.model
         gx = self.geo.grid[0]
         x0 = 8 * (wins % gx) - self.inp.ox

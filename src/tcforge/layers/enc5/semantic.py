@@ -63,6 +63,7 @@ class FloatWeights:
 
     @classmethod
     def from_image(cls, w: WeightImage) -> FloatWeights:
+        """Decode every part of a weight image to float32."""
         return cls(
             g0=_f16(w.vector("prologue_gain")),
             q=np.stack([_e4m3(w.q(h)) for h in range(N_HEADS)]),
@@ -260,6 +261,7 @@ def torch_model(weights: WeightImage, assumptions: Assumptions | None = None, de
         """enc5 in fp32: attention (8 heads, position-only keys), RMS norms, 640-wide MLP, 16-output head."""
 
         def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            """Gathered windows (nb, 96, 160) -> (outputs (nb, 64, 160), head logits (nb, 64, 16))."""
             return _forward(xp, fw, x, asm)
 
     return Enc5Float()
