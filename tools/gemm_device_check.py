@@ -108,12 +108,24 @@ def main() -> int:
     ap.add_argument("--variants", default="all")
     ap.add_argument("--one-variant", default=None)
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--sanitize-shot", action="store_true", help="every variant once at 129x257x136 (sanitizers)")
     ap.add_argument("--one-shot", default=None, help="run VARIANT 3 times at 4096^3 fp16->fp32 (for ncu)")
     ap.add_argument("--timeout", type=float, default=150)
     ap.add_argument("--parallel", type=int, default=4)
     ap.add_argument("--bench-args", default="--sweep quick")
     ap.add_argument("--bench-timeout", type=float, default=300)
     args = ap.parse_args()
+    if args.sanitize_shot:
+        from tcforge.gemm.check import check_one
+        from tcforge.gemm.variants import LADDER, SWEEP
+
+        for v in LADDER + SWEEP:
+            for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
+                r = check_one(v.name, *combo, 129, 257, 136, seed=5)
+                print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
+        r = check_one("splitk", "fp16", "fp32", False, 129, 257, 1024, seed=6, splits=3)
+        print(f"sanitize-shot splitk(splits=3) ok={r.ok} {r.error}", flush=True)
+        return 0
     if args.one_shot:
         import torch
 

@@ -59,7 +59,7 @@ def test_plain_fp16_plan() -> None:
     p = plan_matmul(FakeTensor((256, 512)), FakeTensor((512, 384)))
     assert (p.m, p.n, p.k, p.in_kind, p.out_kind, p.b_kmajor) == (256, 384, 512, "fp16", "fp16", False)
     assert not p.copy_a and not p.copy_b and p.k_padded == 512
-    assert p.variant.name == "hoist"
+    assert p.variant.name == "tuned"
 
 
 def test_out_dtypes_and_b_layouts() -> None:

@@ -62,6 +62,8 @@ def test_wgmma_descriptor_chains(ptx_data) -> None:
     assert p["instruction"] == "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16"
     assert p["weight"] is None and p["bias"] is None
     assert {e.stage for e in an.prologue_stages} == {"shared-staging", "barrier"}
+    src = an.phases[0].sources  # descriptors are built from the shared tiles' addresses
+    assert (dict(src["A"]), dict(src["B"])) == ({"&_ZZ11wgmma_chainE2sa": 8}, {"&_ZZ11wgmma_chainE2sb": 8})
 
 
 def test_tcgen05_instruction_descriptor(ptx_data) -> None:
@@ -70,6 +72,7 @@ def test_tcgen05_instruction_descriptor(ptx_data) -> None:
     (p,) = an.to_dict()["phases"]
     assert (p["M"], p["N"], p["K"], p["mma"], p["chains"], p["chain_length"]) == (128, 64, 64, 4, 1, 4)
     assert p["instruction"] == "tcgen05.mma.cta_group::1.kind::f16"
+    assert dict(an.phases[0].sources["A"]) == {"&_ZZ13tcgen05_chainE2sa": 4}
 
 
 TRITON = {
@@ -95,6 +98,8 @@ def test_triton_matmuls(ptx_data, name) -> None:
     if not name.endswith("sm90a.ptx"):  # register operands come from shared memory (ldmatrix); C is loop-carried
         assert set(src["A"]) == {"shared:global_smem"} and set(src["B"]) == {"shared:global_smem"}
         assert set(src["C"]) == {"P1"}
+    else:
+        assert set(src["A"]) == {"&global_smem"} and set(src["B"]) == {"&global_smem"}
 
 
 CUDA = [("fused_chains.cu", ["-arch=sm_89"]), ("wgmma_chain.cu", ["-gencode=arch=compute_90a,code=sm_90a"]),
@@ -113,3 +118,12 @@ def test_committed_ptx_matches_a_fresh_nvcc_build(ptx_data, tmp_path, src, flags
     a = Analysis(fresh, fresh.function(), block=(32, 1, 4)).to_dict()["phases"]
     b = Analysis(committed, committed.function(), block=(32, 1, 4)).to_dict()["phases"]
     assert [{k: p[k] for k in KEYS} for p in a] == [{k: p[k] for k in KEYS} for p in b]
+
+
+def test_debug_builds_parse(ptx_data) -> None:
+    dbg = read_module_file(ptx_data / "fused_chains_debug.ptx")  # -G: debug sections, .func helpers, .local depots
+    assert [(f.kind, f.has_body) for f in dbg.functions] == [("func", True)] * 3 + [("entry", True)]
+    assert "debug" in dbg.target and dbg.function("fused_chains").decls[0].space == "local"
+    line = read_module_file(ptx_data / "fused_chains_lineinfo.ptx")  # -lineinfo: .loc ... inlined_at between statements
+    a = Analysis(line, line.function(), block=(32, 1, 4))
+    assert [{k: p[k] for k in KEYS} for p in a.to_dict()["phases"]] == FUSED

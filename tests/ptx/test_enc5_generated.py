@@ -82,6 +82,18 @@ def expected_phase(p: int) -> dict:
             "weight": weight, "bias": bias, "epilogue": epi}
 
 
+def test_generated_module_is_valid_ptx(enc5_ptx, tmp_path) -> None:
+    import shutil
+    import subprocess
+
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        pytest.skip("ptxas not installed")
+    proc = subprocess.run([ptxas, "-arch=sm_89", str(enc5_ptx), "-o", str(tmp_path / "enc5.cubin")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and not proc.stderr, proc.stderr[:2000]
+
+
 def test_stride_sanity() -> None:
     assert _old_row(59)[3][0] == 418240 and _old_row(60)[3][0] == 423424 and _old_row(58)[3][0] == 413120
 

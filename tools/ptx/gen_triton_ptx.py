@@ -21,6 +21,7 @@ CONFIGS = (
 
 
 def main(argv: list[str]) -> int:
+    """Compile the configurations into the folder given as the only argument."""
     if len(argv) != 1:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2

@@ -203,7 +203,7 @@ def prepare_plan(
         else:
             map_a = map_b = tm.TensorMap.zeros()
         if cfg.tma_store and not cfg.splitk:
-            box_c = [128 // ob, cfg.bm // cfg.nc]
+            box_c = [128 // ob, cfg.wg_rows]
             map_c = tm.encode_tiled(_tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
         else:
             map_c = tm.TensorMap.zeros()

@@ -51,6 +51,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "SPLITK": int(config.splitk),
         "HOIST": int(config.hoist),
         "SETMAXNREG": int(config.setmaxnreg),
+        "PINGPONG": int(config.pingpong),
     }
 
 
@@ -67,5 +68,6 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
     d = defines(config, in_kind, out_kind, b_kmajor)
     parts = [f"{in_kind}_{out_kind}", "bk" if b_kmajor else "bn", f"{config.bm}x{config.bn}x{d['BK']}s{config.stages}"]
     parts += [f"nc{config.nc}", "tma" if config.use_tma else "cpa", f"cm{config.cm}"]
-    parts += [f for f, on in (("st", config.tma_store), ("sk", config.splitk), ("h", config.hoist)) if on]
+    flags = (("st", config.tma_store), ("sk", config.splitk), ("h", config.hoist), ("pp", config.pingpong))
+    parts += [f for f, on in flags if on]
     return "gemm_" + "_".join(parts)

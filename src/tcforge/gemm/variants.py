@@ -46,6 +46,7 @@ class KernelConfig:
     tma_store: bool = False
     splitk: bool = False
     hoist: bool = False
+    pingpong: bool = False  # consumers own alternate whole tiles (needs a persistent grid)
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -56,15 +57,20 @@ class KernelConfig:
         """Threads per CTA: a producer warpgroup (TMA path) plus the consumer warpgroups."""
         return 128 * (self.nc + 1) if self.use_tma else 128 * self.nc
 
+    @property
+    def wg_rows(self) -> int:
+        """Rows of C one consumer warpgroup computes per tile."""
+        return self.bm if self.pingpong else self.bm // self.nc
+
     def smem_bytes(self) -> int:
         """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source."""
         ring = self.stages * (self.bm + self.bn) * self.bk_bytes
-        epi = self.nc * 2 * (self.bm // self.nc) * 128 if (self.tma_store and not self.splitk) else 0
+        epi = self.nc * 2 * self.wg_rows * 128 if (self.tma_store and not self.splitk) else 0
         return ring + epi + 2 * self.stages * 8 + 1024
 
     def check(self) -> None:
         """Refuse configurations the kernel cannot build (the static_asserts, in Python words)."""
-        rows = self.bm // self.nc
+        rows = self.wg_rows
         if rows % 64 or (rows // 64) * self.bn // 2 > 128:
             raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 128 accumulators")
         if self.bk_bytes not in (64, 128):
@@ -113,12 +119,30 @@ SWEEP: list[Variant] = [Variant(f"bk64_s{s}", 6, f"rung 6 with {s} stages", repl
 SWEEP += [
     Variant("persist_cm1", 7, "rung 7 without the cluster", replace(_R6, cm=1), True, 8),
     Variant("bm256_bn128", 7, "rung 7 with 256x128 tiles, 3 stages", replace(_R6, bm=256, bn=128, stages=3), True, 8),
+    # the measured best: rung 9 without the cluster (see docs/gemm.md, rung 4)
+    Variant(
+        "pingpong",
+        7,
+        "persistent ping-pong: 128x128 tile per consumer warpgroup, 5 stages",
+        replace(_R6, cm=1, bn=128, stages=5, pingpong=True),
+        True,
+        8,
+    ),
+    Variant(
+        "pingpong_cm2",
+        7,
+        "ping-pong with the 2-CTA cluster",
+        replace(_R6, cm=2, bn=128, stages=5, pingpong=True),
+        True,
+        8,
+    ),
+    Variant("tuned", 9, "rung 9 without the cluster: persistent, split-K, hoisted", replace(_R9, cm=1), True, 8, True),
 ]
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
-AUTO = "hoist"
+AUTO = "tuned"
 
 
 def resolve_variant(name: object) -> Variant:

@@ -1,9 +1,10 @@
 """Bit-exact emulation of `mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16` on sm_89 ("ada") and sm_90 ("hopper").
 
-Vectorised numpy over whole tiles. Both models reduce to exact float64 arithmetic: every e4m3 product is exact
-(4 x 4 significand bits) and every partial sum below spans fewer than 53 bits, so float64 sums of them are exact;
-the only roundings are the ones the hardware makes (`astype(float16)` rounds float64 to nearest even, once).
-See docs/numerics.md for the models and the evidence.
+Vectorised numpy over whole tiles (tile index innermost). Both models are "align every term to the block's largest
+exponent, cut toward zero to F bits (Ada 13, Hopper HMMA 25), sum exactly, round once to f16". Every e4m3 product is
+exact (4 x 4 significand bits) and each cut term and block sum fits the float32/float64 significand it is computed in,
+so the only roundings are the ones the hardware makes (numpy's cast to float16 rounds to nearest even, once).
+See docs/numerics.md for the models and the evidence, mma_reference.py for the independent slow version.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _ZERO_EXP = -60
 
 
 def _ada_exponent_table() -> np.ndarray:
+    """Ada exponent of each e4m3 code: max(floor(log2|x|), -6); zero and NaN codes -60."""
     mags = np.abs(_VALUES)
     exps = np.full(256, _ZERO_EXP, dtype=np.int8)
     nz = mags > 0

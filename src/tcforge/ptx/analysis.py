@@ -33,9 +33,11 @@ class OperandBytes:
     extent: int | None
 
     def to_dict(self) -> dict:
+        """The JSON form: base, thread-zero lo/hi (hi exclusive) and per-thread terms."""
         return {"base": self.base, "lo": self.lo, "hi": self.hi, "terms": dict(self.terms)}
 
     def text(self) -> str:
+        """Table form `lo..hi+C*term` (lane terms left out)."""
         extra = "".join(f"+{k}*{v}" if v != 1 else f"+{v}" for v, k in self.terms.items() if v != "%laneid")
         return f"{self.lo}..{self.hi}{extra}"
 
@@ -59,6 +61,7 @@ class PhaseReport:
 
     @property
     def epilogue_count(self) -> int:
+        """Statements between this phase and the next (or the end of the body)."""
         return max(0, self.epilogue[1] - self.epilogue[0] + 1)
 
 
@@ -120,6 +123,7 @@ class Analysis:
             raise PTXSyntaxError(self.module.file, st.line, st.col, str(exc)) from None
 
     def operand_key(self, mm: MMA, role: str):
+        """Identity of an A or B operand: register versions, or symbolic values of descriptors/addresses."""
         regs = mm.a if role == "a" else mm.b
         key = []
         for r in regs:
@@ -269,6 +273,7 @@ class Analysis:
         return res
 
     def loops(self) -> list[dict]:
+        """Back edges as header/latch statement numbers and file lines."""
         st = self.fn.statements
         out = []
         for latch, header in self.flow.loops:

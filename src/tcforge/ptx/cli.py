@@ -12,6 +12,7 @@ from tcforge.ptx.report import render_json, render_markdown, render_text
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of `tcforge spec`."""
     p = argparse.ArgumentParser(prog="tcforge spec", description="Read a kernel's PTX and report its tensor-core "
                                 "phases, operands, epilogues, parameter block, cut ABI and memory traffic.")
     p.add_argument("file", help="PTX file")

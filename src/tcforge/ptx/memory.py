@@ -30,6 +30,7 @@ class Access:
 
     @property
     def base_name(self) -> str:
+        """Name of the base atom (`param+40`, a shared symbol) or `absolute`."""
         return self.base.name if self.base is not None else "absolute"
 
 

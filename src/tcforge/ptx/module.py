@@ -34,6 +34,7 @@ class Statement:
 
     @property
     def is_label(self) -> bool:
+        """True for a label statement."""
         return self.label is not None
 
 
@@ -82,6 +83,7 @@ class Function:
 
     @property
     def param_block_size(self) -> int:
+        """Bytes of the parameter block (end of the last parameter)."""
         return max((p.offset + p.size for p in self.params), default=0)
 
 
@@ -99,6 +101,7 @@ class Module:
 
     @property
     def entries(self) -> list[Function]:
+        """The `.entry` kernels that have a body."""
         return [f for f in self.functions if f.kind == "entry" and f.has_body]
 
     def function(self, name: str | None = None) -> Function:
@@ -148,6 +151,7 @@ class _Tokens:
         self.next = partial(next, iter(toks), None)
 
     def error(self, line: int, col: int, message: str) -> PTXSyntaxError:
+        """A located PTXSyntaxError."""
         return PTXSyntaxError(self.file, line, col, message)
 
     def _scan(self, text: str) -> list[tuple[str, str, int, int]]:
@@ -279,9 +283,11 @@ class _Reader:
         self.address_size: int | None = None
 
     def err(self, line: int, col: int, msg: str) -> PTXSyntaxError:
+        """A located PTXSyntaxError."""
         return PTXSyntaxError(self.file, line, col, msg)
 
     def read(self) -> None:
+        """Read module-level items until the end of the text."""
         item: list[str] = []
         start = (1, 1)
         seen_any = False

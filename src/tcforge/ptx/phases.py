@@ -38,10 +38,12 @@ class Phase:
 
     @property
     def first_pos(self) -> int:
+        """Position (0-based) of the first MMA."""
         return self.mmas[0].pos
 
     @property
     def last_pos(self) -> int:
+        """Position (0-based) of the last MMA."""
         return self.mmas[-1].pos
 
 

@@ -59,6 +59,7 @@ class Lin:
         return Lin(self.c + o.c, t)
 
     def scale(self, k: int) -> Lin:
+        """The expression times an integer."""
         if k == 0:
             return Lin(0)
         return Lin(self.c * k, {a: v * k for a, v in self.t.items()})
@@ -68,6 +69,7 @@ class Lin:
 
     @property
     def is_const(self) -> bool:
+        """True when no atom remains."""
         return not self.t
 
     def __eq__(self, o: object) -> bool:
@@ -84,6 +86,7 @@ class Lin:
         return None
 
     def without(self, atom: Atom | None) -> Lin:
+        """The expression with one atom removed (used to strip the base pointer)."""
         if atom is None:
             return self
         t = dict(self.t)
@@ -124,6 +127,7 @@ class Lin:
         return lo, hi
 
     def terms_text(self) -> dict[str, int]:
+        """Per-thread terms as {name: coefficient}, bases first, then specials, derived, opaque."""
         return {a.name: k for a, k in sorted(self.t.items(), key=lambda x: _term_order(x[0]))}
 
     def __repr__(self) -> str:
@@ -215,13 +219,16 @@ class Evaluator:
         return a
 
     def special(self, name: str) -> Lin:
+        """The value of a special register, with its launch range."""
         lo, hi = self.ranges.get(name, (None, None))
         return Lin(0, {self._atom(name, SPECIAL, lo, hi): 1})
 
     def opaque(self, name: str) -> Lin:
+        """A run-time value with no known structure."""
         return Lin(0, {self._atom(name, OPAQUE): 1})
 
     def symbol(self, name: str, offset: int, module_shared: set[str] | None = None) -> Lin:
+        """Address of a symbol: parameter (block offset), shared or global variable."""
         p = self.params.get(name)
         if p is not None:
             return Lin(p.offset + offset, {self.param_block: 1})
@@ -247,6 +254,7 @@ class Evaluator:
         return base + Lin(addr.offset)
 
     def value(self, reg: str, pos: int) -> Lin:
+        """Value of `reg` read at position `pos` (agreeing reaching definitions keep it, else opaque)."""
         if is_special(reg):
             return self.special(reg)
         defs = self.flow.reaching(reg, pos)
@@ -261,6 +269,7 @@ class Evaluator:
         return self.opaque(f"{reg}@s{pos + 1}")
 
     def of_def(self, d: int, reg: str) -> Lin:
+        """Value written to `reg` by the statement at position `d` (memoised)."""
         key = (d, reg)
         got = self._memo.get(key)
         if got is not None:

@@ -34,6 +34,7 @@ class PhaseRow:
     epi: int = 0
 
     def cells(self) -> list[str]:
+        """The row as the eleven column strings."""
         def num(v: int | None) -> str:
             return "?" if v is None else str(v)
 

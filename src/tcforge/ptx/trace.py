@@ -67,6 +67,9 @@ class Tracer:
         r = root(op)
         if r in ("ld", "ldu", "ldmatrix", "tex", "tld4", "suld", "atom", "tcgen05"):
             return frozenset({(r, False)})
+        if r in ("mov", "cvta") and any(type(o).__name__ == "Sym" for o in st.operands[1:]):
+            sym = next(o for o in st.operands[1:] if type(o).__name__ == "Sym")
+            return frozenset({(f"&{sym.name}", False)})  # the address of a variable (shared tile, descriptor base)
         return None
 
     def origins(self, reg: str, pos: int) -> frozenset:

@@ -250,6 +250,18 @@ def test_windows_subset_matches_full_run(run, weights, inputs) -> None:
     assert np.array_equal(part.surface[8:10, 0:8], run.surface[8:10, 0:8])
 
 
+def test_window_batches_do_not_change_results(run, weights, inputs, monkeypatch) -> None:
+    import sys
+
+    refmod = sys.modules["tcforge.layers.enc5.reference"]  # the package's `reference` attribute is the function
+    monkeypatch.setattr(refmod, "WINDOW_BATCH", 3)  # 4 windows -> batches [0, 1, 2], [3]
+    small = reference(weights, inputs, stages=(11, 61))
+    assert np.array_equal(small.arena, run.arena) and np.array_equal(small.surface, run.surface)
+    for key in [(11, 3, 5), (61, 3, 2), (61, 0, 0)]:
+        for name in "ABCD":
+            assert np.array_equal(small.stages[key][name], run.stages[key][name]), (key, name)
+
+
 def test_deterministic(run, weights, inputs) -> None:
     again = reference(weights, inputs)
     assert np.array_equal(again.arena, run.arena) and np.array_equal(again.surface, run.surface)

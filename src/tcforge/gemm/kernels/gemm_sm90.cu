@@ -3,6 +3,7 @@
 //   IN_KIND (0 fp16, 1 bf16, 2 e4m3)  OUT_KIND (0 fp32, 1 fp16, 2 bf16)  BM BN BK STAGES NC (consumer warpgroups)
 //   USE_TMA (0: cp.async by all threads, 1: TMA producer warpgroup)  B_KMAJOR  CM (cluster size along M, B multicast)
 //   TMA_STORE (staged epilogue)  SPLITK (fp32 partials to a workspace)  HOIST (descriptors built once)  SETMAXNREG
+//   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose.
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -16,7 +17,7 @@ constexpr int BK_BYTES = BK * IN_BYTES;            // bytes of one K-major tile 
 constexpr int A_TILE = BM * BK_BYTES;
 constexpr int B_TILE = BN * BK_BYTES;
 constexpr int STAGE_TX = A_TILE + B_TILE;          // bytes landing in one CTA per stage (multicast halves included)
-constexpr int WG_ROWS = BM / NC;                   // rows of C per consumer warpgroup
+constexpr int WG_ROWS = PINGPONG ? BM : BM / NC;   // rows of C per consumer warpgroup
 constexpr int MI = WG_ROWS / 64;                   // m64 wgmma blocks per consumer warpgroup
 constexpr int ACC_N = BN / 2;                      // fp32 accumulators per thread per m64 block
 constexpr int WG_K = 32 / IN_BYTES;                // K of one wgmma (32 bytes)
@@ -38,6 +39,9 @@ static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
+static_assert(!PINGPONG || USE_TMA, "ping-pong needs the TMA path");
+constexpr int WG_A = PINGPONG ? 0 : 1;             // A-row offset factor of consumer warpgroup wg inside a tile
+constexpr int READERS = (PINGPONG ? 1 : NC) * 4;   // consumer warps that read each stage in one CTA
 
 // ---------------------------------------------------------------- small PTX wrappers
 __device__ __forceinline__ uint32_t smem_u32(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
@@ -62,7 +66,7 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) 
   // arrive on the barrier at the same offset in CTA `cta` of this cluster (itself included)
   asm volatile(
       "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta) : "memory");
+      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
@@ -149,7 +153,7 @@ __device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, 
 
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
-  return make_desc(a_stage + (wg * WG_ROWS + mi * 64) * BK_BYTES + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
+  return make_desc(a_stage + (wg * WG_A * WG_ROWS + mi * 64) * BK_BYTES + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
 }
 __device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
   if constexpr (B_KMAJOR) return make_desc(b_stage + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
@@ -275,7 +279,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar + s * 8, 1);
-      mbar_init(empty_bar + s * 8, NC * 4 * CM);   // one arrive per consumer warp of every CTA reading the slot
+      mbar_init(empty_bar + s * 8, READERS * CM);   // one arrive per consumer warp of every CTA reading the slot
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -322,8 +326,13 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
     uint32_t it = 0, epi_count = 0;
     float acc[MI][ACC_N];
-    for (int u = blockIdx.x / CM; u < units; u += num_clusters) {
+    int j = 0;
+    for (int u = blockIdx.x / CM; u < units; u += num_clusters, ++j) {
       const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
+      if (PINGPONG && j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
+        it += w.kt1 - w.kt0;
+        continue;
+      }
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
       for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
@@ -359,7 +368,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           mbar_arrive_local(eb);
         }
       }
-      const int row0 = w.m_tile * BM + wg * WG_ROWS, col0 = w.n_tile * BN;
+      const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
       if constexpr (TMA_STORE && !SPLITK) {
         epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count);
       } else {
