@@ -114,6 +114,8 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=4)
     ap.add_argument("--bench-args", default="--sweep quick")
     ap.add_argument("--bench-timeout", type=float, default=300)
+    ap.add_argument("--sanitize-timeout", type=float, default=120)
+    ap.add_argument("--extra-bench-args", default="")
     args = ap.parse_args()
     if args.sanitize_shot:
         from tcforge.gemm.check import check_one
@@ -154,12 +156,49 @@ def main() -> int:
         passing = [n for n in names if res.get(n) and all(r["ok"] for r in res[n])]
         print(f"passing every check: {passing}", flush=True)
     if "bench" in phases and passing:
+        # the ladder's rungs always run (a failing one shows as an error row); extra variants only when they pass
+        ladder_names = [v.name for v in LADDER]
+        passing = [n for n in names if n in passing or n in ladder_names]
         cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(passing)]
         cmd += args.bench_args.split()
         try:
             subprocess.run(cmd, timeout=args.bench_timeout, check=False)
         except subprocess.TimeoutExpired:
             print(f"bench TIMEOUT after {args.bench_timeout}s", flush=True)
+        if args.extra_bench_args:
+            # the other dtype pairs: the ladder's rungs and the tuned variants only, no sweep
+            few = [n for n in passing if n in ladder_names or n.startswith("tuned")]
+            cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(few)]
+            cmd += args.extra_bench_args.split()
+            try:
+                subprocess.run(cmd, timeout=args.bench_timeout, check=False)
+            except subprocess.TimeoutExpired:
+                print(f"extra bench TIMEOUT after {args.bench_timeout}s", flush=True)
+    if "sanitize" in phases:
+        env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
+        for tool, limit in (("memcheck", args.sanitize_timeout), ("racecheck", args.sanitize_timeout)):
+            cmd = [
+                "compute-sanitizer",
+                "--tool",
+                tool,
+                "--error-exitcode",
+                "9",
+                sys.executable,
+                __file__,
+                "--sanitize-shot",
+            ]
+            print("$ " + " ".join(cmd[:5]) + " python3 tools/gemm_device_check.py --sanitize-shot", flush=True)
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
+                text = p.stdout + p.stderr
+                with open(out / "sanitize.txt", "a") as fh:
+                    fh.write(f"==== compute-sanitizer --tool {tool}\n{text}\n")
+                shots = [ln for ln in text.splitlines() if ln.startswith("sanitize-shot")]
+                summary = [ln for ln in text.splitlines() if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln]
+                bad = [ln for ln in shots if "ok=False" in ln]
+                print(f"{tool}: exit {p.returncode}, {len(shots)} shots, {len(bad)} not ok; {summary}", flush=True)
+            except subprocess.TimeoutExpired:
+                print(f"{tool}: TIMEOUT after {limit}s", flush=True)
     return 0
 
 

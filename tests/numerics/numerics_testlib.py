@@ -17,6 +17,7 @@ FAMILIES = {
     5: "exact cancellation, C = +-0",
     6: "any finite code with many zeros, C anything finite",
     7: "moderate values onto large C (ties, sticky bits)",
+    8: "any bit patterns at all (a, b any byte, c any 16 bits)",
 }
 
 
@@ -77,6 +78,10 @@ def family_tiles(kind: int, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, 
         a[zero] = 0
     elif kind == 7:
         a, b, c = _codes(rng, sa, 4, 8), _codes(rng, sb, 4, 8), _f16(rng, sc, 20, 28)
+    elif kind == 8:
+        a = rng.integers(0, 256, sa).astype(np.uint8)
+        b = rng.integers(0, 256, sb).astype(np.uint8)
+        c = rng.integers(0, 65536, sc).astype(np.uint16)
     else:
         raise ValueError(f"kind: unknown family {kind}")
     return a, b, c

@@ -105,3 +105,38 @@ def test_phase_table_format_is_reusable() -> None:
     w = "320..848+27648*%tid.z"
     assert lines[0].index("weight bytes") + len("weight bytes") == lines[1].index(w) + len(w)
     assert lines[0].index("epi") + 3 == len(lines[1])
+
+
+WGMMA_RESTART = """.version 8.4
+.target sm_90a
+.address_size 64
+.visible .entry w()
+.reqntid 128
+{
+\t.reg .f32 %f<5>;
+\t.reg .b64 %rd<8>;
+\tmov.b64 %rd1, 100;
+\tmov.b64 %rd2, 200;
+\tmov.b64 %rd3, 300;
+\tmov.b64 %rd4, 400;
+\t{
+\t.reg .pred p;
+\tsetp.ne.b32 p, 0, 0;
+\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd3, p, 1, 1, 0, 0;
+\tsetp.ne.b32 p, 1, 0;
+\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd2, %rd4, p, 1, 1, 0, 0;
+\tsetp.ne.b32 p, 0, 0;
+\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd3, p, 1, 1, 0, 0;
+\tsetp.ne.b32 p, 1, 0;
+\twgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd2, %rd4, p, 1, 1, 0, 0;
+\t}
+\tret;
+}
+"""
+
+
+def test_wgmma_scale_d_false_restarts_the_in_place_chain() -> None:
+    m = read_module(WGMMA_RESTART, "w.ptx")
+    (p,) = Analysis(m, m.function()).to_dict()["phases"]
+    # D is written in place four times, but scale-d = false at the first and third: two chains of 2 (K = 32)
+    assert (p["chains"], p["chain_length"], p["M"], p["N"], p["K"], p["grid"]) == (2, 2, 64, 8, 32, "band")

@@ -75,6 +75,19 @@ def test_tcgen05_instruction_descriptor(ptx_data) -> None:
     assert dict(an.phases[0].sources["A"]) == {"&_ZZ13tcgen05_chainE2sa": 4}
 
 
+def test_wmma_fragments(ptx_data) -> None:
+    m = read_module_file(ptx_data / "wmma_chain.ptx")
+    an = Analysis(m, m.function())
+    (p,) = an.to_dict()["phases"]
+    assert (p["M"], p["N"], p["K"], p["mma"], p["chains"], p["chain_length"], p["grid"]) == (32, 32, 32, 8, 4, 2,
+                                                                                             "full")
+    assert p["instruction"] == "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32"
+    # four 16x16 f16 tiles of a 32x32 column-major B with ldm = 32: the whole 2048-byte matrix
+    assert p["weight"] == {"base": "param+8", "lo": 0, "hi": 2048, "terms": {}}
+    assert an.image_extent() == {"param+0": 2048, "param+8": 2048}
+    assert dict(an.phases[0].sources["A"]) == {"global:param+0": 64}
+
+
 TRITON = {
     "matmul_f16_sm80.ptx": ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 64, 64, 64, 128, 32),
     "matmul_f16_sm90a.ptx": ("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16", 128, 128, 64, 8, 2),
@@ -103,7 +116,7 @@ def test_triton_matmuls(ptx_data, name) -> None:
 
 
 CUDA = [("fused_chains.cu", ["-arch=sm_89"]), ("wgmma_chain.cu", ["-gencode=arch=compute_90a,code=sm_90a"]),
-        ("tcgen05_chain.cu", ["-gencode=arch=compute_100a,code=sm_100a"])]
+        ("tcgen05_chain.cu", ["-gencode=arch=compute_100a,code=sm_100a"]), ("wmma_chain.cu", ["-arch=sm_80"])]
 
 
 @pytest.mark.parametrize(("src", "flags"), CUDA)

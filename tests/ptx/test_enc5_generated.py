@@ -107,6 +107,9 @@ def test_corrected_phase_table(enc5_analysis) -> None:
         exp = expected_phase(got["index"])
         assert {k: got[k] for k in keys} == exp, got["index"]
         assert got["M"] // 16 * got["N"] // 8 * got["K"] // 32 == got["mma"]  # §2.2's rank check holds everywhere
+    ext = {p["index"]: p["operand_extent"] for p in d["phases"]}
+    assert ext[1] == {"weight": 848 + 31 * 16 + 7 * 27648, "bias": None}  # slot term over tid.z < 8
+    assert ext[61] == {"weight": 430608 + 31 * 16, "bias": 431124 + 12}  # lane table term +12: 431136
 
 
 def test_statement_and_line_conventions(enc5_analysis) -> None:

@@ -146,3 +146,17 @@ def test_malformed_input_points_at_file_line_col(text, line, col, needle) -> Non
 def test_entry_not_found_names_the_entries() -> None:
     with pytest.raises(PTXSyntaxError, match=r"sample.ptx:1:1: entry 'nope' not found; entries: k"):
         _module().function("nope")
+
+
+def test_branch_tables_and_call_prototypes_are_not_statements() -> None:
+    from tcforge.ptx.dataflow import DataFlow
+
+    text = (".version 8.0\n.target sm_80\n.address_size 64\n.entry e()\n{\n.reg .b32 %r<4>;\n"
+            "$Ltbl: .branchtargets $L1, $L2;\nbrx.idx %r1, $Ltbl;\n$L1:\nret;\n$L2:\n{\n.param .b32 p0;\n"
+            "prototype_0 : .callprototype ()_ (.param .b32 _);\ncall (), %r2, (p0), prototype_0;\n}\nret;\n}\n")
+    fn = read_module(text).function()
+    assert [(s.index, s.opcode) for s in fn.statements] == [(1, "brx.idx"), (2, ":"), (3, "ret"), (4, ":"),
+                                                            (5, "call"), (6, "ret")]
+    assert fn.branch_tables == {"$Ltbl": ["$L1", "$L2"]}
+    flow = DataFlow(fn)
+    assert flow.succs[0] == [1, 2] and flow.loops == []

@@ -168,6 +168,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
+    ap.add_argument("--no-plot", action="store_true", help="write JSON only")
     args = ap.parse_args(argv)
     try:
         import torch
@@ -182,7 +183,16 @@ def main(argv: list[str]) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     print(f"gemm ladder at {args.size}^3 on {torch.cuda.get_device_name()} ({len(combos)} dtype pairs)", flush=True)
+    tag = f"_{args.tag}" if args.tag else ""
+    path = out_dir / f"gemm{tag}.json"
+    meta = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "timing": "do_bench_cudagraph median" if graph else "do_bench median",
+        "ladder_size": args.size,
+    }
     ladder = run_ladder(args.size, combos, names, graph)
+    path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": [], "seconds": time.time() - t0}, indent=1))
     sweep: list[dict[str, Any]] = []
     if args.sweep != "none":
         shapes = [(s, s, s) for s in SQUARES] + LLM + SMALL_M
@@ -191,20 +201,9 @@ def main(argv: list[str]) -> int:
         best = {c: best_variant(ladder, c) for c in SWEEP_COMBOS if c in combos}
         print(f"sweep of the best variants {best}", flush=True)
         sweep = run_sweep(best, shapes, graph)
-    tag = f"_{args.tag}" if args.tag else ""
-    result = {
-        "device": torch.cuda.get_device_name(),
-        "torch": torch.__version__,
-        "timing": "do_bench_cudagraph median" if graph else "do_bench median",
-        "ladder_size": args.size,
-        "ladder": ladder,
-        "sweep": sweep,
-        "seconds": time.time() - t0,
-    }
-    path = out_dir / f"gemm{tag}.json"
-    path.write_text(json.dumps(result, indent=1))
+    path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": sweep, "seconds": time.time() - t0}, indent=1))
     try:
-        pngs = plot(ladder, sweep, out_dir)
+        pngs = [] if args.no_plot else plot(ladder, sweep, out_dir)
     except Exception as exc:  # plotting is optional (matplotlib may be absent)
         print(f"no plots: {exc}", file=sys.stderr)
         pngs = []

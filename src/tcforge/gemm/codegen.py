@@ -30,7 +30,7 @@ def wgmma_wrapper(bn: int, in_kind: str, b_kmajor: bool) -> str:
     )
     return (
         f"__device__ __forceinline__ void wgmma_tile(float (&d)[{n}], uint64_t da, uint64_t db) {{\n"
-        f"  asm volatile({asm}\n      : {outs}\n      : \"l\"(da), \"l\"(db), \"r\"(1));\n}}\n"
+        f'  asm volatile({asm}\n      : {outs}\n      : "l"(da), "l"(db), "r"(1));\n}}\n'
     )
 
 
@@ -52,6 +52,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "HOIST": int(config.hoist),
         "SETMAXNREG": int(config.setmaxnreg),
         "PINGPONG": int(config.pingpong),
+        "RELAXED": int(config.relaxed),
     }
 
 
@@ -68,6 +69,12 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
     d = defines(config, in_kind, out_kind, b_kmajor)
     parts = [f"{in_kind}_{out_kind}", "bk" if b_kmajor else "bn", f"{config.bm}x{config.bn}x{d['BK']}s{config.stages}"]
     parts += [f"nc{config.nc}", "tma" if config.use_tma else "cpa", f"cm{config.cm}"]
-    flags = (("st", config.tma_store), ("sk", config.splitk), ("h", config.hoist), ("pp", config.pingpong))
+    flags = (
+        ("st", config.tma_store),
+        ("sk", config.splitk),
+        ("h", config.hoist),
+        ("pp", config.pingpong),
+        ("rx", config.relaxed),
+    )
     parts += [f for f, on in flags if on]
     return "gemm_" + "_".join(parts)

@@ -47,6 +47,7 @@ class KernelConfig:
     splitk: bool = False
     hoist: bool = False
     pingpong: bool = False  # consumers own alternate whole tiles (needs a persistent grid)
+    relaxed: bool = False  # release ring slots with a relaxed arrive (no MEMBAR)
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -136,7 +137,17 @@ SWEEP += [
         True,
         8,
     ),
-    Variant("tuned", 9, "rung 9 without the cluster: persistent, split-K, hoisted", replace(_R9, cm=1), True, 8, True),
+    Variant(
+        "tuned_pp",
+        9,
+        "ping-pong + split-K + hoisted descriptors",
+        replace(_R9, cm=1, bn=128, stages=5, pingpong=True, relaxed=True),
+        True,
+        8,
+        True,
+    ),
+    Variant("tuned_cm2", 9, "rung 9 + relaxed slot release", replace(_R9, relaxed=True), True, 8, True),
+    Variant("tuned", 9, "rung 9 without the cluster, relaxed release", replace(_R9, cm=1, relaxed=True), True, 8, True),
 ]
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}

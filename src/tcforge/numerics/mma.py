@@ -194,7 +194,7 @@ def _ada_chunk(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     b_k = np.ascontiguousarray(b.transpose(1, 2, 0))[:, None, :, :]  # (32, 1, 8, T)
     c16 = np.ascontiguousarray(c.transpose(1, 2, 0)).view(np.float16)  # (16, 8, T)
     c_inf = np.isinf(c16)
-    acc = np.where(c_inf, np.float16(0), c16)
+    acc = np.where(np.isfinite(c16), c16, np.float16(0))  # inf passes through below; NaN is masked at the end
     blk1 = _ada_block(_ADA_EXP[a_k[:16]], _ADA_EXP[b_k[:16]], _VALUES32[a_k[:16]], _VALUES32[b_k[:16]], acc)
     blk1_inf = np.isinf(blk1)
     acc = np.where(blk1_inf, np.float16(0), blk1)

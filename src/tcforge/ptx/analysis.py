@@ -36,11 +36,6 @@ class OperandBytes:
         """The JSON form: base, thread-zero lo/hi (hi exclusive) and per-thread terms."""
         return {"base": self.base, "lo": self.lo, "hi": self.hi, "terms": dict(self.terms)}
 
-    def text(self) -> str:
-        """Table form `lo..hi+C*term` (lane terms left out)."""
-        extra = "".join(f"+{k}*{v}" if v != 1 else f"+{v}" for v, k in self.terms.items() if v != "%laneid")
-        return f"{self.lo}..{self.hi}{extra}"
-
 
 @dataclass
 class PhaseReport:
@@ -138,11 +133,35 @@ class Analysis:
                 key.append(r)
         return tuple(key)
 
+    def predicate(self, op, pos: int) -> bool | None:
+        """Value of a predicate operand read at `pos` when its `setp` compares two constants, else None."""
+        from tcforge.ptx.operands import Not, Reg
+
+        neg = isinstance(op, Not)
+        reg = op.reg if neg else op
+        if not isinstance(reg, Reg):
+            return None
+        defs = self.flow.reaching(reg.name, pos)
+        if len(defs) != 1 or defs[0] < 0:
+            return None
+        st = self.fn.statements[defs[0]]
+        if not st.opcode.startswith("setp.") or st.guard is not None or len(st.operands) != 3:
+            return None
+        a, b = (self.ev.operand(o, defs[0]) for o in st.operands[1:])
+        if not (a.is_const and b.is_const):
+            return None
+        cmp = st.opcode.split(".")[1]
+        table = {"eq": a.c == b.c, "ne": a.c != b.c, "lt": a.c < b.c, "le": a.c <= b.c, "gt": a.c > b.c,
+                 "ge": a.c >= b.c, "lo": a.c < b.c, "ls": a.c <= b.c, "hi": a.c > b.c, "hs": a.c >= b.c}
+        if cmp not in table:
+            return None
+        return table[cmp] != neg
+
     def _phase(self, index: int, positions: list[int]) -> PhaseReport:
         stmts = self.fn.statements
         mmas = [self._decode(p) for p in positions]
         ph = Phase(index, mmas)
-        shape_phase(ph, self.flow, self.operand_key)
+        shape_phase(ph, self.flow, self.operand_key, self.predicate)
         starts = {ph.mmas[c[0]].pos for c in ph.chains}
         weight = self._operand_bytes([(mm, mm.b) for mm in mmas if mm.b_is_register])
         bias = self._operand_bytes([(mm, mm.c) for mm in mmas if mm.c is not None and mm.pos in starts])
@@ -184,9 +203,11 @@ class Analysis:
         for acc, i in recs:
             elem = max(1, acc.width // max(1, len(acc.dests)))
             off = acc.offset
-            start = off.c + i * elem
+            start, end = off.c + i * elem, off.c + (i + 1) * elem
+            if acc.fragment:  # wmma: the warp's tile, whatever register this is
+                start, end, elem, i = off.c, off.c + acc.width, acc.width, 0
             lo = start if lo is None else min(lo, start)
-            hi = start + elem if hi is None else max(hi, start + elem)
+            hi = end if hi is None else max(hi, end)
             for k, v in off.terms_text().items():
                 terms.setdefault(k, v)
             b = off.bounds()
@@ -298,6 +319,8 @@ class Analysis:
                 "epilogue": pr.epilogue_count, "ops": dict(sorted(pr.ops.items())),
                 "first_line": pr.first_line, "last_line": pr.last_line,
                 "chain_length": ph.chain_length, "a_operands": ph.a_count, "b_operands": ph.b_count,
+                "operand_extent": {"weight": pr.weight.extent if pr.weight else None,
+                                   "bias": pr.bias.extent if pr.bias else None},
                 "epilogue_range": [pr.epilogue[0] + 1, pr.epilogue[1] + 1] if pr.epilogue_count else None,
                 "sources": {k: dict(v) for k, v in pr.sources.items()},
                 "stages": [str(e) for e in pr.stages],

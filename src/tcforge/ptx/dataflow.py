@@ -125,10 +125,12 @@ class DataFlow:
             out: list[int] = []
             falls = True
             if r in ("bra", "brx"):
-                for t in branch_targets(last):
+                targets = branch_targets(last)
+                targets = [x for t in targets for x in fn.branch_tables.get(t, [t])]
+                for t in targets:
                     if t in labels:
                         out.append(self.block_of[labels[t]])
-                falls = last.guard is not None or r == "brx"
+                falls = last.guard is not None
             elif r in ("ret", "exit", "trap"):
                 falls = last.guard is not None
             if falls and b + 1 < nb:

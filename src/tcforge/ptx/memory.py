@@ -22,6 +22,7 @@ class Access:
     base: Atom | None
     width: int
     dests: tuple[str, ...] = ()
+    fragment: bool = False  # a wmma tile: `width` is the warp's whole tile span, the per-thread layout is opaque
 
     @property
     def offset(self) -> Lin:
@@ -43,7 +44,8 @@ def _dest_names(op) -> tuple[str, ...]:
 
 
 def collect_accesses(fn: Function, ev: Evaluator) -> list[Access]:
-    """Symbolic accesses of every ld/st/atom/red/ldmatrix/stmatrix/cp.async/tex/suld/sust statement."""
+    """Symbolic accesses of every ld/st/atom/red/ldmatrix/stmatrix/cp.async/wmma.load/wmma.store/tex/suld/sust
+    statement."""
     out: list[Access] = []
     for pos, st in enumerate(fn.statements):
         if st.label is not None or not st.operands:
@@ -62,6 +64,18 @@ def collect_accesses(fn: Function, ev: Evaluator) -> list[Access]:
                 kind = "query"
             out.append(Access(pos, kind, "texture" if r in ("tex", "tld4", "txq") else "surface", op, val, val.base(),
                               access_bytes(op), _dest_names(ops[0]) if kind in ("texture", "surface-load") else ()))
+            continue
+        if r == "wmma" and (op.startswith("wmma.load") or op.startswith("wmma.store")):
+            addr = next((o for o in ops if isinstance(o, Addr)), None)
+            if addr is None:
+                continue
+            val = ev.address(addr, pos)
+            sp = next((p for p in op.split(".") if p in ("global", "shared", "local")), "generic")
+            width = _wmma_bytes(op, ev.operand(ops[-1], pos) if len(ops) >= 3 else None)
+            if op.startswith("wmma.load"):
+                out.append(Access(pos, "load", sp, op, val, val.base(), width, _dest_names(ops[0]), fragment=True))
+            else:
+                out.append(Access(pos, "store", sp, op, val, val.base(), width, fragment=True))
             continue
         space = memory_space(op)
         if space is None:
@@ -98,6 +112,25 @@ def collect_accesses(fn: Function, ev: Evaluator) -> list[Access]:
         dests = _dest_names(ops[0]) if kind in ("load", "atomic") and i > 0 else ()
         out.append(Access(pos, kind, space, op, val, val.base(), width, dests))
     return out
+
+
+def _wmma_bytes(op: str, ldm) -> int:
+    """Byte span of a wmma tile load/store: (leading count - 1) * ldm * element + contiguous length * element."""
+    import re
+
+    from tcforge.ptx.opcodes import TYPE_BYTES
+
+    m = re.search(r"\.m(\d+)n(\d+)k(\d+)", op)
+    parts = op.split(".")
+    es = next((TYPE_BYTES[p] for p in reversed(parts) if p in TYPE_BYTES), 2)
+    if m is None:
+        return 16 * 16 * es
+    mm, nn, kk = (int(x) for x in m.groups())
+    frag = parts[1] if len(parts) > 1 else "a"
+    rows, cols = {"a": (mm, kk), "b": (kk, nn)}.get(frag, (mm, nn))
+    lead, length = (rows, cols) if "row" in parts else (cols, rows)
+    stride = ldm.c if ldm is not None and ldm.is_const and ldm.c > 0 else length
+    return (lead - 1) * stride * es + length * es
 
 
 def _cp_size(ops: tuple) -> int:

@@ -51,7 +51,7 @@ def decode(st: Statement, idesc_value: int | None = None) -> MMA:
     """Decode a tensor-core statement; `idesc_value` is the tcgen05 instruction descriptor when it is a constant."""
     op, ops = st.opcode, st.operands
     pos = st.index - 1
-    if op.startswith("mma."):
+    if op.startswith("mma.") or op.startswith("wmma.mma"):
         m = _SHAPE.search(op)
         if m is None or len(ops) < 4:
             raise MMAFormatError(f"{op}: expected a .mMnNkK shape and D, A, B, C operands")

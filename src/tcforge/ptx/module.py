@@ -80,6 +80,7 @@ class Function:
     decls: list[Decl] = field(default_factory=list)
     returns: list[Param] = field(default_factory=list)
     has_body: bool = True
+    branch_tables: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def param_block_size(self) -> int:
@@ -136,6 +137,7 @@ _DECL = re.compile(r"((?:\.(?:extern|visible|weak|common)\s+)*)"
                    r"(.*)", re.S)
 _NAME_ARR = re.compile(r"([A-Za-z_$%][\w$]*)(?:\[(\d*)\])?")
 _REG_RANGE = re.compile(r"(%?[A-Za-z_$][\w$]*)<(\d+)>")
+_LABELLED_DIRECTIVES = (".callprototype", ".branchtargets", ".calltargets")
 _LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc")
 _MODULE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc", ".section", ".pragma", ".alias")
 
@@ -466,7 +468,7 @@ class _Reader:
                         continue
                     col += len(text) - len(s)
                     lm = _LABEL.match(s)
-                    if lm is not None and not s[lm.end():].lstrip().startswith(".callprototype"):
+                    if lm is not None and not s[lm.end():].lstrip().startswith(_LABELLED_DIRECTIVES):
                         name = lm.group(1)
                         stmts.append(Statement(len(stmts) + 1, line, line, col, name + ":", ":", (), None, name))
                         rest = s[lm.end():]
@@ -560,6 +562,12 @@ class _Reader:
             decl = _parse_decl(self.file, body, line, col)
             if decl is not None:
                 fn.decls.append(decl)
+            return
+        lm = _LABEL.match(body)
+        if lm is not None and body[lm.end():].lstrip().startswith((".branchtargets", ".calltargets")):
+            names = body[lm.end():].split(None, 1)
+            fn.branch_tables[lm.group(1)] = [n.strip() for n in (names[1] if len(names) > 1 else "").split(",")
+                                             if n.strip()]
             return
         if first in (".param", ".pragma", ".maxnreg", ".section") or ".callprototype" in body:
             return

@@ -61,9 +61,10 @@ def writes_first_operand(opcode: str) -> bool:
 
 
 def is_mma(opcode: str) -> bool:
-    """Tensor-core matrix multiply-accumulate: mma.sync / mma.sp, wgmma.mma_async(.sp), tcgen05.mma(.sp/.ws)."""
+    """Tensor-core matrix multiply-accumulate: mma.sync / mma.sp, wmma.mma, wgmma.mma_async(.sp), tcgen05.mma."""
     return (
         opcode.startswith("mma.")
+        or opcode.startswith("wmma.mma")
         or opcode.startswith("wgmma.mma_async")
         or (opcode.startswith("tcgen05.mma") and not opcode.startswith("tcgen05.mma_"))
     )

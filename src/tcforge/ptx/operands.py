@@ -143,8 +143,23 @@ def split_top(text: str) -> list[str]:
     return out
 
 
+_CACHE: dict[str, object] = {}
+_CACHEABLE = re.compile(r"\s*(?:%[\w$]+(?:\.[xyzw])?|[-+]?\d[\w.]*)\s*")
+
+
 def parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
     """Parse one operand; `regs` names block-local registers declared without a `%`."""
+    hit = _CACHE.get(text)
+    if hit is not None:
+        return hit
+    op = _parse_operand(text, regs)
+    if len(_CACHE) < 200_000 and _CACHEABLE.fullmatch(text):
+        _CACHE[text] = op  # a %register or a literal does not depend on the block-local names
+    return op
+
+
+def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
+    """Parse one operand (uncached)."""
     s = text.strip()
     if not s:
         raise OperandError("empty operand")

@@ -96,10 +96,11 @@ def group_phases(fn: Function, flow: DataFlow, mma_pos: list[int], rule: str = "
     return groups
 
 
-def build_chains(mmas: list[MMA], flow: DataFlow) -> list[list[int]]:
+def build_chains(mmas: list[MMA], flow: DataFlow, predicate=None) -> list[list[int]]:
     """Accumulator chains inside one phase (indices into `mmas`): an MMA joins the chain of the MMA whose D reaches
     its C registers (D -> C); for in-place D (wgmma) the chain of the MMA whose D reaches its D registers; for
-    tcgen05.mma the chain of the last MMA writing the same tensor-memory address."""
+    tcgen05.mma the chain of the last MMA writing the same tensor-memory address. A scale-d / enable-input-d operand
+    known to be false (`predicate(operand, pos)` is False, or the literal 0) starts a new chain."""
     chains: list[list[int]] = []
     chain_of_pos: dict[int, int] = {}
     tmem_last: dict[str, int] = {}
@@ -119,7 +120,7 @@ def build_chains(mmas: list[MMA], flow: DataFlow) -> list[list[int]]:
             if len(writers) == 1:
                 w = writers.pop()
                 target = chain_of_pos.get(w) if w is not None else None
-        if target is not None and _continues(mm, flow):
+        if target is not None and _continues(mm, predicate):
             chains[target].append(j)
         else:
             target = len(chains)
@@ -130,17 +131,22 @@ def build_chains(mmas: list[MMA], flow: DataFlow) -> list[list[int]]:
     return chains
 
 
-def _continues(mm: MMA, flow: DataFlow) -> bool:
-    """False when the scale-d / enable-input-d operand is the literal 0 (the MMA overwrites D)."""
+def _continues(mm: MMA, predicate) -> bool:
+    """False when the scale-d / enable-input-d operand is known to be false (the MMA overwrites D)."""
     from tcforge.ptx.operands import Imm
 
     acc = mm.accumulate
-    return not (isinstance(acc, Imm) and acc.value == 0)
+    if isinstance(acc, Imm):
+        return acc.value != 0
+    if acc is not None and predicate is not None:
+        return predicate(acc, mm.pos) is not False
+    return True
 
 
-def shape_phase(ph: Phase, flow: DataFlow, operand_key) -> None:
-    """Fill chains, M, N, K, grid, |A|, |B| of a phase; `operand_key(mma, role)` gives an operand's identity."""
-    ph.chains = build_chains(ph.mmas, flow)
+def shape_phase(ph: Phase, flow: DataFlow, operand_key, predicate=None) -> None:
+    """Fill chains, M, N, K, grid, |A|, |B| of a phase; `operand_key(mma, role)` gives an operand's identity and
+    `predicate(operand, pos)` the value of a predicate operand (True/False, None when unknown)."""
+    ph.chains = build_chains(ph.mmas, flow, predicate)
     lengths = [len(c) for c in ph.chains]
     k = max(lengths)
     ph.chain_length = k

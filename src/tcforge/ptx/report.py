@@ -125,12 +125,13 @@ def render_markdown(an: Analysis) -> str:
            "- Byte ranges are `lo..hi` with `hi` exclusive, for the thread whose per-thread terms are all zero; the "
            "terms give the per-thread addends.", "",
            "## 1. Phase table", "", "```", format_phase_table(phase_rows(an)), "```", "",
-           "| # | instruction | chains x length | A sources | B sources | C sources |", "|---|---|---|---|---|---|"]
+           "| # | lines | instruction | chains x length | A sources | B sources | C sources |",
+           "|---|---|---|---|---|---|---|"]
     for pr in an.phases:
         ph = pr.phase
         cells = [", ".join(f"{k} x{v}" for k, v in pr.sources.get(r, {}).most_common()) or "-" for r in "ABC"]
-        out.append(f"| {ph.index} | `{pr.instruction}` | {len(ph.chains)} x {ph.chain_length} | " + " | ".join(cells)
-                   + " |")
+        out.append(f"| {ph.index} | L{pr.first_line}-L{pr.last_line} | `{pr.instruction}` | {len(ph.chains)} x "
+                   f"{ph.chain_length} | " + " | ".join(cells) + " |")
     out += ["", "## 2. Operand bytes", "", "| phase | role | base | bytes | per-thread terms | any thread < | loads |",
             "|---|---|---|---|---|---|---|"]
     for pr in an.phases:

@@ -65,7 +65,7 @@ class Tracer:
                 return frozenset({("param", False)})
             return frozenset({(f"{acc.space}:{acc.base_name}", False)})
         r = root(op)
-        if r in ("ld", "ldu", "ldmatrix", "tex", "tld4", "suld", "atom", "tcgen05"):
+        if r in ("ld", "ldu", "ldmatrix", "tex", "tld4", "suld", "atom", "tcgen05", "wmma"):
             return frozenset({(r, False)})
         if r in ("mov", "cvta") and any(type(o).__name__ == "Sym" for o in st.operands[1:]):
             sym = next(o for o in st.operands[1:] if type(o).__name__ == "Sym")

@@ -3,6 +3,7 @@
 //   IN_KIND (0 fp16, 1 bf16, 2 e4m3)  OUT_KIND (0 fp32, 1 fp16, 2 bf16)  BM BN BK STAGES NC (consumer warpgroups)
 //   USE_TMA (0: cp.async by all threads, 1: TMA producer warpgroup)  B_KMAJOR  CM (cluster size along M, B multicast)
 //   TMA_STORE (staged epilogue)  SPLITK (fp32 partials to a workspace)  HOIST (descriptors built once)  SETMAXNREG
+//   RELAXED (slot releases without a release fence)
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose.
 #include <cuda_fp16.h>
@@ -39,7 +40,8 @@ static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
-static_assert(!PINGPONG || USE_TMA, "ping-pong needs the TMA path");
+static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
+constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
 constexpr int WG_A = PINGPONG ? 0 : 1;             // A-row offset factor of consumer warpgroup wg inside a tile
 constexpr int READERS = (PINGPONG ? 1 : NC) * 4;   // consumer warps that read each stage in one CTA
 
@@ -62,14 +64,22 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
 }
+// Consumers release a ring slot after wgmma.wait_group: the slot was only read through the async proxy, so the
+// arrive needs no release fence (RELAXED drops the MEMBAR that the default .release puts before it).
 __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta) {
   // arrive on the barrier at the same offset in CTA `cta` of this cluster (itself included)
-  asm volatile(
-      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta) : "memory");
+  if constexpr (RELAXED)
+    asm volatile(
+        "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+        "mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta) : "memory");
+  else
+    asm volatile(
+        "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar), "r"(cta) : "memory");
 }
 __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  if constexpr (RELAXED) asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+  else asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ void tma_load(uint32_t dst, const TmaDesc* map, int c0, int c1, uint32_t bar) {
   asm volatile(
@@ -93,6 +103,9 @@ __device__ __forceinline__ void tma_store_wait_all() { asm volatile("cp.async.bu
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void named_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
@@ -329,9 +342,14 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     int j = 0;
     for (int u = blockIdx.x / CM; u < units; u += num_clusters, ++j) {
       const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
-      if (PINGPONG && j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
-        it += w.kt1 - w.kt0;
-        continue;
+      if constexpr (PINGPONG) {
+        if (j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
+          it += w.kt1 - w.kt0;
+          continue;
+        }
+        // wait until the other warpgroup has consumed every stage of its previous tile, so the ring's barriers are
+        // at most one phase behind the stages this tile waits for (and the tensor core is handed over in order)
+        if (j > 0) named_sync(ORDER_BAR + wg, 256);
       }
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
@@ -367,6 +385,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         } else {
           mbar_arrive_local(eb);
         }
+      }
+      if constexpr (PINGPONG) {
+        if (u + num_clusters < units) named_arrive(ORDER_BAR + (1 - wg), 256);   // the other may start its tile
       }
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
       if constexpr (TMA_STORE && !SPLITK) {

@@ -1,0 +1,82 @@
+"""`tcforge gemm`: list the ladder, build it for sm_90a (refusing spills), or run/check one variant on the GPU."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from tcforge.errors import TcforgeError
+from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, VARIANTS
+
+
+def _cmd_list(_: argparse.Namespace) -> int:
+    print(f"{'name':<13}{'rung':>4}  {'tile':<10}{'BKbytes':>8}{'stages':>7}{'cluster':>8}  flags   what changed")
+    for v in LADDER + SWEEP:
+        c = v.config
+        flags = "".join(
+            ch
+            for ch, on in (
+                ("T", c.use_tma),
+                ("R", c.setmaxnreg),
+                ("S", c.tma_store),
+                ("P", v.persistent),
+                ("K", v.splitk_auto),
+                ("H", c.hoist),
+                ("2", c.pingpong),
+            )
+            if on
+        )
+        print(f"{v.name:<13}{v.rung:>4}  {c.bm}x{c.bn:<6}{c.bk_bytes:>8}{c.stages:>7}{c.cm:>8}  {flags:<8}{v.title}")
+    print("flags: T TMA producer, R setmaxnreg, S TMA-store epilogue, P persistent, K split-K, H hoisted, 2 ping-pong")
+    return 0
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from tcforge.gemm.build import all_builds, build_all
+
+    variants = None if args.variant == "all" else [VARIANTS[n] for n in args.variant.split(",") if n in VARIANTS]
+    if variants is not None and not variants:
+        raise TcforgeError(f"unknown variant {args.variant!r}; choose 'all' or from {', '.join(VARIANTS)}")
+    results = build_all(list(all_builds(variants)), workers=args.jobs)
+    spilled = 0
+    for b, m in results:
+        s = m.stats["tcf_gemm"]
+        spilled += s.spills
+        flag = "SPILLS" if s.spills else "ok"
+        print(
+            f"{b.tag():<56} regs {s.registers:>3} stack {s.stack_frame} spill {s.spill_stores}/{s.spill_loads} {flag}"
+        )
+    print(f"{len(results)} cubins for sm_90a, {spilled} with spills or a stack frame")
+    return 1 if spilled else 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from tcforge.gemm.check import check_one
+
+    if args.dtype not in SUPPORTED:
+        raise TcforgeError(f"--dtype must be one of {', '.join(SUPPORTED)}")
+    out = args.out or SUPPORTED[args.dtype][0]
+    r = check_one(args.variant, args.dtype, out, args.b_col_major or args.dtype == "e4m3", args.m, args.n, args.k)
+    print(json.dumps(r.as_dict(), indent=1))
+    return 0 if r.ok else 1
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `tcforge gemm`."""
+    ap = argparse.ArgumentParser(prog="tcforge gemm", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="the ladder's variants and what each changes")
+    b = sub.add_parser("build", help="compile variants for sm_90a with ptxas -v; exit 1 on any spill")
+    b.add_argument("--variant", default="all", help="'all' or a comma list of variant names")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    r = sub.add_parser("run", help="run one variant on random data, check it against float64 and cuBLAS (GPU)")
+    r.add_argument("--m", type=int, default=4096)
+    r.add_argument("--n", type=int, default=4096)
+    r.add_argument("--k", type=int, default=4096)
+    r.add_argument("--dtype", default="fp16", help="fp16, bf16 or e4m3")
+    r.add_argument("--out", default=None, help="fp32, fp16 or bf16 (default: the input's default)")
+    r.add_argument("--variant", default="auto")
+    r.add_argument("--b-col-major", action="store_true", help="store b column-major (K-major)")
+    args = ap.parse_args(argv)
+    return {"list": _cmd_list, "build": _cmd_build, "run": _cmd_run}[args.cmd](args)

@@ -1,0 +1,178 @@
+"""`native(weights, inputs, numerics=...)`: the fused enc5 kernel on torch CUDA tensors, plus a batched entry point.
+
+Outputs are bit-identical to `enc5.reference` (same arena bytes, same surface f16 bits) under the default
+assumptions, which are the ones the kernel implements; other choices raise TcforgeError.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from tcforge.errors import TcforgeError
+from tcforge.layers.enc5.assumptions import Assumptions
+from tcforge.layers.enc5.descriptor import check_extents, launch_geometry
+from tcforge.layers.enc5.inputs import PLANES, Inputs
+from tcforge.layers.enc5.layout import IMAGE_BYTES
+from tcforge.layers.enc5.native import kernel
+from tcforge.layers.enc5.native.layout import debug_layout
+from tcforge.layers.enc5.reference import MODELS, Result
+from tcforge.layers.enc5.weights import WeightImage
+
+_weights_cache: dict[tuple[str, int], object] = {}
+
+
+def available() -> bool:
+    """True when torch sees an sm_90 GPU (the kernel is built for sm_90a) and nvcc can build it."""
+    try:
+        import torch
+
+        from tcforge.runtime.compile import _nvcc
+
+        _nvcc()
+        return bool(torch.cuda.is_available()) and torch.cuda.get_device_capability() == (9, 0)
+    except Exception:
+        return False
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise TcforgeError("the native enc5 kernel needs PyTorch with CUDA") from exc
+    if not torch.cuda.is_available():
+        raise TcforgeError("the native enc5 kernel needs a CUDA GPU (torch.cuda.is_available() is False)")
+    return torch
+
+
+def _check_numerics(numerics: str) -> str:
+    if numerics not in MODELS:
+        raise TcforgeError(f"numerics must be one of {', '.join(MODELS)}, got {numerics!r}")
+    return kernel.NUMERICS_VARIANT[numerics]
+
+
+def _check_assumptions(assumptions: Assumptions | None) -> None:
+    if assumptions is None:
+        return
+    if not isinstance(assumptions, Assumptions):
+        raise TcforgeError(f"assumptions: expected an Assumptions, got {type(assumptions).__name__}")
+    other = {k: v for k, v in assumptions.non_default().items() if k != "image_size"}
+    if other:
+        raise TcforgeError(f"the native enc5 kernel implements the default assumptions only; got {other} "
+                           "(use the CPU reference for other choices)")
+
+
+def device_weights(weights: object):
+    """The weight image as a uint8 CUDA tensor (WeightImage uploads are cached by content)."""
+    torch = _torch()
+    if isinstance(weights, WeightImage):
+        raw = weights.array
+        key = (hashlib.sha1(raw.tobytes()).hexdigest(), torch.cuda.current_device())
+        t = _weights_cache.get(key)
+        if t is None:
+            if len(_weights_cache) > 8:
+                _weights_cache.clear()
+            t = torch.from_numpy(np.array(raw)).cuda()
+            _weights_cache[key] = t
+        return t
+    if isinstance(weights, torch.Tensor):
+        if weights.dtype != torch.uint8 or weights.numel() != IMAGE_BYTES or not weights.is_cuda:
+            raise TcforgeError(f"weights: expected a CUDA uint8 tensor of {IMAGE_BYTES} bytes, got "
+                               f"{weights.dtype} {tuple(weights.shape)} on {weights.device}")
+        return weights.contiguous()
+    raise TcforgeError(f"weights: expected a WeightImage or a CUDA uint8 tensor, got {type(weights).__name__}")
+
+
+def _as_device(x: object, name: str, dtype, shape: tuple[int, ...]):
+    """A contiguous CUDA tensor of `dtype` and `shape` from a numpy array or a tensor (bits kept)."""
+    torch = _torch()
+    if isinstance(x, np.ndarray):
+        x = torch.from_numpy(np.ascontiguousarray(x).view(_np_of(dtype))).cuda()
+    if not isinstance(x, torch.Tensor):
+        raise TcforgeError(f"{name}: expected a numpy array or a CUDA tensor, got {type(x).__name__}")
+    if x.element_size() != torch.empty(0, dtype=dtype).element_size() or x.numel() != int(np.prod(shape)):
+        raise TcforgeError(f"{name}: expected {int(np.prod(shape))} elements of {dtype} (shape {shape}), "
+                           f"got {x.dtype} {tuple(x.shape)}")
+    if not x.is_cuda:
+        x = x.cuda()
+    return x.contiguous().view(dtype).reshape(shape)
+
+
+def _np_of(dtype) -> type:
+    import torch
+
+    return {torch.uint8: np.uint8, torch.int16: np.int16}[dtype]
+
+
+def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int = 0, oy: int = 0,
+                 numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None):
+    """Run enc5 on F frames at once (one launch, grid z = F) on CUDA tensors.
+
+    inputs: uint8 (F, 5·ey·ex·32) input arenas; texture: 16-bit (F, ey, ex, 4) RGBA16F texels (float16 or int16
+    bits). Returns (arena uint8 (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)); `arena`/`surface` given: written in
+    place (their untouched bytes stay), else fresh zeros as the reference assumes.
+    """
+    torch = _torch()
+    variant = _check_numerics(numerics)
+    check_extents(ex, ey)
+    for name, v in (("ox", ox), ("oy", oy)):
+        if not isinstance(v, int) or not 0 <= v <= 0xFFFF:
+            raise TcforgeError(f"{name} must be an integer in [0, 65535], got {v!r}")
+    if not isinstance(inputs, torch.Tensor) or inputs.dim() != 2:
+        raise TcforgeError("inputs: expected a uint8 CUDA tensor of shape (frames, 5·ey·ex·32)")
+    frames = inputs.shape[0]
+    n_arena = PLANES * ey * ex * 32
+    inp = _as_device(inputs, "inputs", torch.uint8, (frames, n_arena))
+    tex = _as_device(texture, "texture", torch.int16, (frames, ey, ex, 4))
+    w = device_weights(weights)
+    out_a = torch.zeros((frames, n_arena), dtype=torch.uint8, device=inp.device) if arena is None else \
+        _as_device(arena, "arena", torch.uint8, (frames, n_arena))
+    out_s = torch.zeros((frames, ey, ex, 4), dtype=torch.int16, device=inp.device) if surface is None else \
+        _as_device(surface, "surface", torch.int16, (frames, ey, ex, 4))
+    if debug is not None:
+        if numerics != "hopper":
+            raise TcforgeError("debug dumps exist for numerics='hopper' only")
+        variant = "hopper_debug"
+    prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
+                        arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),
+                        debug_ptr=0 if debug is None else debug.data_ptr())
+    s = torch.cuda.current_stream() if stream is None else stream
+    kernel.launch(variant, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0)
+    return out_a, out_s
+
+
+def debug_buffer(ex: int, ey: int, frames: int = 1):
+    """A zeroed int16 CUDA buffer for the hopper debug dump: (frames, windows, block) f16 bits."""
+    torch = _torch()
+    geo = kernel.Geometry(ex, ey, frames)
+    return torch.zeros((frames, geo.windows, debug_layout()["total"]), dtype=torch.int16, device="cuda")
+
+
+def native(weights: object, inputs: Inputs, numerics: str = "hopper", *, assumptions: Assumptions | None = None,
+           arena=None, surface=None) -> Result:
+    """enc5 on the GPU: a `Result` whose `.arena` (uint8, flat) and `.surface` (int16 f16 bits, (ey, ex, 4)) are CUDA
+    tensors, bit-identical to `reference(weights, inputs, numerics=numerics)`. No stages or statistics."""
+    torch = _torch()
+    _check_assumptions(assumptions)
+    if not isinstance(inputs, Inputs):
+        raise TcforgeError(f"inputs: expected an Inputs, got {type(inputs).__name__}")
+    ex, ey = inputs.ex, inputs.ey
+    inp = torch.from_numpy(inputs.input).cuda().reshape(1, -1)
+    tex = torch.from_numpy(np.ascontiguousarray(inputs.texture).view(np.int16)).cuda().reshape(1, ey, ex, 4)
+    a0 = None if arena is None else _as_device(arena, "arena", torch.uint8, (1, PLANES * ey * ex * 32))
+    s0 = None if surface is None else _as_device(surface, "surface", torch.int16, (1, ey, ex, 4))
+    out_a, out_s = native_batch(weights, inp, tex, ex, ey, ox=inputs.ox, oy=inputs.oy, numerics=numerics,
+                                arena=a0, surface=s0)
+    geo = launch_geometry(ex, ey, inputs.ox, inputs.oy)
+    return Result(out_a.reshape(-1), out_s.reshape(ey, ex, 4), {}, {}, geo, tuple(range(geo.windows)), numerics,
+                  assumptions or Assumptions(), (inputs.ox, inputs.oy))
+
+
+def run(weights: WeightImage, inputs: Inputs, numerics: str = "hopper",
+        assumptions: Assumptions | None = None) -> Result:
+    """`native` with the outputs copied back as numpy arrays (uint8 arena, uint16 surface): what the CLI writes."""
+    r = native(weights, inputs, numerics, assumptions=assumptions)
+    r.arena = r.arena.cpu().numpy()
+    r.surface = r.surface.cpu().numpy().view(np.uint16)
+    return r

@@ -1,0 +1,110 @@
+"""Build and launch the fused enc5 kernel (`enc5.cu`): variants, the 144-byte parameter block, ptxas statistics.
+
+Only raw device addresses cross this module, so it serves torch tensors (api.py) and bare driver allocations alike.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from tcforge.errors import TcforgeError
+
+SOURCE_PATH = Path(__file__).with_name("enc5.cu")
+ARCH = "sm_90a"
+BLOCK = (32, 1, 8)
+VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 1), "ada": ("enc5_ada", 2)}
+NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
+
+
+class Enc5Params(ctypes.Structure):
+    """The kernel's parameter block, byte for byte the original's 144-byte layout (see enc5.cu)."""
+
+    _fields_ = [
+        ("ex", ctypes.c_uint32), ("ey", ctypes.c_uint32),  # +0
+        ("input", ctypes.c_uint64),  # +8
+        ("unused16", ctypes.c_uint64),
+        ("debug", ctypes.c_uint64),  # +24 (0: no debug dump)
+        ("unused32", ctypes.c_uint64),
+        ("weights", ctypes.c_uint64),  # +40
+        ("arena", ctypes.c_uint64),  # +48
+        ("unused56", ctypes.c_uint64 * 3),
+        ("ox", ctypes.c_uint16), ("oy", ctypes.c_uint16),  # +80
+        ("unused84", ctypes.c_uint32),
+        ("texture", ctypes.c_uint64),  # +88: RGBA16F texels (ey, ex, 4)
+        ("unused96", ctypes.c_uint64 * 2),
+        ("surface", ctypes.c_uint64),  # +112: RGBA16F surface (ey, ex, 4)
+        ("unused120", ctypes.c_uint64 * 3),
+    ]
+
+
+assert ctypes.sizeof(Enc5Params) == 144
+
+
+@lru_cache(maxsize=1)
+def source() -> str:
+    """The kernel's CUDA source text."""
+    return SOURCE_PATH.read_text()
+
+
+def _variant(name: str) -> tuple[str, int]:
+    if name not in VARIANTS:
+        raise TcforgeError(f"variant must be one of {', '.join(VARIANTS)}, got {name!r}")
+    return VARIANTS[name]
+
+
+def compile_variant(name: str = "hopper"):
+    """Compile one variant to an sm_90a cubin (disk-cached by tcforge.runtime); returns its CompiledModule."""
+    from tcforge.runtime import compile_cuda
+
+    _, idx = _variant(name)
+    return compile_cuda(source(), arch=ARCH, options=(f"-DENC5_VARIANT={idx}",), name=f"enc5_{name}")
+
+
+def function(name: str = "hopper", device: int = 0):
+    """The loaded kernel of a variant (compiled on first use)."""
+    from tcforge.runtime import loader
+
+    fname, idx = _variant(name)
+    fn, _ = loader.get_function(source(), fname, arch=ARCH, options=(f"-DENC5_VARIANT={idx}",),
+                                tag=f"enc5_{name}", device=device)
+    return fn
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Grid of one launch: ceil(ex/8) x ceil(ey/8) windows, `frames` in grid z."""
+
+    ex: int
+    ey: int
+    frames: int = 1
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        """(gx, gy, frames)."""
+        return (-(-self.ex // 8), -(-self.ey // 8), self.frames)
+
+    @property
+    def windows(self) -> int:
+        """Windows per frame."""
+        return self.grid[0] * self.grid[1]
+
+
+def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: int, arena_ptr: int,
+           texture_ptr: int, surface_ptr: int, debug_ptr: int = 0) -> Enc5Params:
+    """Fill a parameter block from device addresses."""
+    p = Enc5Params()
+    p.ex, p.ey, p.ox, p.oy = ex, ey, ox, oy
+    p.input, p.weights, p.arena = input_ptr, weights_ptr, arena_ptr
+    p.texture, p.surface, p.debug = texture_ptr, surface_ptr, debug_ptr
+    return p
+
+
+def launch(variant: str, prm: Enc5Params, frames: int = 1, stream: int = 0, device: int = 0) -> None:
+    """Launch a variant over `frames` frames of extent (prm.ex, prm.ey) on `stream`."""
+    from tcforge.runtime import driver
+
+    geo = Geometry(int(prm.ex), int(prm.ey), frames)
+    driver.launch(function(variant, device), geo.grid, BLOCK, [prm], stream=stream)

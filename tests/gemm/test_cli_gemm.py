@@ -1,0 +1,27 @@
+"""`tcforge gemm` and `tcforge bench gemm` entry points (CPU side: listing, argument errors)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcforge.cli import main as tcforge_main
+from tcforge.gemm.cli import main
+from tcforge.gemm.variants import LADDER
+
+
+def test_list_prints_every_rung(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for v in LADDER:
+        assert v.name in out
+    assert "tuned" in out
+
+
+def test_unknown_variant_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tcforge_main(["gemm", "build", "--variant", "nonsense"]) == 2
+    assert "unknown variant" in capsys.readouterr().err
+
+
+def test_run_rejects_unknown_dtype(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tcforge_main(["gemm", "run", "--dtype", "fp64"]) == 2
+    assert "--dtype must be one of" in capsys.readouterr().err
