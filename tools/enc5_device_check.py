@@ -173,77 +173,97 @@ def check_debug(ref_dir: Path, fh) -> dict:
     return out
 
 
-def time_kernel(fn, warmup: int = 10, reps: int = 100, per_graph: int = 20) -> float:
-    """Median microseconds per fn() call: `per_graph` calls captured in one CUDA graph, replays timed by CUDA events
-    (so Python launch overhead stays out); falls back to timing single calls if capture fails."""
+STAMP_NAMES = ("start", "prologue", "barrier1", "P1-10", "P11-12", "barrier2", "P13-20", "E20", "MLP", "E60",
+               "P61", "E61/exit")
+
+
+def profile(fh) -> dict:
+    """clock64 stamps per warp at the phase boundaries (variant hopper_timing): median cycles of each part."""
     import torch
 
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    try:
-        graph = torch.cuda.CUDAGraph()
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s), torch.cuda.graph(graph, stream=s):
-            for _ in range(per_graph):
-                fn()
+    from tcforge.layers.enc5.native import native_batch
+
+    out = {}
+    w, _ = make_case(8, 8, 0, 0, 11, 12)
+    for ex, ey in ((40, 23), (120, 68)):
+        _, inp = make_case(ex, ey, 0, 0, 11, 13)
+        tin = torch.from_numpy(inp.input).cuda().reshape(1, -1)
+        tex = torch.from_numpy(inp.texture.view(np.int16)).cuda().reshape(1, ey, ex, 4)
+        nwin = -(-ex // 8) * -(-ey // 8)
+        buf = torch.zeros((nwin * 8 * 16,), dtype=torch.int64, device="cuda")
+        for _ in range(3):  # warm: the last run's stamps are kept
+            native_batch(w, tin, tex, ex, ey, debug=buf, variant="hopper_timing")
         torch.cuda.synchronize()
-        graph.replay()
-        torch.cuda.synchronize()
-        calls, run = per_graph, graph.replay
-    except Exception as exc:
-        print(f"graph capture failed ({exc!r}); timing single launches")
-        calls, run = 1, fn
-    times = []
-    for _ in range(max(3, reps // calls * 2)):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        run()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000.0 / calls)
-    return float(np.median(times))
+        st = buf.cpu().numpy().reshape(nwin, 8, 16).astype(np.int64)
+        rows = {}
+        for grp, warps in (("w0-3", range(4)), ("w4-7", range(4, 8))):
+            sel = st[:, list(warps), :]
+            parts = {}
+            for k in range(1, 12):
+                d = sel[..., k] - sel[..., k - 1]
+                ok = (sel[..., k] != 0) & (sel[..., k - 1] != 0)
+                if ok.any():
+                    parts[STAMP_NAMES[k]] = int(np.median(d[ok]))
+            rows[grp] = parts
+        cta_ns = (st[:, :, 13].max(axis=1) - st[:, :, 12].min(axis=1))
+        start_spread = int(st[:, :, 12].min(axis=1).max() - st[:, :, 12].min())
+        total_cycles = int(np.median(st[:, 0, 11] - st[:, 0, 0]))
+        out[f"{ex}x{ey}"] = {"cycles": rows, "cta_ns_median": int(np.median(cta_ns)), "cta_ns_max": int(cta_ns.max()),
+                             "cta_start_spread_ns": start_spread, "warp0_total_cycles": total_cycles}
+        log(f"profile {ex}x{ey}: {out[f'{ex}x{ey}']}", fh)
+    return out
 
 
-def bench(fh) -> list[tuple]:
-    """Kernel time per frame and batched fps; the float PyTorch model (eager) for comparison."""
+EXPERIMENTS = {"base": (), "j2": ("-DENC5_J_UNROLL=2",), "j2m2": ("-DENC5_J_UNROLL=2", "-DENC5_MLP_UNROLL=2"),
+               "k5j2": ("-DENC5_KS_UNROLL=5", "-DENC5_J_UNROLL=2")}
+
+
+def experiments(fh) -> dict:
+    """Build options tried against the shipped kernel: outputs must equal it byte for byte (on random frames, so
+    the reference comparison carries over); then µs per 720p / 4K frame."""
     import torch
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import enc5_native
 
     from tcforge.layers.enc5.native import device_weights, native_batch
-    from tcforge.layers.enc5.semantic import _gather, torch_model
 
-    rows = []
-    w, _ = make_case(8, 8, 0, 0, 11, 12)
-    dw = device_weights(w)
-    for ex, ey in ((40, 23), (120, 68)):
-        for numerics, frames in (("hopper", 1), ("hopper", 64), ("ada", 1)):
-            inp = torch.randint(0, 256, (frames, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
-            inp[(inp & 0x7F) == 0x7F] = 0  # no NaN codes
-            tex = (torch.rand((frames, ey, ex, 4), device="cuda")).half().view(torch.int16)
-            oa = torch.zeros_like(inp)
-            os_ = torch.zeros_like(tex)
-            reps = 20 if numerics == "ada" else 100
-            us = time_kernel(lambda i=inp, t=tex, a=oa, s=os_, n=numerics, x=ex, y=ey: native_batch(
-                dw, i, t, x, y, numerics=n, arena=a, surface=s), warmup=3, reps=reps)
-            rows.append((f"{ex}x{ey}", numerics, frames, round(us, 2), round(us / frames, 2),
-                         round(frames * 1e6 / us, 1)))
-            log(f"bench {rows[-1]}", fh)
-    # the float model in PyTorch eager, 720p frame
-    try:
-        _, inp = make_case(40, 23, 0, 0, 11, 12)
-        model = torch_model(w, device="cuda")
-        from tcforge.layers.enc5.assumptions import Assumptions
+    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
+    frames = {ext: enc5_native.random_frames(8, *ext) for ext in ((40, 23), (37, 21))}
+    base_out = {}
+    res = {}
+    for name, opts in EXPERIMENTS.items():
+        row: dict = {}
+        bad = 0
+        for (ex, ey), (inp, tex) in frames.items():
+            ox, oy = (3, 5) if ex == 37 else (0, 0)
+            a, s_ = native_batch(dw, inp, tex, ex, ey, ox=ox, oy=oy, options=opts)
+            torch.cuda.synchronize()
+            if name == "base":
+                base_out[(ex, ey)] = (a.clone(), s_.clone())
+            else:
+                a0, s0 = base_out[(ex, ey)]
+                bad += int((a != a0).sum()) + int((s_ != s0).sum())
+        row["mismatch_vs_base"] = bad
+        for ex, ey in ((40, 23), (120, 68)):
+            inp, tex = enc5_native.random_frames(1, ex, ey)
+            oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
+            us = enc5_native.time_kernel(lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=opts: native_batch(
+                dw, i, t, x, y, arena=a, surface=s, options=o), warmup=3, reps=100)
+            row[f"us_{ex}x{ey}"] = round(us, 2)
+        res[name] = row
+        log(f"experiment {name} {opts}: {row}", fh)
+    return res
 
-        x, _, _ = _gather(inp, Assumptions(), np.arange(15))
-        xt = torch.as_tensor(np.asarray(x, dtype=np.float32), device="cuda")
-        with torch.no_grad():
-            us = time_kernel(lambda: model(xt), warmup=3, reps=20)
-        rows.append(("40x23", "torch-eager-fp32", 1, round(us, 2), round(us, 2), round(1e6 / us, 1)))
-        log(f"bench {rows[-1]}", fh)
-    except Exception as exc:  # the comparison must not hide the kernel's figures
-        log(f"bench torch eager failed: {exc!r}", fh)
-    return rows
+
+def bench(fh) -> dict:
+    """The benchmark of bench/enc5_native.py (kernel rows, torch eager, CPU reference in the background)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import enc5_native
+
+    result = enc5_native.run(quick=False, cpu_reference=True)
+    log(enc5_native.table(result), fh)
+    return result
 
 
 def sanitize_case() -> int:
@@ -286,7 +306,7 @@ def sanitizers(fh, out_dir: Path) -> dict:
         cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, __file__, "sanitize"]
         t0 = time.perf_counter()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=150)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
             text = p.stdout + p.stderr
             res[tool] = f"rc={p.returncode}"
             summary = [ln for ln in text.splitlines() if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln]
@@ -306,7 +326,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--refs", default=".enc5refs")
     ap.add_argument("--out", default=".")
     ap.add_argument("--limit", type=int, default=1000, help="cases per group")
-    ap.add_argument("--skip", default="", help="comma list of: build,debug,refs,bench,sanitize")
+    ap.add_argument("--skip", default="", help="comma list of: build,debug,refs,profile,experiments,bench,sanitize")
     args = ap.parse_args(argv)
     if args.mode == "sanitize":
         return sanitize_case()
@@ -322,6 +342,10 @@ def main(argv: list[str]) -> int:
             summary["debug"] = check_debug(Path(args.refs), fh)
         if "refs" not in skip:
             summary["refs"] = check_refs(Path(args.refs), fh, args.limit)
+        if "profile" not in skip:
+            summary["profile"] = profile(fh)
+        if "experiments" not in skip:
+            summary["experiments"] = experiments(fh)
         if "bench" not in skip:
             summary["bench"] = bench(fh)
         if "sanitize" not in skip:
@@ -335,9 +359,15 @@ def main(argv: list[str]) -> int:
             log(f"refs {tag:5s} {g['extent']:28s} cases {g['cases']:4d} bad_cases {g['bad_cases']} arena_bad_bytes "
                 f"{g['arena_bad']} surface_bad {g['surface_bad']} untouched_bytes {g['untouched_arena']} "
                 f"untouched_px {g['untouched_pixels']}", fh)
-        log("extent  numerics  frames  us/launch  us/frame  fps", fh)
-        for r in summary.get("bench", []):
-            log("  ".join(str(x) for x in r), fh)
+        if "bench" in summary:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+            import enc5_native
+
+            log(enc5_native.table(summary["bench"]), fh)
+        for k, v in summary.get("experiments", {}).items():
+            log(f"experiment {k}: {v}", fh)
+        for k, v in summary.get("profile", {}).items():
+            log(f"profile {k}: {v}", fh)
         for k, v in summary.get("sanitize", {}).items():
             log(f"sanitizer {k}: {v}", fh)
     return 0

@@ -31,6 +31,7 @@ BIG = (4096, 4096, 4096)
 
 
 def combos() -> list[tuple[str, str, bool]]:
+    """Every (input, output, B K-major) build the engine supports."""
     from tcforge.gemm.build import b_layouts
     from tcforge.gemm.variants import SUPPORTED
 
@@ -62,6 +63,7 @@ def run_one_variant(name: str, small: bool) -> None:
 
 
 def phase_warm(workers: int) -> None:
+    """Compile (or find in the cache) every build; report spills."""
     from tcforge.gemm.build import all_builds, build_all
 
     t = time.time()
@@ -71,7 +73,10 @@ def phase_warm(workers: int) -> None:
 
 
 def phase_check(names: list[str], out: Path, small: bool, timeout: float, parallel: int) -> dict[str, list[dict]]:
+    """Check variants in parallel subprocesses; write gemm_check.json."""
+
     def child(name: str) -> tuple[str, list[dict], str]:
+        """One variant in a subprocess with a timeout (a hang or a fault cannot hide the others)."""
         cmd = [sys.executable, __file__, "--one-variant", name] + (["--small"] if small else [])
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -102,6 +107,7 @@ def phase_check(names: list[str], out: Path, small: bool, timeout: float, parall
 
 
 def main() -> int:
+    """Phases: warm, check, bench, sanitize (see --help)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/gemm_out"))
     ap.add_argument("--phases", default="warm,check,bench")
@@ -197,8 +203,16 @@ def main() -> int:
                 summary = [ln for ln in text.splitlines() if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln]
                 bad = [ln for ln in shots if "ok=False" in ln]
                 print(f"{tool}: exit {p.returncode}, {len(shots)} shots, {len(bad)} not ok; {summary}", flush=True)
-            except subprocess.TimeoutExpired:
-                print(f"{tool}: TIMEOUT after {limit}s", flush=True)
+            except subprocess.TimeoutExpired as exc:
+                part = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+                shots = [ln for ln in part.splitlines() if ln.startswith("sanitize-shot")]
+                with open(out / "sanitize.txt", "a") as fh:
+                    fh.write(f"==== compute-sanitizer --tool {tool} (TIMEOUT after {limit}s)\n{part}\n")
+                print(
+                    f"{tool}: TIMEOUT after {limit}s with {len(shots)} shots done, "
+                    f"{sum('ok=False' in ln for ln in shots)} not ok",
+                    flush=True,
+                )
     return 0
 
 

@@ -59,7 +59,7 @@ def test_plain_fp16_plan() -> None:
     p = plan_matmul(FakeTensor((256, 512)), FakeTensor((512, 384)))
     assert (p.m, p.n, p.k, p.in_kind, p.out_kind, p.b_kmajor) == (256, 384, 512, "fp16", "fp16", False)
     assert not p.copy_a and not p.copy_b and p.k_padded == 512
-    assert p.variant.name == "tuned"
+    assert p.variant.name == "hoist"
 
 
 def test_out_dtypes_and_b_layouts() -> None:
@@ -123,3 +123,10 @@ def test_unaligned_strides_take_the_padded_copy_path() -> None:
 def test_bad_inputs_say_what_to_change(a: object, b: object, kwargs: dict, err: type, msg: str) -> None:
     with pytest.raises(err, match=msg):
         matmul(a, b, **kwargs)
+
+
+def test_auto_takes_the_small_m_tile_up_to_128_rows() -> None:
+    assert plan_matmul(FakeTensor((64, 64)), FakeTensor((64, 64))).variant.name == "bm64"
+    assert plan_matmul(FakeTensor((128, 64)), FakeTensor((64, 64))).variant.name == "bm64"
+    assert plan_matmul(FakeTensor((129, 64)), FakeTensor((64, 64))).variant.name == "hoist"
+    assert plan_matmul(FakeTensor((8, 64)), FakeTensor((64, 64)), variant="persistent").variant.name == "persistent"

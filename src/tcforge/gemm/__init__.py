@@ -5,7 +5,7 @@ ladder stays selectable by name (see `LADDER`). The Blackwell kernel lives in `t
 Importing this package needs neither torch nor CUDA.
 """
 
-from tcforge.gemm.api import matmul
+from tcforge.gemm.api import matmul, prepare_plan
 from tcforge.gemm.validate import Plan, plan_matmul
 from tcforge.gemm.variants import AUTO, LADDER, SUPPORTED, SWEEP, VARIANTS, KernelConfig, Variant, resolve_variant
 
@@ -20,5 +20,6 @@ __all__ = [
     "Variant",
     "matmul",
     "plan_matmul",
+    "prepare_plan",
     "resolve_variant",
 ]

@@ -18,14 +18,33 @@ from tcforge.gemm.variants import LADDER, LADDER_COMBOS, SWEEP
 
 PEAK = {"fp16": 989.0, "bf16": 989.0, "e4m3": 1979.0}  # dense TFLOP/s, H100/H200 SXM datasheet
 SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
-LLM = [(4096, 14336, 4096), (4096, 4096, 14336), (8192, 28672, 8192), (16384, 4096, 4096)]
+LLM = [(4096, 14336, 4096), (4096, 4096, 14336), (8192, 14336, 8192), (16384, 4096, 4096)]
 SMALL_M = [(m, 4096, 4096) for m in (16, 32, 64, 128, 256)] + [(m, 14336, 4096) for m in (16, 64, 256)]
 SWEEP_COMBOS = [("fp16", "fp32"), ("bf16", "bf16"), ("e4m3", "bf16")]
 
 
-def _time_ms(fn: Any, graph: bool) -> float:
-    import triton.testing as tt
+def _event_median_ms(fn: Any, reps: int = 50) -> float:
+    """Fallback when triton is absent: median of per-call CUDA-event timings after a warm-up."""
+    import torch
 
+    for _ in range(5):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return float(sorted(times)[len(times) // 2])
+
+
+def _time_ms(fn: Any, graph: bool) -> float:
+    try:
+        import triton.testing as tt
+    except ImportError:
+        return _event_median_ms(fn)
     if graph:
         return float(tt.do_bench_cudagraph(fn, rep=60, return_mode="median"))
     return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
@@ -93,12 +112,12 @@ def best_variant(rows: list[dict[str, Any]], combo: tuple[str, str]) -> str:
 
 
 def run_sweep(
-    best: dict[tuple[str, str], str], shapes: list[tuple[int, int, int]], graph: bool
+    best: dict[tuple[str, str], list[str]], shapes: list[tuple[int, int, int]], graph: bool
 ) -> list[dict[str, Any]]:
-    """The best variant (and 'auto') against cuBLAS over the sweep's shapes."""
+    """The chosen variants of each dtype pair against cuBLAS over the sweep's shapes."""
     rows = []
-    for combo, name in best.items():
-        for m, n, k in shapes:
+    for combo, names in best.items():
+        for name, (m, n, k) in ((nm, sh) for nm in names for sh in shapes):
             r = _bench_pair(name, combo, m, n, k, graph)
             rows.append(r)
             print(
@@ -109,7 +128,7 @@ def run_sweep(
     return rows
 
 
-def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Path, tag: str = "") -> list[Path]:
     """PNGs like the write-up's Fig. 1 (ladder bars with cuBLAS and peak lines) and the sweep's ratios."""
     import matplotlib
 
@@ -131,14 +150,15 @@ def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Pat
             ax.set_ylabel("TFLOP/s")
             ax.legend(fontsize=8)
         fig.tight_layout()
-        p = out_dir / "gemm_ladder.png"
+        p = out_dir / f"gemm{tag}_ladder.png"
         fig.savefig(p, dpi=110)
         paths.append(p)
         plt.close(fig)
     if sweep:
         fig, ax = plt.subplots(figsize=(10, 4.5))
-        for combo in sorted({(r["in"], r["out"]) for r in sweep}):
-            rs = [r for r in sweep if (r["in"], r["out"]) == combo]
+        for key in sorted({(r["in"], r["out"], r["variant"]) for r in sweep}):
+            rs = [r for r in sweep if (r["in"], r["out"], r["variant"]) == key]
+            combo = key[:2]
             ax.plot(
                 range(len(rs)),
                 [r["ratio"] for r in rs],
@@ -151,7 +171,7 @@ def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Pat
         ax.set_ylabel("speed vs cuBLAS (x)")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        p = out_dir / "gemm_sweep.png"
+        p = out_dir / f"gemm{tag}_sweep.png"
         fig.savefig(p, dpi=110)
         paths.append(p)
         plt.close(fig)
@@ -164,7 +184,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--size", type=int, default=4096, help="ladder size (cube), default 4096")
     ap.add_argument("--combos", default="all", help="comma list like fp16:fp32,e4m3:bf16 (default: all six)")
     ap.add_argument("--variants", default="ladder", help="'ladder' (rungs + stage sweep) or a comma list of names")
-    ap.add_argument("--sweep", choices=["none", "quick", "full"], default="full", help="size sweep after the ladder")
+    ap.add_argument("--sweep", choices=["none", "quick", "full", "smallm"], default="full", help="size sweep")
+    ap.add_argument("--sweep-variants", default="", help="comma list for the sweep (default: the ladder's best)")
     ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
@@ -198,12 +219,17 @@ def main(argv: list[str]) -> int:
         shapes = [(s, s, s) for s in SQUARES] + LLM + SMALL_M
         if args.sweep == "quick":
             shapes = [(2048, 2048, 2048), (8192, 8192, 8192), (4096, 14336, 4096), (64, 4096, 4096)]
-        best = {c: best_variant(ladder, c) for c in SWEEP_COMBOS if c in combos}
+        if args.sweep == "smallm":
+            shapes = SMALL_M + [(512, 512, 512), (1024, 1024, 1024)]
+        if args.sweep_variants:
+            best = {c: args.sweep_variants.split(",") for c in SWEEP_COMBOS if c in combos}
+        else:
+            best = {c: [best_variant(ladder, c)] for c in SWEEP_COMBOS if c in combos}
         print(f"sweep of the best variants {best}", flush=True)
         sweep = run_sweep(best, shapes, graph)
     path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": sweep, "seconds": time.time() - t0}, indent=1))
     try:
-        pngs = [] if args.no_plot else plot(ladder, sweep, out_dir)
+        pngs = [] if args.no_plot else plot(ladder, sweep, out_dir, tag)
     except Exception as exc:  # plotting is optional (matplotlib may be absent)
         print(f"no plots: {exc}", file=sys.stderr)
         pngs = []
@@ -218,7 +244,7 @@ def print_table(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]]) -> No
         rs = [r for r in ladder if (r["in"], r["out"]) == combo]
         cells = " ".join(f"{r['variant']}={r['tflops']:.0f}(x{r['ratio']:.2f})" for r in rs)
         print(f"{combo[0]}->{combo[1]}: {cells}")
-    for combo in sorted({(r["in"], r["out"]) for r in sweep}):
-        rs = [r for r in sweep if (r["in"], r["out"]) == combo]
+    for key in sorted({(r["in"], r["out"], r["variant"]) for r in sweep}):
+        rs = [r for r in sweep if (r["in"], r["out"], r["variant"]) == key]
         cells = " ".join(f"{r['m']}x{r['n']}x{r['k']}:x{r['ratio']:.2f}" for r in rs)
-        print(f"sweep {combo[0]}->{combo[1]} {rs[0]['variant']}: {cells}")
+        print(f"sweep {key[0]}->{key[1]} {key[2]}: {cells}")

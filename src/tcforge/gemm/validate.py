@@ -113,7 +113,7 @@ def plan_matmul(
             raise TcforgeError(f"{name} must be float32 with one element, got {got}")
         if _device(s, name) != ("cuda", idx_a):
             raise TcforgeError(f"{name} must be on cuda:{idx_a}, like a and b")
-    v = resolve_variant(variant)
+    v = resolve_variant(variant, m)
 
     ib = IN_BYTES[in_kind]
     align = 16 // ib  # elements per 16 bytes

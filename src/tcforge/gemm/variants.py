@@ -150,18 +150,34 @@ SWEEP += [
     Variant("tuned", 9, "rung 9 without the cluster, relaxed release", replace(_R9, cm=1, relaxed=True), True, 8, True),
 ]
 
+# small M: a 64-row tile (one consumer warpgroup), no cluster, split-K when the tiles leave SMs idle
+SWEEP.append(
+    Variant(
+        "bm64",
+        9,
+        "64x256 tile, one consumer warpgroup, 5 stages, persistent + split-K + hoisted (for M <= 64)",
+        KernelConfig(bm=64, bn=256, bk_bytes=128, stages=5, nc=1, setmaxnreg=False, cm=1, tma_store=True, hoist=True),
+        True,
+        8,
+        True,
+    )
+)
+SMALL_M = 128  # `auto` takes bm64 at or below this M (measured: gemm_smallm.json)
+
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
-AUTO = "tuned"
+AUTO = "hoist"
 
 
-def resolve_variant(name: object) -> Variant:
-    """A variant by name ('bn256'), rung ('r3' or 3) or 'auto'; TcforgeError listing the choices otherwise."""
+def resolve_variant(name: object, m: int | None = None) -> Variant:
+    """A variant by name ('bn256'), rung ('r3' or 3) or 'auto' (rung 9; bm64 when m <= SMALL_M); TcforgeError else."""
     if isinstance(name, int) and not isinstance(name, bool):
         name = f"r{name}"
     if not isinstance(name, str):
         raise TcforgeError(f"variant must be a string such as 'auto' or 'bn256', got {type(name).__name__}")
+    if name == "auto" and m is not None and m <= SMALL_M:
+        return VARIANTS["bm64"]
     key = AUTO if name == "auto" else name
     if key not in VARIANTS:
         raise TcforgeError(f"unknown variant {name!r}; choose 'auto' or one of {', '.join(VARIANTS)}")

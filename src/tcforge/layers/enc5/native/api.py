@@ -106,15 +106,18 @@ def _np_of(dtype) -> type:
 
 
 def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int = 0, oy: int = 0,
-                 numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None):
+                 numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None, variant=None,
+                 options: tuple[str, ...] = ()):
     """Run enc5 on F frames at once (one launch, grid z = F) on CUDA tensors.
 
     inputs: uint8 (F, 5·ey·ex·32) input arenas; texture: 16-bit (F, ey, ex, 4) RGBA16F texels (float16 or int16
     bits). Returns (arena uint8 (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)); `arena`/`surface` given: written in
-    place (their untouched bytes stay), else fresh zeros as the reference assumes.
+    place (their untouched bytes stay), else fresh zeros as the reference assumes. `debug` (with `variant`
+    "hopper_debug", the default with a debug buffer, or "hopper_timing") is a CUDA buffer for the kernel's dump;
+    `options` are extra nvcc flags (experiments only: "-DENC5_J_UNROLL=2", ...).
     """
     torch = _torch()
-    variant = _check_numerics(numerics)
+    requested, variant = variant, _check_numerics(numerics)
     check_extents(ex, ey)
     for name, v in (("ox", ox), ("oy", oy)):
         if not isinstance(v, int) or not 0 <= v <= 0xFFFF:
@@ -133,12 +136,14 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     if debug is not None:
         if numerics != "hopper":
             raise TcforgeError("debug dumps exist for numerics='hopper' only")
-        variant = "hopper_debug"
+        variant = requested or "hopper_debug"
+        if variant not in ("hopper_debug", "hopper_timing"):
+            raise TcforgeError(f"variant with a debug buffer must be hopper_debug or hopper_timing, got {variant!r}")
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),
                         debug_ptr=0 if debug is None else debug.data_ptr())
     s = torch.cuda.current_stream() if stream is None else stream
-    kernel.launch(variant, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0)
+    kernel.launch(variant, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
     return out_a, out_s
 
 
@@ -153,10 +158,11 @@ def native(weights: object, inputs: Inputs, numerics: str = "hopper", *, assumpt
            arena=None, surface=None) -> Result:
     """enc5 on the GPU: a `Result` whose `.arena` (uint8, flat) and `.surface` (int16 f16 bits, (ey, ex, 4)) are CUDA
     tensors, bit-identical to `reference(weights, inputs, numerics=numerics)`. No stages or statistics."""
-    torch = _torch()
+    _check_numerics(numerics)
     _check_assumptions(assumptions)
     if not isinstance(inputs, Inputs):
         raise TcforgeError(f"inputs: expected an Inputs, got {type(inputs).__name__}")
+    torch = _torch()
     ex, ey = inputs.ex, inputs.ey
     inp = torch.from_numpy(inputs.input).cuda().reshape(1, -1)
     tex = torch.from_numpy(np.ascontiguousarray(inputs.texture).view(np.int16)).cuda().reshape(1, ey, ex, 4)

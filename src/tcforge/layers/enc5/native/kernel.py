@@ -15,7 +15,8 @@ from tcforge.errors import TcforgeError
 SOURCE_PATH = Path(__file__).with_name("enc5.cu")
 ARCH = "sm_90a"
 BLOCK = (32, 1, 8)
-VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 1), "ada": ("enc5_ada", 2)}
+VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 1), "ada": ("enc5_ada", 2),
+            "hopper_timing": ("enc5_hopper_timing", 3)}  # timing: clock64 per warp at the phase boundaries
 NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
 
 
@@ -55,20 +56,21 @@ def _variant(name: str) -> tuple[str, int]:
     return VARIANTS[name]
 
 
-def compile_variant(name: str = "hopper"):
-    """Compile one variant to an sm_90a cubin (disk-cached by tcforge.runtime); returns its CompiledModule."""
+def compile_variant(name: str = "hopper", options: tuple[str, ...] = ()):
+    """Compile one variant to an sm_90a cubin (disk-cached by tcforge.runtime); returns its CompiledModule.
+    `options` adds nvcc flags (e.g. "-DENC5_J_UNROLL=2" for experiments)."""
     from tcforge.runtime import compile_cuda
 
     _, idx = _variant(name)
-    return compile_cuda(source(), arch=ARCH, options=(f"-DENC5_VARIANT={idx}",), name=f"enc5_{name}")
+    return compile_cuda(source(), arch=ARCH, options=(f"-DENC5_VARIANT={idx}", *options), name=f"enc5_{name}")
 
 
-def function(name: str = "hopper", device: int = 0):
+def function(name: str = "hopper", device: int = 0, options: tuple[str, ...] = ()):
     """The loaded kernel of a variant (compiled on first use)."""
     from tcforge.runtime import loader
 
     fname, idx = _variant(name)
-    fn, _ = loader.get_function(source(), fname, arch=ARCH, options=(f"-DENC5_VARIANT={idx}",),
+    fn, _ = loader.get_function(source(), fname, arch=ARCH, options=(f"-DENC5_VARIANT={idx}", *options),
                                 tag=f"enc5_{name}", device=device)
     return fn
 
@@ -102,9 +104,10 @@ def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: i
     return p
 
 
-def launch(variant: str, prm: Enc5Params, frames: int = 1, stream: int = 0, device: int = 0) -> None:
+def launch(variant: str, prm: Enc5Params, frames: int = 1, stream: int = 0, device: int = 0,
+           options: tuple[str, ...] = ()) -> None:
     """Launch a variant over `frames` frames of extent (prm.ex, prm.ey) on `stream`."""
     from tcforge.runtime import driver
 
     geo = Geometry(int(prm.ex), int(prm.ey), frames)
-    driver.launch(function(variant, device), geo.grid, BLOCK, [prm], stream=stream)
+    driver.launch(function(variant, device, options), geo.grid, BLOCK, [prm], stream=stream)

@@ -1,0 +1,194 @@
+"""Benchmark of the native enc5 kernel on the GPU: µs per frame at 720p (40×23 tokens) and 4K (120×68), frames per
+second for a batch of 64, the Ada-emulation mode, the float PyTorch model (eager) and the CPU reference, and the
+layer's physical floor.
+
+Usage (on a machine with an sm_90 GPU): python3 bench/enc5_native.py [--json bench/results/enc5_native.json]
+[--cpu-reference] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+EXTENTS = ((40, 23), (120, 68))
+H200 = {"f16_mma_tflops": 660.0, "hbm_tb_s": 4.3}  # mma.sync f16 rate (lead, ~2/3 of the wgmma peak); measured copy
+
+
+def layer_floor(ex: int, ey: int) -> dict:
+    """FLOPs, compulsory bytes and the two times they imply for one frame (enc5 runs e4m3 mma as f16 HMMA on sm_90)."""
+    windows = -(-ex // 8) * -(-ey // 8)
+    mac = (96 * 160 * 32 * 2 * 8  # P1–P10: Q and V, 8 heads, 96 rows
+           + 64 * 96 * 32 * 8 + 64 * 32 * 96 * 8  # P11, P12
+           + 64 * 32 * 160 * 8  # P13–P20
+           + 64 * 160 * 640 * 2  # P21–P60
+           + 64 * 160 * 16)  # P61
+    flops = 2 * mac * windows
+    nbytes = 431_136 + 2 * 160 * ex * ey + 2 * 8 * ex * ey  # weights, input + arena, texture + surface
+    return {"windows": windows, "gflop": round(flops / 1e9, 3), "mbytes": round(nbytes / 1e6, 3),
+            "flop_floor_us": round(flops / (H200["f16_mma_tflops"] * 1e12) * 1e6, 2),
+            "byte_floor_us": round(nbytes / (H200["hbm_tb_s"] * 1e12) * 1e6, 2),
+            "dependent_mma_steps": 5 + 1 + 3 + 8 + 20 * 6 + 5}
+
+
+def time_kernel(fn, warmup: int = 10, reps: int = 100, per_graph: int = 20) -> float:
+    """Median µs per fn() call: `per_graph` calls captured in one CUDA graph, replays timed with CUDA events (Python
+    launch overhead stays out); falls back to timing single calls when capture fails."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    try:
+        graph = torch.cuda.CUDAGraph()
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s), torch.cuda.graph(graph, stream=s):
+            for _ in range(per_graph):
+                fn()
+        torch.cuda.synchronize()
+        graph.replay()
+        torch.cuda.synchronize()
+        calls, run = per_graph, graph.replay
+    except Exception as exc:
+        print(f"graph capture failed ({type(exc).__name__}); timing single launches", flush=True)
+        calls, run = 1, fn
+    times = []
+    for _ in range(max(3, reps // calls * 2)):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        run()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1000.0 / calls)
+    return float(np.median(times))
+
+
+def random_frames(frames: int, ex: int, ey: int):
+    """Random e4m3 input arenas (no NaN codes) and RGBA16F texels in [0, 1) on the GPU."""
+    import torch
+
+    inp = torch.randint(0, 256, (frames, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
+    inp[(inp & 0x7F) == 0x7F] = 0
+    tex = torch.rand((frames, ey, ex, 4), device="cuda").half().view(torch.int16)
+    return inp, tex
+
+
+def kernel_rows(quick: bool = False) -> list[dict]:
+    """µs per launch / per frame and fps of the kernel for each extent, mode and batch size."""
+    import torch
+
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.native import device_weights, native_batch
+
+    dw = device_weights(WeightImage.synthetic(11))
+    rows = []
+    for ex, ey in EXTENTS:
+        for numerics, frames in (("hopper", 1), ("hopper", 64), ("ada", 1)):
+            inp, tex = random_frames(frames, ex, ey)
+            oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
+            reps = 20 if numerics == "ada" or quick else 100
+
+            def call(i=inp, t=tex, a=oa, s=os_, n=numerics, x=ex, y=ey) -> None:
+                native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s)
+
+            us = time_kernel(call, warmup=3, reps=reps, per_graph=5 if numerics == "ada" else 20)
+            rows.append({"extent": f"{ex}x{ey}", "impl": f"native-{numerics}", "frames": frames,
+                         "us_per_launch": round(us, 2), "us_per_frame": round(us / frames, 2),
+                         "fps": round(frames * 1e6 / us, 1)})
+            print("bench", rows[-1], flush=True)
+    return rows
+
+
+def torch_eager_row() -> dict:
+    """The float32 PyTorch model of the same layer (`enc5.semantic.torch_model`), eager, one 720p frame."""
+    import torch
+
+    from tcforge.layers.enc5 import Assumptions, Inputs, WeightImage
+    from tcforge.layers.enc5.semantic import _gather, torch_model
+
+    w, inp = WeightImage.synthetic(11), Inputs.synthetic((40, 23), 12)
+    model = torch_model(w, device="cuda")
+    x, _, _ = _gather(inp, Assumptions(), np.arange(15))
+    xt = torch.as_tensor(np.asarray(x, dtype=np.float32), device="cuda")
+    with torch.no_grad():
+        us = time_kernel(lambda: model(xt), warmup=3, reps=20, per_graph=1)
+    return {"extent": "40x23", "impl": "torch-eager-fp32", "frames": 1, "us_per_launch": round(us, 2),
+            "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1)}
+
+
+CPU_REF_CODE = ("import time; from tcforge.layers.enc5 import WeightImage, Inputs, reference; "
+                "w, x = WeightImage.synthetic(11), Inputs.synthetic((40, 23), 12); "
+                "reference(w, x, numerics='hopper', windows=[0]); t = time.perf_counter(); "
+                "reference(w, x, numerics='hopper'); print(time.perf_counter() - t)")
+
+
+def start_cpu_reference() -> subprocess.Popen:
+    """Time one 720p frame of the CPU reference in a background process (runs while the GPU is measured)."""
+    return subprocess.Popen([sys.executable, "-c", CPU_REF_CODE], stdout=subprocess.PIPE, text=True)
+
+
+def finish_cpu_reference(proc: subprocess.Popen) -> dict:
+    """The CPU reference's row, from its background process."""
+    out, _ = proc.communicate(timeout=300)
+    sec = float(out.strip().splitlines()[-1])
+    return {"extent": "40x23", "impl": "cpu-reference-hopper", "frames": 1, "us_per_launch": round(sec * 1e6, 1),
+            "us_per_frame": round(sec * 1e6, 1), "fps": round(1 / sec, 4)}
+
+
+def run(quick: bool = False, cpu_reference: bool = False) -> dict:
+    """All rows plus the floors and the ratios the issue asks for."""
+    import torch
+
+    proc = start_cpu_reference() if cpu_reference else None
+    rows = kernel_rows(quick)
+    try:
+        rows.append(torch_eager_row())
+    except Exception as exc:  # the comparison must not hide the kernel's own figures
+        print(f"torch eager model failed: {exc!r}", flush=True)
+    if proc is not None:
+        rows.append(finish_cpu_reference(proc))
+    by = {(r["extent"], r["impl"], r["frames"]): r["us_per_frame"] for r in rows}
+    native720 = by.get(("40x23", "native-hopper", 1))
+    ratios = {}
+    for impl in ("torch-eager-fp32", "cpu-reference-hopper"):
+        other = by.get(("40x23", impl, 1))
+        if other and native720:
+            ratios[f"{impl}/native-hopper@720p"] = round(other / native720, 1)
+    return {"device": torch.cuda.get_device_name(), "when": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows,
+            "ratios": ratios, "floor": {f"{ex}x{ey}": layer_floor(ex, ey) for ex, ey in EXTENTS}}
+
+
+def table(result: dict) -> str:
+    """A compact text table of the rows."""
+    lines = [f"{'extent':8s} {'impl':22s} {'frames':>6s} {'us/launch':>10s} {'us/frame':>9s} {'fps':>10s}"]
+    for r in result["rows"]:
+        lines.append(f"{r['extent']:8s} {r['impl']:22s} {r['frames']:6d} {r['us_per_launch']:10.2f} "
+                     f"{r['us_per_frame']:9.2f} {r['fps']:10.1f}")
+    lines.append(f"ratios: {result['ratios']}")
+    lines.append(f"floors: {result['floor']}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """Command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--json", default="bench/results/enc5_native.json")
+    ap.add_argument("--cpu-reference", action="store_true", help="also time one CPU reference frame (background)")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    result = run(args.quick, args.cpu_reference)
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    print(table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

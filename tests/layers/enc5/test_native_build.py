@@ -1,0 +1,88 @@
+"""The native enc5 kernel builds for sm_90a without spills, and its constants agree with the Python layout."""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import shutil
+
+import pytest
+
+from tcforge.layers.enc5 import epilogues as ep
+from tcforge.layers.enc5.layout import HEAD_SLOT, mlp_chunk_offsets, region
+from tcforge.layers.enc5.native import kernel
+from tcforge.layers.enc5.native.layout import debug_layout
+
+SRC = kernel.source()
+
+
+def _const(name: str) -> int:
+    m = re.search(rf"\b{name}\s*=\s*(0x[0-9A-Fa-f]+|\d+)u?\b", SRC)
+    assert m, f"{name} not found in enc5.cu"
+    return int(m.group(1), 0)
+
+
+def test_parameter_block_matches_the_original_offsets() -> None:
+    p = kernel.Enc5Params
+    assert ctypes.sizeof(p) == 144
+    offsets = {name: getattr(p, name).offset for name, _ in p._fields_}
+    assert offsets["ex"] == 0 and offsets["ey"] == 4
+    assert offsets["input"] == 8 and offsets["weights"] == 40 and offsets["arena"] == 48
+    assert offsets["ox"] == 80 and offsets["oy"] == 82
+    assert offsets["texture"] == 88 and offsets["surface"] == 112
+    assert offsets["debug"] == 24  # an offset the original never reads
+
+
+def test_weight_offsets_in_the_kernel_match_the_weight_map() -> None:
+    assert _const("HEAD_SLOT") == HEAD_SLOT
+    assert _const("OFF_Q") == region("head0.q").start
+    assert _const("OFF_V") == region("head0.v").start
+    assert _const("OFF_SBIAS") == region("head0.score_bias").start
+    assert _const("OFF_WO") == region("head0.wo").start
+    assert _const("OFF_PROJ_BIAS") == region("proj_bias").start
+    assert _const("OFF_MLP_GAIN") == region("mlp_gain").start
+    assert _const("OFF_OUT_BIAS") == region("mlp_out_bias").start
+    assert _const("OFF_HEAD") == region("head_out").start
+    assert _const("OFF_HEAD_BIAS") == region("head_out_bias").start
+    # chunk_base(i) = 222144 + 10304 i + (i > 0 ? 320 : 0): fc1, bias at +5120, fc2 at +5184
+    assert "222144 + 10304 * i + (i > 0 ? 320 : 0)" in SRC
+    for i in range(20):
+        fc1, b1, fc2 = mlp_chunk_offsets(i)
+        base = 222144 + 10304 * i + (320 if i else 0)
+        assert (fc1, b1, fc2) == (base, base + 5120, base + 5184)
+
+
+def test_epilogue_constants_match_the_reference() -> None:
+    pairs = {"C_SCALE": ep.SOFTMAX_SCALE, "C_CLAMP_HI": ep.CLAMP_HI, "C_CLAMP_LO": ep.CLAMP_LO,
+             "C_CUBIC1": ep.CUBIC_C1, "C_CUBIC0": ep.CUBIC_C0, "C_ACT_A": ep.ACT_A, "C_ACT_B": ep.ACT_B,
+             "C_HALF": ep.ACT_HALF, "C_TWO": ep.ACT_TWO}
+    for name, half in pairs.items():
+        assert _const(name) == int(half) * 0x10001, name  # f16x2: the value in both halves
+    assert _const("C_EPS") == int(ep.NORM_EPS)
+    assert "0f3FB8AA3B" in SRC  # E61's log2(e), as the reference's LOG2E_F32
+    assert ep.LOG2E_F32.view("<u4") == 0x3FB8AA3B
+
+
+def test_debug_layout_matches_the_kernel() -> None:
+    lay = debug_layout()
+    assert _const("DBG_TOTAL") == lay["total"]
+    for name, (_, _, off, _) in lay["parts"].items():
+        assert _const(f"DBG_{name.upper()}") == off, name
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_hopper_kernel_compiles_for_sm90a_without_spills() -> None:
+    mod = kernel.compile_variant("hopper")
+    st = mod.stats["enc5_hopper"]
+    assert mod.arch == "sm_90a"
+    assert st.registers <= 255
+    assert not st.spills, f"enc5_hopper spills: {st}"
+    assert st.shared_bytes <= 48 * 1024
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_ada_kernel_compiles_for_sm90a() -> None:
+    mod = kernel.compile_variant("ada")
+    st = mod.stats["enc5_ada"]
+    assert st.registers <= 255  # may spill a little: the mode exists for exactness, not speed

@@ -1,0 +1,43 @@
+"""`tcforge spec` on the native kernel's own PTX (all loops unrolled): the layer's 1306 mma per warp, with the MLP's
+20 odd/even phase pairs in the corrected shapes (docs/enc5-native.md explains the other differences)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tcforge.layers.enc5.native import kernel
+
+pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory) -> dict:
+    from tcforge.ptx.analysis import analyse
+    from tcforge.ptx.module import read_module_file
+
+    ptx = Path(tmp_path_factory.mktemp("enc5ptx")) / "enc5_full.ptx"
+    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
+                    "-DENC5_VARIANT=0", "-DENC5_FULL_UNROLL", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
+    return analyse(read_module_file(str(ptx)), "enc5_hopper", block=(32, 1, 8)).to_dict()
+
+
+def test_total_mma_count_equals_the_layer(spec: dict) -> None:
+    # per warp of the original: P1–P10 10×24, P11 48, P12 48, P13–P20 8×20, P21–P60 40×20, P61 10
+    assert sum(p["mma"] for p in spec["phases"]) == 10 * 24 + 48 + 48 + 8 * 20 + 40 * 20 + 10 == 1306
+
+
+def test_mlp_phases_have_the_corrected_shapes(spec: dict) -> None:
+    shapes = [(p["M"], p["N"], p["K"], p["mma"]) for p in spec["phases"]]
+    assert shapes.count((16, 32, 160, 20)) == 20  # fc1 chunks: 16×32×160, 4 chains of 5
+    assert shapes.count((16, 160, 32, 20)) >= 20 + 6  # fc2 chunks + Wo phases (the last two heads may merge)
+
+
+def test_parameter_reads_are_the_originals(spec: dict) -> None:
+    # the analysis's §1.1: extents +0 (v2.u32), input +8, W +40, arena +48, origins +80 (v2.u16), +88, +112
+    assert spec["param_offsets"] == [0, 8, 40, 48, 80, 88, 112]
+    types = {p["offset"]: p["type"] for p in spec["params"]}
+    assert types[0] == "v2.u32" and types[80] == "v2.u16" and types[40] == "u64"
