@@ -5,27 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from tcforge.gemm.build import Build, all_builds, build_all
 from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP
+from tcforge.runtime.tools import find_tool, sass_env
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
-
-
-def _cuobjdump() -> str | None:
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    try:
-        import triton  # its wheel carries one
-
-        cand = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-        return str(cand) if cand.exists() else None
-    except Exception:
-        return None
 
 
 def _representative() -> list[Build]:
@@ -60,7 +47,7 @@ def test_every_variant_every_input_type_does_not_spill() -> None:
 
 @needs_nvcc
 def test_sass_uses_wgmma_tma_and_setmaxnreg() -> None:
-    tool = _cuobjdump()
+    tool = find_tool("cuobjdump")
     if tool is None:
         pytest.skip("no cuobjdump here")
     last = LADDER[-1]
@@ -70,7 +57,8 @@ def test_sass_uses_wgmma_tma_and_setmaxnreg() -> None:
             ("e4m3", "bf16", True),
         ):
             continue
-        sass = subprocess.run([tool, "-sass", str(b.compile().cubin_path)], capture_output=True, text=True).stdout
+        sass = subprocess.run([tool, "-sass", str(b.compile().cubin_path)], capture_output=True, text=True,
+                              env=sass_env()).stdout
         assert ("QGMMA.64x256x32" if b.in_kind == "e4m3" else "HGMMA.64x256x16") in sass
         assert "UTMALDG" in sass and "UTMASTG" in sass and "USETMAXREG" in sass
         assert "LDL" not in sass and "STL" not in sass

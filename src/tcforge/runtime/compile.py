@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tcforge.errors import DeviceUnavailableError, TcforgeError
+from tcforge.runtime.tools import find_tool
 
 _ARCH_RE = re.compile(r"^sm_(\d+)(a?)$")
 
@@ -31,6 +32,7 @@ class PtxasStats:
 
     function: str
     registers: int = 0
+    barriers: int = 0
     stack_frame: int = 0
     spill_stores: int = 0
     spill_loads: int = 0
@@ -64,11 +66,8 @@ def cache_dir() -> Path:
 
 
 def _nvcc() -> str:
-    nvcc = os.environ.get("TCFORGE_NVCC") or shutil.which("nvcc")
+    nvcc = find_tool("nvcc")
     if nvcc is None:
-        for cand in ("/usr/local/cuda/bin/nvcc",):
-            if Path(cand).exists():
-                return cand
         raise DeviceUnavailableError("nvcc was not found: install the CUDA toolkit or set TCFORGE_NVCC to its path")
     return nvcc
 
@@ -90,7 +89,7 @@ def gencode_for(arch: str) -> list[str]:
 
 
 _FUNC_RE = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
-_REG_RE = re.compile(r"Used (\d+) registers")
+_REG_RE = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?")
 _STACK_RE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _SMEM_RE = re.compile(r"(\d+) bytes smem")
 
@@ -114,6 +113,7 @@ def parse_ptxas_log(log: str) -> dict[str, PtxasStats]:
         rm = _REG_RE.search(line)
         if rm:
             stats[current]["registers"] = int(rm.group(1))
+            stats[current]["barriers"] = int(rm.group(2) or 0)
             mm = _SMEM_RE.search(line)
             if mm:
                 stats[current]["shared_bytes"] = int(mm.group(1))

@@ -7,16 +7,11 @@ It compiles (`compile_sm100`) and is described for a launch (`describe_launch`),
 
 from __future__ import annotations
 
+from tcforge.runtime.compile import CompileError
+from tcforge.runtime.tools import find_tool
+
 from .api import NEVER_RUN, matmul_sm100
-from .compile import (
-    SOURCE_PATH,
-    SUPPORTED_ARCHS,
-    CompileError,
-    CompileReport,
-    KernelResources,
-    compile_sm100,
-    find_tool,
-)
+from .compile import SOURCE_PATH, SUPPORTED_ARCHS, CompileReport, compile_sm100
 from .descriptors import decode_instr_desc, decode_smem_desc, instr_desc_f16, smem_desc
 from .launch import DEFAULT_STAGES, KERNEL_NAMES, LaunchSpec, TensorMapSpec, describe_launch, smem_bytes
 
@@ -32,7 +27,6 @@ __all__ = [
     "SUPPORTED_ARCHS",
     "CompileError",
     "CompileReport",
-    "KernelResources",
     "LaunchSpec",
     "TensorMapSpec",
     "compile_sm100",

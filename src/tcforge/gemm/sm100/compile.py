@@ -5,10 +5,7 @@ Nothing here needs a GPU: this is how CI verifies the Blackwell kernel, which ha
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections import Counter
@@ -16,33 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcforge.errors import DeviceUnavailableError, UnsupportedError
+from tcforge.runtime.compile import CompileError, PtxasStats, nvcc_version, parse_ptxas_log
+from tcforge.runtime.tools import find_tool, sass_env
 
 from . import descriptors, launch
 
 SOURCE_PATH = Path(__file__).resolve().parent / "gemm_sm100.cu"
 SUPPORTED_ARCHS = ("sm_100a", "sm_103a")  # tcgen05 + TMEM, arch-specific targets
-
-
-class CompileError(RuntimeError):
-    """nvcc or ptxas rejected the kernel (the message carries the compiler's output)."""
-
-
-@dataclass(frozen=True)
-class KernelResources:
-    """What `ptxas -v` reports for one entry function."""
-
-    name: str
-    registers: int
-    barriers: int
-    stack_frame: int
-    spill_stores: int
-    spill_loads: int
-    static_smem: int = 0
-
-    @property
-    def spills(self) -> bool:
-        """True if the kernel spills registers or needs a stack frame."""
-        return bool(self.spill_stores or self.spill_loads or self.stack_frame)
 
 
 @dataclass(frozen=True)
@@ -54,7 +31,7 @@ class CompileReport:
     nvcc: str
     nvcc_version: str
     command: tuple[str, ...]
-    kernels: dict[str, KernelResources]
+    kernels: dict[str, PtxasStats]
     dynamic_smem_bytes: int
     ptxas_log: str
     ptx: str
@@ -75,7 +52,7 @@ class CompileReport:
         lines = [f"gemm_sm100.cu for {self.arch}, {self.stages} stages, nvcc {self.nvcc_version}, "
                  f"dynamic smem {self.dynamic_smem_bytes} B"]
         for k in self.kernels.values():
-            lines.append(f"  {k.name}: {k.registers} registers, {k.stack_frame} B stack, "
+            lines.append(f"  {k.function}: {k.registers} registers, {k.stack_frame} B stack, "
                          f"{k.spill_stores}/{k.spill_loads} B spill stores/loads, {k.barriers} barriers")
         counts = self.sass_opcode_counts()
         wanted = sorted(op for op in counts if op.startswith(("UTC", "UTMA", "LDTM")))
@@ -85,73 +62,10 @@ class CompileReport:
         return "\n".join(lines)
 
 
-def _wheel_bundled(tool: str) -> Path | None:
-    """A tool shipped in NVIDIA's PyPI wheels (e.g. `nvidia-cuda-cuobjdump` puts it in nvidia/cu13/bin)."""
-    spec = importlib.util.find_spec("nvidia")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        for path in sorted(Path(root).glob(f"cu*/bin/{tool}"), reverse=True):
-            if path.is_file():
-                return path
-    return None
-
-
-def _triton_bundled(tool: str) -> Path | None:
-    spec = importlib.util.find_spec("triton")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / "backends" / "nvidia" / "bin" / tool
-    return path if path.is_file() else None
-
-
-def find_tool(tool: str) -> str | None:
-    """Locate a CUDA tool: $TCFORGE_<TOOL>, PATH, $CUDA_HOME/bin, beside nvcc, NVIDIA's wheels, then Triton's copy."""
-    env = os.environ.get(f"TCFORGE_{tool.upper()}")
-    if env:
-        return env
-    found = shutil.which(tool)
-    if found:
-        return found
-    dirs = [Path(os.environ[v]) / "bin" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        dirs.append(Path(nvcc).resolve().parent)
-    for d in dirs:
-        if (d / tool).is_file():
-            return str(d / tool)
-    bundled = _wheel_bundled(tool) or _triton_bundled(tool)
-    return str(bundled) if bundled else None
-
-
-def nvcc_version(nvcc: str) -> str:
-    """The release string of an nvcc binary, e.g. '13.0'."""
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, check=False).stdout
-    match = re.search(r"release (\d+\.\d+)", out)
+def _release(version_text: str) -> str:
+    """The release number in nvcc's --version text, e.g. '13.0'."""
+    match = re.search(r"release (\d+\.\d+)", version_text)
     return match.group(1) if match else "unknown"
-
-
-_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
-_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
-
-
-def parse_ptxas_log(log: str) -> dict[str, KernelResources]:
-    """Per-entry resources from `ptxas -v` output (one 'Compiling entry function' block per kernel)."""
-    kernels: dict[str, KernelResources] = {}
-    blocks = _ENTRY.split(log)
-    for name, body in zip(blocks[1::2], blocks[2::2], strict=True):
-        props, used = _PROPS.search(body), _USED.search(body)
-        if props is None or used is None:
-            raise CompileError(f"could not read the resources of {name} from ptxas -v:\n{body}")
-        kernels[name] = KernelResources(
-            name=name,
-            registers=int(used.group(1)),
-            barriers=int(used.group(2) or 0),
-            stack_frame=int(props.group(1)),
-            spill_stores=int(props.group(2)),
-            spill_loads=int(props.group(3)),
-            static_smem=int(used.group(3) or 0),
-        )
-    return kernels
 
 
 def cross_check_defines(stages: int) -> list[str]:
@@ -203,23 +117,23 @@ def compile_sm100(arch: str = "sm_100a", *, stages: int = launch.DEFAULT_STAGES,
             if sass_tool is None:
                 notes.append("cuobjdump not found: no SASS inspected")
             else:
-                env = dict(os.environ)
-                disasm = find_tool("nvdisasm")  # cuobjdump -sass runs nvdisasm; wheels put it beside cuobjdump
-                if disasm and "NVDISASM_PATH" not in env:
-                    env["NVDISASM_PATH"] = str(Path(disasm).parent)
                 dump = subprocess.run([sass_tool, "-sass", str(cubin_path)], capture_output=True, text=True,
-                                      check=False, env=env)
+                                      check=False, env=sass_env())
                 if dump.returncode == 0:
                     sass = dump.stdout
                 else:
                     notes.append(f"{sass_tool} -sass failed: {dump.stderr.strip()[:200]}")
+    kernels = parse_ptxas_log(log)
+    missing = [name for name in launch.KERNEL_NAMES if name not in kernels or not kernels[name].registers]
+    if missing:
+        raise CompileError(f"ptxas -v reported no resources for {missing}:\n{log}")
     return CompileReport(
         arch=arch,
         stages=stages,
         nvcc=nvcc,
-        nvcc_version=nvcc_version(nvcc),
+        nvcc_version=_release(nvcc_version()),
         command=tuple(command),
-        kernels=parse_ptxas_log(log),
+        kernels=kernels,
         dynamic_smem_bytes=smem,
         ptxas_log=log,
         ptx=ptx,
