@@ -14,6 +14,15 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# optional imports a command may need (GPU paths, plots) -> how to get them
+OPTIONAL_MODULES: dict[str, str] = {
+    "torch": "GPU paths need PyTorch with CUDA: pip install 'tcforge[gpu]'",
+    "cuda": "GPU paths need cuda-python: pip install 'tcforge[gpu]'",
+    "triton": "timing uses triton.testing when present: pip install triton",
+    "matplotlib": "plots need matplotlib: pip install 'tcforge[bench]'",
+}
+
+
 def _usage() -> str:
     lines = ["usage: tcforge <command> [args...]", "", "commands:"]
     lines += [f"  {name:<6} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
@@ -43,6 +52,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(module.main(rest) or 0)
     except TcforgeError as exc:  # bad input: one clean line, never a traceback
         print(f"tcforge {name}: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name not in OPTIONAL_MODULES:
+            raise
+        print(f"tcforge {name}: error: this needs the optional package {exc.name!r}, which is not installed "
+              f"({OPTIONAL_MODULES[exc.name]})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
