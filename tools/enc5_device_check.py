@@ -1,7 +1,7 @@
 """The one script the enc5 native kernel's device check runs: compare the kernel bit for bit with the CPU reference.
 
-Locally (no GPU): `--make-refs` precomputes reference frames (poisoned initial buffers) under a folder that travels
-with the device call. On the device: builds the kernel, runs every stored case, counts mismatching bytes, checks
+Locally (no GPU): `refs` precomputes CPU reference frames (poisoned initial buffers) into a folder that travels with
+the device call (`carry`). On the device: builds the kernel, runs every stored case, counts mismatching bytes, checks
 untouched pixels, optionally compares debug stages, then times the kernel and prints a compact table last.
 """
 
@@ -62,6 +62,40 @@ def reference_case(path: str, ex: int, ey: int, ox: int, oy: int, numerics: str,
         extra["debug"] = np.stack([debug_block(r.stages, win) for win in r.windows])
     meta = dict(ex=ex, ey=ey, ox=ox, oy=oy, numerics=numerics, wseed=wseed, iseed=iseed)
     np.savez_compressed(path, arena=r.arena, surface=r.surface, meta=json.dumps(meta), **extra)
+
+
+def reference_jobs(n_hopper: int, n_ada: int, n_big: int) -> list[tuple]:
+    """The reference cases of a validation run: (tag, ex, ey, ox, oy, numerics, wseed, iseed, stages); fresh seeds."""
+    jobs: list[tuple] = [("dbg", 40, 23, 0, 0, "hopper", 7, 8, True)]
+    for i in range(n_hopper):
+        jobs.append(("A", 40, 23, 0, 0, "hopper", 100 + i, 200 + i, False))
+        jobs.append(("B", 37, 21, 3, 5, "hopper", 300 + i, 400 + i, False))
+    for i in range(n_ada):
+        jobs.append(("AdaA", 40, 23, 0, 0, "ada", 500 + i, 600 + i, False))
+        jobs.append(("AdaB", 37, 21, 3, 5, "ada", 700 + i, 800 + i, False))
+    for i in range(n_big):
+        jobs.append(("C", 120, 68, 0, 0, "hopper", 900 + i, 1900 + i, False))
+    return jobs
+
+
+def _run_job(args: tuple) -> str:
+    out_dir, (tag, ex, ey, ox, oy, num, ws, iseed, stages) = args
+    path = Path(out_dir) / f"{tag}_{ws}_{iseed}.npz"
+    if not path.exists():
+        reference_case(str(path), ex, ey, ox, oy, num, ws, iseed, stages)
+    return path.name
+
+
+def make_refs(out_dir: str, n_hopper: int, n_ada: int, n_big: int, jobs: int) -> int:
+    """Compute the reference frames in parallel processes (skips existing files)."""
+    from multiprocessing import Pool
+
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    todo = [(out_dir, j) for j in reference_jobs(n_hopper, n_ada, n_big)]
+    with Pool(jobs) as pool:
+        for name in pool.imap_unordered(_run_job, todo):
+            print(name, flush=True)
+    return 0
 
 
 # ------------------------------------------------------------------------------------------------------------------
@@ -322,7 +356,11 @@ def sanitizers(fh, out_dir: Path) -> dict:
 def main(argv: list[str]) -> int:
     """Entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("mode", choices=("check", "sanitize"), nargs="?", default="check")
+    ap.add_argument("mode", choices=("check", "sanitize", "refs"), nargs="?", default="check")
+    ap.add_argument("--hopper", type=int, default=120, help="refs: frames per hopper case (40x23, 37x21+3,5)")
+    ap.add_argument("--ada", type=int, default=40, help="refs: frames per ada case")
+    ap.add_argument("--big", type=int, default=4, help="refs: 120x68 hopper frames")
+    ap.add_argument("--jobs", type=int, default=2, help="refs: parallel processes")
     ap.add_argument("--refs", default=".enc5refs")
     ap.add_argument("--out", default=".")
     ap.add_argument("--limit", type=int, default=1000, help="cases per group")
@@ -330,6 +368,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.mode == "sanitize":
         return sanitize_case()
+    if args.mode == "refs":
+        return make_refs(args.refs, args.hopper, args.ada, args.big, args.jobs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     skip = set(filter(None, args.skip.split(",")))

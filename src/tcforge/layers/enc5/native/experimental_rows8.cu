@@ -1,0 +1,931 @@
+// EXPERIMENTAL, NOT SHIPPED (kept for the record; nothing builds it): enc5.cu with phases 13-61 on all 8 warps
+// (warp pair z, z + 4 shares query rows 16z..16z+15 and splits every N = 160 phase's columns and every fc1 phase's
+// hidden tiles; the pair exchanges the norm's partial sum, the e4m3 operand, the activations and E60's rows through
+// shared memory, named barriers 2..5). H200, 2026-11-30: bit-identical to the CPU reference on the same 244 hopper
+// + 75 ada frames and the debug stages; memcheck and racecheck clean; 26.95 us per 720p frame vs 27.9 (-3 %), ada
+// -26 %. compute-sanitizer synccheck reports "Barrier error detected. Divergent thread(s) in block" at the pair
+// barrier of E20 (the two warps of a pair reach the named barrier from different template instantiations); not
+// resolved, so enc5.cu stays the shipped kernel. See docs/enc5-native.md.
+// enc5 as one fused CUDA kernel (sm_90a): one CTA per 8x8 token window, 8 warps (one per head) for phases 1-12,
+// warps 0..3 (16 query rows each) for phases 13-61. Bit-identical to tcforge.layers.enc5.reference: every mma is
+// mma.sync m16n8k32 e4m3 (MODE_HOPPER) or an exact-integer emulation of the Ada datapath (MODE_ADA); every epilogue
+// uses explicit-rounding PTX in the reference's operation order (no contraction, no reassociation).
+//
+// Operand staging follows the pack convention of the weight image: a requantised f16 accumulator pair becomes the A
+// (or B) fragment of the next mma in the same lane, so no mma pays a cross-lane shuffle (only P12's V operand goes
+// through movmatrix.trans, as in the original).
+#include <cstdint>
+
+#define ENC5_HOPPER 0
+#define ENC5_ADA 1
+
+// Unroll factors of the three serial loops (k-steps of P1-P10, heads of P13-P20, MLP chunks); 1 keeps the loops
+// rolled (the shipped choice: no spills). ENC5_FULL_UNROLL unrolls all three (PTX for `tcforge spec`'s 61 phases).
+#ifdef ENC5_FULL_UNROLL
+#define ENC5_KS_UNROLL 5
+#define ENC5_J_UNROLL 8
+#define ENC5_MLP_UNROLL 20
+#endif
+#ifndef ENC5_KS_UNROLL
+#define ENC5_KS_UNROLL 1
+#endif
+#ifndef ENC5_J_UNROLL
+#define ENC5_J_UNROLL 1
+#endif
+#ifndef ENC5_MLP_UNROLL
+#define ENC5_MLP_UNROLL 1
+#endif
+#define ENC5_PRAGMA(x) _Pragma(#x)
+#define ENC5_UNROLL(n) ENC5_PRAGMA(unroll n)
+
+// Parameter block: the original's 144-byte layout. +88 and +112 hold plain global pointers (RGBA16F texels and the
+// output surface, both (ey, ex, 4) f16) instead of a texture/surface handle; +24 is a debug dump (0 = none); the
+// batched launch runs frame blockIdx.z with per-frame strides derived from the extents.
+struct __align__(8) Enc5Params {
+    uint32_t ex, ey;            // +0
+    const uint8_t* input;       // +8   5 planes x ey x ex x 32 e4m3
+    uint64_t unused16;          // +16
+    uint16_t* debug;            // +24  debug stage dump (nullptr: none)
+    uint64_t unused32;          // +32
+    const uint8_t* weights;     // +40  431,136-byte weight image
+    uint8_t* arena;             // +48  5 planes x ey x ex x 32 e4m3 (written by E60)
+    uint64_t unused56[3];       // +56
+    uint16_t ox, oy;            // +80  block-origin offsets
+    uint32_t unused84;          // +84
+    const uint16_t* texture;    // +88  RGBA16F texels (ey, ex, 4)
+    uint64_t unused96[2];       // +96
+    uint16_t* surface;          // +112 RGBA16F surface (ey, ex, 4)
+    uint64_t unused120[3];      // +120
+};
+static_assert(sizeof(Enc5Params) == 144, "parameter block must be 144 bytes");
+
+// ---------------------------------------------------------------------------------------------------------------
+// PTX arithmetic with explicit rounding (never contracted or reassociated by ptxas)
+// ---------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t hadd2(uint32_t a, uint32_t b) {
+    uint32_t d; asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+}
+__device__ __forceinline__ uint32_t hsub2(uint32_t a, uint32_t b) {
+    uint32_t d; asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+}
+__device__ __forceinline__ uint32_t hmul2(uint32_t a, uint32_t b) {
+    uint32_t d; asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+}
+__device__ __forceinline__ uint32_t hfma2(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t d; asm("fma.rn.f16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c)); return d;
+}
+__device__ __forceinline__ uint32_t hmax2(uint32_t a, uint32_t b) {
+    uint32_t d; asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+}
+__device__ __forceinline__ uint32_t hmin2(uint32_t a, uint32_t b) {
+    uint32_t d; asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
+}
+__device__ __forceinline__ uint32_t hneg2(uint32_t a) {
+    uint32_t d; asm("neg.f16x2 %0, %1;" : "=r"(d) : "r"(a)); return d;
+}
+__device__ __forceinline__ uint32_t habs2(uint32_t a) {
+    uint32_t d; asm("abs.f16x2 %0, %1;" : "=r"(d) : "r"(a)); return d;
+}
+__device__ __forceinline__ uint16_t hadd(uint16_t a, uint16_t b) {
+    uint16_t d; asm("add.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)); return d;
+}
+__device__ __forceinline__ uint16_t hsub(uint16_t a, uint16_t b) {
+    uint16_t d; asm("sub.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)); return d;
+}
+__device__ __forceinline__ uint16_t hmul(uint16_t a, uint16_t b) {
+    uint16_t d; asm("mul.rn.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)); return d;
+}
+__device__ __forceinline__ uint16_t hfma(uint16_t a, uint16_t b, uint16_t c) {
+    uint16_t d; asm("fma.rn.f16 %0, %1, %2, %3;" : "=h"(d) : "h"(a), "h"(b), "h"(c)); return d;
+}
+__device__ __forceinline__ uint16_t hmax(uint16_t a, uint16_t b) {
+    uint16_t d; asm("max.f16 %0, %1, %2;" : "=h"(d) : "h"(a), "h"(b)); return d;
+}
+__device__ __forceinline__ uint16_t lo16(uint32_t w) { return (uint16_t)(w & 0xFFFFu); }
+__device__ __forceinline__ uint16_t hi16(uint32_t w) { return (uint16_t)(w >> 16); }
+__device__ __forceinline__ uint32_t pack2(uint16_t lo, uint16_t hi) { return (uint32_t)lo | ((uint32_t)hi << 16); }
+
+// cvt.f32.f16 -> op.approx.ftz.f32 -> cvt.rn.f16.f32
+__device__ __forceinline__ uint16_t h_rcp_approx(uint16_t x) {
+    uint16_t d;
+    asm("{ .reg .f32 f; cvt.f32.f16 f, %1; rcp.approx.ftz.f32 f, f; cvt.rn.f16.f32 %0, f; }" : "=h"(d) : "h"(x));
+    return d;
+}
+__device__ __forceinline__ uint16_t h_rsqrt_approx(uint16_t x) {
+    uint16_t d;
+    asm("{ .reg .f32 f; cvt.f32.f16 f, %1; rsqrt.approx.ftz.f32 f, f; cvt.rn.f16.f32 %0, f; }" : "=h"(d) : "h"(x));
+    return d;
+}
+// e4m3 <-> f16
+__device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint16_t x) {
+    uint32_t d; asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(d) : "h"(x)); return d;
+}
+__device__ __forceinline__ uint16_t f16x2_to_e4m3x2(uint32_t x) {
+    uint16_t d; asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(d) : "r"(x)); return d;
+}
+// two f16x2 words -> one u32 of four e4m3: (lo word) | (hi word) << 16
+__device__ __forceinline__ uint32_t q4(uint32_t lo, uint32_t hi) {
+    return pack2(f16x2_to_e4m3x2(lo), f16x2_to_e4m3x2(hi));
+}
+__device__ __forceinline__ uint32_t movtrans(uint32_t x) {
+    uint32_t d; asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(d) : "r"(x)); return d;
+}
+__device__ __forceinline__ uint4 ldg16(const uint8_t* p) {
+    uint4 v;
+    asm("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+__device__ __forceinline__ uint32_t ldg4(const uint8_t* p) {
+    uint32_t v; asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p)); return v;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The mma: native sm_90a (Hopper model) or the exact-integer Ada model
+// ---------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ void mma_hopper(uint32_t& d0, uint32_t& d1, uint32_t a0, uint32_t a1, uint32_t a2,
+                                           uint32_t a3, uint32_t b0, uint32_t b1, uint32_t c0, uint32_t c1) {
+    asm("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
+        : "=r"(d0), "=r"(d1)
+        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(c0), "r"(c1));
+}
+
+// One Ada 16-term block on the e4m3 codes of words ra[0..3] (row) and rb[0..3] (column), accumulator acc (finite f16).
+// Terms: products with exponent ea + eb (ea = max(floor(log2|a|), -6)) and the accumulator (exponent
+// max(floor(log2|acc|), -14)); each cut toward zero to 13 bits below the largest exponent M; exact integer sum; one
+// rounding to f16 (cvt.rn.f16.f32 of an exactly representable f32).
+__device__ __forceinline__ uint16_t ada_block(const uint32_t* ra, const uint32_t* rb, uint16_t acc) {
+    int sig[16], ex[16];
+    int m = -1000;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        const uint32_t ca = (ra[i >> 2] >> (8 * (i & 3))) & 0xFFu;
+        const uint32_t cb = (rb[i >> 2] >> (8 * (i & 3))) & 0xFFu;
+        const int fa = (ca >> 3) & 15, fb = (cb >> 3) & 15;
+        const int sa = fa ? (8 | (ca & 7)) : (ca & 7);
+        const int sb = fb ? (8 | (cb & 7)) : (cb & 7);
+        const int e = (fa ? fa - 7 : -6) + (fb ? fb - 7 : -6);
+        int p = sa * sb;
+        ex[i] = e;
+        sig[i] = ((ca ^ cb) & 0x80u) ? -p : p;
+        if (p != 0) m = max(m, e);
+    }
+    const int fc = (acc >> 10) & 31;
+    const int mc = acc & 1023;
+    const bool acc_nz = (acc & 0x7FFF) != 0;
+    const int ec = fc ? fc - 15 : -14;
+    const int sc = fc ? (1024 | mc) : mc;
+    if (acc_nz) m = max(m, ec);
+    if (m == -1000) return 0;  // nothing nonzero: +0
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        const int sh = ex[i] - m + 7;  // term / 2^(M-13) = sig * 2^(E - 6 - M + 13)
+        const int mag = abs(sig[i]);
+        const int v = mag == 0 ? 0 : (sh >= 0 ? (mag << sh) : (sh > -31 ? (mag >> -sh) : 0));
+        s += sig[i] < 0 ? -v : v;
+    }
+    if (acc_nz) {
+        const int sh = ec - m + 3;  // acc / 2^(M-13) = sc * 2^(ec - 10 - M + 13)
+        const int v = sh >= 0 ? (sc << sh) : (sh > -31 ? (sc >> -sh) : 0);
+        s += (acc & 0x8000) ? -v : v;
+    }
+    const float f = __int2float_rn(s) * __int_as_float((m - 13 + 127) << 23);  // exact: |s| < 2^20, M - 13 >= -27
+    uint16_t d;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(d) : "f"(f));
+    return d;
+}
+
+__device__ __forceinline__ bool e4m3_word_has_nan(uint32_t w) {
+    // a byte x is NaN iff (x & 0x7F) == 0x7F
+    const uint32_t low = w & 0x7F7F7F7Fu;
+    return ((low + 0x01010101u) & 0x80808080u) != 0;
+}
+
+__device__ uint16_t ada_element(const uint32_t* ra, const uint32_t* rb, uint16_t c) {
+    bool nan = ((c & 0x7FFF) > 0x7C00);
+    bool allnegzero = true;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        nan |= e4m3_word_has_nan(ra[i]) | e4m3_word_has_nan(rb[i]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const uint32_t ca = (ra[i] >> (8 * j)) & 0xFFu, cb = (rb[i] >> (8 * j)) & 0xFFu;
+            const bool zero = ((ca & 0x7F) == 0) || ((cb & 0x7F) == 0);
+            allnegzero &= zero && (((ca ^ cb) & 0x80u) != 0);
+        }
+    }
+    if (nan) return 0x7FFF;
+    const bool c_inf = (c & 0x7FFF) == 0x7C00;
+    if (c_inf) return c;
+    const uint16_t b1 = ada_block(ra, rb, c);
+    if ((b1 & 0x7FFF) == 0x7C00) return b1;
+    uint16_t d = ada_block(ra + 4, rb + 4, b1);
+    if (d == 0 && c == 0x8000 && allnegzero) d = 0x8000;
+    return d;
+}
+
+// Ada emulation of one m16n8k32: gather the lane's two A rows and two B columns (k in mma order) by shuffles.
+__device__ __noinline__ void mma_ada(uint32_t& d0, uint32_t& d1, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                     uint32_t b0, uint32_t b1, uint32_t c0, uint32_t c1) {
+    const int lane = threadIdx.x & 31;
+    const int g = lane >> 2, t = lane & 3;
+    uint32_t r0[8], r1[8], n0[8], n1[8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const int sa = 4 * g + i, sb0 = 8 * t + i, sb1 = 8 * t + 4 + i;
+        r0[i] = __shfl_sync(0xFFFFFFFFu, a0, sa);
+        r1[i] = __shfl_sync(0xFFFFFFFFu, a1, sa);
+        r0[4 + i] = __shfl_sync(0xFFFFFFFFu, a2, sa);
+        r1[4 + i] = __shfl_sync(0xFFFFFFFFu, a3, sa);
+        n0[i] = __shfl_sync(0xFFFFFFFFu, b0, sb0);
+        n0[4 + i] = __shfl_sync(0xFFFFFFFFu, b1, sb0);
+        n1[i] = __shfl_sync(0xFFFFFFFFu, b0, sb1);
+        n1[4 + i] = __shfl_sync(0xFFFFFFFFu, b1, sb1);
+    }
+    d0 = pack2(ada_element(r0, n0, lo16(c0)), ada_element(r0, n1, hi16(c0)));
+    d1 = pack2(ada_element(r1, n0, lo16(c1)), ada_element(r1, n1, hi16(c1)));
+}
+
+template <int MODE>
+__device__ __forceinline__ void mma(uint32_t& d0, uint32_t& d1, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                    uint32_t b0, uint32_t b1, uint32_t c0, uint32_t c1) {
+    if constexpr (MODE == ENC5_ADA) {
+        mma_ada(d0, d1, a0, a1, a2, a3, b0, b1, c0, c1);
+    } else {
+        mma_hopper(d0, d1, a0, a1, a2, a3, b0, b1, c0, c1);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Constants and weight-image map (enc5.md §3, tcforge.layers.enc5.layout)
+// ---------------------------------------------------------------------------------------------------------------
+constexpr int HEAD_SLOT = 27648;
+constexpr int OFF_Q = 320, OFF_V = 5440, OFF_SBIAS = 10560, OFF_WO = 22848;
+constexpr int OFF_PROJ_BIAS = 221504, OFF_MLP_GAIN = 221824, OFF_OUT_BIAS = 232448;
+constexpr int OFF_HEAD = 428544, OFF_HEAD_BIAS = 431104;
+constexpr uint32_t C_SCALE = 0x24662466u, C_CLAMP_HI = 0x38733873u, C_CLAMP_LO = 0xB873B873u;
+constexpr uint32_t C_CUBIC1 = 0x3B6B3B6Bu, C_CUBIC0 = 0x3D803D80u;
+constexpr uint16_t C_EPS = 0x0800;
+constexpr uint32_t C_ACT_A = 0x36983698u, C_ACT_B = 0x2D302D30u, C_HALF = 0x38003800u, C_TWO = 0x40004000u;
+
+// debug dump offsets (f16 elements per window; tcforge.layers.enc5.native.layout.debug_layout)
+constexpr int DBG_D9 = 0, DBG_D10 = 24576, DBG_S11 = 49152, DBG_O12 = 98304, DBG_D20 = 114688, DBG_D21 = 124928;
+constexpr int DBG_D22 = 126976, DBG_D60 = 137216, DBG_D61 = 147456, DBG_TOTAL = 148480;
+
+// shared memory: staged 96x160 operand (6 m-tiles x 5 k-steps of A fragments), the 8 heads' O (E12), D61 (E61)
+struct __align__(16) Smem {
+    uint4 a[30 * 32];         // 15360 B: [5*mi + ks][lane]
+    uint4 o[8 * 4 * 32];      // 16384 B: [head][m-tile][lane]
+    uint32_t d61[64 * 8];     // 2048 B: 64 tokens x 16 f16
+};
+
+// MLP chunk i: fc1 at base, its bias at base + 5120, fc2 at base + 5184 (chunks 1..19 repeat with stride 10304)
+__device__ __forceinline__ int chunk_base(int i) { return 222144 + 10304 * i + (i > 0 ? 320 : 0); }
+
+// odd MLP phase: hid = An . fc1 + bias (16x32x160: 4 chains of 5 k-steps); fc1 tiles n-major (tile = 5 nt16 + ks)
+template <int MODE>
+__device__ __forceinline__ void fc1_chunk(uint32_t (&hid)[4][2], const uint32_t (&an)[5][4], const uint4 (&f1)[10],
+                                          const uint32_t (&bias)[4]) {
+#pragma unroll
+    for (int n = 0; n < 4; ++n) hid[n][0] = hid[n][1] = bias[n];
+#pragma unroll
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint4 b0 = f1[ks], b1 = f1[5 + ks];
+        mma<MODE>(hid[0][0], hid[0][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b0.x, b0.y, hid[0][0], hid[0][1]);
+        mma<MODE>(hid[1][0], hid[1][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b0.z, b0.w, hid[1][0], hid[1][1]);
+        mma<MODE>(hid[2][0], hid[2][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.x, b1.y, hid[2][0], hid[2][1]);
+        mma<MODE>(hid[3][0], hid[3][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.z, b1.w, hid[3][0], hid[3][1]);
+    }
+}
+
+// store one 16x8 f16 accumulator tile (regs r0: row g, r1: row g+8; cols 2t, 2t+1) into a logical row-major matrix
+__device__ __forceinline__ void dbg_tile(uint16_t* base, int ld, int row0, int col0, uint32_t r0, uint32_t r1) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    *reinterpret_cast<uint32_t*>(base + (row0 + g) * ld + col0 + 2 * t) = r0;
+    *reinterpret_cast<uint32_t*>(base + (row0 + g + 8) * ld + col0 + 2 * t) = r1;
+}
+
+// f16 sum of squares of one row's 20 n-tile words (in-lane sequential, butterfly over lane bits 0 and 1, lo + hi)
+__device__ __forceinline__ uint16_t row_sumsq(const uint32_t* w) {
+    uint32_t acc = hmul2(w[0], w[0]);
+#pragma unroll
+    for (int n = 1; n < 20; ++n) acc = hadd2(acc, hmul2(w[n], w[n]));
+    acc = hadd2(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 1));
+    acc = hadd2(acc, __shfl_xor_sync(0xFFFFFFFFu, acc, 2));
+    return hadd(lo16(acc), hi16(acc));
+}
+
+// RMS norm of one row held as 20 n-tile words, in place: x = f16(f16(x * inv) * gain[c])
+__device__ __forceinline__ void rms_norm_row(uint32_t* w, const uint8_t* gain_lane) {
+    const uint16_t inv = h_rsqrt_approx(hadd(row_sumsq(w), C_EPS));
+    const uint32_t inv2 = pack2(inv, inv);
+#pragma unroll
+    for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), ldg4(gain_lane + 16 * n));
+}
+
+
+// TIMING builds: per warp, clock64 at the phase boundaries (slots 0..11), %globaltimer at start / end (12, 13).
+#define STAMP(k)                                                                                     \
+    do {                                                                                             \
+        if constexpr (TIMING) {                                                                      \
+            if ((threadIdx.x & 31) == 0) {                                                           \
+                stamps[k] = clock64();                                                               \
+                if ((k) == 0 || (k) == 11) {                                                         \
+                    unsigned long long gt;                                                           \
+                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));                           \
+                    stamps[(k) == 0 ? 12 : 13] = gt;                                                 \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+    } while (0)
+
+// Everything a row-tile warp needs after the attention block.
+struct RowCtx {
+    const uint8_t* in;
+    uint8_t* arena;
+    const uint8_t* W;
+    uint16_t* dbg;
+    unsigned long long* stamps;
+    size_t plane;
+    int ex, ey, x0, y0;
+};
+
+__device__ __forceinline__ void pair_sync(int z) {  // the two warps (z, z + 4) sharing query rows 16z..16z+15
+    asm volatile("bar.sync %0, 64;" ::"r"(2 + z) : "memory");
+}
+
+// u16 slot of e4m3x2(n-tile n, row half r) of pair z in the exchange area laid over the free O staging:
+// head slot n >> 2 of m-tile z (512 bytes), read only by pair z in P13-P20
+__device__ __forceinline__ int xo_index(int z, int n, int r, int lane) {
+    return (4 * (n >> 2) + z) * 256 + ((n & 3) * 2 + r) * 32 + lane;
+}
+
+// P13-P61 for one warp of pair z: rows 16z..16z+15, output n-tiles [10 HF, 10 HF + 10) of every N = 160 phase,
+// hidden n-tiles 2 HF, 2 HF + 1 of every fc1 phase; the pair exchanges the norm's partial sum, the normalised
+// e4m3 operand, the activations and E60's e4m3 rows through shared memory (same bits as one warp doing it all).
+template <int MODE, bool DEBUG, bool TIMING, int HF>
+__device__ __forceinline__ void rows_phases(Smem& sm, const RowCtx& c, int z) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    unsigned long long* stamps = c.stamps;
+    uint16_t* dbg = c.dbg;
+    const uint8_t* __restrict__ W = c.W;
+    constexpr int N0 = 10 * HF;  // first owned n-tile of an N = 160 phase
+    const int tx = c.x0 + g;
+    const int ty[2] = {c.y0 + 2 * z, c.y0 + 2 * z + 1};
+    bool in_frame[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) in_frame[r] = tx >= 0 && tx < c.ex && ty[r] >= 0 && ty[r] < c.ey;
+    uint16_t* xo = reinterpret_cast<uint16_t*>(sm.o);
+    uint32_t* xa = reinterpret_cast<uint32_t*>(sm.a);  // free since P10: norm partials, inv, activations
+
+    // P13's C = proj_bias[c] + residual (the dequantised raw input), owned n-tiles n = N0 + k: plane n >> 2,
+    // word t (n & 1 = 0) or t + 4, low (n & 2 = 0) or high half
+    uint32_t acc[10][2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const uint8_t* rec = c.in + 32 * ((size_t)ty[r] * c.ex + tx) + 4 * t;
+#pragma unroll
+        for (int k = 0; k < 10; ++k) {
+            const int n = N0 + k;
+            const uint32_t w = in_frame[r] ? ldg4(rec + (n >> 2) * c.plane + ((n & 1) ? 16 : 0)) : 0u;
+            acc[k][r] = e4m3x2_to_f16x2((n & 2) ? hi16(w) : lo16(w));
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < 10; ++k) {
+        const uint32_t b = ldg4(W + OFF_PROJ_BIAS + 16 * (N0 + k) + 4 * t);
+        acc[k][0] = hadd2(b, acc[k][0]);
+        acc[k][1] = hadd2(b, acc[k][1]);
+    }
+
+    // ---- P13-P20: acc += O_j . Wo_j on the owned 80 columns (weight tiles 5 HF .. 5 HF + 4)
+    uint4 wob[5];
+#pragma unroll
+    for (int k2 = 0; k2 < 5; ++k2) wob[k2] = ldg16(W + OFF_WO + 16 * lane + 512 * (5 * HF + k2));
+ENC5_UNROLL(ENC5_J_UNROLL)
+    for (int j = 0; j < 8; ++j) {
+        const uint4 a = sm.o[(4 * j + z) * 32 + lane];
+        uint4 b[5];
+#pragma unroll
+        for (int k2 = 0; k2 < 5; ++k2) b[k2] = wob[k2];
+        const int jn = j < 7 ? j + 1 : j;
+#pragma unroll
+        for (int k2 = 0; k2 < 5; ++k2)
+            wob[k2] = ldg16(W + OFF_WO + HEAD_SLOT * jn + 16 * lane + 512 * (5 * HF + k2));
+#pragma unroll
+        for (int k2 = 0; k2 < 5; ++k2) {
+            mma<MODE>(acc[2 * k2][0], acc[2 * k2][1], a.x, a.y, a.z, a.w, b[k2].x, b[k2].y, acc[2 * k2][0],
+                      acc[2 * k2][1]);
+            mma<MODE>(acc[2 * k2 + 1][0], acc[2 * k2 + 1][1], a.x, a.y, a.z, a.w, b[k2].z, b[k2].w,
+                      acc[2 * k2 + 1][0], acc[2 * k2 + 1][1]);
+        }
+    }
+    STAMP(6);
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int k = 0; k < 10; ++k) dbg_tile(dbg + DBG_D20, 160, 16 * z, 8 * (N0 + k), acc[k][0], acc[k][1]);
+    }
+
+    // chunk 0's fc1 (own hidden tile) / fc2 (own columns) / bias loads go out before E20's norm
+    uint4 f1[5], f2[5];
+    uint32_t bias1[2];
+#pragma unroll
+    for (int k = 0; k < 5; ++k) {
+        f1[k] = ldg16(W + chunk_base(0) + 16 * lane + 512 * (5 * HF + k));
+        f2[k] = ldg16(W + chunk_base(0) + 5184 + 16 * lane + 512 * (5 * HF + k));
+    }
+#pragma unroll
+    for (int m = 0; m < 2; ++m) bias1[m] = ldg4(W + chunk_base(0) + 5120 + 16 * (2 * HF + m) + 4 * t);
+
+    // ---- E20: RMS norm of D20. The sequential f16 sum over n-tiles 0..19 runs in warp HF = 0 (0..9), continues
+    // in warp HF = 1 (10..19), which does the butterfly, the rsqrt and hands the inverse back.
+    uint32_t inv2[2];
+    {
+        if constexpr (HF == 0) {
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                uint32_t s = hmul2(acc[0][r], acc[0][r]);
+#pragma unroll
+                for (int k = 1; k < 10; ++k) s = hadd2(s, hmul2(acc[k][r], acc[k][r]));
+                xa[z * 64 + r * 32 + lane] = s;
+            }
+        }
+        pair_sync(z);
+        if constexpr (HF == 1) {
+            uint16_t inv[2];
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                uint32_t s = xa[z * 64 + r * 32 + lane];
+#pragma unroll
+                for (int k = 0; k < 10; ++k) s = hadd2(s, hmul2(acc[k][r], acc[k][r]));
+                s = hadd2(s, __shfl_xor_sync(0xFFFFFFFFu, s, 1));
+                s = hadd2(s, __shfl_xor_sync(0xFFFFFFFFu, s, 2));
+                inv[r] = h_rsqrt_approx(hadd(hadd(lo16(s), hi16(s)), C_EPS));
+            }
+            xa[256 + z * 32 + lane] = pack2(inv[0], inv[1]);
+        }
+        pair_sync(z);
+        const uint32_t iv = xa[256 + z * 32 + lane];
+        inv2[0] = pack2(lo16(iv), lo16(iv));
+        inv2[1] = pack2(hi16(iv), hi16(iv));
+    }
+    // normalise, requantise, exchange: every warp of the pair gets the whole e4m3 operand of the fc1 phases
+#pragma unroll
+    for (int k = 0; k < 10; ++k) {
+        const uint32_t gain = ldg4(W + OFF_MLP_GAIN + 16 * (N0 + k) + 4 * t);
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+            xo[xo_index(z, N0 + k, r, lane)] = f16x2_to_e4m3x2(hmul2(hmul2(acc[k][r], inv2[r]), gain));
+    }
+    pair_sync(z);
+    uint32_t an[5][4];
+#pragma unroll
+    for (int s2 = 0; s2 < 5; ++s2) {
+        an[s2][0] = pack2(xo[xo_index(z, 4 * s2, 0, lane)], xo[xo_index(z, 4 * s2 + 2, 0, lane)]);
+        an[s2][1] = pack2(xo[xo_index(z, 4 * s2, 1, lane)], xo[xo_index(z, 4 * s2 + 2, 1, lane)]);
+        an[s2][2] = pack2(xo[xo_index(z, 4 * s2 + 1, 0, lane)], xo[xo_index(z, 4 * s2 + 3, 0, lane)]);
+        an[s2][3] = pack2(xo[xo_index(z, 4 * s2 + 1, 1, lane)], xo[xo_index(z, 4 * s2 + 3, 1, lane)]);
+    }
+    // E21: P22's C = out_bias[c] + D20
+#pragma unroll
+    for (int k = 0; k < 10; ++k) {
+        const uint32_t b = ldg4(W + OFF_OUT_BIAS + 16 * (N0 + k) + 4 * t);
+        acc[k][0] = hadd2(b, acc[k][0]);
+        acc[k][1] = hadd2(b, acc[k][1]);
+    }
+    STAMP(7);
+
+    // ---- P21-P60: per chunk, fc1 on the own hidden tile (2 chains of 5), activation, pair exchange of the e4m3
+    // activations, fc2 on the own 80 columns; fc2_i and fc1_{i+1} share a basic block (software pipelined).
+    uint32_t hid[2][2];
+    auto fc1 = [&](uint32_t (&hd)[2][2]) {
+#pragma unroll
+        for (int m = 0; m < 2; ++m) hd[m][0] = hd[m][1] = bias1[m];
+#pragma unroll
+        for (int ks = 0; ks < 5; ++ks) {
+            mma<MODE>(hd[0][0], hd[0][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], f1[ks].x, f1[ks].y, hd[0][0],
+                      hd[0][1]);
+            mma<MODE>(hd[1][0], hd[1][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], f1[ks].z, f1[ks].w, hd[1][0],
+                      hd[1][1]);
+        }
+    };
+    fc1(hid);
+#pragma unroll
+    for (int k = 0; k < 5; ++k) f1[k] = ldg16(W + chunk_base(1) + 16 * lane + 512 * (5 * HF + k));
+#pragma unroll
+    for (int m = 0; m < 2; ++m) bias1[m] = ldg4(W + chunk_base(1) + 5120 + 16 * (2 * HF + m) + 4 * t);
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int m = 0; m < 2; ++m) dbg_tile(dbg + DBG_D21, 32, 16 * z, 8 * (2 * HF + m), hid[m][0], hid[m][1]);
+    }
+ENC5_UNROLL(ENC5_MLP_UNROLL)
+    for (int i = 0; i < 20; ++i) {
+        // clamped cubic activation: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|); out = x g
+        uint16_t e[2][2];
+#pragma unroll
+        for (int m = 0; m < 2; ++m)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const uint32_t xv = hid[m][r];
+                const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
+                const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
+                const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
+                e[m][r] = f16x2_to_e4m3x2(hmul2(xv, gv));
+            }
+        uint32_t* slot = xa + 512 + (((i & 1) * 4 + z) * 2) * 64;  // [parity][z][HF][row][lane]
+        slot[HF * 64 + lane] = pack2(e[0][0], e[1][0]);
+        slot[HF * 64 + 32 + lane] = pack2(e[0][1], e[1][1]);
+        pair_sync(z);
+        const uint32_t p0 = slot[(1 - HF) * 64 + lane], p1 = slot[(1 - HF) * 64 + 32 + lane];
+        const uint32_t own0 = pack2(e[0][0], e[1][0]), own1 = pack2(e[0][1], e[1][1]);
+        const uint32_t lo0 = HF == 0 ? own0 : p0, hi0 = HF == 0 ? p0 : own0;  // hidden n-tiles (0,1) | (2,3)
+        const uint32_t lo1 = HF == 0 ? own1 : p1, hi1 = HF == 0 ? p1 : own1;
+        const uint32_t h0 = pack2(lo16(lo0), lo16(hi0)), h1 = pack2(lo16(lo1), lo16(hi1));
+        const uint32_t h2 = pack2(hi16(lo0), hi16(hi0)), h3 = pack2(hi16(lo1), hi16(hi1));
+#pragma unroll
+        for (int k2 = 0; k2 < 5; ++k2) {
+            mma<MODE>(acc[2 * k2][0], acc[2 * k2][1], h0, h1, h2, h3, f2[k2].x, f2[k2].y, acc[2 * k2][0],
+                      acc[2 * k2][1]);
+            mma<MODE>(acc[2 * k2 + 1][0], acc[2 * k2 + 1][1], h0, h1, h2, h3, f2[k2].z, f2[k2].w,
+                      acc[2 * k2 + 1][0], acc[2 * k2 + 1][1]);
+        }
+        const int n1 = i < 19 ? i + 1 : 19, n2i = i < 18 ? i + 2 : 19;
+#pragma unroll
+        for (int k = 0; k < 5; ++k) f2[k] = ldg16(W + chunk_base(n1) + 5184 + 16 * lane + 512 * (5 * HF + k));
+        fc1(hid);  // chunk i + 1 (chunk 19 again, unused, on the last iteration)
+#pragma unroll
+        for (int k = 0; k < 5; ++k) f1[k] = ldg16(W + chunk_base(n2i) + 16 * lane + 512 * (5 * HF + k));
+#pragma unroll
+        for (int m = 0; m < 2; ++m) bias1[m] = ldg4(W + chunk_base(n2i) + 5120 + 16 * (2 * HF + m) + 4 * t);
+        if constexpr (DEBUG) {
+            if (i == 0) {
+#pragma unroll
+                for (int k = 0; k < 10; ++k)
+                    dbg_tile(dbg + DBG_D22, 160, 16 * z, 8 * (N0 + k), acc[k][0], acc[k][1]);
+            }
+        }
+    }
+    STAMP(8);
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int k = 0; k < 10; ++k) dbg_tile(dbg + DBG_D60, 160, 16 * z, 8 * (N0 + k), acc[k][0], acc[k][1]);
+    }
+
+    // ---- E60: requantise the owned columns; guarded u16 stores into the arena words (n-tile n = 4p + q: plane p,
+    // word t (q even) or t + 4 (q odd), low (q < 2) or high half); the pair exchanges the rows for P61
+    uint16_t y8h[10][2];
+#pragma unroll
+    for (int k = 0; k < 10; ++k)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            y8h[k][r] = f16x2_to_e4m3x2(acc[k][r]);
+            xo[xo_index(z, N0 + k, r, lane)] = y8h[k][r];
+        }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (in_frame[r]) {
+            uint8_t* rec = c.arena + 32 * ((size_t)ty[r] * c.ex + tx) + 4 * t;
+#pragma unroll
+            for (int k = 0; k < 10; ++k) {
+                const int n = N0 + k;
+                *reinterpret_cast<uint16_t*>(rec + (n >> 2) * c.plane + ((n & 1) ? 16 : 0) + ((n & 2) ? 2 : 0)) =
+                    y8h[k][r];
+            }
+        }
+    }
+    pair_sync(z);
+    uint32_t y8[5][4];
+#pragma unroll
+    for (int s2 = 0; s2 < 5; ++s2) {
+        y8[s2][0] = pack2(xo[xo_index(z, 4 * s2, 0, lane)], xo[xo_index(z, 4 * s2 + 2, 0, lane)]);
+        y8[s2][1] = pack2(xo[xo_index(z, 4 * s2, 1, lane)], xo[xo_index(z, 4 * s2 + 2, 1, lane)]);
+        y8[s2][2] = pack2(xo[xo_index(z, 4 * s2 + 1, 0, lane)], xo[xo_index(z, 4 * s2 + 3, 0, lane)]);
+        y8[s2][3] = pack2(xo[xo_index(z, 4 * s2 + 1, 1, lane)], xo[xo_index(z, 4 * s2 + 3, 1, lane)]);
+    }
+    STAMP(9);
+
+    // ---- P61: head 16x16x160 on e4m3(D60), C = head bias; warp HF computes head n-tile HF
+    uint32_t d0, d1;
+    d0 = d1 = ldg4(W + OFF_HEAD_BIAS + 16 * HF + 4 * t);
+#pragma unroll
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint4 b = ldg16(W + OFF_HEAD + 512 * ks + 16 * lane);
+        mma<MODE>(d0, d1, y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], HF ? b.z : b.x, HF ? b.w : b.y, d0, d1);
+    }
+    if constexpr (DEBUG) dbg_tile(dbg + DBG_D61, 16, 16 * z, 8 * HF, d0, d1);
+    sm.d61[(16 * z + g) * 8 + 4 * HF + t] = d0;
+    sm.d61[(16 * z + g + 8) * 8 + 4 * HF + t] = d1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The kernel
+// ---------------------------------------------------------------------------------------------------------------
+template <int MODE, bool DEBUG, bool TIMING = false>
+__device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
+    __shared__ Smem sm;
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.z;
+    const int g = lane >> 2, t = lane & 3;
+    const int ex = (int)prm.ex, ey = (int)prm.ey;
+    const size_t frame = blockIdx.z;
+    const size_t plane = (size_t)32 * ex * ey;  // bytes per arena plane
+    const uint8_t* __restrict__ in = prm.input + frame * 5 * plane;
+    uint8_t* __restrict__ arena = prm.arena + frame * 5 * plane;
+    const uint16_t* __restrict__ tex = prm.texture + frame * (size_t)4 * ex * ey;
+    uint16_t* __restrict__ surf = prm.surface + frame * (size_t)4 * ex * ey;
+    const uint8_t* __restrict__ W = prm.weights;
+    const int window = blockIdx.x + gridDim.x * blockIdx.y;
+    uint16_t* dbg = nullptr;
+    if constexpr (DEBUG) dbg = prm.debug + ((size_t)frame * gridDim.x * gridDim.y + window) * DBG_TOTAL;
+    unsigned long long* stamps = nullptr;
+    if constexpr (TIMING)
+        stamps = reinterpret_cast<unsigned long long*>(prm.debug) +
+                 (((size_t)frame * gridDim.x * gridDim.y + window) * 8 + threadIdx.z) * 16;
+
+    STAMP(0);
+    const int x0 = 8 * (int)blockIdx.x - (int)prm.ox;
+    const int y0 = 8 * (int)blockIdx.y - (int)prm.oy;
+
+    // ---- prologue: 96 staged rows (64 window tokens in raster order, then the halo: top, bottom, left, right);
+    // dequantise, RMS-normalise with the W+0 gain, requantise, stage as A fragments. Warp w < 6 stages m-tile w.
+    if (warp < 6) {
+        const int mi = warp;
+        uint32_t word[2][10];  // [row half][plane p: word t | word t+4 at 5 + p]
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            int dx, dy;
+            if (mi < 4) { dx = g; dy = 2 * mi + h; }
+            else if (mi == 4) { dx = g; dy = h ? 8 : -1; }
+            else { dx = h ? 8 : -1; dy = g; }
+            const int x = x0 + dx, y = y0 + dy;
+            const bool inside = x >= 0 && x < ex && y >= 0 && y < ey;
+            const uint8_t* rec = in + 32 * ((size_t)y * ex + x) + 4 * t;
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                word[h][p] = inside ? ldg4(rec + p * plane) : 0u;
+                word[h][5 + p] = inside ? ldg4(rec + p * plane + 16) : 0u;
+            }
+        }
+        uint32_t st[2][10];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            uint32_t x[20];  // n-tile words: n = 4p + q
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                x[4 * p + 0] = e4m3x2_to_f16x2(lo16(word[h][p]));
+                x[4 * p + 1] = e4m3x2_to_f16x2(lo16(word[h][5 + p]));
+                x[4 * p + 2] = e4m3x2_to_f16x2(hi16(word[h][p]));
+                x[4 * p + 3] = e4m3x2_to_f16x2(hi16(word[h][5 + p]));
+            }
+            rms_norm_row(x, W + 4 * t);
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                st[h][p] = q4(x[4 * p], x[4 * p + 2]);
+                st[h][5 + p] = q4(x[4 * p + 1], x[4 * p + 3]);
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < 5; ++p)
+            sm.a[(5 * mi + p) * 32 + lane] = make_uint4(st[0][p], st[1][p], st[0][5 + p], st[1][5 + p]);
+    }
+    STAMP(1);
+    __syncthreads();
+
+    STAMP(2);
+    // ---- P1-P10: head h = warp: D9 = staged . Q_h, D10 = staged . V_h (96x32, K = 160 in 5 chained steps)
+    const int h = warp;
+    uint32_t q[6][4][2], v[6][4][2];
+#pragma unroll
+    for (int mi = 0; mi < 6; ++mi)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) q[mi][n][0] = q[mi][n][1] = v[mi][n][0] = v[mi][n][1] = 0u;
+    {
+        const uint8_t* wq = W + HEAD_SLOT * h + OFF_Q + 16 * lane;
+        const uint8_t* wv = W + HEAD_SLOT * h + OFF_V + 16 * lane;
+        uint4 nb[4] = {ldg16(wq), ldg16(wq + 512), ldg16(wv), ldg16(wv + 512)};  // next k-step's B (prefetched)
+ENC5_UNROLL(ENC5_KS_UNROLL)
+        for (int ks = 0; ks < 5; ++ks) {
+            const uint4 bq0 = nb[0], bq1 = nb[1], bv0 = nb[2], bv1 = nb[3];
+            const int kn = ks < 4 ? ks + 1 : ks;
+            nb[0] = ldg16(wq + 1024 * kn); nb[1] = ldg16(wq + 1024 * kn + 512);
+            nb[2] = ldg16(wv + 1024 * kn); nb[3] = ldg16(wv + 1024 * kn + 512);
+            const uint32_t bq[4][2] = {{bq0.x, bq0.y}, {bq0.z, bq0.w}, {bq1.x, bq1.y}, {bq1.z, bq1.w}};
+            const uint32_t bv[4][2] = {{bv0.x, bv0.y}, {bv0.z, bv0.w}, {bv1.x, bv1.y}, {bv1.z, bv1.w}};
+#pragma unroll
+            for (int mi = 0; mi < 6; ++mi) {
+                const uint4 a = sm.a[(5 * mi + ks) * 32 + lane];
+#pragma unroll
+                for (int n = 0; n < 4; ++n) {
+                    mma<MODE>(q[mi][n][0], q[mi][n][1], a.x, a.y, a.z, a.w, bq[n][0], bq[n][1], q[mi][n][0],
+                              q[mi][n][1]);
+                    mma<MODE>(v[mi][n][0], v[mi][n][1], a.x, a.y, a.z, a.w, bv[n][0], bv[n][1], v[mi][n][0],
+                              v[mi][n][1]);
+                }
+            }
+        }
+    }
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int mi = 0; mi < 6; ++mi)
+#pragma unroll
+            for (int n = 0; n < 4; ++n) {
+                dbg_tile(dbg + DBG_D9 + h * 3072, 32, 16 * mi, 8 * n, q[mi][n][0], q[mi][n][1]);
+                dbg_tile(dbg + DBG_D10 + h * 3072, 32, 16 * mi, 8 * n, v[mi][n][0], v[mi][n][1]);
+            }
+    }
+
+    STAMP(3);
+    // ---- E10: requantise D9 -> Q8 fragments of all 96 rows (A of P11 for rows 0..63, B = keys for all 96)
+    uint32_t q8[6][4];
+#pragma unroll
+    for (int mi = 0; mi < 6; ++mi) {
+        q8[mi][0] = q4(q[mi][0][0], q[mi][2][0]);
+        q8[mi][1] = q4(q[mi][0][1], q[mi][2][1]);
+        q8[mi][2] = q4(q[mi][1][0], q[mi][3][0]);
+        q8[mi][3] = q4(q[mi][1][1], q[mi][3][1]);
+    }
+    // ---- E11 (part): V^T by movmatrix.trans, requantised -> P12's B fragments [k-step s][n-tile j][2]
+    uint32_t vb[3][4][2];
+#pragma unroll
+    for (int s = 0; s < 3; ++s)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            // key block a = 8 keys: m-tile a >> 1, half a & 1
+            const int a0 = 4 * s, a1 = 4 * s + 1, a2 = 4 * s + 2, a3 = 4 * s + 3;
+            const uint32_t t0 = movtrans(v[a0 >> 1][j][a0 & 1]);
+            const uint32_t t1 = movtrans(v[a1 >> 1][j][a1 & 1]);
+            const uint32_t t2 = movtrans(v[a2 >> 1][j][a2 & 1]);
+            const uint32_t t3 = movtrans(v[a3 >> 1][j][a3 & 1]);
+            vb[s][j][0] = q4(t0, t2);
+            vb[s][j][1] = q4(t1, t3);
+        }
+
+    // ---- P11 / E11 / P12 / E12 per query m-tile mi (rows are independent: same bits as the whole-block order)
+    const uint8_t* sbias = W + HEAD_SLOT * h + OFF_SBIAS + 16 * lane;
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi) {
+        uint32_t s[12][2];
+#pragma unroll
+        for (int jp = 0; jp < 6; ++jp) {
+            const uint4 c = ldg16(sbias + 512 * (4 * jp + mi));
+            s[2 * jp][0] = c.x; s[2 * jp][1] = c.y; s[2 * jp + 1][0] = c.z; s[2 * jp + 1][1] = c.w;
+        }
+#pragma unroll
+        for (int j = 0; j < 12; ++j) {
+            const int km = j >> 1, kh = j & 1;  // key rows 8j..8j+7 = m-tile km, half kh
+            mma<MODE>(s[j][0], s[j][1], q8[mi][0], q8[mi][1], q8[mi][2], q8[mi][3], q8[km][kh], q8[km][2 + kh],
+                      s[j][0], s[j][1]);
+        }
+        if constexpr (DEBUG) {
+#pragma unroll
+            for (int j = 0; j < 12; ++j) dbg_tile(dbg + DBG_S11 + h * 6144, 96, 16 * mi, 8 * j, s[j][0], s[j][1]);
+        }
+        // cubic exponent
+#pragma unroll
+        for (int j = 0; j < 12; ++j)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const uint32_t m = hmin2(hmax2(hmul2(s[j][r], C_SCALE), C_CLAMP_LO), C_CLAMP_HI);
+                const uint32_t tt = hfma2(m, hneg2(m), C_CUBIC1);
+                const uint32_t u = hfma2(m, tt, C_CUBIC0);
+                s[j][r] = (u << 5) & 0x7FE07FE0u;
+            }
+        // row sums: ((w0+w2)+(w4+w6))+(w8+w10) + the same over odd n-tiles, butterfly, lo + hi; rcp; p = e * rcp
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const uint32_t ev = hadd2(hadd2(hadd2(s[0][r], s[2][r]), hadd2(s[4][r], s[6][r])), hadd2(s[8][r], s[10][r]));
+            const uint32_t od = hadd2(hadd2(hadd2(s[1][r], s[3][r]), hadd2(s[5][r], s[7][r])), hadd2(s[9][r], s[11][r]));
+            uint32_t tot = hadd2(ev, od);
+            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 1));
+            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 2));
+            const uint16_t rc = h_rcp_approx(hadd(lo16(tot), hi16(tot)));
+            const uint32_t rc2 = pack2(rc, rc);
+#pragma unroll
+            for (int j = 0; j < 12; ++j) s[j][r] = hmul2(s[j][r], rc2);
+        }
+        // P12: O = P . V (K = 96: 3 steps), C = 0
+        uint32_t o[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) o[j][0] = o[j][1] = 0u;
+#pragma unroll
+        for (int ks = 0; ks < 3; ++ks) {
+            const uint32_t pa0 = q4(s[4 * ks][0], s[4 * ks + 2][0]);
+            const uint32_t pa1 = q4(s[4 * ks][1], s[4 * ks + 2][1]);
+            const uint32_t pa2 = q4(s[4 * ks + 1][0], s[4 * ks + 3][0]);
+            const uint32_t pa3 = q4(s[4 * ks + 1][1], s[4 * ks + 3][1]);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                mma<MODE>(o[j][0], o[j][1], pa0, pa1, pa2, pa3, vb[ks][j][0], vb[ks][j][1], o[j][0], o[j][1]);
+        }
+        if constexpr (DEBUG) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) dbg_tile(dbg + DBG_O12 + h * 2048, 32, 16 * mi, 8 * j, o[j][0], o[j][1]);
+        }
+        // E12: O -> e4m3 A fragments of P13 + h, staged per head and m-tile
+        sm.o[(4 * h + mi) * 32 + lane] =
+            make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
+    }
+    STAMP(4);
+    __syncthreads();
+    STAMP(5);
+    {
+        const RowCtx c{in, arena, W, dbg, stamps, plane, ex, ey, x0, y0};
+        if (warp < 4) rows_phases<MODE, DEBUG, TIMING, 0>(sm, c, warp);
+        else rows_phases<MODE, DEBUG, TIMING, 1>(sm, c, warp - 4);
+    }
+    asm volatile("bar.sync 1, 256;" ::: "memory");
+    if (warp >= 2) STAMP(11);
+    if (warp >= 2) return;
+    const int tok = 32 * warp + lane;
+    const int px = x0 + (tok & 7), py = y0 + (tok >> 3);
+    if (px < 0 || px >= ex || py < 0 || py >= ey) return;
+    uint16_t val[9];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t w = sm.d61[tok * 8 + i];
+        val[2 * i] = lo16(w);
+        val[2 * i + 1] = hi16(w);
+    }
+    val[8] = lo16(sm.d61[tok * 8 + 4]);
+    uint16_t mx = val[0];
+#pragma unroll
+    for (int i = 1; i < 9; ++i) mx = hmax(mx, val[i]);
+    float e32[9];
+    float total;
+#pragma unroll
+    for (int i = 0; i < 9; ++i) {
+        const uint16_t d = hsub(val[i], mx);
+        float f;
+        asm("{ .reg .f32 a; cvt.f32.f16 a, %1; mul.rn.ftz.f32 a, a, 0f3FB8AA3B; ex2.approx.ftz.f32 %0, a; }"
+            : "=f"(f) : "h"(d));
+        e32[i] = f;
+    }
+    total = e32[0];
+#pragma unroll
+    for (int i = 1; i < 9; ++i) asm("add.rn.ftz.f32 %0, %0, %1;" : "+f"(total) : "f"(e32[i]));
+    uint16_t rr;
+    asm("{ .reg .f32 q; div.approx.ftz.f32 q, 0f3F800000, %1; cvt.rn.f16.f32 %0, q; }" : "=h"(rr) : "f"(total));
+    uint16_t pw[9];
+#pragma unroll
+    for (int i = 0; i < 9; ++i) {
+        uint16_t e16;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(e16) : "f"(e32[i]));
+        pw[i] = hmul(e16, rr);
+    }
+    // 9 taps around the clamped centre, raster order; paired f16x2 fold, then the 9th tap
+    const int cx = min(max(px, 1), ex - 2), cy = min(max(py, 1), ey - 2);
+    uint32_t accp[4] = {0u, 0u, 0u, 0u};  // per channel: (even tap, odd tap) halves
+    uint16_t tap8[4];
+#pragma unroll
+    for (int i = 0; i < 9; i += 2) {
+        uint16_t ta[4], tb[4];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int ti = i + k;
+            if (ti > 8) break;
+            const int sx = cx + (ti % 3) - 1, sy = cy + (ti / 3) - 1;
+            uint2 texel = make_uint2(0u, 0u);
+            if (sx >= 0 && sx < ex && sy >= 0 && sy < ey)
+                texel = *reinterpret_cast<const uint2*>(tex + 4 * ((size_t)sy * ex + sx));
+            uint16_t* dst = k ? tb : ta;
+            dst[0] = lo16(texel.x); dst[1] = hi16(texel.x); dst[2] = lo16(texel.y); dst[3] = hi16(texel.y);
+        }
+        if (i < 8) {
+            const uint32_t pp = pack2(pw[i], pw[i + 1]);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) accp[c] = hfma2(pp, pack2(ta[c], tb[c]), accp[c]);
+        } else {
+#pragma unroll
+            for (int c = 0; c < 4; ++c) tap8[c] = ta[c];
+        }
+    }
+    uint16_t out[4];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) out[c] = hfma(pw[8], tap8[c], hadd(lo16(accp[c]), hi16(accp[c])));
+    out[3] = 0;
+    *reinterpret_cast<uint2*>(surf + 4 * ((size_t)py * ex + px)) = make_uint2(pack2(out[0], out[1]), pack2(out[2], out[3]));
+    STAMP(11);
+}
+
+// ENC5_VARIANT selects the one kernel a compile emits (0: hopper, 1: hopper with the debug dump, 2: ada);
+// undefined: all three.
+#if !defined(ENC5_VARIANT) || ENC5_VARIANT == 0
+extern "C" __global__ void __launch_bounds__(256, 1) enc5_hopper(const __grid_constant__ Enc5Params prm) {
+    enc5_body<ENC5_HOPPER, false>(prm);
+}
+#endif
+#if !defined(ENC5_VARIANT) || ENC5_VARIANT == 1
+extern "C" __global__ void __launch_bounds__(256, 1) enc5_hopper_debug(const __grid_constant__ Enc5Params prm) {
+    enc5_body<ENC5_HOPPER, true>(prm);
+}
+#endif
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 3
+extern "C" __global__ void __launch_bounds__(256, 1) enc5_hopper_timing(const __grid_constant__ Enc5Params prm) {
+    enc5_body<ENC5_HOPPER, false, true>(prm);
+}
+#endif
+#if !defined(ENC5_VARIANT) || ENC5_VARIANT == 2
+extern "C" __global__ void __launch_bounds__(256, 1) enc5_ada(const __grid_constant__ Enc5Params prm) {
+    enc5_body<ENC5_ADA, false>(prm);
+}
+#endif
