@@ -85,7 +85,7 @@ def kernel_rows(quick: bool = False) -> list[dict]:
     import torch
 
     from tcforge.layers.enc5 import WeightImage
-    from tcforge.layers.enc5.native import device_weights, native_batch
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
 
     dw = device_weights(WeightImage.synthetic(11))
     rows = []

@@ -29,7 +29,7 @@ def make_case(ex: int, ey: int, ox: int, oy: int, wseed: int, iseed: int):
 
 def debug_block(stages: dict, window: int) -> np.ndarray:
     """One window's reference stages in the kernel's debug layout (see native/enc5.cu, DBG_* offsets)."""
-    from tcforge.layers.enc5.native.layout import debug_layout
+    from tcforge.layers.enc5.gpu.layout import debug_layout
 
     lay = debug_layout()
     out = np.zeros(lay["total"], dtype=np.uint16)
@@ -111,7 +111,7 @@ def log(msg: str, fh=None) -> None:
 
 def build(fh) -> dict:
     """Compile the three variants (disk cache), report ptxas statistics and times."""
-    from tcforge.layers.enc5.native import kernel
+    from tcforge.layers.enc5.gpu import kernel
 
     out = {}
     for name, (fname, _) in kernel.VARIANTS.items():
@@ -129,7 +129,7 @@ def check_refs(ref_dir: Path, fh, limit: int) -> dict:
     """Run the kernel on every stored reference case; count mismatching arena bytes and surface texels."""
     import torch
 
-    from tcforge.layers.enc5.native import native
+    from tcforge.layers.enc5.gpu import native
 
     groups: dict[str, dict] = {}
     files = sorted(ref_dir.glob("*.npz"))
@@ -176,8 +176,8 @@ def check_debug(ref_dir: Path, fh) -> dict:
     """Compare the hopper debug dump (D of phases 9..61) with the reference stages of the dbg case."""
     import torch
 
-    from tcforge.layers.enc5.native import debug_buffer, native_batch
-    from tcforge.layers.enc5.native.layout import debug_layout
+    from tcforge.layers.enc5.gpu import debug_buffer, native_batch
+    from tcforge.layers.enc5.gpu.layout import debug_layout
 
     files = sorted(ref_dir.glob("dbg_*.npz"))
     if not files:
@@ -215,7 +215,7 @@ def profile(fh) -> dict:
     """clock64 stamps per warp at the phase boundaries (variant hopper_timing): median cycles of each part."""
     import torch
 
-    from tcforge.layers.enc5.native import native_batch
+    from tcforge.layers.enc5.gpu import native_batch
 
     out = {}
     w, _ = make_case(8, 8, 0, 0, 11, 12)
@@ -260,7 +260,7 @@ def experiments(fh) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     import enc5_native
 
-    from tcforge.layers.enc5.native import device_weights, native_batch
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
 
     dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
     frames = {ext: enc5_native.random_frames(8, *ext) for ext in ((40, 23), (37, 21))}
@@ -304,7 +304,7 @@ def sanitize_case() -> int:
     """A tiny launch through bare driver allocations (no torch), for compute-sanitizer."""
     import ctypes
 
-    from tcforge.layers.enc5.native import kernel
+    from tcforge.layers.enc5.gpu import kernel
     from tcforge.runtime import driver
 
     driver.ensure_context(0)

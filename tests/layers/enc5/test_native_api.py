@@ -7,8 +7,8 @@ import pytest
 
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5 import Assumptions, Inputs, WeightImage
-from tcforge.layers.enc5.native import available, native
-from tcforge.layers.enc5.native.kernel import Geometry, function
+from tcforge.layers.enc5.gpu import available, native
+from tcforge.layers.enc5.gpu.kernel import Geometry, function
 
 
 @pytest.fixture(scope="module")

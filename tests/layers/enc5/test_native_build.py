@@ -9,9 +9,9 @@ import shutil
 import pytest
 
 from tcforge.layers.enc5 import epilogues as ep
+from tcforge.layers.enc5.gpu import kernel
+from tcforge.layers.enc5.gpu.layout import debug_layout
 from tcforge.layers.enc5.layout import HEAD_SLOT, mlp_chunk_offsets, region
-from tcforge.layers.enc5.native import kernel
-from tcforge.layers.enc5.native.layout import debug_layout
 
 SRC = kernel.source()
 

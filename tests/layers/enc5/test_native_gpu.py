@@ -18,7 +18,7 @@ def case() -> tuple[WeightImage, Inputs]:
 
 @pytest.mark.parametrize("numerics", ["hopper", "ada"])
 def test_bit_identical_to_reference_with_poisoned_outputs(case, numerics: str) -> None:
-    from tcforge.layers.enc5.native import native
+    from tcforge.layers.enc5.gpu import native
 
     w, x = case
     arena0 = np.full(5 * x.ey * x.ex * 32, 0xA5, np.uint8)
@@ -37,7 +37,7 @@ def test_bit_identical_to_reference_with_poisoned_outputs(case, numerics: str) -
 def test_batch_equals_single_frames(case) -> None:
     import torch
 
-    from tcforge.layers.enc5.native import native, native_batch
+    from tcforge.layers.enc5.gpu import native, native_batch
 
     w, _ = case
     frames = [Inputs.synthetic((13, 11), s, ox=3, oy=2) for s in (31, 32, 33)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tcforge.layers.enc5.native import kernel
+from tcforge.layers.enc5.gpu import kernel
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 

@@ -1,4 +1,4 @@
-"""`tcforge bench enc5`: seconds per frame of the enc5 CPU reference (native kernel: a later issue), as JSON."""
+"""`tcforge bench enc5`: seconds per frame of the enc5 CPU reference as JSON (native kernel: bench/enc5_native.py)."""
 
 from __future__ import annotations
 

@@ -80,15 +80,10 @@ def load_inputs(args: argparse.Namespace) -> Inputs:
 
 
 def native_available() -> bool:
-    """True when a native enc5 kernel module exists and reports a usable GPU (the seam for the later native issue)."""
-    try:
-        from tcforge.layers.enc5 import native  # type: ignore[attr-defined]
-    except ImportError:
-        return False
-    try:
-        return bool(native.available())
-    except Exception:
-        return False
+    """True when this machine can run the native kernel (torch with an sm_90 GPU, and nvcc)."""
+    from tcforge.layers.enc5 import gpu
+
+    return bool(gpu.available())
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -102,9 +97,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if backend == "native":
         if not native_available():
             raise TcforgeError("--backend native: no native enc5 kernel or no suitable GPU here (use --backend cpu)")
-        from tcforge.layers.enc5 import native  # type: ignore[attr-defined]
+        from tcforge.layers.enc5 import gpu
 
-        result = native.run(weights, inputs, numerics=args.numerics, assumptions=asm)
+        result = gpu.run(weights, inputs, numerics=args.numerics, assumptions=asm)
     else:
         from tcforge.layers.enc5.reference import reference
 

@@ -4,8 +4,8 @@
 frames in one launch; `run` returns numpy outputs (the CLI's path); `available()` says whether this machine can.
 """
 
-from tcforge.layers.enc5.native.api import available, debug_buffer, device_weights, native, native_batch, run
-from tcforge.layers.enc5.native.kernel import VARIANTS, Enc5Params, compile_variant
+from tcforge.layers.enc5.gpu.api import available, debug_buffer, device_weights, native, native_batch, run
+from tcforge.layers.enc5.gpu.kernel import VARIANTS, Enc5Params, compile_variant
 
 __all__ = ["VARIANTS", "Enc5Params", "available", "compile_variant", "debug_buffer", "device_weights", "native",
            "native_batch", "run"]

@@ -1,11 +1,3 @@
-// EXPERIMENTAL, NOT SHIPPED (kept for the record; nothing builds it): enc5.cu with phases 13-61 on all 8 warps
-// (warp pair z, z + 4 shares query rows 16z..16z+15 and splits every N = 160 phase's columns and every fc1 phase's
-// hidden tiles; the pair exchanges the norm's partial sum, the e4m3 operand, the activations and E60's rows through
-// shared memory, named barriers 2..5). H200, 2026-11-30: bit-identical to the CPU reference on the same 244 hopper
-// + 75 ada frames and the debug stages; memcheck and racecheck clean; 26.95 us per 720p frame vs 27.9 (-3 %), ada
-// -26 %. compute-sanitizer synccheck reports "Barrier error detected. Divergent thread(s) in block" at the pair
-// barrier of E20 (the two warps of a pair reach the named barrier from different template instantiations); not
-// resolved, so enc5.cu stays the shipped kernel. See docs/enc5-native.md.
 // enc5 as one fused CUDA kernel (sm_90a): one CTA per 8x8 token window, 8 warps (one per head) for phases 1-12,
 // warps 0..3 (16 query rows each) for phases 13-61. Bit-identical to tcforge.layers.enc5.reference: every mma is
 // mma.sync m16n8k32 e4m3 (MODE_HOPPER) or an exact-integer emulation of the Ada datapath (MODE_ADA); every epilogue
@@ -268,7 +260,7 @@ constexpr uint32_t C_CUBIC1 = 0x3B6B3B6Bu, C_CUBIC0 = 0x3D803D80u;
 constexpr uint16_t C_EPS = 0x0800;
 constexpr uint32_t C_ACT_A = 0x36983698u, C_ACT_B = 0x2D302D30u, C_HALF = 0x38003800u, C_TWO = 0x40004000u;
 
-// debug dump offsets (f16 elements per window; tcforge.layers.enc5.native.layout.debug_layout)
+// debug dump offsets (f16 elements per window; tcforge.layers.enc5.gpu.layout.debug_layout)
 constexpr int DBG_D9 = 0, DBG_D10 = 24576, DBG_S11 = 49152, DBG_O12 = 98304, DBG_D20 = 114688, DBG_D21 = 124928;
 constexpr int DBG_D22 = 126976, DBG_D60 = 137216, DBG_D61 = 147456, DBG_TOTAL = 148480;
 
@@ -323,300 +315,6 @@ __device__ __forceinline__ void rms_norm_row(uint32_t* w, const uint8_t* gain_la
     for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), ldg4(gain_lane + 16 * n));
 }
 
-
-// TIMING builds: per warp, clock64 at the phase boundaries (slots 0..11), %globaltimer at start / end (12, 13).
-#define STAMP(k)                                                                                     \
-    do {                                                                                             \
-        if constexpr (TIMING) {                                                                      \
-            if ((threadIdx.x & 31) == 0) {                                                           \
-                stamps[k] = clock64();                                                               \
-                if ((k) == 0 || (k) == 11) {                                                         \
-                    unsigned long long gt;                                                           \
-                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));                           \
-                    stamps[(k) == 0 ? 12 : 13] = gt;                                                 \
-                }                                                                                    \
-            }                                                                                        \
-        }                                                                                            \
-    } while (0)
-
-// Everything a row-tile warp needs after the attention block.
-struct RowCtx {
-    const uint8_t* in;
-    uint8_t* arena;
-    const uint8_t* W;
-    uint16_t* dbg;
-    unsigned long long* stamps;
-    size_t plane;
-    int ex, ey, x0, y0;
-};
-
-__device__ __forceinline__ void pair_sync(int z) {  // the two warps (z, z + 4) sharing query rows 16z..16z+15
-    asm volatile("bar.sync %0, 64;" ::"r"(2 + z) : "memory");
-}
-
-// u16 slot of e4m3x2(n-tile n, row half r) of pair z in the exchange area laid over the free O staging:
-// head slot n >> 2 of m-tile z (512 bytes), read only by pair z in P13-P20
-__device__ __forceinline__ int xo_index(int z, int n, int r, int lane) {
-    return (4 * (n >> 2) + z) * 256 + ((n & 3) * 2 + r) * 32 + lane;
-}
-
-// P13-P61 for one warp of pair z: rows 16z..16z+15, output n-tiles [10 HF, 10 HF + 10) of every N = 160 phase,
-// hidden n-tiles 2 HF, 2 HF + 1 of every fc1 phase; the pair exchanges the norm's partial sum, the normalised
-// e4m3 operand, the activations and E60's e4m3 rows through shared memory (same bits as one warp doing it all).
-template <int MODE, bool DEBUG, bool TIMING, int HF>
-__device__ __forceinline__ void rows_phases(Smem& sm, const RowCtx& c, int z) {
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    unsigned long long* stamps = c.stamps;
-    uint16_t* dbg = c.dbg;
-    const uint8_t* __restrict__ W = c.W;
-    constexpr int N0 = 10 * HF;  // first owned n-tile of an N = 160 phase
-    const int tx = c.x0 + g;
-    const int ty[2] = {c.y0 + 2 * z, c.y0 + 2 * z + 1};
-    bool in_frame[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) in_frame[r] = tx >= 0 && tx < c.ex && ty[r] >= 0 && ty[r] < c.ey;
-    uint16_t* xo = reinterpret_cast<uint16_t*>(sm.o);
-    uint32_t* xa = reinterpret_cast<uint32_t*>(sm.a);  // free since P10: norm partials, inv, activations
-
-    // P13's C = proj_bias[c] + residual (the dequantised raw input), owned n-tiles n = N0 + k: plane n >> 2,
-    // word t (n & 1 = 0) or t + 4, low (n & 2 = 0) or high half
-    uint32_t acc[10][2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const uint8_t* rec = c.in + 32 * ((size_t)ty[r] * c.ex + tx) + 4 * t;
-#pragma unroll
-        for (int k = 0; k < 10; ++k) {
-            const int n = N0 + k;
-            const uint32_t w = in_frame[r] ? ldg4(rec + (n >> 2) * c.plane + ((n & 1) ? 16 : 0)) : 0u;
-            acc[k][r] = e4m3x2_to_f16x2((n & 2) ? hi16(w) : lo16(w));
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < 10; ++k) {
-        const uint32_t b = ldg4(W + OFF_PROJ_BIAS + 16 * (N0 + k) + 4 * t);
-        acc[k][0] = hadd2(b, acc[k][0]);
-        acc[k][1] = hadd2(b, acc[k][1]);
-    }
-
-    // ---- P13-P20: acc += O_j . Wo_j on the owned 80 columns (weight tiles 5 HF .. 5 HF + 4)
-    uint4 wob[5];
-#pragma unroll
-    for (int k2 = 0; k2 < 5; ++k2) wob[k2] = ldg16(W + OFF_WO + 16 * lane + 512 * (5 * HF + k2));
-ENC5_UNROLL(ENC5_J_UNROLL)
-    for (int j = 0; j < 8; ++j) {
-        const uint4 a = sm.o[(4 * j + z) * 32 + lane];
-        uint4 b[5];
-#pragma unroll
-        for (int k2 = 0; k2 < 5; ++k2) b[k2] = wob[k2];
-        const int jn = j < 7 ? j + 1 : j;
-#pragma unroll
-        for (int k2 = 0; k2 < 5; ++k2)
-            wob[k2] = ldg16(W + OFF_WO + HEAD_SLOT * jn + 16 * lane + 512 * (5 * HF + k2));
-#pragma unroll
-        for (int k2 = 0; k2 < 5; ++k2) {
-            mma<MODE>(acc[2 * k2][0], acc[2 * k2][1], a.x, a.y, a.z, a.w, b[k2].x, b[k2].y, acc[2 * k2][0],
-                      acc[2 * k2][1]);
-            mma<MODE>(acc[2 * k2 + 1][0], acc[2 * k2 + 1][1], a.x, a.y, a.z, a.w, b[k2].z, b[k2].w,
-                      acc[2 * k2 + 1][0], acc[2 * k2 + 1][1]);
-        }
-    }
-    STAMP(6);
-    if constexpr (DEBUG) {
-#pragma unroll
-        for (int k = 0; k < 10; ++k) dbg_tile(dbg + DBG_D20, 160, 16 * z, 8 * (N0 + k), acc[k][0], acc[k][1]);
-    }
-
-    // chunk 0's fc1 (own hidden tile) / fc2 (own columns) / bias loads go out before E20's norm
-    uint4 f1[5], f2[5];
-    uint32_t bias1[2];
-#pragma unroll
-    for (int k = 0; k < 5; ++k) {
-        f1[k] = ldg16(W + chunk_base(0) + 16 * lane + 512 * (5 * HF + k));
-        f2[k] = ldg16(W + chunk_base(0) + 5184 + 16 * lane + 512 * (5 * HF + k));
-    }
-#pragma unroll
-    for (int m = 0; m < 2; ++m) bias1[m] = ldg4(W + chunk_base(0) + 5120 + 16 * (2 * HF + m) + 4 * t);
-
-    // ---- E20: RMS norm of D20. The sequential f16 sum over n-tiles 0..19 runs in warp HF = 0 (0..9), continues
-    // in warp HF = 1 (10..19), which does the butterfly, the rsqrt and hands the inverse back.
-    uint32_t inv2[2];
-    {
-        if constexpr (HF == 0) {
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                uint32_t s = hmul2(acc[0][r], acc[0][r]);
-#pragma unroll
-                for (int k = 1; k < 10; ++k) s = hadd2(s, hmul2(acc[k][r], acc[k][r]));
-                xa[z * 64 + r * 32 + lane] = s;
-            }
-        }
-        pair_sync(z);
-        if constexpr (HF == 1) {
-            uint16_t inv[2];
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                uint32_t s = xa[z * 64 + r * 32 + lane];
-#pragma unroll
-                for (int k = 0; k < 10; ++k) s = hadd2(s, hmul2(acc[k][r], acc[k][r]));
-                s = hadd2(s, __shfl_xor_sync(0xFFFFFFFFu, s, 1));
-                s = hadd2(s, __shfl_xor_sync(0xFFFFFFFFu, s, 2));
-                inv[r] = h_rsqrt_approx(hadd(hadd(lo16(s), hi16(s)), C_EPS));
-            }
-            xa[256 + z * 32 + lane] = pack2(inv[0], inv[1]);
-        }
-        pair_sync(z);
-        const uint32_t iv = xa[256 + z * 32 + lane];
-        inv2[0] = pack2(lo16(iv), lo16(iv));
-        inv2[1] = pack2(hi16(iv), hi16(iv));
-    }
-    // normalise, requantise, exchange: every warp of the pair gets the whole e4m3 operand of the fc1 phases
-#pragma unroll
-    for (int k = 0; k < 10; ++k) {
-        const uint32_t gain = ldg4(W + OFF_MLP_GAIN + 16 * (N0 + k) + 4 * t);
-#pragma unroll
-        for (int r = 0; r < 2; ++r)
-            xo[xo_index(z, N0 + k, r, lane)] = f16x2_to_e4m3x2(hmul2(hmul2(acc[k][r], inv2[r]), gain));
-    }
-    pair_sync(z);
-    uint32_t an[5][4];
-#pragma unroll
-    for (int s2 = 0; s2 < 5; ++s2) {
-        an[s2][0] = pack2(xo[xo_index(z, 4 * s2, 0, lane)], xo[xo_index(z, 4 * s2 + 2, 0, lane)]);
-        an[s2][1] = pack2(xo[xo_index(z, 4 * s2, 1, lane)], xo[xo_index(z, 4 * s2 + 2, 1, lane)]);
-        an[s2][2] = pack2(xo[xo_index(z, 4 * s2 + 1, 0, lane)], xo[xo_index(z, 4 * s2 + 3, 0, lane)]);
-        an[s2][3] = pack2(xo[xo_index(z, 4 * s2 + 1, 1, lane)], xo[xo_index(z, 4 * s2 + 3, 1, lane)]);
-    }
-    // E21: P22's C = out_bias[c] + D20
-#pragma unroll
-    for (int k = 0; k < 10; ++k) {
-        const uint32_t b = ldg4(W + OFF_OUT_BIAS + 16 * (N0 + k) + 4 * t);
-        acc[k][0] = hadd2(b, acc[k][0]);
-        acc[k][1] = hadd2(b, acc[k][1]);
-    }
-    STAMP(7);
-
-    // ---- P21-P60: per chunk, fc1 on the own hidden tile (2 chains of 5), activation, pair exchange of the e4m3
-    // activations, fc2 on the own 80 columns; fc2_i and fc1_{i+1} share a basic block (software pipelined).
-    uint32_t hid[2][2];
-    auto fc1 = [&](uint32_t (&hd)[2][2]) {
-#pragma unroll
-        for (int m = 0; m < 2; ++m) hd[m][0] = hd[m][1] = bias1[m];
-#pragma unroll
-        for (int ks = 0; ks < 5; ++ks) {
-            mma<MODE>(hd[0][0], hd[0][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], f1[ks].x, f1[ks].y, hd[0][0],
-                      hd[0][1]);
-            mma<MODE>(hd[1][0], hd[1][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], f1[ks].z, f1[ks].w, hd[1][0],
-                      hd[1][1]);
-        }
-    };
-    fc1(hid);
-#pragma unroll
-    for (int k = 0; k < 5; ++k) f1[k] = ldg16(W + chunk_base(1) + 16 * lane + 512 * (5 * HF + k));
-#pragma unroll
-    for (int m = 0; m < 2; ++m) bias1[m] = ldg4(W + chunk_base(1) + 5120 + 16 * (2 * HF + m) + 4 * t);
-    if constexpr (DEBUG) {
-#pragma unroll
-        for (int m = 0; m < 2; ++m) dbg_tile(dbg + DBG_D21, 32, 16 * z, 8 * (2 * HF + m), hid[m][0], hid[m][1]);
-    }
-ENC5_UNROLL(ENC5_MLP_UNROLL)
-    for (int i = 0; i < 20; ++i) {
-        // clamped cubic activation: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|); out = x g
-        uint16_t e[2][2];
-#pragma unroll
-        for (int m = 0; m < 2; ++m)
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const uint32_t xv = hid[m][r];
-                const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
-                const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
-                const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
-                e[m][r] = f16x2_to_e4m3x2(hmul2(xv, gv));
-            }
-        uint32_t* slot = xa + 512 + (((i & 1) * 4 + z) * 2) * 64;  // [parity][z][HF][row][lane]
-        slot[HF * 64 + lane] = pack2(e[0][0], e[1][0]);
-        slot[HF * 64 + 32 + lane] = pack2(e[0][1], e[1][1]);
-        pair_sync(z);
-        const uint32_t p0 = slot[(1 - HF) * 64 + lane], p1 = slot[(1 - HF) * 64 + 32 + lane];
-        const uint32_t own0 = pack2(e[0][0], e[1][0]), own1 = pack2(e[0][1], e[1][1]);
-        const uint32_t lo0 = HF == 0 ? own0 : p0, hi0 = HF == 0 ? p0 : own0;  // hidden n-tiles (0,1) | (2,3)
-        const uint32_t lo1 = HF == 0 ? own1 : p1, hi1 = HF == 0 ? p1 : own1;
-        const uint32_t h0 = pack2(lo16(lo0), lo16(hi0)), h1 = pack2(lo16(lo1), lo16(hi1));
-        const uint32_t h2 = pack2(hi16(lo0), hi16(hi0)), h3 = pack2(hi16(lo1), hi16(hi1));
-#pragma unroll
-        for (int k2 = 0; k2 < 5; ++k2) {
-            mma<MODE>(acc[2 * k2][0], acc[2 * k2][1], h0, h1, h2, h3, f2[k2].x, f2[k2].y, acc[2 * k2][0],
-                      acc[2 * k2][1]);
-            mma<MODE>(acc[2 * k2 + 1][0], acc[2 * k2 + 1][1], h0, h1, h2, h3, f2[k2].z, f2[k2].w,
-                      acc[2 * k2 + 1][0], acc[2 * k2 + 1][1]);
-        }
-        const int n1 = i < 19 ? i + 1 : 19, n2i = i < 18 ? i + 2 : 19;
-#pragma unroll
-        for (int k = 0; k < 5; ++k) f2[k] = ldg16(W + chunk_base(n1) + 5184 + 16 * lane + 512 * (5 * HF + k));
-        fc1(hid);  // chunk i + 1 (chunk 19 again, unused, on the last iteration)
-#pragma unroll
-        for (int k = 0; k < 5; ++k) f1[k] = ldg16(W + chunk_base(n2i) + 16 * lane + 512 * (5 * HF + k));
-#pragma unroll
-        for (int m = 0; m < 2; ++m) bias1[m] = ldg4(W + chunk_base(n2i) + 5120 + 16 * (2 * HF + m) + 4 * t);
-        if constexpr (DEBUG) {
-            if (i == 0) {
-#pragma unroll
-                for (int k = 0; k < 10; ++k)
-                    dbg_tile(dbg + DBG_D22, 160, 16 * z, 8 * (N0 + k), acc[k][0], acc[k][1]);
-            }
-        }
-    }
-    STAMP(8);
-    if constexpr (DEBUG) {
-#pragma unroll
-        for (int k = 0; k < 10; ++k) dbg_tile(dbg + DBG_D60, 160, 16 * z, 8 * (N0 + k), acc[k][0], acc[k][1]);
-    }
-
-    // ---- E60: requantise the owned columns; guarded u16 stores into the arena words (n-tile n = 4p + q: plane p,
-    // word t (q even) or t + 4 (q odd), low (q < 2) or high half); the pair exchanges the rows for P61
-    uint16_t y8h[10][2];
-#pragma unroll
-    for (int k = 0; k < 10; ++k)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            y8h[k][r] = f16x2_to_e4m3x2(acc[k][r]);
-            xo[xo_index(z, N0 + k, r, lane)] = y8h[k][r];
-        }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        if (in_frame[r]) {
-            uint8_t* rec = c.arena + 32 * ((size_t)ty[r] * c.ex + tx) + 4 * t;
-#pragma unroll
-            for (int k = 0; k < 10; ++k) {
-                const int n = N0 + k;
-                *reinterpret_cast<uint16_t*>(rec + (n >> 2) * c.plane + ((n & 1) ? 16 : 0) + ((n & 2) ? 2 : 0)) =
-                    y8h[k][r];
-            }
-        }
-    }
-    pair_sync(z);
-    uint32_t y8[5][4];
-#pragma unroll
-    for (int s2 = 0; s2 < 5; ++s2) {
-        y8[s2][0] = pack2(xo[xo_index(z, 4 * s2, 0, lane)], xo[xo_index(z, 4 * s2 + 2, 0, lane)]);
-        y8[s2][1] = pack2(xo[xo_index(z, 4 * s2, 1, lane)], xo[xo_index(z, 4 * s2 + 2, 1, lane)]);
-        y8[s2][2] = pack2(xo[xo_index(z, 4 * s2 + 1, 0, lane)], xo[xo_index(z, 4 * s2 + 3, 0, lane)]);
-        y8[s2][3] = pack2(xo[xo_index(z, 4 * s2 + 1, 1, lane)], xo[xo_index(z, 4 * s2 + 3, 1, lane)]);
-    }
-    STAMP(9);
-
-    // ---- P61: head 16x16x160 on e4m3(D60), C = head bias; warp HF computes head n-tile HF
-    uint32_t d0, d1;
-    d0 = d1 = ldg4(W + OFF_HEAD_BIAS + 16 * HF + 4 * t);
-#pragma unroll
-    for (int ks = 0; ks < 5; ++ks) {
-        const uint4 b = ldg16(W + OFF_HEAD + 512 * ks + 16 * lane);
-        mma<MODE>(d0, d1, y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], HF ? b.z : b.x, HF ? b.w : b.y, d0, d1);
-    }
-    if constexpr (DEBUG) dbg_tile(dbg + DBG_D61, 16, 16 * z, 8 * HF, d0, d1);
-    sm.d61[(16 * z + g) * 8 + 4 * HF + t] = d0;
-    sm.d61[(16 * z + g + 8) * 8 + 4 * HF + t] = d1;
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // The kernel
 // ---------------------------------------------------------------------------------------------------------------
@@ -637,11 +335,24 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
     const int window = blockIdx.x + gridDim.x * blockIdx.y;
     uint16_t* dbg = nullptr;
     if constexpr (DEBUG) dbg = prm.debug + ((size_t)frame * gridDim.x * gridDim.y + window) * DBG_TOTAL;
+    // TIMING: per warp, clock64 at the phase boundaries (slots 0..11) and %globaltimer at start / end (12, 13)
     unsigned long long* stamps = nullptr;
     if constexpr (TIMING)
         stamps = reinterpret_cast<unsigned long long*>(prm.debug) +
                  (((size_t)frame * gridDim.x * gridDim.y + window) * 8 + threadIdx.z) * 16;
-
+#define STAMP(k)                                                                                     \
+    do {                                                                                             \
+        if constexpr (TIMING) {                                                                      \
+            if ((threadIdx.x & 31) == 0) {                                                           \
+                stamps[k] = clock64();                                                               \
+                if ((k) == 0 || (k) == 11) {                                                         \
+                    unsigned long long gt;                                                           \
+                    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));                           \
+                    stamps[(k) == 0 ? 12 : 13] = gt;                                                 \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+    } while (0)
     STAMP(0);
     const int x0 = 8 * (int)blockIdx.x - (int)prm.ox;
     const int y0 = 8 * (int)blockIdx.y - (int)prm.oy;
@@ -826,14 +537,209 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
             make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
     }
     STAMP(4);
-    __syncthreads();
-    STAMP(5);
-    {
-        const RowCtx c{in, arena, W, dbg, stamps, plane, ex, ey, x0, y0};
-        if (warp < 4) rows_phases<MODE, DEBUG, TIMING, 0>(sm, c, warp);
-        else rows_phases<MODE, DEBUG, TIMING, 1>(sm, c, warp - 4);
+    uint4 wob[10];  // head 0's Wo, loaded while the other warps finish P12
+    if (warp < 4) {
+#pragma unroll
+        for (int n2 = 0; n2 < 10; ++n2) wob[n2] = ldg16(W + OFF_WO + 16 * lane + 512 * n2);
     }
-    asm volatile("bar.sync 1, 256;" ::: "memory");
+    __syncthreads();
+    if (warp >= 4) STAMP(11);
+    if (warp >= 4) return;
+
+    STAMP(5);
+    // ---- warps 0..3: query rows 16z..16z+15 = tokens (x0 + g, y0 + 2z) and (x0 + g, y0 + 2z + 1)
+    const int z = warp;
+    const int tx = x0 + g;
+    const int ty[2] = {y0 + 2 * z, y0 + 2 * z + 1};
+    bool in_frame[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;
+
+    // P13's C = proj_bias[c] + residual (the dequantised raw input)
+    uint32_t acc[20][2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t;
+#pragma unroll
+        for (int p = 0; p < 5; ++p) {
+            const uint32_t w0 = in_frame[r] ? ldg4(rec + p * plane) : 0u;
+            const uint32_t w1 = in_frame[r] ? ldg4(rec + p * plane + 16) : 0u;
+            acc[4 * p + 0][r] = e4m3x2_to_f16x2(lo16(w0));
+            acc[4 * p + 1][r] = e4m3x2_to_f16x2(lo16(w1));
+            acc[4 * p + 2][r] = e4m3x2_to_f16x2(hi16(w0));
+            acc[4 * p + 3][r] = e4m3x2_to_f16x2(hi16(w1));
+        }
+    }
+#pragma unroll
+    for (int n = 0; n < 20; ++n) {
+        const uint32_t b = ldg4(W + OFF_PROJ_BIAS + 16 * n + 4 * t);
+        acc[n][0] = hadd2(b, acc[n][0]);
+        acc[n][1] = hadd2(b, acc[n][1]);
+    }
+
+    // ---- P13-P20: acc += O_j . Wo_j (16x160x32 each); Wo_{j+1} loads in flight during phase j
+ENC5_UNROLL(ENC5_J_UNROLL)
+    for (int j = 0; j < 8; ++j) {
+        const uint4 a = sm.o[(4 * j + z) * 32 + lane];
+        uint4 b[10];
+#pragma unroll
+        for (int n2 = 0; n2 < 10; ++n2) b[n2] = wob[n2];
+        const int jn = j < 7 ? j + 1 : j;
+#pragma unroll
+        for (int n2 = 0; n2 < 10; ++n2) wob[n2] = ldg16(W + OFF_WO + HEAD_SLOT * jn + 16 * lane + 512 * n2);
+#pragma unroll
+        for (int n2 = 0; n2 < 10; ++n2) {
+            mma<MODE>(acc[2 * n2][0], acc[2 * n2][1], a.x, a.y, a.z, a.w, b[n2].x, b[n2].y, acc[2 * n2][0],
+                      acc[2 * n2][1]);
+            mma<MODE>(acc[2 * n2 + 1][0], acc[2 * n2 + 1][1], a.x, a.y, a.z, a.w, b[n2].z, b[n2].w,
+                      acc[2 * n2 + 1][0], acc[2 * n2 + 1][1]);
+        }
+    }
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int n = 0; n < 20; ++n) dbg_tile(dbg + DBG_D20, 160, 16 * z, 8 * n, acc[n][0], acc[n][1]);
+    }
+
+    STAMP(6);
+    // chunk 0's fc1/fc2/bias loads go out before E20's norm
+    uint4 f1[10], f2[10];
+    uint32_t bias1[4];
+#pragma unroll
+    for (int k = 0; k < 10; ++k) {
+        f1[k] = ldg16(W + chunk_base(0) + 16 * lane + 512 * k);
+        f2[k] = ldg16(W + chunk_base(0) + 5184 + 16 * lane + 512 * k);
+    }
+#pragma unroll
+    for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(0) + 5120 + 16 * n + 4 * t);
+    // ---- E20: RMS norm of D20 -> e4m3 A fragments shared by every odd phase (5 k-steps)
+    uint32_t an[5][4];
+    {
+        uint32_t nrm[2][20];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+#pragma unroll
+            for (int n = 0; n < 20; ++n) nrm[r][n] = acc[n][r];
+            rms_norm_row(nrm[r], W + OFF_MLP_GAIN + 4 * t);
+        }
+#pragma unroll
+        for (int s = 0; s < 5; ++s) {
+            an[s][0] = q4(nrm[0][4 * s], nrm[0][4 * s + 2]);
+            an[s][1] = q4(nrm[1][4 * s], nrm[1][4 * s + 2]);
+            an[s][2] = q4(nrm[0][4 * s + 1], nrm[0][4 * s + 3]);
+            an[s][3] = q4(nrm[1][4 * s + 1], nrm[1][4 * s + 3]);
+        }
+    }
+    // E21: P22's C = out_bias[c] + D20
+#pragma unroll
+    for (int n = 0; n < 20; ++n) {
+        const uint32_t b = ldg4(W + OFF_OUT_BIAS + 16 * n + 4 * t);
+        acc[n][0] = hadd2(b, acc[n][0]);
+        acc[n][1] = hadd2(b, acc[n][1]);
+    }
+
+    STAMP(7);
+    // ---- P21-P60: 20 MLP chunks: hid_i = An . fc1_i + b1_i (odd phase); acc += e4m3(act(hid_i)) . fc2_i (even).
+    // Software-pipelined: iteration i runs fc2_i and fc1_{i+1} in one basic block (independent mma, interleaved by
+    // the scheduler); fc2_{i+1} / fc1_{i+2} loads are issued as soon as their registers are consumed.
+    uint32_t hid[4][2];
+    fc1_chunk<MODE>(hid, an, f1, bias1);
+#pragma unroll
+    for (int k = 0; k < 10; ++k) f1[k] = ldg16(W + chunk_base(1) + 16 * lane + 512 * k);
+#pragma unroll
+    for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(1) + 5120 + 16 * n + 4 * t);
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int n = 0; n < 4; ++n) dbg_tile(dbg + DBG_D21, 32, 16 * z, 8 * n, hid[n][0], hid[n][1]);
+    }
+ENC5_UNROLL(ENC5_MLP_UNROLL)
+    for (int i = 0; i < 20; ++i) {
+        // clamped cubic activation: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|); out = x g
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const uint32_t xv = hid[n][r];
+                const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
+                const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
+                const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
+                hid[n][r] = hmul2(xv, gv);
+            }
+        const uint32_t h0 = q4(hid[0][0], hid[2][0]), h1 = q4(hid[0][1], hid[2][1]);
+        const uint32_t h2 = q4(hid[1][0], hid[3][0]), h3 = q4(hid[1][1], hid[3][1]);
+        // fc2_i (the running residual)
+#pragma unroll
+        for (int n2 = 0; n2 < 10; ++n2) {
+            mma<MODE>(acc[2 * n2][0], acc[2 * n2][1], h0, h1, h2, h3, f2[n2].x, f2[n2].y, acc[2 * n2][0],
+                      acc[2 * n2][1]);
+            mma<MODE>(acc[2 * n2 + 1][0], acc[2 * n2 + 1][1], h0, h1, h2, h3, f2[n2].z, f2[n2].w,
+                      acc[2 * n2 + 1][0], acc[2 * n2 + 1][1]);
+        }
+        const int n1 = i < 19 ? i + 1 : 19, n2i = i < 18 ? i + 2 : 19;
+#pragma unroll
+        for (int k = 0; k < 10; ++k) f2[k] = ldg16(W + chunk_base(n1) + 5184 + 16 * lane + 512 * k);
+        // fc1_{i+1} (chunk 19 recomputed, unused, on the last iteration: keeps the block branch-free)
+        fc1_chunk<MODE>(hid, an, f1, bias1);
+#pragma unroll
+        for (int k = 0; k < 10; ++k) f1[k] = ldg16(W + chunk_base(n2i) + 16 * lane + 512 * k);
+#pragma unroll
+        for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(n2i) + 5120 + 16 * n + 4 * t);
+        if constexpr (DEBUG) {
+            if (i == 0) {
+#pragma unroll
+                for (int n = 0; n < 20; ++n) dbg_tile(dbg + DBG_D22, 160, 16 * z, 8 * n, acc[n][0], acc[n][1]);
+            }
+        }
+    }
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int n = 0; n < 20; ++n) dbg_tile(dbg + DBG_D60, 160, 16 * z, 8 * n, acc[n][0], acc[n][1]);
+    }
+
+    STAMP(8);
+    // ---- E60: requantise D60 -> packed rows; guarded scatter to the 5-plane arena (word t and t|4 per plane)
+    uint32_t y8[5][4];
+#pragma unroll
+    for (int s = 0; s < 5; ++s) {
+        y8[s][0] = q4(acc[4 * s][0], acc[4 * s + 2][0]);
+        y8[s][1] = q4(acc[4 * s][1], acc[4 * s + 2][1]);
+        y8[s][2] = q4(acc[4 * s + 1][0], acc[4 * s + 3][0]);
+        y8[s][3] = q4(acc[4 * s + 1][1], acc[4 * s + 3][1]);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (in_frame[r]) {
+            uint8_t* rec = arena + 32 * ((size_t)ty[r] * ex + tx) + 4 * t;
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                *reinterpret_cast<uint32_t*>(rec + p * plane) = y8[p][r];
+                *reinterpret_cast<uint32_t*>(rec + p * plane + 16) = y8[p][2 + r];
+            }
+        }
+    }
+
+    STAMP(9);
+    // ---- P61: head 16x16x160 on e4m3(D60), C = head bias
+    uint32_t d61[2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) d61[n][0] = d61[n][1] = ldg4(W + OFF_HEAD_BIAS + 16 * n + 4 * t);
+#pragma unroll
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint4 b = ldg16(W + OFF_HEAD + 512 * ks + 16 * lane);
+        mma<MODE>(d61[0][0], d61[0][1], y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], b.x, b.y, d61[0][0], d61[0][1]);
+        mma<MODE>(d61[1][0], d61[1][1], y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], b.z, b.w, d61[1][0], d61[1][1]);
+    }
+    if constexpr (DEBUG) {
+#pragma unroll
+        for (int n = 0; n < 2; ++n) dbg_tile(dbg + DBG_D61, 16, 16 * z, 8 * n, d61[n][0], d61[n][1]);
+    }
+    // E61: D61 to shared (token-major), then one thread per token (warps 0, 1)
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+        sm.d61[(16 * z + g) * 8 + 4 * n + t] = d61[n][0];
+        sm.d61[(16 * z + g + 8) * 8 + 4 * n + t] = d61[n][1];
+    }
+    STAMP(10);
+    asm volatile("bar.sync 1, 128;" ::: "memory");
     if (warp >= 2) STAMP(11);
     if (warp >= 2) return;
     const int tok = 32 * warp + lane;

@@ -13,10 +13,10 @@ import numpy as np
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5.assumptions import Assumptions
 from tcforge.layers.enc5.descriptor import check_extents, launch_geometry
+from tcforge.layers.enc5.gpu import kernel
+from tcforge.layers.enc5.gpu.layout import debug_layout
 from tcforge.layers.enc5.inputs import PLANES, Inputs
 from tcforge.layers.enc5.layout import IMAGE_BYTES
-from tcforge.layers.enc5.native import kernel
-from tcforge.layers.enc5.native.layout import debug_layout
 from tcforge.layers.enc5.reference import MODELS, Result
 from tcforge.layers.enc5.weights import WeightImage
 
