@@ -95,11 +95,13 @@ TRITON = {
 }
 
 
+# triton/: Triton 3.9 here, without a GPU; triton_h200/: Triton 3.6 on the H200 (`python3 tools/ptx/gen_triton_ptx.py DIR`)
+@pytest.mark.parametrize("corpus", ["triton", "triton_h200"])
 @pytest.mark.parametrize("name", sorted(TRITON))
-def test_triton_matmuls(ptx_data, name) -> None:
-    path = ptx_data / "triton" / name
+def test_triton_matmuls(ptx_data, corpus, name) -> None:
+    path = ptx_data / corpus / name
     if not path.exists():
-        pytest.skip(f"{path} not generated (python3 tools/ptx/gen_triton_ptx.py tests/data/ptx/triton)")
+        pytest.skip(f"{path} not generated (python3 tools/ptx/gen_triton_ptx.py tests/data/ptx/{corpus})")
     m = read_module_file(path)
     an = Analysis(m, m.function("matmul_kernel"))
     d = an.to_dict()
