@@ -122,6 +122,9 @@ def main() -> int:
     ap.add_argument("--bench-timeout", type=float, default=300)
     ap.add_argument("--sanitize-timeout", type=float, default=120)
     ap.add_argument("--extra-bench-args", default="")
+    ap.add_argument("--bench-also", default="", help="comma list of already-checked variants to time beside them")
+    ap.add_argument("--bench-repeat", type=int, default=1, help="time the list this many times (noise estimate)")
+    ap.add_argument("--sweep-with", default="", help="sweep these variants, keeping only checked ones (+ bench-also)")
     args = ap.parse_args()
     if args.sanitize_shot:
         from tcforge.gemm.check import check_one
@@ -165,8 +168,13 @@ def main() -> int:
         # the ladder's rungs always run (a failing one shows as an error row); extra variants only when they pass
         ladder_names = [v.name for v in LADDER]
         passing = [n for n in names if n in passing or n in ladder_names]
-        cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(passing)]
+        also = [n for n in args.bench_also.split(",") if n and n not in passing]
+        timed = (also + passing) * max(1, args.bench_repeat)
+        cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(timed)]
         cmd += args.bench_args.split()
+        sweep = [n for n in args.sweep_with.split(",") if n and (n in passing or n in also)]
+        if sweep:
+            cmd += ["--sweep-variants", ",".join(sweep)]
         try:
             subprocess.run(cmd, timeout=args.bench_timeout, check=False)
         except subprocess.TimeoutExpired:

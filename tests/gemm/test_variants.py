@@ -55,3 +55,37 @@ def test_builds_cover_every_dtype_and_layout() -> None:
     assert ("fp16", "fp32", False) in pairs and ("fp16", "fp32", True) in pairs
     assert ("e4m3", "bf16", True) in pairs and ("e4m3", "bf16", False) not in pairs
     assert len({b.tag() for b in builds}) == len(builds)
+
+
+def test_epilogue_buffers_are_counted_and_named() -> None:
+    e4 = VARIANTS["epi4"].config
+    assert e4.epi_bufs == 4 and e4.stages == 3
+    # 3 stages x (128 + 256) rows x 128 B, + 2 consumers x 4 buffers x 64 rows x 128 B, + barriers + slack
+    assert e4.smem_bytes() == 3 * 384 * 128 + 2 * 4 * 64 * 128 + 2 * 3 * 8 + 1024
+    src = codegen.render(e4, "bf16", "bf16", True)
+    assert "#define EPI_BUFS 4\n" in src and "#define PRODUCER_REGS 40\n" in src and "#define STAGES 3\n" in src
+    assert "_e4" in codegen.tag(e4, "bf16", "bf16", True)
+    assert "_e" not in codegen.tag(VARIANTS["hoist"].config, "bf16", "bf16", True).split("_h")[-1]
+    # the split-K build stores fp32 partials directly: no staging buffers, shared with any epi_bufs
+    split = [c for c in configs_of(VARIANTS["epi4"]) if c.splitk]
+    assert len(split) == 1 and split[0].epi_bufs == 2 and not split[0].tma_store
+    whole = VARIANTS["epi8_bk32"].config
+    assert whole.epi_bufs * 128 // 4 == whole.bn  # 8 sub-tiles of 32 fp32 columns = the whole 256-column tile
+    assert whole.smem_bytes() <= MAX_SMEM
+
+
+def test_config_refuses_bad_epilogue_and_register_splits() -> None:
+    from dataclasses import replace
+
+    from tcforge.errors import TcforgeError
+
+    e4 = VARIANTS["epi4"].config
+    for bad in (
+        replace(e4, epi_bufs=1),
+        replace(e4, epi_bufs=9),
+        replace(e4, producer_regs=36),
+        replace(e4, producer_regs=40, consumer_regs=240),  # 40*128 + 2*240*128 > 65536
+        replace(e4, stages=4),  # 192 KB ring + 64 KB staging > 227 KB
+    ):
+        with pytest.raises(TcforgeError):
+            bad.check()

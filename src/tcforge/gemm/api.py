@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from dataclasses import replace
 from typing import Any
 
-from tcforge.gemm.build import Build
+from tcforge.gemm.build import Build, split_config
 from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.validate import Plan, plan_matmul
 from tcforge.gemm.variants import IN_BYTES, OUT_BYTES, OUT_KINDS, KernelConfig, Variant, choose_splits
@@ -91,7 +90,7 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
     splits = 1
     if variant.splitk_auto:
         splits = choose_splits(variant.config, plan.m, plan.n, plan.k_padded, plan.in_kind, sms)
-    cfg = variant.config if splits == 1 else replace(variant.config, splitk=True, tma_store=False)
+    cfg = variant.config if splits == 1 else split_config(variant.config)
     return cfg, splits
 
 
@@ -156,7 +155,7 @@ def prepare_plan(
         cfg, nsplit = launch_config(plan.variant, plan, sms)
         if splits is not None:  # forced (tests)
             nsplit = splits
-            cfg = plan.variant.config if splits == 1 else replace(plan.variant.config, splitk=True, tma_store=False)
+            cfg = plan.variant.config if splits == 1 else split_config(plan.variant.config)
         if plan.copy_a:
             a2 = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
             a2[:, :k] = a

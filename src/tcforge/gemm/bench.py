@@ -184,7 +184,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--size", type=int, default=4096, help="ladder size (cube), default 4096")
     ap.add_argument("--combos", default="all", help="comma list like fp16:fp32,e4m3:bf16 (default: all six)")
     ap.add_argument("--variants", default="ladder", help="'ladder' (rungs + stage sweep) or a comma list of names")
-    ap.add_argument("--sweep", choices=["none", "quick", "full", "smallm"], default="full", help="size sweep")
+    ap.add_argument("--sweep", choices=["none", "quick", "full", "smallm", "large"], default="full", help="size sweep")
     ap.add_argument("--sweep-variants", default="", help="comma list for the sweep (default: the ladder's best)")
     ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
@@ -219,6 +219,8 @@ def main(argv: list[str]) -> int:
         shapes = [(s, s, s) for s in SQUARES] + LLM + SMALL_M
         if args.sweep == "quick":
             shapes = [(2048, 2048, 2048), (8192, 8192, 8192), (4096, 14336, 4096), (64, 4096, 4096)]
+        if args.sweep == "large":
+            shapes = [(8192, 8192, 8192), (4096, 14336, 4096)]
         if args.sweep == "smallm":
             shapes = SMALL_M + [(512, 512, 512), (1024, 1024, 1024)]
         if args.sweep_variants:

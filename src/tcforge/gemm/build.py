@@ -33,11 +33,16 @@ class Build:
         return compile_cuda(self.source(), arch="sm_90a", name=self.tag())
 
 
+def split_config(config: KernelConfig) -> KernelConfig:
+    """The split-K build of a config: fp32 partials stored directly, so no staging buffers."""
+    return replace(config, splitk=True, tma_store=False, epi_bufs=2)
+
+
 def configs_of(variant: Variant) -> list[KernelConfig]:
     """The kernel configs a variant may launch (its own, plus the split-K build when it splits)."""
     out = [variant.config]
     if variant.splitk_auto:
-        out.append(replace(variant.config, splitk=True, tma_store=False))
+        out.append(split_config(variant.config))
     return out
 
 

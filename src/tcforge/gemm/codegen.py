@@ -53,6 +53,9 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "SETMAXNREG": int(config.setmaxnreg),
         "PINGPONG": int(config.pingpong),
         "RELAXED": int(config.relaxed),
+        "EPI_BUFS": config.epi_bufs,
+        "PRODUCER_REGS": config.producer_regs,
+        "CONSUMER_REGS": config.consumer_regs,
     }
 
 
@@ -77,4 +80,8 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
         ("rx", config.relaxed),
     )
     parts += [f for f, on in flags if on]
+    if config.epi_bufs != 2:
+        parts.append(f"e{config.epi_bufs}")
+    if (config.producer_regs, config.consumer_regs) != (40, 232):
+        parts.append(f"r{config.producer_regs}-{config.consumer_regs}")
     return "gemm_" + "_".join(parts)

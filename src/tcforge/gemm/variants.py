@@ -48,6 +48,9 @@ class KernelConfig:
     hoist: bool = False
     pingpong: bool = False  # consumers own alternate whole tiles (needs a persistent grid)
     relaxed: bool = False  # release ring slots with a relaxed arrive (no MEMBAR)
+    epi_bufs: int = 2  # staged epilogue: 8 KB staging buffers per consumer warpgroup (BN/EPI_N = a whole tile)
+    producer_regs: int = 40  # setmaxnreg target of the producer warpgroup
+    consumer_regs: int = 232  # setmaxnreg target of each consumer warpgroup
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -66,7 +69,7 @@ class KernelConfig:
     def smem_bytes(self) -> int:
         """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source."""
         ring = self.stages * (self.bm + self.bn) * self.bk_bytes
-        epi = self.nc * 2 * self.wg_rows * 128 if (self.tma_store and not self.splitk) else 0
+        epi = self.nc * self.epi_bufs * self.wg_rows * 128 if (self.tma_store and not self.splitk) else 0
         return ring + epi + 2 * self.stages * 8 + 1024
 
     def check(self) -> None:
@@ -80,6 +83,14 @@ class KernelConfig:
             raise TcforgeError(f"{self}: needs {self.smem_bytes()} B of shared memory (> {MAX_SMEM})")
         if (self.cm > 1 or self.tma_store) and not self.use_tma:
             raise TcforgeError(f"{self}: clusters and the staged epilogue need the TMA path")
+        if not 2 <= self.epi_bufs <= 8:
+            raise TcforgeError(f"{self}: epi_bufs must be 2..8")
+        regs = self.producer_regs * 128 + self.consumer_regs * 128 * self.nc
+        pr, cr = self.producer_regs, self.consumer_regs
+        if pr % 8 or cr % 8 or not 24 <= pr <= cr <= 256:
+            raise TcforgeError(f"{self}: setmaxnreg targets must be multiples of 8 in 24..256, producer <= consumer")
+        if self.setmaxnreg and regs > 65536:
+            raise TcforgeError(f"{self}: setmaxnreg targets need {regs} registers (> 65536 per SM)")
 
 
 @dataclass(frozen=True)
@@ -162,6 +173,43 @@ SWEEP.append(
         True,
     )
 )
+# setmaxnreg 24 or 32 for the producer (the published 24/240 split) makes its branch spill 4-76 bytes: not kept.
+# after rung 9 (each measured no faster than it: docs/gemm.md): the staged epilogue's stores never wait inside a
+# tile (4 buffers per consumer warpgroup: a whole 16-bit tile, half an fp32 one), paid for with one ring stage
+_E4 = replace(_R9, stages=3, epi_bufs=4)
+SWEEP += [
+    Variant(
+        "epi4",
+        9,
+        "rung 9, 3 stages, 4 epilogue buffers per consumer (stores do not wait in a tile)",
+        _E4,
+        True,
+        8,
+        True,
+    ),
+    Variant(
+        "epi4_cm1", 9, "epi4 without the cluster, relaxed release", replace(_E4, cm=1, relaxed=True), True, 8, True
+    ),
+    # a whole fp32 tile staged (128 KB): the ring shrinks to 4 stages of 64-byte K rows (rung 5's BK)
+    Variant(
+        "epi8_bk32",
+        9,
+        "rung 9 with BK=32, 4 stages, 8 epilogue buffers (a whole fp32 tile)",
+        replace(_R9, bk_bytes=64, stages=4, epi_bufs=8),
+        True,
+        8,
+        True,
+    ),
+]
+# the H200 runs these GEMMs at its 700 W limit (SM clock 1.3-1.5 GHz, not 1.98: docs/gemm.md "after rung 9"), so
+# fewer bytes moved might buy clock: a 4-CTA cluster quarters each CTA's B traffic from L2 (measured 0.72x: 33
+# clusters of 4 do not all fit in the GPCs at once, the persistent grid runs in two rounds); a 16-cluster-row raster
+# keeps all of A (4096 rows) in L2 so B is read from HBM once instead of twice (measured: no change)
+SWEEP += [
+    Variant("cluster4", 9, "rung 9 with a 4-CTA cluster (B multicast to 4)", replace(_R9, cm=4), True, 4, True),
+    Variant("hoist_g16", 9, "rung 9 with 16 cluster rows per raster group", _R9, True, 16, True),
+]
+
 SMALL_M = 128  # `auto` takes bm64 at or below this M (measured: gemm_smallm.json)
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}

@@ -4,6 +4,8 @@
 //   USE_TMA (0: cp.async by all threads, 1: TMA producer warpgroup)  B_KMAJOR  CM (cluster size along M, B multicast)
 //   TMA_STORE (staged epilogue)  SPLITK (fp32 partials to a workspace)  HOIST (descriptors built once)  SETMAXNREG
 //   RELAXED (slot releases without a release fence)
+//   EPI_BUFS (staging buffers per consumer warpgroup: 2 = rungs 5-9; BN/EPI_N = the whole tile, stores never wait
+//   inside a tile)  PRODUCER_REGS / CONSUMER_REGS (setmaxnreg targets)
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose.
 #include <cuda_fp16.h>
@@ -29,11 +31,11 @@ constexpr uint32_t K_SWZ_MASK = BK_BYTES == 128 ? 0x70u : (BK_BYTES == 64 ? 0x30
 constexpr int B_SLAB = BK * 128;                   // MN-major B: one 64-column slab, BK rows of 128 bytes
 constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns of one 128-byte sub-tile row
 constexpr int EPI_BUF = WG_ROWS * 128;
-constexpr int EPI_BUFS = 2;
 constexpr int RING_BYTES = STAGES * STAGE_TX;
 constexpr int EPI_BYTES = TMA_STORE ? NC * EPI_BUFS * EPI_BUF : 0;
 constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES;
 constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;   // + alignment slack
+static_assert(EPI_BUFS >= 2 && EPI_BUFS <= 8, "2..8 epilogue staging buffers per consumer warpgroup");
 static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a multiple of 64 rows");
 static_assert(ACC_N * MI <= 128, "accumulators must fit in 128 registers per thread");
 static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
@@ -299,7 +301,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   if constexpr (CM > 1) cluster_sync(); else __syncthreads();
 
   if (wg_id == 0) {
-    if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
     if (threadIdx.x == 0) {
       uint32_t it = 0;
       for (int u = blockIdx.x / CM; u < units; u += num_clusters) {
@@ -332,7 +334,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       }
     }
   } else {
-    if constexpr (SETMAXNREG) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    if constexpr (SETMAXNREG) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
     const int wg = wg_id - 1;
     const int lane = threadIdx.x % 32;
     const float alpha = load_alpha(scale_a, scale_b);
