@@ -80,7 +80,7 @@ def random_frames(frames: int, ex: int, ey: int):
     return inp, tex
 
 
-def kernel_rows(quick: bool = False) -> list[dict]:
+def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict]:
     """µs per launch / per frame and fps of the kernel for each extent, mode and batch size."""
     import torch
 
@@ -96,7 +96,7 @@ def kernel_rows(quick: bool = False) -> list[dict]:
             reps = 20 if numerics == "ada" or quick else 100
 
             def call(i=inp, t=tex, a=oa, s=os_, n=numerics, x=ex, y=ey) -> None:
-                native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s)
+                native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s, options=options)
 
             us = time_kernel(call, warmup=3, reps=reps, per_graph=5 if numerics == "ada" else 20)
             rows.append({"extent": f"{ex}x{ey}", "impl": f"native-{numerics}", "frames": frames,
@@ -142,12 +142,12 @@ def finish_cpu_reference(proc: subprocess.Popen) -> dict:
             "us_per_frame": round(sec * 1e6, 1), "fps": round(1 / sec, 4)}
 
 
-def run(quick: bool = False, cpu_reference: bool = False) -> dict:
-    """All rows plus the floors and the ratios the issue asks for."""
+def run(quick: bool = False, cpu_reference: bool = False, options: tuple[str, ...] = ()) -> dict:
+    """All rows plus the floors and the ratios the issue asks for (`options`: nvcc flags of a candidate build)."""
     import torch
 
     proc = start_cpu_reference() if cpu_reference else None
-    rows = kernel_rows(quick)
+    rows = kernel_rows(quick, options)
     try:
         rows.append(torch_eager_row())
     except Exception as exc:  # the comparison must not hide the kernel's own figures

@@ -211,7 +211,7 @@ STAMP_NAMES = ("start", "prologue", "barrier1", "P1-10", "P11-12", "barrier2", "
                "P61", "E61/exit")
 
 
-def profile(fh) -> dict:
+def profile(fh, options: tuple[str, ...] = ()) -> dict:
     """clock64 stamps per warp at the phase boundaries (variant hopper_timing): median cycles of each part."""
     import torch
 
@@ -226,7 +226,7 @@ def profile(fh) -> dict:
         nwin = -(-ex // 8) * -(-ey // 8)
         buf = torch.zeros((nwin * 8 * 16,), dtype=torch.int64, device="cuda")
         for _ in range(3):  # warm: the last run's stamps are kept
-            native_batch(w, tin, tex, ex, ey, debug=buf, variant="hopper_timing")
+            native_batch(w, tin, tex, ex, ey, debug=buf, variant="hopper_timing", options=options)
         torch.cuda.synchronize()
         st = buf.cpu().numpy().reshape(nwin, 8, 16).astype(np.int64)
         rows = {}
@@ -244,12 +244,208 @@ def profile(fh) -> dict:
         total_cycles = int(np.median(st[:, 0, 11] - st[:, 0, 0]))
         out[f"{ex}x{ey}"] = {"cycles": rows, "cta_ns_median": int(np.median(cta_ns)), "cta_ns_max": int(cta_ns.max()),
                              "cta_start_spread_ns": start_spread, "warp0_total_cycles": total_cycles}
-        log(f"profile {ex}x{ey}: {out[f'{ex}x{ey}']}", fh)
+        log(f"profile {' '.join(options) or 'shipped'} {ex}x{ey}: {out[f'{ex}x{ey}']}", fh)
     return out
 
 
 EXPERIMENTS = {"base": (), "j2": ("-DENC5_J_UNROLL=2",), "j2m2": ("-DENC5_J_UNROLL=2", "-DENC5_MLP_UNROLL=2"),
                "k5j2": ("-DENC5_KS_UNROLL=5", "-DENC5_J_UNROLL=2")}
+
+# Builds compared by `candidates`: the shipped default first, then the older forms (macros of enc5.cu set back).
+OLD = ("-DENC5_QV_F16A=0", "-DENC5_FC1_F16A=0", "-DENC5_J_UNROLL=1", "-DENC5_MLP_SMEM=0")
+CANDIDATES = {
+    "shipped": (),  # the source's defaults: ENC5_QV_F16A=1, ENC5_FC1_F16A=0, ENC5_J_UNROLL=2, ENC5_MLP_SMEM=1
+    "old": OLD,  # the 2026-11-29 kernel: every mma a native m16n8k32 e4m3, heads of P13-P20 rolled, register prefetch
+    "regs_fc1": ("-DENC5_MLP_SMEM=0", "-DENC5_FC1_F16A=1"),  # the first 2026-11-30 default (register prefetch)
+    "ring_fc1": ("-DENC5_FC1_F16A=1",),
+    "ring_m2": ("-DENC5_MLP_UNROLL=2",),
+}
+# Measured on 2026-11-30 (each bit-exact on the 319 reference frames; docs/enc5-native.md has the table): old, j2,
+# fc1, qv, qv_fc1, regs_fc1 (then "shipped"), ring (= ring_fc1), ring_m2 (+ fc1), ring_nofc1 (now "shipped"),
+# ring_m2_nofc1 (now "ring_m2").
+
+
+def e4m3_fragments(a: np.ndarray, b: np.ndarray, c: np.ndarray):
+    """(tiles,16,32) A, (tiles,32,8) B codes and (tiles,16,8) C bits -> per-lane fragment words of m16n8k32."""
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    n = a.shape[0]
+    fa = np.zeros((n, 32, 4), np.uint32)
+    fb = np.zeros((n, 32, 2), np.uint32)
+    fc = np.zeros((n, 32, 2), np.uint32)
+    for r in range(4):
+        row = g + 8 * (r & 1)
+        for i in range(4):
+            k = 4 * t + i + 16 * (r >> 1)
+            fa[:, :, r] |= a[:, row, k].astype(np.uint32) << (8 * i)
+    for j in range(2):
+        for i in range(4):
+            fb[:, :, j] |= b[:, 4 * t + i + 16 * j, g].astype(np.uint32) << (8 * i)
+    for r in range(2):
+        for h in range(2):
+            fc[:, :, r] |= c[:, g + 8 * r, 2 * t + h].astype(np.uint32) << (16 * h)
+    return fa, fb, fc
+
+
+def fragments_to_d(fd: np.ndarray) -> np.ndarray:
+    """Per-lane D words (tiles, 32, 2) -> (tiles, 16, 8) f16 bits."""
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    d = np.zeros((fd.shape[0], 16, 8), np.uint16)
+    for r in range(2):
+        for h in range(2):
+            d[:, g + 8 * r, 2 * t + h] = (fd[:, :, r] >> (16 * h)) & 0xFFFF
+    return d
+
+
+def tile_check(fh, tiles: int = 4096) -> dict:
+    """Single m16n8k32 tiles on the GPU: the native e4m3 mma and the hand-issued HMMA pair (unpack_a +
+    mma_hopper_f16a) against each other and against tcforge.numerics' Hopper model; random codes, specials mixed in."""
+    import ctypes
+
+    import torch
+
+    from tcforge.layers.enc5.gpu import kernel
+    from tcforge.numerics.mma import mma_m16n8k32_e4m3_f16
+    from tcforge.runtime import driver
+
+    rng = np.random.default_rng(2026)
+    a = rng.integers(0, 256, (tiles, 16, 32), dtype=np.uint8)
+    b = rng.integers(0, 256, (tiles, 32, 8), dtype=np.uint8)
+    c = rng.integers(0, 65536, (tiles, 16, 8), dtype=np.uint16)
+    # half the tiles without NaN codes and with finite C (so the sums, not the NaN rule, are exercised)
+    half = tiles // 2
+    a[:half][(a[:half] & 0x7F) == 0x7F] = 0x7E
+    b[:half][(b[:half] & 0x7F) == 0x7F] = 0x3F
+    cc = c[:half]
+    cc[(cc & 0x7C00) == 0x7C00] &= 0xBFFF
+    fa, fb, fc = e4m3_fragments(a, b, c)
+    dev = [torch.from_numpy(x.view(np.int32)).cuda() for x in (fa, fb, fc)]
+    dn = torch.zeros((tiles, 32, 2), dtype=torch.int32, device="cuda")
+    ds = torch.zeros_like(dn)
+    fn = kernel.function("tile_check")
+    args = [ctypes.c_uint64(x.data_ptr()) for x in (*dev, dn, ds)] + [ctypes.c_int(tiles)]
+    driver.launch(fn, (-(-tiles // 8), 1, 1), (256, 1, 1), args, stream=torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    got_n = fragments_to_d(dn.cpu().numpy().view(np.uint32))
+    got_s = fragments_to_d(ds.cpu().numpy().view(np.uint32))
+    want = mma_m16n8k32_e4m3_f16(a, b, c, model="hopper")
+    out = {"tiles": tiles, "native_vs_split": int(np.count_nonzero(got_n != got_s)),
+           "native_vs_model": int(np.count_nonzero(got_n != want)),
+           "split_vs_model": int(np.count_nonzero(got_s != want)),
+           "values": int(want.size)}
+    log(f"tile check: {out}", fh)
+    return out
+
+
+def _load_ref(path: Path):
+    """One stored reference frame and its regenerated inputs (numpy), or the reason it cannot be read."""
+    try:
+        z = np.load(path)
+        meta = json.loads(str(z["meta"]))
+        arena, surface = z["arena"], z["surface"]
+    except Exception as exc:
+        return repr(exc)
+    w, inp = make_case(meta["ex"], meta["ey"], meta["ox"], meta["oy"], meta["wseed"], meta["iseed"])
+    return meta, np.array(w.array), inp.input, np.ascontiguousarray(inp.texture), arena, surface
+
+
+class RefSet:
+    """Every stored reference frame, loaded once: inputs on the GPU, expected outputs on the GPU."""
+
+    def __init__(self, ref_dir: Path, fh) -> None:
+        from multiprocessing import Pool
+
+        import torch
+
+        self.frames = []
+        files = [f for f in sorted(ref_dir.glob("*.npz")) if f.name.split("_")[0] != "dbg"]
+        with Pool(12) as pool:
+            loaded = pool.map(_load_ref, files)
+        for f, item in zip(files, loaded, strict=True):
+            if isinstance(item, str):
+                log(f"skip {f.name}: {item}", fh)
+                continue
+            meta, w, inp, tex, arena, surface = item
+            ex, ey = meta["ex"], meta["ey"]
+            self.frames.append(dict(
+                tag=f.name.split("_")[0], meta=meta, w=torch.from_numpy(w).cuda(),
+                inp=torch.from_numpy(inp).cuda().reshape(1, -1),
+                tex=torch.from_numpy(tex.view(np.int16)).cuda().reshape(1, ey, ex, 4),
+                arena=torch.from_numpy(arena).cuda().reshape(1, -1),
+                surface=torch.from_numpy(surface.view(np.int16)).cuda().reshape(1, ey, ex, 4),
+                untouched_px=int(np.count_nonzero(np.all(surface == SURFACE_POISON, axis=-1)))))
+        log(f"loaded {len(self.frames)} reference frames", fh)
+
+    def check(self, options: tuple[str, ...]) -> dict:
+        """Run one build on every frame (poisoned buffers); mismatch counts per group."""
+        import torch
+
+        from tcforge.layers.enc5.gpu import native_batch
+
+        groups: dict[str, dict] = {}
+        for fr in self.frames:
+            m = fr["meta"]
+            g = groups.setdefault(fr["tag"], dict(cases=0, arena_bad=0, surface_bad=0, bad_cases=0, arena_bytes=0,
+                                                  surface_values=0, untouched_px=0,
+                                                  extent=f"{m['ex']}x{m['ey']}+{m['ox']},{m['oy']} {m['numerics']}"))
+            a0 = torch.full_like(fr["arena"], ARENA_POISON)
+            s0 = torch.full_like(fr["surface"], np.int16(np.uint16(SURFACE_POISON).view(np.int16)))
+            a, s_ = native_batch(fr["w"], fr["inp"], fr["tex"], m["ex"], m["ey"], ox=m["ox"], oy=m["oy"],
+                                 numerics=m["numerics"], arena=a0, surface=s0, options=options)
+            ab = int((a != fr["arena"]).sum())
+            sb = int((s_ != fr["surface"]).sum())
+            g["cases"] += 1
+            g["arena_bad"] += ab
+            g["surface_bad"] += sb
+            g["bad_cases"] += int(ab + sb > 0)
+            g["arena_bytes"] += a.numel()
+            g["surface_values"] += s_.numel()
+            g["untouched_px"] += fr["untouched_px"]
+        torch.cuda.synchronize()
+        return groups
+
+
+def candidates(ref_dir: Path, fh) -> dict:
+    """Every candidate build on every reference frame (both numerics) first; then the timings of the bit-exact ones
+    (720p / 4K, 1 and 64 frames, two rounds); returns the rows and the fastest bit-exact candidate."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import enc5_native
+    import torch
+
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    refs = RefSet(ref_dir, fh)
+    res: dict = {}
+    for name, opts in CANDIDATES.items():
+        t0 = time.perf_counter()
+        groups = refs.check(opts)
+        bad = sum(g["arena_bad"] + g["surface_bad"] for g in groups.values())
+        res[name] = {"options": list(opts), "refs": groups, "bit_exact": bad == 0 and len(groups) > 0}
+        log(f"candidate {name} {opts}: bit_exact={bad == 0} ({time.perf_counter() - t0:.1f}s) " + "; ".join(
+            f"{k}: {g['cases']} frames, arena {g['arena_bad']}/{g['arena_bytes']}, surface "
+            f"{g['surface_bad']}/{g['surface_values']}" for k, g in groups.items()), fh)
+    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
+    shapes = [(40, 23, 1), (120, 68, 1), (40, 23, 64), (120, 68, 64)]
+    data = {}
+    for ex, ey, f in shapes:
+        inp, tex = enc5_native.random_frames(f, ex, ey)
+        data[(ex, ey, f)] = (inp, tex, torch.zeros_like(inp), torch.zeros_like(tex))
+    for _round in range(2):
+        for name, opts in CANDIDATES.items():
+            if not res[name]["bit_exact"]:
+                continue
+            for ex, ey, f in shapes:
+                inp, tex, oa, os_ = data[(ex, ey, f)]
+                us = enc5_native.time_kernel(lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=opts: native_batch(
+                    dw, i, t, x, y, arena=a, surface=s, options=o), warmup=3, reps=100 if f == 1 else 20)
+                res[name].setdefault("us", {}).setdefault(f"{ex}x{ey}x{f}", []).append(round(us, 2))
+    for name in CANDIDATES:
+        log(f"timing {name}: {res[name].get('us')}", fh)
+    exact = [n for n in CANDIDATES if res[n]["bit_exact"]]
+    best = min(exact, key=lambda n: min(res[n]["us"]["40x23x1"]) + min(res[n]["us"]["120x68x1"])) if exact else None
+    log(f"fastest bit-exact candidate: {best}", fh)
+    return {"rows": res, "best": best}
 
 
 def experiments(fh) -> dict:
@@ -290,12 +486,12 @@ def experiments(fh) -> dict:
     return res
 
 
-def bench(fh) -> dict:
+def bench(fh, options: tuple[str, ...] = ()) -> dict:
     """The benchmark of bench/enc5_native.py (kernel rows, torch eager, CPU reference in the background)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     import enc5_native
 
-    result = enc5_native.run(quick=False, cpu_reference=True)
+    result = enc5_native.run(quick=False, cpu_reference=True, options=options)
     log(enc5_native.table(result), fh)
     return result
 
@@ -325,14 +521,17 @@ def sanitize_case() -> int:
                         arena_ptr=upload("arena", np.zeros(5 * ey * ex * 32, np.uint8)),
                         texture_ptr=upload("tex", np.ascontiguousarray(inp.texture)),
                         surface_ptr=upload("surf", np.zeros((ey, ex, 4), np.uint16)))
-    kernel.launch("hopper", prm)
+    import os
+
+    kernel.launch("hopper", prm, options=tuple(filter(None, os.environ.get("ENC5_OPTIONS", "").split())))
     driver.check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
     print("sanitize case ran")
     return 0
 
 
-def sanitizers(fh, out_dir: Path) -> dict:
-    """memcheck, racecheck, synccheck on the tiny case; each tool's verdict."""
+def sanitizers(fh, out_dir: Path, options: tuple[str, ...] = ()) -> dict:
+    """memcheck, racecheck, synccheck on the tiny case (the build with `options`); each tool's verdict."""
+    import os
     import subprocess
 
     res = {}
@@ -340,7 +539,8 @@ def sanitizers(fh, out_dir: Path) -> dict:
         cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, __file__, "sanitize"]
         t0 = time.perf_counter()
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=90,
+                               env={**os.environ, "ENC5_OPTIONS": " ".join(options)})
             text = p.stdout + p.stderr
             res[tool] = f"rc={p.returncode}"
             summary = [ln for ln in text.splitlines() if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln]
@@ -364,7 +564,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--refs", default=".enc5refs")
     ap.add_argument("--out", default=".")
     ap.add_argument("--limit", type=int, default=1000, help="cases per group")
-    ap.add_argument("--skip", default="", help="comma list of: build,debug,refs,profile,experiments,bench,sanitize")
+    ap.add_argument("--skip", default="", help="comma list of: build,tiles,debug,candidates,refs,profile,experiments,"
+                    "bench,sanitize")
     args = ap.parse_args(argv)
     if args.mode == "sanitize":
         return sanitize_case()
@@ -378,18 +579,30 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         if "build" not in skip:
             summary["build"] = build(fh)
+        if "tiles" not in skip:
+            summary["tiles"] = tile_check(fh)
         if "debug" not in skip:
             summary["debug"] = check_debug(Path(args.refs), fh)
+        if "candidates" not in skip:
+            summary["candidates"] = candidates(Path(args.refs), fh)
         if "refs" not in skip:
             summary["refs"] = check_refs(Path(args.refs), fh, args.limit)
         if "profile" not in skip:
             summary["profile"] = profile(fh)
+            best = summary.get("candidates", {}).get("best")
+            if best and best != "shipped":
+                summary["profile_best"] = profile(fh, CANDIDATES[best])
+            summary["profile_old"] = profile(fh, OLD)
         if "experiments" not in skip:
             summary["experiments"] = experiments(fh)
+        best = summary.get("candidates", {}).get("best") or "shipped"
+        best_opts = CANDIDATES[best]
         if "bench" not in skip:
-            summary["bench"] = bench(fh)
+            summary["bench"] = bench(fh, best_opts)
+            summary["bench"]["options"] = list(best_opts)
         if "sanitize" not in skip:
-            summary["sanitize"] = sanitizers(fh, out)
+            summary["sanitize"] = sanitizers(fh, out, best_opts)
+            summary["sanitize"]["options"] = " ".join(best_opts)
         (out / "enc5_device_check.json").write_text(json.dumps(summary, indent=1))
         log(f"total {time.perf_counter() - t0:.0f}s", fh)
         log("\n== summary ==", fh)
@@ -408,6 +621,15 @@ def main(argv: list[str]) -> int:
             log(f"experiment {k}: {v}", fh)
         for k, v in summary.get("profile", {}).items():
             log(f"profile {k}: {v}", fh)
+        for k, v in summary.get("profile_old", {}).items():
+            log(f"profile old {k}: {v}", fh)
+        if "tiles" in summary:
+            log(f"tiles: {summary['tiles']}", fh)
+        cand = summary.get("candidates", {}).get("rows", {})
+        for name, row in cand.items():
+            bad = sum(g["arena_bad"] + g["surface_bad"] for g in row["refs"].values())
+            frames = sum(g["cases"] for g in row["refs"].values())
+            log(f"candidate {name:8s} exact={row['bit_exact']} frames {frames} mismatches {bad} us {row.get('us')}", fh)
         for k, v in summary.get("sanitize", {}).items():
             log(f"sanitizer {k}: {v}", fh)
     return 0

@@ -1,5 +1,9 @@
 """`tcforge spec` on the native kernel's own PTX (all loops unrolled): the layer's 1306 mma per warp, with the MLP's
-20 odd/even phase pairs in the corrected shapes (docs/enc5-native.md explains the other differences)."""
+20 odd/even phase pairs in the corrected shapes (docs/enc5-native.md explains the other differences).
+
+The spec build turns off the hand-issued HMMA pairs (ENC5_QV_F16A) and the MLP's shared-memory weight ring
+(ENC5_MLP_SMEM) so that every mma reads as the layer's m16n8k32 e4m3 with its weights loaded from global memory; the
+shipped build's PTX is counted separately: the same mma, P1-P10's as two m16n8k16 f16 each."""
 
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ def spec(tmp_path_factory) -> dict:
 
     ptx = Path(tmp_path_factory.mktemp("enc5ptx")) / "enc5_full.ptx"
     subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
-                    "-DENC5_VARIANT=0", "-DENC5_FULL_UNROLL", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
+                    "-DENC5_VARIANT=0", "-DENC5_FULL_UNROLL", "-DENC5_QV_F16A=0", "-DENC5_FC1_F16A=0",
+                    "-DENC5_MLP_SMEM=0", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
     return analyse(read_module_file(str(ptx)), "enc5_hopper", block=(32, 1, 8)).to_dict()
 
 
@@ -41,3 +46,14 @@ def test_parameter_reads_are_the_originals(spec: dict) -> None:
     assert spec["param_offsets"] == [0, 8, 40, 48, 80, 88, 112]
     types = {p["offset"]: p["type"] for p in spec["params"]}
     assert types[0] == "v2.u32" and types[80] == "v2.u16" and types[40] == "u64"
+
+
+def test_shipped_build_issues_the_hmma_pairs_by_hand(tmp_path) -> None:
+    # P1-P10 (10 x 24 per warp) become pairs of m16n8k16 f16; the other 1066 stay m16n8k32 e4m3
+    ptx = tmp_path / "enc5_shipped.ptx"
+    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
+                    "-DENC5_VARIANT=0", "-DENC5_FULL_UNROLL", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
+    text = ptx.read_text()
+    assert text.count("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") == 2 * 10 * 24
+    assert text.count("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16") == 1306 - 10 * 24
+    assert text.count("cp.async.cg.shared.global") > 0  # the MLP's weight ring

@@ -22,10 +22,39 @@
 #define ENC5_KS_UNROLL 1
 #endif
 #ifndef ENC5_J_UNROLL
-#define ENC5_J_UNROLL 1
+#if defined(ENC5_VARIANT) && (ENC5_VARIANT == 0 || ENC5_VARIANT == 3)
+#define ENC5_J_UNROLL 2  // hopper (and its timing twin): heads of P13-P20 in pairs, no register copies of Wo
+#else
+#define ENC5_J_UNROLL 1  // debug dump and ada: no registers to spare
+#endif
 #endif
 #ifndef ENC5_MLP_UNROLL
 #define ENC5_MLP_UNROLL 1
+#endif
+// 1: fc1's A fragments (E20's output, the same in every MLP chunk) are unpacked to f16 once and the two HMMA of
+// each mma issued by hand (mma_hopper_f16a); 0: plain m16n8k32 e4m3 mma. Hopper only. Off: measured 1.3% faster
+// alone (register prefetch) but 4.5% slower together with the shared-memory weight ring (docs/enc5-native.md).
+#ifndef ENC5_FC1_F16A
+#define ENC5_FC1_F16A 0
+#endif
+// 1: the prologue stages P1-P10's A fragments already unpacked to f16 (two uint4 per lane and fragment, 30 KB), so
+// the 8 head warps do not each unpack the same 48 A words per k-step. Hopper only.
+#ifndef ENC5_QV_F16A
+#define ENC5_QV_F16A 1
+#endif
+// 1: the MLP's fc1/fc2 weights go through a 3-stage cp.async ring in shared memory (the dead 30 KB of P1-P10's
+// staged operand), filled once per CTA instead of once per warp, and read with ld.shared right before use: frees the
+// 80 registers of the per-warp register prefetch. Needs ENC5_QV_F16A (the ring is 3 x 10240 B). On for hopper and
+// its timing twin; the debug dump keeps the register prefetch (with the ring it would spill).
+#ifndef ENC5_MLP_SMEM
+#if defined(ENC5_VARIANT) && (ENC5_VARIANT == 0 || ENC5_VARIANT == 3)
+#define ENC5_MLP_SMEM 1
+#else
+#define ENC5_MLP_SMEM 0
+#endif
+#endif
+#if ENC5_MLP_SMEM && !ENC5_QV_F16A
+#error "ENC5_MLP_SMEM needs ENC5_QV_F16A (the weight ring lives in the 30 KB operand buffer)"
 #endif
 #define ENC5_PRAGMA(x) _Pragma(#x)
 #define ENC5_UNROLL(n) ENC5_PRAGMA(unroll n)
@@ -130,6 +159,14 @@ __device__ __forceinline__ uint4 ldg16(const uint8_t* p) {
 __device__ __forceinline__ uint32_t ldg4(const uint8_t* p) {
     uint32_t v; asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p)); return v;
 }
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void bar_mlp() { asm volatile("bar.sync 1, 128;" ::: "memory"); }  // warps 0..3
 
 // ---------------------------------------------------------------------------------------------------------------
 // The mma: native sm_90a (Hopper model) or the exact-integer Ada model
@@ -238,6 +275,42 @@ __device__ __noinline__ void mma_ada(uint32_t& d0, uint32_t& d1, uint32_t a0, ui
     d1 = pack2(ada_element(r1, n0, lo16(c1)), ada_element(r1, n1, hi16(c1)));
 }
 
+// The Hopper lowering issued by hand: ptxas turns one m16n8k32 e4m3 mma into an f16 HMMA.16816 over the bytes with
+// k%4 in {0,1} (the low half of every operand word, C = +0), a second one over k%4 in {2,3} (the high halves)
+// accumulating onto it, and an f16x2 add of C. Writing the two m16n8k16 f16 mma ourselves gives the same SASS
+// operations on the same f16 values, so the bits are the same; the gain is that a caller can unpack an A fragment
+// once and reuse it (ptxas does not hoist the unpack out of a loop).
+__device__ __forceinline__ uint32_t e4m3_lo_to_f16x2(uint32_t w) {  // bytes 0, 1 -> f16x2
+    uint32_t d; asm("{ .reg .b16 l, h; mov.b32 {l, h}, %1; cvt.rn.f16x2.e4m3x2 %0, l; }" : "=r"(d) : "r"(w)); return d;
+}
+__device__ __forceinline__ uint32_t e4m3_hi_to_f16x2(uint32_t w) {  // bytes 2, 3 -> f16x2
+    uint32_t d; asm("{ .reg .b16 l, h; mov.b32 {l, h}, %1; cvt.rn.f16x2.e4m3x2 %0, h; }" : "=r"(d) : "r"(w)); return d;
+}
+__device__ __forceinline__ void hmma16816(uint32_t& d0, uint32_t& d1, const uint32_t (&a)[4], uint32_t b0, uint32_t b1,
+                                          uint32_t c0, uint32_t c1) {
+    asm("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};"
+        : "=r"(d0), "=r"(d1)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "r"(c0), "r"(c1));
+}
+// A fragment of one e4m3 m16n8k32 split into the f16 A fragments of the two HMMA: [0] low halves, [1] high halves
+__device__ __forceinline__ void unpack_a(uint32_t (&af)[2][4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3) {
+    const uint32_t w[4] = {a0, a1, a2, a3};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        af[0][i] = e4m3_lo_to_f16x2(w[i]);
+        af[1][i] = e4m3_hi_to_f16x2(w[i]);
+    }
+}
+// d = (HMMA(A_hi, B_hi, HMMA(A_lo, B_lo, +0))) + c: the m16n8k32 e4m3 mma with a pre-unpacked A
+__device__ __forceinline__ void mma_hopper_f16a(uint32_t& d0, uint32_t& d1, const uint32_t (&af)[2][4], uint32_t b0,
+                                                uint32_t b1, uint32_t c0, uint32_t c1) {
+    uint32_t t0, t1;
+    hmma16816(t0, t1, af[0], e4m3_lo_to_f16x2(b0), e4m3_lo_to_f16x2(b1), 0u, 0u);
+    hmma16816(t0, t1, af[1], e4m3_hi_to_f16x2(b0), e4m3_hi_to_f16x2(b1), t0, t1);
+    d0 = hadd2(t0, c0);
+    d1 = hadd2(t1, c1);
+}
+
 template <int MODE>
 __device__ __forceinline__ void mma(uint32_t& d0, uint32_t& d1, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
                                     uint32_t b0, uint32_t b1, uint32_t c0, uint32_t c1) {
@@ -266,13 +339,29 @@ constexpr int DBG_D22 = 126976, DBG_D60 = 137216, DBG_D61 = 147456, DBG_TOTAL = 
 
 // shared memory: staged 96x160 operand (6 m-tiles x 5 k-steps of A fragments), the 8 heads' O (E12), D61 (E61)
 struct __align__(16) Smem {
+#if ENC5_QV_F16A
+    uint4 a[2 * 30 * 32];     // 30720 B: [5*mi + ks][lane] e4m3 (ada); [2*(5*mi + ks) + half][lane] f16 (hopper)
+#else
     uint4 a[30 * 32];         // 15360 B: [5*mi + ks][lane]
+#endif
     uint4 o[8 * 4 * 32];      // 16384 B: [head][m-tile][lane]
     uint32_t d61[64 * 8];     // 2048 B: 64 tokens x 16 f16
 };
 
 // MLP chunk i: fc1 at base, its bias at base + 5120, fc2 at base + 5184 (chunks 1..19 repeat with stride 10304)
 __device__ __forceinline__ int chunk_base(int i) { return 222144 + 10304 * i + (i > 0 ? 320 : 0); }
+
+// ENC5_MLP_SMEM: chunk c's fc1 (5120 B) and fc2 (5120 B) tiles -> ring stage (640 uint4), 5 cp.async per thread of
+// warps 0..3 (tid 0..127); one commit group per chunk
+__device__ __forceinline__ void ring_fill(uint4* stage, const uint8_t* W, int c, int tid) {
+    const uint8_t* src = W + chunk_base(c);
+#pragma unroll
+    for (int q = 0; q < 5; ++q) {
+        const int j = tid + 128 * q;
+        cp_async16(stage + j, src + (j < 320 ? 16 * j : 5184 + 16 * (j - 320)));
+    }
+    cp_async_commit();
+}
 
 // odd MLP phase: hid = An . fc1 + bias (16x32x160: 4 chains of 5 k-steps); fc1 tiles n-major (tile = 5 nt16 + ks)
 template <int MODE>
@@ -288,6 +377,41 @@ __device__ __forceinline__ void fc1_chunk(uint32_t (&hid)[4][2], const uint32_t 
         mma<MODE>(hid[2][0], hid[2][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.x, b1.y, hid[2][0], hid[2][1]);
         mma<MODE>(hid[3][0], hid[3][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.z, b1.w, hid[3][0], hid[3][1]);
     }
+}
+
+// The same phase with E20's A fragments unpacked to f16 once (hopper only, ENC5_FC1_F16A): saves the 40 loop-invariant
+// A unpacks per chunk that ptxas re-issues in every MLP iteration.
+__device__ __forceinline__ void fc1_chunk_f16a(uint32_t (&hid)[4][2], const uint32_t (&anf)[5][2][4],
+                                               const uint4 (&f1)[10], const uint32_t (&bias)[4]) {
+#pragma unroll
+    for (int n = 0; n < 4; ++n) hid[n][0] = hid[n][1] = bias[n];
+#pragma unroll
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint4 b0 = f1[ks], b1 = f1[5 + ks];
+        mma_hopper_f16a(hid[0][0], hid[0][1], anf[ks], b0.x, b0.y, hid[0][0], hid[0][1]);
+        mma_hopper_f16a(hid[1][0], hid[1][1], anf[ks], b0.z, b0.w, hid[1][0], hid[1][1]);
+        mma_hopper_f16a(hid[2][0], hid[2][1], anf[ks], b1.x, b1.y, hid[2][0], hid[2][1]);
+        mma_hopper_f16a(hid[3][0], hid[3][1], anf[ks], b1.z, b1.w, hid[3][0], hid[3][1]);
+    }
+}
+
+// clamped cubic activation of fc1's output, in place: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|);
+// out = x g; then requantised to fc2's e4m3 A fragment hq[0..3]
+__device__ __forceinline__ void mlp_activation(uint32_t (&hid)[4][2], uint32_t (&hq)[4]) {
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const uint32_t xv = hid[n][r];
+            const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
+            const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
+            const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
+            hid[n][r] = hmul2(xv, gv);
+        }
+    hq[0] = q4(hid[0][0], hid[2][0]);
+    hq[1] = q4(hid[0][1], hid[2][1]);
+    hq[2] = q4(hid[1][0], hid[3][0]);
+    hq[3] = q4(hid[1][1], hid[3][1]);
 }
 
 // store one 16x8 f16 accumulator tile (regs r0: row g, r1: row g+8; cols 2t, 2t+1) into a logical row-major matrix
@@ -354,6 +478,7 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
         }                                                                                            \
     } while (0)
     STAMP(0);
+    constexpr bool qv_f16a = MODE == ENC5_HOPPER && ENC5_QV_F16A;
     const int x0 = 8 * (int)blockIdx.x - (int)prm.ox;
     const int y0 = 8 * (int)blockIdx.y - (int)prm.oy;
 
@@ -397,7 +522,16 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
         }
 #pragma unroll
         for (int p = 0; p < 5; ++p)
-            sm.a[(5 * mi + p) * 32 + lane] = make_uint4(st[0][p], st[1][p], st[0][5 + p], st[1][5 + p]);
+        {
+            if constexpr (qv_f16a) {
+                uint32_t af[2][4];
+                unpack_a(af, st[0][p], st[1][p], st[0][5 + p], st[1][5 + p]);
+                sm.a[(2 * (5 * mi + p)) * 32 + lane] = make_uint4(af[0][0], af[0][1], af[0][2], af[0][3]);
+                sm.a[(2 * (5 * mi + p) + 1) * 32 + lane] = make_uint4(af[1][0], af[1][1], af[1][2], af[1][3]);
+            } else {
+                sm.a[(5 * mi + p) * 32 + lane] = make_uint4(st[0][p], st[1][p], st[0][5 + p], st[1][5 + p]);
+            }
+        }
     }
     STAMP(1);
     __syncthreads();
@@ -424,6 +558,17 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
             const uint32_t bv[4][2] = {{bv0.x, bv0.y}, {bv0.z, bv0.w}, {bv1.x, bv1.y}, {bv1.z, bv1.w}};
 #pragma unroll
             for (int mi = 0; mi < 6; ++mi) {
+                if constexpr (qv_f16a) {
+                    const uint4 lo = sm.a[(2 * (5 * mi + ks)) * 32 + lane];
+                    const uint4 hi = sm.a[(2 * (5 * mi + ks) + 1) * 32 + lane];
+                    const uint32_t af[2][4] = {{lo.x, lo.y, lo.z, lo.w}, {hi.x, hi.y, hi.z, hi.w}};
+#pragma unroll
+                    for (int n = 0; n < 4; ++n) {
+                        mma_hopper_f16a(q[mi][n][0], q[mi][n][1], af, bq[n][0], bq[n][1], q[mi][n][0], q[mi][n][1]);
+                        mma_hopper_f16a(v[mi][n][0], v[mi][n][1], af, bv[n][0], bv[n][1], v[mi][n][0], v[mi][n][1]);
+                    }
+                    continue;
+                }
                 const uint4 a = sm.a[(5 * mi + ks) * 32 + lane];
 #pragma unroll
                 for (int n = 0; n < 4; ++n) {
@@ -602,12 +747,20 @@ ENC5_UNROLL(ENC5_J_UNROLL)
 
     STAMP(6);
     // chunk 0's fc1/fc2/bias loads go out before E20's norm
+    constexpr bool mlp_smem = MODE == ENC5_HOPPER && ENC5_MLP_SMEM;
+    uint4* ring = sm.a;  // mlp_smem: 3 stages x 640 uint4 (sm.a is dead since the barrier before P13)
+    const int tid = lane + 32 * z;
     uint4 f1[10], f2[10];
     uint32_t bias1[4];
+    if constexpr (mlp_smem) {
+        ring_fill(ring, W, 0, tid);
+        ring_fill(ring + 640, W, 1, tid);
+    } else {
 #pragma unroll
-    for (int k = 0; k < 10; ++k) {
-        f1[k] = ldg16(W + chunk_base(0) + 16 * lane + 512 * k);
-        f2[k] = ldg16(W + chunk_base(0) + 5184 + 16 * lane + 512 * k);
+        for (int k = 0; k < 10; ++k) {
+            f1[k] = ldg16(W + chunk_base(0) + 16 * lane + 512 * k);
+            f2[k] = ldg16(W + chunk_base(0) + 5184 + 16 * lane + 512 * k);
+        }
     }
 #pragma unroll
     for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(0) + 5120 + 16 * n + 4 * t);
@@ -629,6 +782,12 @@ ENC5_UNROLL(ENC5_J_UNROLL)
             an[s][3] = q4(nrm[1][4 * s + 1], nrm[1][4 * s + 3]);
         }
     }
+    constexpr bool fc1_f16a = MODE == ENC5_HOPPER && ENC5_FC1_F16A;
+    uint32_t anf[5][2][4];
+    if constexpr (fc1_f16a) {
+#pragma unroll
+        for (int s = 0; s < 5; ++s) unpack_a(anf[s], an[s][0], an[s][1], an[s][2], an[s][3]);
+    }
     // E21: P22's C = out_bias[c] + D20
 #pragma unroll
     for (int n = 0; n < 20; ++n) {
@@ -642,51 +801,96 @@ ENC5_UNROLL(ENC5_J_UNROLL)
     // Software-pipelined: iteration i runs fc2_i and fc1_{i+1} in one basic block (independent mma, interleaved by
     // the scheduler); fc2_{i+1} / fc1_{i+2} loads are issued as soon as their registers are consumed.
     uint32_t hid[4][2];
-    fc1_chunk<MODE>(hid, an, f1, bias1);
+    if constexpr (mlp_smem) {
+        // chunk c lives in stage c % 3; iteration i reads fc2_i and fc1_{i+1}; its barrier also means every warp has
+        // left iteration i-1, so stage (i+2) % 3 is free for chunk i+2 (needed one iteration later)
+        cp_async_wait<1>();
+        bar_mlp();
+        {
+            uint4 fb[10];
 #pragma unroll
-    for (int k = 0; k < 10; ++k) f1[k] = ldg16(W + chunk_base(1) + 16 * lane + 512 * k);
-#pragma unroll
-    for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(1) + 5120 + 16 * n + 4 * t);
-    if constexpr (DEBUG) {
-#pragma unroll
-        for (int n = 0; n < 4; ++n) dbg_tile(dbg + DBG_D21, 32, 16 * z, 8 * n, hid[n][0], hid[n][1]);
-    }
-ENC5_UNROLL(ENC5_MLP_UNROLL)
-    for (int i = 0; i < 20; ++i) {
-        // clamped cubic activation: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|); out = x g
-#pragma unroll
-        for (int n = 0; n < 4; ++n)
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const uint32_t xv = hid[n][r];
-                const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
-                const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
-                const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
-                hid[n][r] = hmul2(xv, gv);
-            }
-        const uint32_t h0 = q4(hid[0][0], hid[2][0]), h1 = q4(hid[0][1], hid[2][1]);
-        const uint32_t h2 = q4(hid[1][0], hid[3][0]), h3 = q4(hid[1][1], hid[3][1]);
-        // fc2_i (the running residual)
-#pragma unroll
-        for (int n2 = 0; n2 < 10; ++n2) {
-            mma<MODE>(acc[2 * n2][0], acc[2 * n2][1], h0, h1, h2, h3, f2[n2].x, f2[n2].y, acc[2 * n2][0],
-                      acc[2 * n2][1]);
-            mma<MODE>(acc[2 * n2 + 1][0], acc[2 * n2 + 1][1], h0, h1, h2, h3, f2[n2].z, f2[n2].w,
-                      acc[2 * n2 + 1][0], acc[2 * n2 + 1][1]);
+            for (int k = 0; k < 10; ++k) fb[k] = ring[32 * k + lane];
+            if constexpr (fc1_f16a) fc1_chunk_f16a(hid, anf, fb, bias1);
+            else fc1_chunk<MODE>(hid, an, fb, bias1);
         }
-        const int n1 = i < 19 ? i + 1 : 19, n2i = i < 18 ? i + 2 : 19;
 #pragma unroll
-        for (int k = 0; k < 10; ++k) f2[k] = ldg16(W + chunk_base(n1) + 5184 + 16 * lane + 512 * k);
-        // fc1_{i+1} (chunk 19 recomputed, unused, on the last iteration: keeps the block branch-free)
-        fc1_chunk<MODE>(hid, an, f1, bias1);
-#pragma unroll
-        for (int k = 0; k < 10; ++k) f1[k] = ldg16(W + chunk_base(n2i) + 16 * lane + 512 * k);
-#pragma unroll
-        for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(n2i) + 5120 + 16 * n + 4 * t);
+        for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(1) + 5120 + 16 * n + 4 * t);
         if constexpr (DEBUG) {
-            if (i == 0) {
 #pragma unroll
-                for (int n = 0; n < 20; ++n) dbg_tile(dbg + DBG_D22, 160, 16 * z, 8 * n, acc[n][0], acc[n][1]);
+            for (int n = 0; n < 4; ++n) dbg_tile(dbg + DBG_D21, 32, 16 * z, 8 * n, hid[n][0], hid[n][1]);
+        }
+ENC5_UNROLL(ENC5_MLP_UNROLL)
+        for (int i = 0; i < 20; ++i) {
+            cp_async_wait<0>();
+            bar_mlp();
+            if (i < 18) ring_fill(ring + 640 * ((i + 2) % 3), W, i + 2, tid);
+            uint32_t hq[4];
+            mlp_activation(hid, hq);
+            const uint4* s2 = ring + 640 * (i % 3) + 320;
+#pragma unroll
+            for (int n2 = 0; n2 < 10; ++n2) {
+                const uint4 b = s2[32 * n2 + lane];
+                mma<MODE>(acc[2 * n2][0], acc[2 * n2][1], hq[0], hq[1], hq[2], hq[3], b.x, b.y, acc[2 * n2][0],
+                          acc[2 * n2][1]);
+                mma<MODE>(acc[2 * n2 + 1][0], acc[2 * n2 + 1][1], hq[0], hq[1], hq[2], hq[3], b.z, b.w,
+                          acc[2 * n2 + 1][0], acc[2 * n2 + 1][1]);
+            }
+            // fc1_{i+1} (on the last iteration a stale stage, unused: keeps the block branch-free)
+            const uint4* s1 = ring + 640 * ((i + 1) % 3);
+            uint4 fb[10];
+#pragma unroll
+            for (int k = 0; k < 10; ++k) fb[k] = s1[32 * k + lane];
+            if constexpr (fc1_f16a) fc1_chunk_f16a(hid, anf, fb, bias1);
+            else fc1_chunk<MODE>(hid, an, fb, bias1);
+            const int n2i = i < 18 ? i + 2 : 19;
+#pragma unroll
+            for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(n2i) + 5120 + 16 * n + 4 * t);
+            if constexpr (DEBUG) {
+                if (i == 0) {
+#pragma unroll
+                    for (int n = 0; n < 20; ++n) dbg_tile(dbg + DBG_D22, 160, 16 * z, 8 * n, acc[n][0], acc[n][1]);
+                }
+            }
+        }
+    } else {
+        if constexpr (fc1_f16a) fc1_chunk_f16a(hid, anf, f1, bias1);
+            else fc1_chunk<MODE>(hid, an, f1, bias1);
+#pragma unroll
+        for (int k = 0; k < 10; ++k) f1[k] = ldg16(W + chunk_base(1) + 16 * lane + 512 * k);
+#pragma unroll
+        for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(1) + 5120 + 16 * n + 4 * t);
+        if constexpr (DEBUG) {
+#pragma unroll
+            for (int n = 0; n < 4; ++n) dbg_tile(dbg + DBG_D21, 32, 16 * z, 8 * n, hid[n][0], hid[n][1]);
+        }
+ENC5_UNROLL(ENC5_MLP_UNROLL)
+        for (int i = 0; i < 20; ++i) {
+            uint32_t hq[4];
+            mlp_activation(hid, hq);
+            const uint32_t h0 = hq[0], h1 = hq[1], h2 = hq[2], h3 = hq[3];
+            // fc2_i (the running residual)
+#pragma unroll
+            for (int n2 = 0; n2 < 10; ++n2) {
+                mma<MODE>(acc[2 * n2][0], acc[2 * n2][1], h0, h1, h2, h3, f2[n2].x, f2[n2].y, acc[2 * n2][0],
+                          acc[2 * n2][1]);
+                mma<MODE>(acc[2 * n2 + 1][0], acc[2 * n2 + 1][1], h0, h1, h2, h3, f2[n2].z, f2[n2].w,
+                          acc[2 * n2 + 1][0], acc[2 * n2 + 1][1]);
+            }
+            const int n1 = i < 19 ? i + 1 : 19, n2i = i < 18 ? i + 2 : 19;
+#pragma unroll
+            for (int k = 0; k < 10; ++k) f2[k] = ldg16(W + chunk_base(n1) + 5184 + 16 * lane + 512 * k);
+            // fc1_{i+1} (chunk 19 recomputed, unused, on the last iteration: keeps the block branch-free)
+            if constexpr (fc1_f16a) fc1_chunk_f16a(hid, anf, f1, bias1);
+            else fc1_chunk<MODE>(hid, an, f1, bias1);
+#pragma unroll
+            for (int k = 0; k < 10; ++k) f1[k] = ldg16(W + chunk_base(n2i) + 16 * lane + 512 * k);
+#pragma unroll
+            for (int n = 0; n < 4; ++n) bias1[n] = ldg4(W + chunk_base(n2i) + 5120 + 16 * n + 4 * t);
+            if constexpr (DEBUG) {
+                if (i == 0) {
+#pragma unroll
+                    for (int n = 0; n < 20; ++n) dbg_tile(dbg + DBG_D22, 160, 16 * z, 8 * n, acc[n][0], acc[n][1]);
+                }
             }
         }
     }
@@ -828,6 +1032,25 @@ extern "C" __global__ void __launch_bounds__(256, 1) enc5_hopper_debug(const __g
 #if defined(ENC5_VARIANT) && ENC5_VARIANT == 3
 extern "C" __global__ void __launch_bounds__(256, 1) enc5_hopper_timing(const __grid_constant__ Enc5Params prm) {
     enc5_body<ENC5_HOPPER, false, true>(prm);
+}
+#endif
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 4
+// Single-tile check of the hand-issued lowering: warp w computes tile w with the native m16n8k32 e4m3 mma and with
+// unpack_a + mma_hopper_f16a. Operands in fragment order: per tile and lane A 4 words, B 2 words, C 2 words.
+extern "C" __global__ void enc5_tile_check(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* d_native,
+                                           uint32_t* d_split, int tiles) {
+    const int lane = threadIdx.x & 31;
+    const int tile = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (tile >= tiles) return;
+    const size_t i = (size_t)tile * 32 + lane;
+    const uint32_t a0 = a[4 * i], a1 = a[4 * i + 1], a2 = a[4 * i + 2], a3 = a[4 * i + 3];
+    const uint32_t b0 = b[2 * i], b1 = b[2 * i + 1], c0 = c[2 * i], c1 = c[2 * i + 1];
+    uint32_t n0, n1, s0, s1, af[2][4];
+    mma_hopper(n0, n1, a0, a1, a2, a3, b0, b1, c0, c1);
+    unpack_a(af, a0, a1, a2, a3);
+    mma_hopper_f16a(s0, s1, af, b0, b1, c0, c1);
+    d_native[2 * i] = n0; d_native[2 * i + 1] = n1;
+    d_split[2 * i] = s0; d_split[2 * i + 1] = s1;
 }
 #endif
 #if !defined(ENC5_VARIANT) || ENC5_VARIANT == 2

@@ -16,7 +16,8 @@ SOURCE_PATH = Path(__file__).with_name("enc5.cu")
 ARCH = "sm_90a"
 BLOCK = (32, 1, 8)
 VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 1), "ada": ("enc5_ada", 2),
-            "hopper_timing": ("enc5_hopper_timing", 3)}  # timing: clock64 per warp at the phase boundaries
+            "hopper_timing": ("enc5_hopper_timing", 3),  # timing: clock64 per warp at the phase boundaries
+            "tile_check": ("enc5_tile_check", 4)}  # single m16n8k32 tiles: native e4m3 mma vs the hand-issued HMMA
 NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
 
 
