@@ -95,7 +95,7 @@ TRITON = {
 }
 
 
-# triton/: Triton 3.9 here, without a GPU; triton_h200/: Triton 3.6 on the H200 (`python3 tools/ptx/gen_triton_ptx.py DIR`)
+# triton/: Triton 3.9 here, without a GPU; triton_h200/: Triton 3.6 on the H200 (tools/ptx/gen_triton_ptx.py DIR)
 @pytest.mark.parametrize("corpus", ["triton", "triton_h200"])
 @pytest.mark.parametrize("name", sorted(TRITON))
 def test_triton_matmuls(ptx_data, corpus, name) -> None:
