@@ -5,8 +5,7 @@ Everything works on bit patterns (uint8 e4m3 codes, uint16 f16 bits, uint32 pack
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from tcforge.numerics.approx import div_approx_ftz_f32, ex2_approx_ftz_f32, rcp_approx_ftz_f32, rsqrt_approx_ftz_f32
 from tcforge.numerics.codecs import (
     cvt_rn_f16x2_e4m3x2,
     cvt_rn_satfinite_e4m3x2_f16x2,
@@ -36,6 +35,10 @@ from tcforge.numerics.mma import MODELS, mma_m16n8k32_e4m3_f16
 
 __all__ = [
     "MODELS",
+    "div_approx_ftz_f32",
+    "ex2_approx_ftz_f32",
+    "rcp_approx_ftz_f32",
+    "rsqrt_approx_ftz_f32",
     "cvt_rn_f16x2_e4m3x2",
     "cvt_rn_satfinite_e4m3x2_f16x2",
     "e4m3_to_f16",
@@ -62,14 +65,3 @@ __all__ = [
     "f32_to_f16_rn",
     "mma_m16n8k32_e4m3_f16",
 ]
-
-# The MUFU approximations live in approx.py (owned separately); re-export them once that module is present.
-if (Path(__file__).resolve().parent / "approx.py").is_file():
-    from tcforge.numerics.approx import (  # noqa: F401
-        div_approx_ftz_f32,
-        ex2_approx_ftz_f32,
-        rcp_approx_ftz_f32,
-        rsqrt_approx_ftz_f32,
-    )
-
-    __all__ += ["div_approx_ftz_f32", "ex2_approx_ftz_f32", "rcp_approx_ftz_f32", "rsqrt_approx_ftz_f32"]
