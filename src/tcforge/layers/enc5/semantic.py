@@ -1,12 +1,9 @@
 """enc5 as a plain float32 network (no bit tricks, no activation quantisation), in numpy and in PyTorch, and the
-distance
-of the bit-exact reference from it.
+distance of the bit-exact reference from it.
 
-Same weights (e4m3 and f16 decoded to float32), same token gathering (window + halo, `Assumptions`), the layer's
-own literal
-f32 constants; the cubic exponent becomes exp2(32·(c1·m − m³)), the softmax a true softmax. `compare(...)` reports
-the PSNR of
-the surface and max |Δ| of the arena between `reference(...)` and this model.
+Same weights (e4m3 and f16 decoded to float32), same token gathering (window + halo, `Assumptions`), the layer's own
+literal f32 constants; the cubic exponent becomes exp2(32·(c1·m − m³)), the softmax a true softmax. `compare(...)`
+reports the PSNR of the surface and max |Δ| of the arena between `reference(...)` and this model.
 """
 
 from __future__ import annotations
@@ -23,6 +20,7 @@ from tcforge.layers.enc5.inputs import Inputs
 from tcforge.layers.enc5.layout import HIDDEN_CHUNKS, N_HEADS
 from tcforge.layers.enc5.reference import Result, row_offsets
 from tcforge.layers.enc5.weights import WeightImage
+from tcforge.numerics import e4m3_to_f16, f16_to_f32
 
 # the kernel's literal f32 constants (before their run-time conversion to f16)
 SCALE = 0.017186790704727173
@@ -34,13 +32,11 @@ EPS = 2.0**-13
 
 
 def _f16(bits: np.ndarray) -> np.ndarray:
-    return np.asarray(bits, dtype=np.uint16).view(np.float16).astype(np.float32)
+    return f16_to_f32(np.asarray(bits, dtype=np.uint16))
 
 
 def _e4m3(codes: np.ndarray) -> np.ndarray:
-    import ml_dtypes
-
-    return np.asarray(codes, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float32)
+    return f16_to_f32(e4m3_to_f16(np.asarray(codes, dtype=np.uint8)))
 
 
 @dataclass(frozen=True)
