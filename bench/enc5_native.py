@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -81,7 +82,7 @@ def random_frames(frames: int, ex: int, ey: int):
 
 
 def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict]:
-    """µs per launch / per frame and fps of the kernel for each extent, mode and batch size."""
+    """µs per launch / per frame and fps of the kernel for each extent, mode, kernel form and batch size."""
     import torch
 
     from tcforge.layers.enc5 import WeightImage
@@ -89,25 +90,31 @@ def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict
 
     dw = device_weights(WeightImage.synthetic(11))
     rows = []
+    forms = [("hopper", "hopper", 1), ("hopper", "hopper", 64), ("hopper", "hopper_split", 1),
+             ("hopper", "hopper_split", 64), ("ada", "ada", 1)]
+    if os.environ.get("ENC5_SKIP_SPLIT"):  # the device round's smoke test saw the split kernel hang
+        forms = [f for f in forms if f[1] != "hopper_split"]
     for ex, ey in EXTENTS:
-        for numerics, frames in (("hopper", 1), ("hopper", 64), ("ada", 1)):
+        for numerics, variant, frames in forms:
             inp, tex = random_frames(frames, ex, ey)
             oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
             reps = 20 if numerics == "ada" or quick else 100
 
-            def call(i=inp, t=tex, a=oa, s=os_, n=numerics, x=ex, y=ey) -> None:
-                native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s, options=options)
+            def call(i=inp, t=tex, a=oa, s=os_, n=numerics, x=ex, y=ey, v=variant) -> None:
+                native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s, options=options, variant=v)
 
             us = time_kernel(call, warmup=3, reps=reps, per_graph=5 if numerics == "ada" else 20)
-            rows.append({"extent": f"{ex}x{ey}", "impl": f"native-{numerics}", "frames": frames,
+            impl = "native-hopper-split" if variant == "hopper_split" else f"native-{numerics}"
+            rows.append({"extent": f"{ex}x{ey}", "impl": impl, "frames": frames,
                          "us_per_launch": round(us, 2), "us_per_frame": round(us / frames, 2),
                          "fps": round(frames * 1e6 / us, 1)})
             print("bench", rows[-1], flush=True)
     return rows
 
 
-def torch_eager_row() -> dict:
-    """The float32 PyTorch model of the same layer (`enc5.semantic.torch_model`), eager, one 720p frame."""
+def torch_rows(compiled: bool = True) -> list[dict]:
+    """The float32 PyTorch model of the same layer (`enc5.semantic.torch_model`), one 720p frame: eager, and
+    `torch.compile`d (default mode; its compile time is reported, not timed in)."""
     import torch
 
     from tcforge.layers.enc5 import Assumptions, Inputs, WeightImage
@@ -117,10 +124,55 @@ def torch_eager_row() -> dict:
     model = torch_model(w, device="cuda")
     x, _, _ = _gather(inp, Assumptions(), np.arange(15))
     xt = torch.as_tensor(np.asarray(x, dtype=np.float32), device="cuda")
+    rows = []
     with torch.no_grad():
         us = time_kernel(lambda: model(xt), warmup=3, reps=20, per_graph=1)
-    return {"extent": "40x23", "impl": "torch-eager-fp32", "frames": 1, "us_per_launch": round(us, 2),
-            "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1)}
+        rows.append({"extent": "40x23", "impl": "torch-eager-fp32", "frames": 1, "us_per_launch": round(us, 2),
+                     "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1)})
+        print("bench", rows[-1], flush=True)
+        if compiled:
+            try:
+                t0 = time.perf_counter()
+                cmodel = torch.compile(model)
+                ref, got = model(xt), cmodel(xt)
+                torch.cuda.synchronize()
+                compile_s = time.perf_counter() - t0
+                pairs = zip(ref, got, strict=True) if isinstance(ref, tuple | list) else [(ref, got)]
+                err = max(float((g.float() - r.float()).abs().max()) for r, g in pairs)
+                us = time_kernel(lambda: cmodel(xt), warmup=3, reps=20, per_graph=1)
+                rows.append({"extent": "40x23", "impl": "torch-compile-fp32", "frames": 1,
+                             "us_per_launch": round(us, 2), "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1),
+                             "compile_s": round(compile_s, 1), "max_abs_diff_vs_eager": err})
+                print("bench", rows[-1], flush=True)
+            except Exception as exc:  # the eager row stands on its own
+                print(f"torch.compile failed: {exc!r}", flush=True)
+    return rows
+
+
+def torch_comparison() -> dict:
+    """One run: the native kernel (both forms and the API's default) and the PyTorch model at 720p, with ratios."""
+    import torch
+
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    dw = device_weights(WeightImage.synthetic(11))
+    inp, tex = random_frames(1, 40, 23)
+    oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
+    rows = []
+    for variant in ("hopper", "hopper_split", None):
+        us = time_kernel(lambda v=variant: native_batch(dw, inp, tex, 40, 23, arena=oa, surface=os_, variant=v),
+                         warmup=3, reps=100)
+        impl = {"hopper": "native-hopper", "hopper_split": "native-hopper-split", None: "native-default"}[variant]
+        rows.append({"extent": "40x23", "impl": impl, "frames": 1, "us_per_launch": round(us, 2),
+                     "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1)})
+        print("bench", rows[-1], flush=True)
+    rows += torch_rows()
+    by = {r["impl"]: r["us_per_frame"] for r in rows}
+    ratios = {f"{k}/native-default@720p": round(by[k] / by["native-default"], 1)
+              for k in ("torch-eager-fp32", "torch-compile-fp32") if k in by}
+    return {"device": torch.cuda.get_device_name(), "when": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows,
+            "ratios": ratios}
 
 
 CPU_REF_CODE = ("import time; from tcforge.layers.enc5 import WeightImage, Inputs, reference; "
@@ -149,18 +201,19 @@ def run(quick: bool = False, cpu_reference: bool = False, options: tuple[str, ..
     proc = start_cpu_reference() if cpu_reference else None
     rows = kernel_rows(quick, options)
     try:
-        rows.append(torch_eager_row())
+        rows.extend(torch_rows())
     except Exception as exc:  # the comparison must not hide the kernel's own figures
-        print(f"torch eager model failed: {exc!r}", flush=True)
+        print(f"torch model failed: {exc!r}", flush=True)
     if proc is not None:
         rows.append(finish_cpu_reference(proc))
     by = {(r["extent"], r["impl"], r["frames"]): r["us_per_frame"] for r in rows}
-    native720 = by.get(("40x23", "native-hopper", 1))
+    native720 = min(filter(None, (by.get(("40x23", "native-hopper", 1)), by.get(("40x23", "native-hopper-split", 1)))),
+                    default=None)
     ratios = {}
-    for impl in ("torch-eager-fp32", "cpu-reference-hopper"):
+    for impl in ("torch-eager-fp32", "torch-compile-fp32", "cpu-reference-hopper"):
         other = by.get(("40x23", impl, 1))
         if other and native720:
-            ratios[f"{impl}/native-hopper@720p"] = round(other / native720, 1)
+            ratios[f"{impl}/native-best@720p"] = round(other / native720, 1)
     return {"device": torch.cuda.get_device_name(), "when": time.strftime("%Y-%m-%d %H:%M:%S"), "rows": rows,
             "ratios": ratios, "floor": {f"{ex}x{ey}": layer_floor(ex, ey) for ex, ey in EXTENTS}}
 
@@ -182,7 +235,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", default="bench/results/enc5_native.json")
     ap.add_argument("--cpu-reference", action="store_true", help="also time one CPU reference frame (background)")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--torch", action="store_true", help="only the 720p comparison with the PyTorch model (eager and "
+                    "torch.compile) in one run; JSON to --json")
     args = ap.parse_args(argv)
+    if args.torch:
+        result = torch_comparison()
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps(result["ratios"]))
+        return 0
     result = run(args.quick, args.cpu_reference)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

@@ -190,37 +190,32 @@ def main() -> int:
                 print(f"extra bench TIMEOUT after {args.bench_timeout}s", flush=True)
     if "sanitize" in phases:
         env = dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1")
-        for tool, limit in (("memcheck", args.sanitize_timeout), ("racecheck", args.sanitize_timeout)):
-            cmd = [
-                "compute-sanitizer",
-                "--tool",
-                tool,
-                "--error-exitcode",
-                "9",
-                sys.executable,
-                __file__,
-                "--sanitize-shot",
-            ]
-            print("$ " + " ".join(cmd[:5]) + " python3 tools/gemm_device_check.py --sanitize-shot", flush=True)
+
+        def sanitize(tool: str) -> str:
+            cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", sys.executable, __file__,
+                   "--sanitize-shot"]
+            limit = args.sanitize_timeout
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
                 text = p.stdout + p.stderr
-                with open(out / "sanitize.txt", "a") as fh:
-                    fh.write(f"==== compute-sanitizer --tool {tool}\n{text}\n")
+                (out / f"sanitize_{tool}.txt").write_text(f"==== compute-sanitizer --tool {tool}\n{text}\n")
                 shots = [ln for ln in text.splitlines() if ln.startswith("sanitize-shot")]
                 summary = [ln for ln in text.splitlines() if "ERROR SUMMARY" in ln or "RACECHECK SUMMARY" in ln]
                 bad = [ln for ln in shots if "ok=False" in ln]
-                print(f"{tool}: exit {p.returncode}, {len(shots)} shots, {len(bad)} not ok; {summary}", flush=True)
+                return f"{tool}: exit {p.returncode}, {len(shots)} shots, {len(bad)} not ok; {summary}"
             except subprocess.TimeoutExpired as exc:
                 part = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
                 shots = [ln for ln in part.splitlines() if ln.startswith("sanitize-shot")]
-                with open(out / "sanitize.txt", "a") as fh:
-                    fh.write(f"==== compute-sanitizer --tool {tool} (TIMEOUT after {limit}s)\n{part}\n")
-                print(
-                    f"{tool}: TIMEOUT after {limit}s with {len(shots)} shots done, "
-                    f"{sum('ok=False' in ln for ln in shots)} not ok",
-                    flush=True,
-                )
+                (out / f"sanitize_{tool}.txt").write_text(
+                    f"==== compute-sanitizer --tool {tool} (TIMEOUT after {limit}s)\n{part}\n")
+                return (f"{tool}: TIMEOUT after {limit}s with {len(shots)} shots done, "
+                        f"{sum('ok=False' in ln for ln in shots)} not ok")
+
+        print("$ compute-sanitizer --tool memcheck|racecheck --error-exitcode 9 python3 tools/gemm_device_check.py "
+              "--sanitize-shot (both tools at once)", flush=True)
+        with ThreadPoolExecutor(2) as pool:
+            for line in pool.map(sanitize, ("memcheck", "racecheck")):
+                print(line, flush=True)
     return 0
 
 

@@ -86,3 +86,19 @@ def test_ada_kernel_compiles_for_sm90a() -> None:
     mod = kernel.compile_variant("ada")
     st = mod.stats["enc5_ada"]
     assert st.registers <= 255  # may spill a little: the mode exists for exactness, not speed
+
+
+def test_split_kernel_shared_memory_size_matches_the_launcher() -> None:
+    m = re.search(r"static_assert\(sizeof\(SplitSmem\) == (\d+)", SRC)
+    assert m and int(m.group(1)) == kernel.SPLIT_SMEM_BYTES
+    assert kernel.Geometry(40, 23, 1, ctas_per_window=2).grid == (10, 3, 1)
+    assert kernel.Geometry(40, 23, 1, ctas_per_window=2).windows == 15
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+@pytest.mark.parametrize("options", [(), ("-DENC5_SPLIT_MLP_UNROLL=1",)])
+def test_split_kernel_compiles_for_sm90a_without_spills(options: tuple[str, ...]) -> None:
+    mod = kernel.compile_variant("hopper_split", options)
+    st = mod.stats["enc5_hopper_split"]
+    assert st.registers <= 255  # 128 threads: two CTAs per SM at up to 255 registers
+    assert not st.spills and not st.stack_frame, f"enc5_hopper_split spills: {st}"

@@ -48,3 +48,30 @@ def test_batch_equals_single_frames(case) -> None:
         one = native(w, f, "hopper")
         assert torch.equal(arena[i], one.arena)
         assert torch.equal(surface[i], one.surface)
+
+
+@pytest.mark.parametrize("variant", ["hopper", "hopper_split"])
+def test_both_hopper_kernel_forms_match_the_reference(case, variant: str) -> None:
+    """The one-CTA-per-window kernel and the 2-CTA-cluster kernel each equal the reference byte for byte."""
+    import torch
+
+    from tcforge.layers.enc5.gpu import native_batch
+
+    w, x = case
+    ref = reference(w, x, numerics="hopper", arena=np.full(5 * x.ey * x.ex * 32, 0xA5, np.uint8),
+                    surface=np.full((x.ey, x.ex, 4), 0xA5A5, np.uint16))
+    inp = torch.from_numpy(x.input).cuda().reshape(1, -1)
+    tex = torch.from_numpy(x.texture.view(np.int16)).cuda().reshape(1, x.ey, x.ex, 4)
+    a0 = torch.full_like(inp, 0xA5)
+    s0 = torch.full_like(tex, np.int16(np.uint16(0xA5A5).view(np.int16)))
+    arena, surface = native_batch(w, inp, tex, x.ex, x.ey, ox=x.ox, oy=x.oy, arena=a0, surface=s0, variant=variant)
+    assert int(np.count_nonzero(arena.cpu().numpy().reshape(-1) != ref.arena)) == 0
+    assert int(np.count_nonzero(surface.cpu().numpy().view(np.uint16) != ref.surface)) == 0
+
+
+def test_auto_variant_choice() -> None:
+    from tcforge.layers.enc5.gpu.api import choose_hopper_variant
+
+    assert choose_hopper_variant(15) == "hopper_split"  # one 720p frame: latency-bound, a CTA pair per window
+    assert choose_hopper_variant(135) == "hopper_split"  # one 4K frame
+    assert choose_hopper_variant(15 * 64) == "hopper"  # batches: throughput-bound, one CTA per window

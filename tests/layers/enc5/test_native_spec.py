@@ -57,3 +57,24 @@ def test_shipped_build_issues_the_hmma_pairs_by_hand(tmp_path) -> None:
     assert text.count("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") == 2 * 10 * 24
     assert text.count("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16") == 1306 - 10 * 24
     assert text.count("cp.async.cg.shared.global") > 0  # the MLP's weight ring
+
+
+def test_split_kernel_spec_counts_each_ctas_half(tmp_path) -> None:
+    """The 2-CTA-cluster kernel (all loops unrolled): per CTA 4 heads of P1-P12, half of every N = 160 phase and of
+    fc1's hidden tiles: 1086 mma (P1-P10 as 480 hand-issued m16n8k16, 96 P11/P12, 80 P13-P20, 20 x 20 + 20 MLP, 10 P61),
+    with P13-P20 as one 16 x 80 x 256 phase (the CTA's 80 columns, 8 chained heads) and the MLP in 20 phases."""
+    from tcforge.ptx.analysis import analyse
+    from tcforge.ptx.module import read_module_file
+
+    ptx = tmp_path / "enc5_split.ptx"
+    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
+                    "-DENC5_VARIANT=5", "-DENC5_FULL_UNROLL", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
+    text = ptx.read_text()
+    # one head per warp: 6 m-tiles x 5 k-steps x 4 n-tiles x (Q, V), each as two m16n8k16
+    assert text.count("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") == 6 * 5 * 4 * 2 * 2
+    spec = analyse(read_module_file(str(ptx)), "enc5_hopper_split", block=(32, 1, 4)).to_dict()
+    assert sum(p["mma"] for p in spec["phases"]) == 480 + 96 + 80 + 20 * 20 + 20 + 10 == 1086
+    shapes = [(p["M"], p["N"], p["K"], p["mma"]) for p in spec["phases"]]
+    assert shapes.count((16, 80, 256, 80)) == 1
+    assert shapes.count((16, 96, 32, 12)) == 4 and shapes.count((16, 32, 96, 12)) == 4
+    assert spec["param_offsets"] == [0, 8, 40, 48, 80, 88, 112]

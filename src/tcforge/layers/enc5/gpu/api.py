@@ -105,6 +105,17 @@ def _np_of(dtype) -> type:
     return {torch.uint8: np.uint8, torch.int16: np.int16}[dtype]
 
 
+# Above this many windows per launch the one-CTA-per-window kernel wins (throughput-bound); at or below it the
+# 2-CTA-cluster kernel (latency-bound). Measured on the H200 (docs/enc5-native.md): split faster at 15, 60, 135
+# windows (720p x1, x4; 4K x1), classic faster at 270 (4K x2) and above.
+SPLIT_MAX_WINDOWS = 200
+
+
+def choose_hopper_variant(windows: int) -> str:
+    """The faster hopper kernel form for a launch of `windows` windows (all frames together)."""
+    return "hopper_split" if windows <= SPLIT_MAX_WINDOWS else "hopper"
+
+
 def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int = 0, oy: int = 0,
                  numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None, variant=None,
                  options: tuple[str, ...] = ()):
@@ -114,7 +125,9 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     bits). Returns (arena uint8 (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)); `arena`/`surface` given: written in
     place (their untouched bytes stay), else fresh zeros as the reference assumes. `debug` (with `variant`
     "hopper_debug", the default with a debug buffer, or "hopper_timing") is a CUDA buffer for the kernel's dump;
-    `options` are extra nvcc flags (experiments only: "-DENC5_J_UNROLL=2", ...).
+    `options` are extra nvcc flags (experiments only: "-DENC5_J_UNROLL=2", ...). `variant` picks the kernel form
+    for numerics="hopper": "hopper" (one CTA per window) or "hopper_split" (a 2-CTA cluster per window); default:
+    `choose_hopper_variant` by the launch's window count. Both forms give the same bits.
     """
     torch = _torch()
     requested, variant = variant, _check_numerics(numerics)
@@ -137,8 +150,17 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
         if numerics != "hopper":
             raise TcforgeError("debug dumps exist for numerics='hopper' only")
         variant = requested or "hopper_debug"
-        if variant not in ("hopper_debug", "hopper_timing"):
-            raise TcforgeError(f"variant with a debug buffer must be hopper_debug or hopper_timing, got {variant!r}")
+        if variant not in ("hopper_debug", "hopper_timing", "hopper_split_timing"):
+            raise TcforgeError("variant with a debug buffer must be hopper_debug, hopper_timing or "
+                               f"hopper_split_timing, got {variant!r}")
+    elif requested is not None:
+        allowed = {"hopper": ("hopper", "hopper_split"), "ada": ("ada",)}[numerics]
+        if requested not in allowed:
+            raise TcforgeError(f"variant for numerics={numerics!r} must be one of {', '.join(allowed)}, "
+                               f"got {requested!r}")
+        variant = requested
+    elif numerics == "hopper":
+        variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames)
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),
                         debug_ptr=0 if debug is None else debug.data_ptr())

@@ -17,6 +17,11 @@
 #define ENC5_KS_UNROLL 5
 #define ENC5_J_UNROLL 8
 #define ENC5_MLP_UNROLL 20
+#define ENC5_SPLIT_J_UNROLL 8
+#define ENC5_SPLIT_MLP_UNROLL 20
+#endif
+#ifndef ENC5_SPLIT_J_UNROLL
+#define ENC5_SPLIT_J_UNROLL 2  // heads of the split kernel's P13-P20
 #endif
 #ifndef ENC5_KS_UNROLL
 #define ENC5_KS_UNROLL 1
@@ -437,6 +442,87 @@ __device__ __forceinline__ void rms_norm_row(uint32_t* w, const uint8_t* gain_la
     const uint32_t inv2 = pack2(inv, inv);
 #pragma unroll
     for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), ldg4(gain_lane + 16 * n));
+}
+
+// E61 for one token (one thread): 9-way f32 softmax of its D61 row, paired f16x2 fold of the 9 clamped-centre taps,
+// guarded surface write
+__device__ __forceinline__ void enc5_e61(const uint32_t* d61s, int tok, int x0, int y0, int ex, int ey,
+                                         const uint16_t* __restrict__ tex, uint16_t* __restrict__ surf) {
+    const int px = x0 + (tok & 7), py = y0 + (tok >> 3);
+    if (px < 0 || px >= ex || py < 0 || py >= ey) return;
+    uint16_t val[9];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+        const uint32_t w = d61s[tok * 8 + i];
+        val[2 * i] = lo16(w);
+        val[2 * i + 1] = hi16(w);
+    }
+    val[8] = lo16(d61s[tok * 8 + 4]);
+    uint16_t mx = val[0];
+#pragma unroll
+    for (int i = 1; i < 9; ++i) mx = hmax(mx, val[i]);
+    float e32[9];
+    float total;
+#pragma unroll
+    for (int i = 0; i < 9; ++i) {
+        const uint16_t d = hsub(val[i], mx);
+        float f;
+        asm("{ .reg .f32 a; cvt.f32.f16 a, %1; mul.rn.ftz.f32 a, a, 0f3FB8AA3B; ex2.approx.ftz.f32 %0, a; }"
+            : "=f"(f) : "h"(d));
+        e32[i] = f;
+    }
+    total = e32[0];
+#pragma unroll
+    for (int i = 1; i < 9; ++i) asm("add.rn.ftz.f32 %0, %0, %1;" : "+f"(total) : "f"(e32[i]));
+    uint16_t rr;
+    asm("{ .reg .f32 q; div.approx.ftz.f32 q, 0f3F800000, %1; cvt.rn.f16.f32 %0, q; }" : "=h"(rr) : "f"(total));
+    uint16_t pw[9];
+#pragma unroll
+    for (int i = 0; i < 9; ++i) {
+        uint16_t e16;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(e16) : "f"(e32[i]));
+        pw[i] = hmul(e16, rr);
+    }
+    // 9 taps around the clamped centre, raster order; paired f16x2 fold, then the 9th tap
+    const int cx = min(max(px, 1), ex - 2), cy = min(max(py, 1), ey - 2);
+    uint32_t accp[4] = {0u, 0u, 0u, 0u};  // per channel: (even tap, odd tap) halves
+    uint16_t tap8[4];
+#pragma unroll
+    for (int i = 0; i < 9; i += 2) {
+        uint16_t ta[4], tb[4];
+#pragma unroll
+        for (int k = 0; k < 2; ++k) {
+            const int ti = i + k;
+            if (ti > 8) break;
+            const int sx = cx + (ti % 3) - 1, sy = cy + (ti / 3) - 1;
+            uint2 texel = make_uint2(0u, 0u);
+            if (sx >= 0 && sx < ex && sy >= 0 && sy < ey)
+                texel = *reinterpret_cast<const uint2*>(tex + 4 * ((size_t)sy * ex + sx));
+            uint16_t* dst = k ? tb : ta;
+            dst[0] = lo16(texel.x); dst[1] = hi16(texel.x); dst[2] = lo16(texel.y); dst[3] = hi16(texel.y);
+        }
+        if (i < 8) {
+            const uint32_t pp = pack2(pw[i], pw[i + 1]);
+#pragma unroll
+            for (int c = 0; c < 4; ++c) accp[c] = hfma2(pp, pack2(ta[c], tb[c]), accp[c]);
+        } else {
+#pragma unroll
+            for (int c = 0; c < 4; ++c) tap8[c] = ta[c];
+        }
+    }
+    uint16_t out[4];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) out[c] = hfma(pw[8], tap8[c], hadd(lo16(accp[c]), hi16(accp[c])));
+    out[3] = 0;
+    *reinterpret_cast<uint2*>(surf + 4 * ((size_t)py * ex + px)) = make_uint2(pack2(out[0], out[1]), pack2(out[2], out[3]));
+}
+
+// the same with the gain row in shared memory (word 4n + t)
+__device__ __forceinline__ void rms_norm_row_smem(uint32_t* w, const uint32_t* gain_lane) {
+    const uint16_t inv = h_rsqrt_approx(hadd(row_sumsq(w), C_EPS));
+    const uint32_t inv2 = pack2(inv, inv);
+#pragma unroll
+    for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), gain_lane[4 * n]);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -946,74 +1032,618 @@ ENC5_UNROLL(ENC5_MLP_UNROLL)
     asm volatile("bar.sync 1, 128;" ::: "memory");
     if (warp >= 2) STAMP(11);
     if (warp >= 2) return;
-    const int tok = 32 * warp + lane;
-    const int px = x0 + (tok & 7), py = y0 + (tok >> 3);
-    if (px < 0 || px >= ex || py < 0 || py >= ey) return;
-    uint16_t val[9];
+    enc5_e61(sm.d61, 32 * warp + lane, x0, y0, ex, ey, tex, surf);
+    STAMP(11);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The split kernel (hopper): one window per CTA pair (a 2-CTA cluster), 4 warps per CTA. Same operations on the
+// same values as enc5_body; only where they run changes:
+//   prologue   CTA r stages m-tiles 3r..3r+2 into both CTAs' shared memory (DSMEM stores);
+//   P1-P12     CTA r, warp w runs head 4r + w; E12 writes O into both CTAs;
+//   P13-P20    warp z of CTA r keeps query rows 16z..16z+15 and the n8-tiles n with n % 2 == r (10 of 20);
+//   E20        the pair swaps its D20 halves, both CTAs normalise the full rows (the f16 sum is sequential over
+//              all 160 columns) and both hold fc1's full A operand;
+//   P21-P60    fc1 of chunk c: CTA r computes hidden n8-tiles r and r + 2 (2 of 4), which are exactly the e4m3 words
+//              2r, 2r + 1 of fc2's A fragment; each lane sends its two words to the same lane of the partner warp
+//              (st.async + mbarrier, 4 slots, fc1 runs two chunks ahead of fc2 so a send has an iteration to land);
+//              fc2 accumulates the CTA's 10 n8-tiles; weights through a 6-stage cp.async ring of the CTA's halves;
+//   E60        each CTA scatters its own arena words (word t from CTA 0, word t|4 from CTA 1); the pair swaps
+//              the e4m3 rows; CTA r runs P61/E61 for tokens 32r..32r+31 (warps 2r, 2r+1).
+// ---------------------------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t smem_addr(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+    uint32_t r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
+}
+// the same shared-memory offset in CTA `rank` of the cluster
+__device__ __forceinline__ uint32_t map_peer(uint32_t addr, uint32_t rank) {
+    uint32_t d; asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(d) : "r"(addr), "r"(rank)); return d;
+}
+__device__ __forceinline__ void st_peer16(uint32_t addr, uint4 v) {
+    asm volatile("st.shared::cluster.v4.u32 [%0], {%1,%2,%3,%4};" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+__device__ __forceinline__ void st_peer8(uint32_t addr, uint32_t a, uint32_t b) {
+    asm volatile("st.shared::cluster.v2.u32 [%0], {%1,%2};" ::"r"(addr), "r"(a), "r"(b) : "memory");
+}
+// 8 / 16 bytes into the partner's shared memory, completing as many bytes of its mbarrier's transaction count;
+// `on` predicates the store inside the asm (no branch: the MLP loop body stays one basic block)
+__device__ __forceinline__ void st_async8(uint32_t addr, uint32_t a, uint32_t b, uint32_t bar, bool on = true) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %4, 0;\n"
+                 " @p st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b32 [%0], {%1,%2}, [%3]; }"
+                 ::"r"(addr), "r"(a), "r"(b), "r"(bar), "r"((uint32_t)on) : "memory");
+}
+__device__ __forceinline__ void st_async16(uint32_t addr, uint4 v, uint32_t bar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1,%2,%3,%4}, [%5];"
+                 ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(bar) : "memory");
+}
+__device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes, bool on = true) {
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0;\n"
+                 " @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1; }"
+                 ::"r"(bar), "r"(bytes), "r"((uint32_t)on) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    asm volatile(
+        "{ .reg .pred p;\n"
+        "LAB_WAIT:\n"
+        " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+        " @!p bra LAB_WAIT;\n"
+        "}" ::"r"(bar), "r"(parity) : "memory");
+}
+// TMA bulk copy global -> this CTA's shared memory, completing `bytes` on the mbarrier (one thread issues it)
+__device__ __forceinline__ void bulk_g2s(void* smem, const void* gmem, uint32_t bytes, uint32_t bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(smem_addr(smem)), "l"(gmem), "r"(bytes), "r"(bar) : "memory");
+}
+__device__ __forceinline__ uint2 ldg8(const uint8_t* p) {
+    uint2 v; asm("ld.global.nc.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); return v;
+}
+__device__ __forceinline__ void cp_async8(void* smem, const void* gmem, bool on = true) {
+    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0;\n @p cp.async.ca.shared.global [%0], [%1], 8; }"
+                 ::"r"(s), "l"(gmem), "r"((uint32_t)on) : "memory");
+}
+
+constexpr int SPLIT_RING = 6;        // ring stages (one MLP chunk's half-weights each)
+constexpr int SPLIT_SLOTS = 4;       // fc2 A-word slots per warp
+constexpr int SPLIT_STAGE = 640;     // uint2 per stage: 10 fc1 tiles + 10 fc2 tiles, 32 lanes
+// one-shot mbarriers (phase 0 only, armed with their byte counts at kernel start) after the 16 hq slot barriers
+constexpr int BAR_STAGED = SPLIT_SLOTS * 4, BAR_O = BAR_STAGED + 1, BAR_D20 = BAR_O + 1, BAR_Y8 = BAR_D20 + 4;
+constexpr int BAR_CONST = BAR_Y8 + 4;  // the bulk copies of Wo, the bias/gain rows and P61's weights
+constexpr int SPLIT_BARS = BAR_CONST + 1;
+constexpr uint32_t CONST_BYTES = 8 * 5120 + 3 * 320 + 32 + 2560;
+struct __align__(16) SplitSmem {
+    uint4 a[2 * 30 * 32];            // 30720 B: staged f16 operand (P1-P10); then the weight ring (6 x 5120 B)
+    uint4 o[8 * 4 * 32];             // 16384 B: [head][m-tile][lane] e4m3 A fragments of P13-P20
+    uint4 x[4 * 5 * 32];             // 10240 B: the partner's D20 words [warp][5][lane]; later its E60 rows
+    uint2 hq[SPLIT_SLOTS * 4 * 32];  // 4096 B: the partner's fc2 A words [slot][warp][lane]
+    uint32_t d61[64 * 8];            // 2048 B: D61, token-major
+    uint32_t b1s[20 * 4 * 4];        // 1280 B: fc1 biases of the 20 chunks (4 n8-tiles x 4 words)
+    uint4 wo[8 * 10 * 32];           // 40960 B: Wo of P13-P20 as in the weight image [head][n8 pair m][lane]
+    uint32_t cst[248];               // 992 B: proj_bias (words 0..79), mlp_gain (80..159), out_bias (160..239),
+                                     //        head bias (240..247): word 4n + t = bytes 16n + 4t of each
+    uint4 headw[5 * 32];             // 2560 B: P61's B fragments [k-step][lane]
+    unsigned long long bar[SPLIT_BARS];  // 26 x 8 B (+ padding to 256)
+    unsigned long long pad[32 - SPLIT_BARS];
+};
+// the launcher passes this many bytes of dynamic shared memory (tcforge.layers.enc5.gpu.kernel.SPLIT_SMEM_BYTES)
+static_assert(sizeof(SplitSmem) == 109536, "SplitSmem size must match kernel.SPLIT_SMEM_BYTES");
+#ifndef ENC5_SPLIT_FC1_F16A
+#define ENC5_SPLIT_FC1_F16A 0  // 1: fc1's A (E20's output) unpacked to f16 once (ptxas already hoists it: off)
+#endif
+#ifndef ENC5_SPLIT_MLP_UNROLL
+#define ENC5_SPLIT_MLP_UNROLL 2  // unroll of the split kernel's MLP loop (2: measured 3-6 % faster than 1)
+#endif
+
+// chunk c's half-weights (n8-tiles with n % 2 == rank) -> ring stage: 640 pieces of 8 B, 5 per thread
+__device__ __forceinline__ void split_ring_fill(uint2* stage, const uint8_t* W, int c, int tid, int rank,
+                                                bool on = true) {
+    const uint8_t* src = W + chunk_base(c) + 8 * rank;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const uint32_t w = sm.d61[tok * 8 + i];
-        val[2 * i] = lo16(w);
-        val[2 * i + 1] = hi16(w);
+    for (int q = 0; q < 5; ++q) {
+        const int j = tid + 128 * q;
+        const int tile = j >> 5, ln = j & 31;
+        cp_async8(stage + j, src + (tile < 10 ? 512 * tile : 5184 + 512 * (tile - 10)) + 16 * ln, on);
     }
-    val[8] = lo16(sm.d61[tok * 8 + 4]);
-    uint16_t mx = val[0];
+}
+
+// fc1 of one chunk, the CTA's two hidden n8-tiles (rank, rank + 2): 2 chains of 5 k-steps; A = E20's full operand
+// (e4m3 words, or with ENC5_SPLIT_FC1_F16A already unpacked to the two HMMA's f16 fragments)
+template <typename A>
+__device__ __forceinline__ void split_fc1(uint32_t (&hid)[2][2], const A& an, const uint2* stage, int lane,
+                                          const uint32_t (&bias)[2]) {
+    hid[0][0] = hid[0][1] = bias[0];
+    hid[1][0] = hid[1][1] = bias[1];
 #pragma unroll
-    for (int i = 1; i < 9; ++i) mx = hmax(mx, val[i]);
-    float e32[9];
-    float total;
-#pragma unroll
-    for (int i = 0; i < 9; ++i) {
-        const uint16_t d = hsub(val[i], mx);
-        float f;
-        asm("{ .reg .f32 a; cvt.f32.f16 a, %1; mul.rn.ftz.f32 a, a, 0f3FB8AA3B; ex2.approx.ftz.f32 %0, a; }"
-            : "=f"(f) : "h"(d));
-        e32[i] = f;
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint2 b0 = stage[32 * ks + lane], b1 = stage[32 * (5 + ks) + lane];
+#if ENC5_SPLIT_FC1_F16A
+        mma_hopper_f16a(hid[0][0], hid[0][1], an[ks], b0.x, b0.y, hid[0][0], hid[0][1]);
+        mma_hopper_f16a(hid[1][0], hid[1][1], an[ks], b1.x, b1.y, hid[1][0], hid[1][1]);
+#else
+        mma_hopper(hid[0][0], hid[0][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b0.x, b0.y, hid[0][0], hid[0][1]);
+        mma_hopper(hid[1][0], hid[1][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.x, b1.y, hid[1][0], hid[1][1]);
+#endif
     }
-    total = e32[0];
+}
+
+// the clamped cubic activation (as mlp_activation) on the CTA's two hidden tiles -> its two fc2 A words
+__device__ __forceinline__ uint2 split_activation(uint32_t (&hid)[2][2]) {
 #pragma unroll
-    for (int i = 1; i < 9; ++i) asm("add.rn.ftz.f32 %0, %0, %1;" : "+f"(total) : "f"(e32[i]));
-    uint16_t rr;
-    asm("{ .reg .f32 q; div.approx.ftz.f32 q, 0f3F800000, %1; cvt.rn.f16.f32 %0, q; }" : "=h"(rr) : "f"(total));
-    uint16_t pw[9];
+    for (int n = 0; n < 2; ++n)
 #pragma unroll
-    for (int i = 0; i < 9; ++i) {
-        uint16_t e16;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(e16) : "f"(e32[i]));
-        pw[i] = hmul(e16, rr);
-    }
-    // 9 taps around the clamped centre, raster order; paired f16x2 fold, then the 9th tap
-    const int cx = min(max(px, 1), ex - 2), cy = min(max(py, 1), ey - 2);
-    uint32_t accp[4] = {0u, 0u, 0u, 0u};  // per channel: (even tap, odd tap) halves
-    uint16_t tap8[4];
-#pragma unroll
-    for (int i = 0; i < 9; i += 2) {
-        uint16_t ta[4], tb[4];
-#pragma unroll
-        for (int k = 0; k < 2; ++k) {
-            const int ti = i + k;
-            if (ti > 8) break;
-            const int sx = cx + (ti % 3) - 1, sy = cy + (ti / 3) - 1;
-            uint2 texel = make_uint2(0u, 0u);
-            if (sx >= 0 && sx < ex && sy >= 0 && sy < ey)
-                texel = *reinterpret_cast<const uint2*>(tex + 4 * ((size_t)sy * ex + sx));
-            uint16_t* dst = k ? tb : ta;
-            dst[0] = lo16(texel.x); dst[1] = hi16(texel.x); dst[2] = lo16(texel.y); dst[3] = hi16(texel.y);
+        for (int r = 0; r < 2; ++r) {
+            const uint32_t xv = hid[n][r];
+            const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
+            const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
+            const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
+            hid[n][r] = hmul2(xv, gv);
         }
-        if (i < 8) {
-            const uint32_t pp = pack2(pw[i], pw[i + 1]);
+    return make_uint2(q4(hid[0][0], hid[1][0]), q4(hid[0][1], hid[1][1]));
+}
+
+template <bool TIMING>
+__device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    SplitSmem& sm = *reinterpret_cast<SplitSmem*>(smem_raw);
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.z;  // 0..3
+    const int g = lane >> 2, t = lane & 3;
+    const int rank = (int)cluster_ctarank(), peer = rank ^ 1;
+    const int ex = (int)prm.ex, ey = (int)prm.ey;
+    const size_t frame = blockIdx.z;
+    const size_t plane = (size_t)32 * ex * ey;
+    const uint8_t* __restrict__ in = prm.input + frame * 5 * plane;
+    uint8_t* __restrict__ arena = prm.arena + frame * 5 * plane;
+    const uint16_t* __restrict__ tex = prm.texture + frame * (size_t)4 * ex * ey;
+    uint16_t* __restrict__ surf = prm.surface + frame * (size_t)4 * ex * ey;
+    const uint8_t* __restrict__ W = prm.weights;
+    const int wx = (int)blockIdx.x >> 1, wy = (int)blockIdx.y;
+    const int window = wx + (int)(gridDim.x >> 1) * wy;
+    unsigned long long* stamps = nullptr;
+    if constexpr (TIMING)
+        stamps = reinterpret_cast<unsigned long long*>(prm.debug) +
+                 (((size_t)frame * (gridDim.x >> 1) * gridDim.y + window) * 8 + 4 * rank + warp) * 16;
+    STAMP(0);
+    const int x0 = 8 * wx - (int)prm.ox;
+    const int y0 = 8 * wy - (int)prm.oy;
+    const int tid = lane + 32 * warp;
+    const uint32_t bars = smem_addr(&sm.bar[0]);  // barrier k at bars + 8 k (the same offset in the partner)
+    const uint32_t bars_peer = map_peer(bars, peer);
+    if (tid == 96) {  // warp 3 (no prologue rows): warps 0..2 start their loads meanwhile
 #pragma unroll
-            for (int c = 0; c < 4; ++c) accp[c] = hfma2(pp, pack2(ta[c], tb[c]), accp[c]);
-        } else {
+        for (int i = 0; i < SPLIT_BARS; ++i) mbar_init(bars + 8 * i, 1);
+        // arm every phase known now: hq slots 0..3 (chunks 0..3), the one-shot hand-offs with their byte counts
 #pragma unroll
-            for (int c = 0; c < 4; ++c) tap8[c] = ta[c];
+        for (int i = 0; i < SPLIT_SLOTS * 4; ++i) mbar_expect(bars + 8 * i, 8 * 32);
+        mbar_expect(bars + 8 * BAR_STAGED, 3 * 10 * 512);  // the partner's 3 staged m-tiles
+        mbar_expect(bars + 8 * BAR_O, 4 * 4 * 512);        // the partner's 4 heads' O
+#pragma unroll
+        for (int w = 0; w < 4; ++w) mbar_expect(bars + 8 * (BAR_D20 + w), 5 * 512);  // warp w's D20 half
+        mbar_expect(bars + 8 * (BAR_Y8 + 2 * rank), 5 * 256);       // E60 rows for the P61 warps 2r, 2r + 1
+        mbar_expect(bars + 8 * (BAR_Y8 + 2 * rank + 1), 5 * 256);
+        mbar_expect(bars + 8 * BAR_CONST, CONST_BYTES);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_arrive();  // (the only cluster barrier) both CTAs' barriers are initialised before any DSMEM store
+
+    // ---- prologue: CTA r stages m-tiles 3r..3r+2 (warps 0..2) into both CTAs
+    uint4 staged[10];
+    const int mi_p = 3 * rank + warp;
+    if (warp < 3) {
+        uint32_t word[2][10];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            int dx, dy;
+            if (mi_p < 4) { dx = g; dy = 2 * mi_p + h; }
+            else if (mi_p == 4) { dx = g; dy = h ? 8 : -1; }
+            else { dx = h ? 8 : -1; dy = g; }
+            const int x = x0 + dx, y = y0 + dy;
+            const bool inside = x >= 0 && x < ex && y >= 0 && y < ey;
+            const uint8_t* rec = in + 32 * ((size_t)y * ex + x) + 4 * t;
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                word[h][p] = inside ? ldg4(rec + p * plane) : 0u;
+                word[h][5 + p] = inside ? ldg4(rec + p * plane + 16) : 0u;
+            }
+        }
+        uint32_t st[2][10];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            uint32_t x[20];
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                x[4 * p + 0] = e4m3x2_to_f16x2(lo16(word[h][p]));
+                x[4 * p + 1] = e4m3x2_to_f16x2(lo16(word[h][5 + p]));
+                x[4 * p + 2] = e4m3x2_to_f16x2(hi16(word[h][p]));
+                x[4 * p + 3] = e4m3x2_to_f16x2(hi16(word[h][5 + p]));
+            }
+            rms_norm_row(x, W + 4 * t);
+#pragma unroll
+            for (int p = 0; p < 5; ++p) {
+                st[h][p] = q4(x[4 * p], x[4 * p + 2]);
+                st[h][5 + p] = q4(x[4 * p + 1], x[4 * p + 3]);
+            }
+        }
+#pragma unroll
+        for (int p = 0; p < 5; ++p) {
+            uint32_t af[2][4];
+            unpack_a(af, st[0][p], st[1][p], st[0][5 + p], st[1][5 + p]);
+            staged[2 * p] = make_uint4(af[0][0], af[0][1], af[0][2], af[0][3]);
+            staged[2 * p + 1] = make_uint4(af[1][0], af[1][1], af[1][2], af[1][3]);
         }
     }
-    uint16_t out[4];
+    cluster_wait();
+    if (warp < 3) {
 #pragma unroll
-    for (int c = 0; c < 3; ++c) out[c] = hfma(pw[8], tap8[c], hadd(lo16(accp[c]), hi16(accp[c])));
-    out[3] = 0;
-    *reinterpret_cast<uint2*>(surf + 4 * ((size_t)py * ex + px)) = make_uint2(pack2(out[0], out[1]), pack2(out[2], out[3]));
+        for (int k = 0; k < 10; ++k) {
+            uint4* dst = &sm.a[(10 * mi_p + k) * 32 + lane];
+            *dst = staged[k];
+            st_async16(map_peer(smem_addr(dst), peer), staged[k], bars_peer + 8 * BAR_STAGED);
+        }
+    }
+    STAMP(1);
+    __syncthreads();                       // this CTA's 3 m-tiles
+    mbar_wait(bars + 8 * BAR_STAGED, 0);   // the partner's 3
+    STAMP(2);
+    if (tid == 96) {
+        // what phases 13-61 read from the weight image, by the TMA engine while P1-P10 computes (at kernel start
+        // the copies of all CTAs crowd the prologue's loads): Wo of the 8 heads (5120 contiguous bytes each),
+        // proj_bias / mlp_gain / out_bias rows, P61's head bias and weights
+        const uint32_t cb = bars + 8 * BAR_CONST;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) bulk_g2s(&sm.wo[320 * j], W + OFF_WO + HEAD_SLOT * j, 5120, cb);
+        bulk_g2s(&sm.cst[0], W + OFF_PROJ_BIAS, 320, cb);
+        bulk_g2s(&sm.cst[80], W + OFF_MLP_GAIN, 320, cb);
+        bulk_g2s(&sm.cst[160], W + OFF_OUT_BIAS, 320, cb);
+        bulk_g2s(&sm.cst[240], W + OFF_HEAD_BIAS, 32, cb);
+        bulk_g2s(&sm.headw[0], W + OFF_HEAD, 2560, cb);
+    }
+
+    // ---- P1-P10: head h = 4 rank + warp
+    const int h = 4 * rank + warp;
+    uint32_t q[6][4][2], v[6][4][2];
+#pragma unroll
+    for (int mi = 0; mi < 6; ++mi)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) q[mi][n][0] = q[mi][n][1] = v[mi][n][0] = v[mi][n][1] = 0u;
+    {
+        const uint8_t* wq = W + HEAD_SLOT * h + OFF_Q + 16 * lane;
+        const uint8_t* wv = W + HEAD_SLOT * h + OFF_V + 16 * lane;
+        uint4 nb[4] = {ldg16(wq), ldg16(wq + 512), ldg16(wv), ldg16(wv + 512)};
+ENC5_UNROLL(ENC5_KS_UNROLL)
+        for (int ks = 0; ks < 5; ++ks) {
+            const uint4 bq0 = nb[0], bq1 = nb[1], bv0 = nb[2], bv1 = nb[3];
+            const int kn = ks < 4 ? ks + 1 : ks;
+            nb[0] = ldg16(wq + 1024 * kn); nb[1] = ldg16(wq + 1024 * kn + 512);
+            nb[2] = ldg16(wv + 1024 * kn); nb[3] = ldg16(wv + 1024 * kn + 512);
+            const uint32_t bq[4][2] = {{bq0.x, bq0.y}, {bq0.z, bq0.w}, {bq1.x, bq1.y}, {bq1.z, bq1.w}};
+            const uint32_t bv[4][2] = {{bv0.x, bv0.y}, {bv0.z, bv0.w}, {bv1.x, bv1.y}, {bv1.z, bv1.w}};
+#pragma unroll
+            for (int mi = 0; mi < 6; ++mi) {
+                const uint4 lo = sm.a[(2 * (5 * mi + ks)) * 32 + lane];
+                const uint4 hi = sm.a[(2 * (5 * mi + ks) + 1) * 32 + lane];
+                const uint32_t af[2][4] = {{lo.x, lo.y, lo.z, lo.w}, {hi.x, hi.y, hi.z, hi.w}};
+#pragma unroll
+                for (int n = 0; n < 4; ++n) {
+                    mma_hopper_f16a(q[mi][n][0], q[mi][n][1], af, bq[n][0], bq[n][1], q[mi][n][0], q[mi][n][1]);
+                    mma_hopper_f16a(v[mi][n][0], v[mi][n][1], af, bv[n][0], bv[n][1], v[mi][n][0], v[mi][n][1]);
+                }
+            }
+        }
+    }
+    STAMP(3);
+    // P13's residual words (global loads issued here, a phase before use): query rows 16z..16z+15 of warp z; the
+    // CTA's n8-tiles n = 2m + rank: n-tile 4p + q holds (lo w0, lo w1, hi w0, hi w1)[q], so q = rank, rank + 2 are
+    // word w_rank
+    const int z = warp;
+    const int tx = x0 + g;
+    const int ty[2] = {y0 + 2 * z, y0 + 2 * z + 1};
+    bool in_frame[2];
+    uint32_t resid[2][5];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;
+        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t + 16 * rank;
+#pragma unroll
+        for (int p = 0; p < 5; ++p) resid[r][p] = in_frame[r] ? ldg4(rec + p * plane) : 0u;
+    }
+    const uint8_t* sbias = W + HEAD_SLOT * h + OFF_SBIAS + 16 * lane;
+    uint4 sb[6];
+#pragma unroll
+    for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp));
+    // ---- E10, E11 (V^T), P11 / E11 / P12 / E12 per query m-tile: as enc5_body
+    uint32_t q8[6][4];
+#pragma unroll
+    for (int mi = 0; mi < 6; ++mi) {
+        q8[mi][0] = q4(q[mi][0][0], q[mi][2][0]);
+        q8[mi][1] = q4(q[mi][0][1], q[mi][2][1]);
+        q8[mi][2] = q4(q[mi][1][0], q[mi][3][0]);
+        q8[mi][3] = q4(q[mi][1][1], q[mi][3][1]);
+    }
+    uint32_t vb[3][4][2];
+#pragma unroll
+    for (int s = 0; s < 3; ++s)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int a0 = 4 * s, a1 = 4 * s + 1, a2 = 4 * s + 2, a3 = 4 * s + 3;
+            const uint32_t t0 = movtrans(v[a0 >> 1][j][a0 & 1]);
+            const uint32_t t1 = movtrans(v[a1 >> 1][j][a1 & 1]);
+            const uint32_t t2 = movtrans(v[a2 >> 1][j][a2 & 1]);
+            const uint32_t t3 = movtrans(v[a3 >> 1][j][a3 & 1]);
+            vb[s][j][0] = q4(t0, t2);
+            vb[s][j][1] = q4(t1, t3);
+        }
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi) {
+        // this m-tile's score bias (loaded one m-tile ahead; m-tile 0's before E10), the next one's now
+        uint32_t s[12][2];
+#pragma unroll
+        for (int jp = 0; jp < 6; ++jp) {
+            const uint4 c = sb[jp];
+            s[2 * jp][0] = c.x; s[2 * jp][1] = c.y; s[2 * jp + 1][0] = c.z; s[2 * jp + 1][1] = c.w;
+        }
+        if (mi < 3) {
+#pragma unroll
+            for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp + mi + 1));
+        }
+#pragma unroll
+        for (int j = 0; j < 12; ++j) {
+            const int km = j >> 1, kh = j & 1;
+            mma_hopper(s[j][0], s[j][1], q8[mi][0], q8[mi][1], q8[mi][2], q8[mi][3], q8[km][kh], q8[km][2 + kh],
+                       s[j][0], s[j][1]);
+        }
+#pragma unroll
+        for (int j = 0; j < 12; ++j)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                const uint32_t m = hmin2(hmax2(hmul2(s[j][r], C_SCALE), C_CLAMP_LO), C_CLAMP_HI);
+                const uint32_t tt = hfma2(m, hneg2(m), C_CUBIC1);
+                const uint32_t u = hfma2(m, tt, C_CUBIC0);
+                s[j][r] = (u << 5) & 0x7FE07FE0u;
+            }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const uint32_t evn = hadd2(hadd2(hadd2(s[0][r], s[2][r]), hadd2(s[4][r], s[6][r])), hadd2(s[8][r], s[10][r]));
+            const uint32_t odd = hadd2(hadd2(hadd2(s[1][r], s[3][r]), hadd2(s[5][r], s[7][r])), hadd2(s[9][r], s[11][r]));
+            uint32_t tot = hadd2(evn, odd);
+            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 1));
+            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 2));
+            const uint16_t rc = h_rcp_approx(hadd(lo16(tot), hi16(tot)));
+            const uint32_t rc2 = pack2(rc, rc);
+#pragma unroll
+            for (int j = 0; j < 12; ++j) s[j][r] = hmul2(s[j][r], rc2);
+        }
+        uint32_t o[4][2];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) o[j][0] = o[j][1] = 0u;
+#pragma unroll
+        for (int ks = 0; ks < 3; ++ks) {
+            const uint32_t pa0 = q4(s[4 * ks][0], s[4 * ks + 2][0]);
+            const uint32_t pa1 = q4(s[4 * ks][1], s[4 * ks + 2][1]);
+            const uint32_t pa2 = q4(s[4 * ks + 1][0], s[4 * ks + 3][0]);
+            const uint32_t pa3 = q4(s[4 * ks + 1][1], s[4 * ks + 3][1]);
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                mma_hopper(o[j][0], o[j][1], pa0, pa1, pa2, pa3, vb[ks][j][0], vb[ks][j][1], o[j][0], o[j][1]);
+        }
+        const uint4 ov =
+            make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
+        uint4* dst = &sm.o[(4 * h + mi) * 32 + lane];
+        *dst = ov;
+        st_async16(map_peer(smem_addr(dst), peer), ov, bars_peer + 8 * BAR_O);
+    }
+    STAMP(4);
+    // P13's C part 1: the dequantised residual (raw words loaded before P11)
+    uint32_t acc[10][2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int p = 0; p < 5; ++p) {
+            acc[2 * p][r] = e4m3x2_to_f16x2(lo16(resid[r][p]));
+            acc[2 * p + 1][r] = e4m3x2_to_f16x2(hi16(resid[r][p]));
+        }
+    __syncthreads();                  // this CTA's heads' O; every warp is past P1-P10 (sm.a is dead)
+    mbar_wait(bars + 8 * BAR_O, 0);   // the partner's heads' O
+    mbar_wait(bars + 8 * BAR_CONST, 0);  // the bulk copies (long done)
+    uint2* ring = reinterpret_cast<uint2*>(sm.a);
+    if (tid < 80) cp_async16(&sm.b1s[4 * tid], W + chunk_base(tid >> 2) + 5120 + 16 * (tid & 3));  // in group 0
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+        split_ring_fill(ring + SPLIT_STAGE * c, W, c, tid, rank);
+        cp_async_commit();
+    }
+    STAMP(5);
+
+    // ---- P13-P20 on the CTA's n8-tiles (C part 2: + proj_bias)
+#pragma unroll
+    for (int m = 0; m < 10; ++m) {
+        const uint32_t b = sm.cst[4 * (2 * m + rank) + t];
+        acc[m][0] = hadd2(b, acc[m][0]);
+        acc[m][1] = hadd2(b, acc[m][1]);
+    }
+ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
+    for (int j = 0; j < 8; ++j) {
+        const uint4 a = sm.o[(4 * j + z) * 32 + lane];
+        const uint2* wj = reinterpret_cast<const uint2*>(sm.wo + 320 * j + lane) + rank;  // the CTA's half
+#pragma unroll
+        for (int m = 0; m < 10; ++m) {
+            const uint2 b = wj[2 * 32 * m];
+            mma_hopper(acc[m][0], acc[m][1], a.x, a.y, a.z, a.w, b.x, b.y, acc[m][0], acc[m][1]);
+        }
+    }
+    STAMP(6);
+    // ---- E20: the warp pair swaps its D20 halves (into the partner's x); both normalise the full rows
+    {
+        uint4* xs = &sm.x[(5 * z) * 32 + lane];
+#pragma unroll
+        for (int k = 0; k < 5; ++k)
+            st_async16(map_peer(smem_addr(xs + 32 * k), peer),
+                       make_uint4(acc[2 * k][0], acc[2 * k][1], acc[2 * k + 1][0], acc[2 * k + 1][1]),
+                       bars_peer + 8 * (BAR_D20 + z));
+    }
+    mbar_wait(bars + 8 * (BAR_D20 + z), 0);
+    uint32_t an[5][4];
+    {
+        uint32_t nrm[2][20];
+#pragma unroll
+        for (int k = 0; k < 5; ++k) {
+            // n-tile 4k + q: q even from CTA 0, odd from CTA 1 (local tile 2k + (q >> 1)); selects, not indexing
+            const uint4 pv = sm.x[(5 * z + k) * 32 + lane];
+            const bool r0 = rank == 0;
+            nrm[0][4 * k + 0] = r0 ? acc[2 * k][0] : pv.x;
+            nrm[1][4 * k + 0] = r0 ? acc[2 * k][1] : pv.y;
+            nrm[0][4 * k + 1] = r0 ? pv.x : acc[2 * k][0];
+            nrm[1][4 * k + 1] = r0 ? pv.y : acc[2 * k][1];
+            nrm[0][4 * k + 2] = r0 ? acc[2 * k + 1][0] : pv.z;
+            nrm[1][4 * k + 2] = r0 ? acc[2 * k + 1][1] : pv.w;
+            nrm[0][4 * k + 3] = r0 ? pv.z : acc[2 * k + 1][0];
+            nrm[1][4 * k + 3] = r0 ? pv.w : acc[2 * k + 1][1];
+        }
+#pragma unroll
+        for (int r = 0; r < 2; ++r) rms_norm_row_smem(nrm[r], sm.cst + 80 + t);
+#pragma unroll
+        for (int s = 0; s < 5; ++s) {
+            an[s][0] = q4(nrm[0][4 * s], nrm[0][4 * s + 2]);
+            an[s][1] = q4(nrm[1][4 * s], nrm[1][4 * s + 2]);
+            an[s][2] = q4(nrm[0][4 * s + 1], nrm[0][4 * s + 3]);
+            an[s][3] = q4(nrm[1][4 * s + 1], nrm[1][4 * s + 3]);
+        }
+    }
+#if ENC5_SPLIT_FC1_F16A
+    uint32_t anf[5][2][4];
+#pragma unroll
+    for (int s = 0; s < 5; ++s) unpack_a(anf[s], an[s][0], an[s][1], an[s][2], an[s][3]);
+#else
+    const uint32_t (&anf)[5][4] = an;
+#endif
+    // E21: P22's C = out_bias + D20 (the CTA's tiles)
+#pragma unroll
+    for (int m = 0; m < 10; ++m) {
+        const uint32_t b = sm.cst[160 + 4 * (2 * m + rank) + t];
+        acc[m][0] = hadd2(b, acc[m][0]);
+        acc[m][1] = hadd2(b, acc[m][1]);
+    }
+    STAMP(7);
+
+    // ---- P21-P60. Iteration i: fc2_i (A: this CTA's words of chunk i from two iterations ago + the partner's,
+    // slot i % 4), then fc1 of chunk i + 2 -> activation -> its words to the partner. One basic block per
+    // iteration after the slot wait (predicated stores, no branches), so ptxas interleaves fc2 and fc1.
+    const uint32_t hq_local = smem_addr(&sm.hq[32 * z + lane]);  // slot s: + 1024 s
+    const uint32_t hq_peer = map_peer(hq_local, peer);
+    const uint32_t bar_hq = bars + 8 * z, bar_hq_peer = bars_peer + 8 * z;  // slot s: + 32 s
+    uint2 own[2];  // this CTA's fc2 A words of chunks i and i + 1 (registers rotate: no indexed arrays)
+    uint32_t hid[2][2];
+    cp_async_wait<2>();  // chunks 0, 1 and the bias table landed (this thread's part)
+    bar_mlp();
+    const uint32_t* b1 = sm.b1s + 4 * rank + t;  // chunk c: b1[16 c] (n-tile rank), b1[16 c + 8] (rank + 2)
+    uint32_t bias1[2] = {b1[0], b1[8]};
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+        split_fc1(hid, anf, ring + SPLIT_STAGE * c, lane, bias1);
+        own[c] = split_activation(hid);
+        st_async8(hq_peer + 1024 * c, own[c].x, own[c].y, bar_hq_peer + 32 * c);
+        bias1[0] = b1[16 * (c + 1)];
+        bias1[1] = b1[16 * (c + 1) + 8];
+    }
+ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
+    for (int i = 0; i < 20; ++i) {
+        // stage (i + 4) % 6 last held chunk i - 2, finished by every warp before this barrier
+        cp_async_wait<1>();  // chunk i + 2 landed (the newest group, chunk i + 3, may still fly)
+        bar_mlp();
+        split_ring_fill(ring + SPLIT_STAGE * ((i + 4) % SPLIT_RING), W, min(i + 4, 19), tid, rank, i + 4 < 20);
+        cp_async_commit();  // possibly empty: one group per iteration keeps the count uniform
+        const int slot = i & (SPLIT_SLOTS - 1);
+        mbar_wait(bar_hq + 32 * slot, (i >> 2) & 1);
+        const uint2 pw = sm.hq[(slot * 4 + z) * 32 + lane];
+        mbar_expect(bar_hq + 32 * slot, 8 * 32, lane == 0 && i + 4 < 20);  // the slot's next phase: chunk i + 4
+        const uint2 mine = own[0];
+        own[0] = own[1];
+        const bool r0 = rank == 0;
+        const uint32_t hq[4] = {r0 ? mine.x : pw.x, r0 ? mine.y : pw.y, r0 ? pw.x : mine.x, r0 ? pw.y : mine.y};
+        const uint2* s2 = ring + SPLIT_STAGE * (i % SPLIT_RING) + 320;
+#pragma unroll
+        for (int m = 0; m < 10; ++m) {
+            const uint2 b = s2[32 * m + lane];
+            mma_hopper(acc[m][0], acc[m][1], hq[0], hq[1], hq[2], hq[3], b.x, b.y, acc[m][0], acc[m][1]);
+        }
+        // fc1 of chunk i + 2 (on the last two iterations chunk 19 again, unsent: keeps the block branch-free)
+        const int c2 = min(i + 2, 19);
+        split_fc1(hid, anf, ring + SPLIT_STAGE * (c2 % SPLIT_RING), lane, bias1);
+        const uint2 w2 = split_activation(hid);
+        own[1] = w2;
+        const int sl = (i + 2) & (SPLIT_SLOTS - 1);
+        st_async8(hq_peer + 1024 * sl, w2.x, w2.y, bar_hq_peer + 32 * sl, i + 2 < 20);
+        const int cn = min(i + 3, 19);
+        bias1[0] = b1[16 * cn];
+        bias1[1] = b1[16 * cn + 8];
+    }
+    STAMP(8);
+    // ---- E60: the CTA's words of every plane (word t from CTA 0, t|4 from CTA 1); rows to the partner's P61 warps
+    uint32_t yo[5][2];
+#pragma unroll
+    for (int s = 0; s < 5; ++s) {
+        yo[s][0] = q4(acc[2 * s][0], acc[2 * s + 1][0]);
+        yo[s][1] = q4(acc[2 * s][1], acc[2 * s + 1][1]);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        if (in_frame[r]) {
+            uint8_t* rec = arena + 32 * ((size_t)ty[r] * ex + tx) + 4 * t + 16 * rank;
+#pragma unroll
+            for (int p = 0; p < 5; ++p) *reinterpret_cast<uint32_t*>(rec + p * plane) = yo[p][r];
+        }
+    }
+    if ((z >> 1) == peer) {  // the partner's warp z runs P61 for these rows
+        uint2* xs = reinterpret_cast<uint2*>(sm.x) + (5 * z) * 32 + lane;
+#pragma unroll
+        for (int s = 0; s < 5; ++s)
+            st_async8(map_peer(smem_addr(xs + 32 * s), peer), yo[s][0], yo[s][1], bars_peer + 8 * (BAR_Y8 + z));
+        STAMP(11);
+        return;  // every store into this CTA's shared memory is awaited by a warp that is still running
+    }
+    STAMP(9);
+    // ---- P61 (warps 2 rank, 2 rank + 1): head 16x16x160 on the full e4m3 rows, C = head bias
+    uint32_t d61[2][2];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) d61[n][0] = d61[n][1] = sm.cst[240 + 4 * n + t];
+    mbar_wait(bars + 8 * (BAR_Y8 + z), 0);
+    uint32_t y8[5][4];
+    {
+        const uint2* xs = reinterpret_cast<const uint2*>(sm.x) + (5 * z) * 32 + lane;
+#pragma unroll
+        for (int s = 0; s < 5; ++s) {
+            const uint2 pv = xs[32 * s];
+            const bool r0 = rank == 0;
+            y8[s][0] = r0 ? yo[s][0] : pv.x;
+            y8[s][1] = r0 ? yo[s][1] : pv.y;
+            y8[s][2] = r0 ? pv.x : yo[s][0];
+            y8[s][3] = r0 ? pv.y : yo[s][1];
+        }
+    }
+#pragma unroll
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint4 b = sm.headw[32 * ks + lane];
+        mma_hopper(d61[0][0], d61[0][1], y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], b.x, b.y, d61[0][0], d61[0][1]);
+        mma_hopper(d61[1][0], d61[1][1], y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], b.z, b.w, d61[1][0], d61[1][1]);
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+        sm.d61[(16 * z + g) * 8 + 4 * n + t] = d61[n][0];
+        sm.d61[(16 * z + g + 8) * 8 + 4 * n + t] = d61[n][1];
+    }
+    STAMP(10);
+    asm volatile("bar.sync 2, 64;" ::: "memory");  // warps 2 rank, 2 rank + 1
+    if (z != 2 * rank) {
+        STAMP(11);
+        return;
+    }
+    enc5_e61(sm.d61, 32 * rank + lane, x0, y0, ex, ey, tex, surf);
     STAMP(11);
 }
 
@@ -1051,6 +1681,18 @@ extern "C" __global__ void enc5_tile_check(const uint32_t* a, const uint32_t* b,
     mma_hopper_f16a(s0, s1, af, b0, b1, c0, c1);
     d_native[2 * i] = n0; d_native[2 * i + 1] = n1;
     d_split[2 * i] = s0; d_split[2 * i + 1] = s1;
+}
+#endif
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 5
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
+    enc5_hopper_split(const __grid_constant__ Enc5Params prm) {
+    enc5_split_body<false>(prm);
+}
+#endif
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 6
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
+    enc5_hopper_split_timing(const __grid_constant__ Enc5Params prm) {
+    enc5_split_body<true>(prm);
 }
 #endif
 #if !defined(ENC5_VARIANT) || ENC5_VARIANT == 2

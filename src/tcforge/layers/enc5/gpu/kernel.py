@@ -15,9 +15,17 @@ from tcforge.errors import TcforgeError
 SOURCE_PATH = Path(__file__).with_name("enc5.cu")
 ARCH = "sm_90a"
 BLOCK = (32, 1, 8)
+SPLIT_BLOCK = (32, 1, 4)
 VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 1), "ada": ("enc5_ada", 2),
             "hopper_timing": ("enc5_hopper_timing", 3),  # timing: clock64 per warp at the phase boundaries
-            "tile_check": ("enc5_tile_check", 4)}  # single m16n8k32 tiles: native e4m3 mma vs the hand-issued HMMA
+            "tile_check": ("enc5_tile_check", 4),  # single m16n8k32 tiles: native e4m3 mma vs the hand-issued HMMA
+            "hopper_split": ("enc5_hopper_split", 5),  # one window per 2-CTA cluster (4 warps per CTA)
+            "hopper_split_timing": ("enc5_hopper_split_timing", 6)}
+SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing")
+# dynamic shared memory of the split kernel: sizeof(SplitSmem) in enc5.cu (a 30720 + o 16384 + x 10240 + hq 4096
+# + d61 2048 + fc1 biases 1280 + Wo 40960 + bias/gain rows 992 + P61 weights 2560 + 27 mbarriers padded to 256),
+# checked there by a static_assert and in CI by test_native_build; two CTAs still fit one SM (2 x 107 KB)
+SPLIT_SMEM_BYTES = 30720 + 16384 + 10240 + 4096 + 2048 + 1280 + 40960 + 992 + 2560 + 256
 NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
 
 
@@ -78,21 +86,23 @@ def function(name: str = "hopper", device: int = 0, options: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Geometry:
-    """Grid of one launch: ceil(ex/8) x ceil(ey/8) windows, `frames` in grid z."""
+    """Grid of one launch: ceil(ex/8) x ceil(ey/8) windows (x doubled for the split kernel's CTA pairs), `frames`
+    in grid z."""
 
     ex: int
     ey: int
     frames: int = 1
+    ctas_per_window: int = 1
 
     @property
     def grid(self) -> tuple[int, int, int]:
         """(gx, gy, frames)."""
-        return (-(-self.ex // 8), -(-self.ey // 8), self.frames)
+        return (self.ctas_per_window * -(-self.ex // 8), -(-self.ey // 8), self.frames)
 
     @property
     def windows(self) -> int:
         """Windows per frame."""
-        return self.grid[0] * self.grid[1]
+        return -(-self.ex // 8) * -(-self.ey // 8)
 
 
 def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: int, arena_ptr: int,
@@ -110,5 +120,16 @@ def launch(variant: str, prm: Enc5Params, frames: int = 1, stream: int = 0, devi
     """Launch a variant over `frames` frames of extent (prm.ex, prm.ey) on `stream`."""
     from tcforge.runtime import driver
 
+    fn = function(variant, device, options)
+    if variant in SPLIT_VARIANTS:
+        if fn.handle not in _dynamic_smem_set:
+            fn.set_max_dynamic_shared(SPLIT_SMEM_BYTES)
+            _dynamic_smem_set.add(fn.handle)
+        geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=2)
+        driver.launch(fn, geo.grid, SPLIT_BLOCK, [prm], shared_bytes=SPLIT_SMEM_BYTES, stream=stream)
+        return
     geo = Geometry(int(prm.ex), int(prm.ey), frames)
-    driver.launch(function(variant, device, options), geo.grid, BLOCK, [prm], stream=stream)
+    driver.launch(fn, geo.grid, BLOCK, [prm], stream=stream)
+
+
+_dynamic_smem_set: set[int] = set()

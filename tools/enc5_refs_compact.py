@@ -1,0 +1,53 @@
+"""Shrink a reference folder for the device carry: keep the first `--keep` full frames of each tag (byte-level
+diagnosis), turn the others into digest-only frames (sha256 of arena and surface, untouched-pixel count), which the
+device check compares by hashing the kernel's outputs (a differing digest frame is recounted on the device's CPU).
+
+Usage: python3 tools/enc5_refs_compact.py [--refs .enc5refs] [--keep 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from enc5_device_check import SURFACE_POISON, digest  # noqa: E402
+
+
+def main(argv: list[str]) -> int:
+    """Compact every full frame beyond the first `--keep` of its tag."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--refs", default=".enc5refs")
+    ap.add_argument("--keep", type=int, default=10)
+    args = ap.parse_args(argv)
+    seen: dict[str, int] = {}
+    changed = 0
+    for f in sorted(Path(args.refs).glob("*.npz")):
+        tag = f.name.split("_")[0]
+        if tag == "dbg" or ".part" in f.name:
+            continue
+        z = np.load(f)
+        if "arena" not in z.files:
+            continue
+        seen[tag] = seen.get(tag, 0) + 1
+        if seen[tag] <= args.keep:
+            continue
+        meta = json.loads(str(z["meta"]))
+        arena, surface = z["arena"], z["surface"]
+        meta.update(arena_sha256=digest(arena), surface_sha256=digest(surface), arena_bytes=int(arena.size),
+                    surface_values=int(surface.size),
+                    untouched_px=int(np.count_nonzero(np.all(surface == SURFACE_POISON, axis=-1))))
+        tmp = f.with_name(f.name + ".part.npz")
+        np.savez_compressed(tmp, meta=json.dumps(meta))
+        tmp.rename(f)
+        changed += 1
+    print(f"compacted {changed} frames; full frames kept per tag: {seen}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
