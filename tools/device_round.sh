@@ -13,7 +13,7 @@ echo "smoke rc=$rc" >> "$OUT/smoke.txt"
 cat "$OUT/smoke.txt"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then export ENC5_SKIP_SPLIT=1; fi
 $E5 timeout ${ENC5_CHECK_LIMIT:-330} python3 tools/enc5_device_check.py check --refs .enc5refs --out "$OUT" \
-  --skip refs,experiments,debug,tiles,sanitize > "$OUT/check_stdout.txt" 2>&1
+  --skip refs,experiments,debug,tiles,sanitize${ENC5_EXTRA_SKIP:+,$ENC5_EXTRA_SKIP} > "$OUT/check_stdout.txt" 2>&1
 echo "check rc=$?"
 sed -n '/== summary ==/,$p' "$OUT/enc5_device_check.log" | cut -c1-400
 $E5 timeout 150 python3 -m pytest -q -m gpu tests/layers/enc5 > "$OUT/gpu_tests.txt" 2>&1

@@ -1139,6 +1139,9 @@ static_assert(sizeof(SplitSmem) == 109536, "SplitSmem size must match kernel.SPL
 #ifndef ENC5_SPLIT_MLP_UNROLL
 #define ENC5_SPLIT_MLP_UNROLL 2  // unroll of the split kernel's MLP loop (2: measured 3-6 % faster than 1)
 #endif
+#ifndef ENC5_SPLIT_PAIRS
+#define ENC5_SPLIT_PAIRS 0  // 1: the MLP loop handles chunks in pairs (one barrier and fence point per two chunks)
+#endif
 
 // chunk c's half-weights (n8-tiles with n % 2 == rank) -> ring stage: 640 pieces of 8 B, 5 per thread
 __device__ __forceinline__ void split_ring_fill(uint2* stage, const uint8_t* W, int c, int tid, int rank,
@@ -1551,6 +1554,54 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
         bias1[0] = b1[16 * (c + 1)];
         bias1[1] = b1[16 * (c + 1) + 8];
     }
+#if ENC5_SPLIT_PAIRS
+    // Chunks in pairs: iteration p runs fc2 of chunks 2p, 2p + 1 and fc1 of chunks 2p + 2, 2p + 3 in one basic block
+    // after one barrier and the two slot waits (half the fence points of the chunk loop, twice the independent mma
+    // between them). Ring: chunk c in stage c % 6; chunks 2p + 4, 2p + 5 load during iteration p into the stages of
+    // chunks 2p - 2, 2p - 1 (finished in iteration p - 1); slots: at most 4 chunks unread at once (as above).
+#pragma unroll 1
+    for (int p = 0; p < 10; ++p) {
+        const int c0 = 2 * p;
+        cp_async_wait<0>();  // chunks c0 + 2, c0 + 3 (the newest group) landed
+        bar_mlp();
+        split_ring_fill(ring + SPLIT_STAGE * ((c0 + 4) % SPLIT_RING), W, min(c0 + 4, 19), tid, rank, c0 + 4 < 20);
+        split_ring_fill(ring + SPLIT_STAGE * ((c0 + 5) % SPLIT_RING), W, min(c0 + 5, 19), tid, rank, c0 + 5 < 20);
+        cp_async_commit();  // possibly empty: one group per iteration
+        const int s0 = c0 & (SPLIT_SLOTS - 1), s1 = (c0 + 1) & (SPLIT_SLOTS - 1);
+        mbar_wait(bar_hq + 32 * s0, (c0 >> 2) & 1);
+        mbar_wait(bar_hq + 32 * s1, ((c0 + 1) >> 2) & 1);
+        const uint2 pw0 = sm.hq[(s0 * 4 + z) * 32 + lane], pw1 = sm.hq[(s1 * 4 + z) * 32 + lane];
+        mbar_expect(bar_hq + 32 * s0, 8 * 32, lane == 0 && c0 + 4 < 20);
+        mbar_expect(bar_hq + 32 * s1, 8 * 32, lane == 0 && c0 + 5 < 20);
+        const bool r0 = rank == 0;
+        const uint2 m0 = own[0], m1 = own[1];
+        const uint32_t hq0[4] = {r0 ? m0.x : pw0.x, r0 ? m0.y : pw0.y, r0 ? pw0.x : m0.x, r0 ? pw0.y : m0.y};
+        const uint32_t hq1[4] = {r0 ? m1.x : pw1.x, r0 ? m1.y : pw1.y, r0 ? pw1.x : m1.x, r0 ? pw1.y : m1.y};
+        const uint2* s2a = ring + SPLIT_STAGE * (c0 % SPLIT_RING) + 320;
+        const uint2* s2b = ring + SPLIT_STAGE * ((c0 + 1) % SPLIT_RING) + 320;
+#pragma unroll
+        for (int m = 0; m < 10; ++m) {
+            const uint2 b = s2a[32 * m + lane];
+            mma_hopper(acc[m][0], acc[m][1], hq0[0], hq0[1], hq0[2], hq0[3], b.x, b.y, acc[m][0], acc[m][1]);
+        }
+#pragma unroll
+        for (int m = 0; m < 10; ++m) {
+            const uint2 b = s2b[32 * m + lane];
+            mma_hopper(acc[m][0], acc[m][1], hq1[0], hq1[1], hq1[2], hq1[3], b.x, b.y, acc[m][0], acc[m][1]);
+        }
+        // fc1 of chunks c0 + 2, c0 + 3 (clamped to 19 on the last iteration: recomputed, unsent)
+        const int ca = min(c0 + 2, 19), cb = min(c0 + 3, 19);
+        uint32_t hid2[2][2];
+        const uint32_t ba[2] = {b1[16 * ca], b1[16 * ca + 8]}, bb[2] = {b1[16 * cb], b1[16 * cb + 8]};
+        split_fc1(hid, anf, ring + SPLIT_STAGE * (ca % SPLIT_RING), lane, ba);
+        split_fc1(hid2, anf, ring + SPLIT_STAGE * (cb % SPLIT_RING), lane, bb);
+        own[0] = split_activation(hid);
+        own[1] = split_activation(hid2);
+        const int sa = (c0 + 2) & (SPLIT_SLOTS - 1), sb2 = (c0 + 3) & (SPLIT_SLOTS - 1);
+        st_async8(hq_peer + 1024 * sa, own[0].x, own[0].y, bar_hq_peer + 32 * sa, c0 + 2 < 20);
+        st_async8(hq_peer + 1024 * sb2, own[1].x, own[1].y, bar_hq_peer + 32 * sb2, c0 + 3 < 20);
+    }
+#else
 ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
     for (int i = 0; i < 20; ++i) {
         // stage (i + 4) % 6 last held chunk i - 2, finished by every warp before this barrier
@@ -1583,6 +1634,7 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
         bias1[0] = b1[16 * cn];
         bias1[1] = b1[16 * cn + 8];
     }
+#endif
     STAMP(8);
     // ---- E60: the CTA's words of every plane (word t from CTA 0, t|4 from CTA 1); rows to the partner's P61 warps
     uint32_t yo[5][2];
