@@ -102,3 +102,13 @@ def test_split_kernel_compiles_for_sm90a_without_spills(options: tuple[str, ...]
     st = mod.stats["enc5_hopper_split"]
     assert st.registers <= 255  # 128 threads: two CTAs per SM at up to 255 registers
     assert not st.spills and not st.stack_frame, f"enc5_hopper_split spills: {st}"
+
+
+def test_auto_variant_choice_follows_the_launch_size() -> None:
+    from tcforge.layers.enc5.gpu.api import SPLIT_MAX_WINDOWS, choose_hopper_variant
+
+    assert choose_hopper_variant(15) == "hopper_split"  # one 720p frame: latency-bound, a CTA pair per window
+    assert choose_hopper_variant(135) == "hopper_split"  # one 4K frame (measured 46.2 vs 48.6 us)
+    assert choose_hopper_variant(270) == "hopper"  # two 4K frames: the one-CTA form wins (71.6 vs 72.5 us)
+    assert choose_hopper_variant(15 * 64) == "hopper"  # batches: throughput-bound
+    assert 135 <= SPLIT_MAX_WINDOWS < 270

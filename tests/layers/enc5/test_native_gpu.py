@@ -68,10 +68,3 @@ def test_both_hopper_kernel_forms_match_the_reference(case, variant: str) -> Non
     assert int(np.count_nonzero(arena.cpu().numpy().reshape(-1) != ref.arena)) == 0
     assert int(np.count_nonzero(surface.cpu().numpy().view(np.uint16) != ref.surface)) == 0
 
-
-def test_auto_variant_choice() -> None:
-    from tcforge.layers.enc5.gpu.api import choose_hopper_variant
-
-    assert choose_hopper_variant(15) == "hopper_split"  # one 720p frame: latency-bound, a CTA pair per window
-    assert choose_hopper_variant(135) == "hopper_split"  # one 4K frame
-    assert choose_hopper_variant(15 * 64) == "hopper"  # batches: throughput-bound, one CTA per window

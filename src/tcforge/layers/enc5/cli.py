@@ -98,8 +98,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if not native_available():
             raise TcforgeError("--backend native: no native enc5 kernel or no suitable GPU here (use --backend cpu)")
         from tcforge.layers.enc5 import gpu
+        from tcforge.layers.enc5.gpu.api import choose_hopper_variant
+        from tcforge.layers.enc5.gpu.kernel import Geometry
 
         result = gpu.run(weights, inputs, numerics=args.numerics, assumptions=asm)
+        kernel_form = (choose_hopper_variant(Geometry(inputs.ex, inputs.ey).windows) if args.numerics == "hopper"
+                       else "ada")
     else:
         from tcforge.layers.enc5.reference import reference
 
@@ -115,6 +119,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         summary["files"].append("stages.npz")
     summary.update({"backend": backend, "numerics": args.numerics, "seconds": round(seconds, 3),
                     "weights": args.weights, "assumptions": asm.non_default()})
+    if backend == "native":
+        summary["kernel"] = kernel_form  # hopper: one CTA per window or a 2-CTA cluster per window (same bits)
     if args.compare:
         from tcforge.layers.enc5.semantic import compare, semantic
 
@@ -151,7 +157,8 @@ def _write_outputs(out: Path, result, inputs: Inputs, asm: Assumptions) -> dict:
 
 def _print_summary(s: dict, result) -> None:
     print(f"enc5: extent {s['extent'][0]}x{s['extent'][1]} tokens, grid {s['grid'][0]}x{s['grid'][1]} "
-          f"({s['windows']} windows), backend {s['backend']}, numerics {s['numerics']}, {s['seconds']:.2f} s")
+          f"({s['windows']} windows), backend {s['backend']}{' (' + s['kernel'] + ')' if 'kernel' in s else ''}, "
+          f"numerics {s['numerics']}, {s['seconds']:.2f} s")
     print(f"  arena {s['arena_bytes']} bytes (rms {s['arena_rms']}), surface RGB mean {s['surface_rgb_mean']}")
     print("  stage statistics (rms / max|x| / zero fraction / saturated fraction):")
     for name, st in s["stages"].items():
