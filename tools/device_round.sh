@@ -12,6 +12,10 @@ rc=$?
 echo "smoke rc=$rc" >> "$OUT/smoke.txt"
 cat "$OUT/smoke.txt"
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then export ENC5_SKIP_SPLIT=1; fi
+# the prepared 3-CTAs-per-SM build: dropped from the candidates and sanitizers if its smoke test fails or hangs
+$E5 timeout 90 python3 tools/enc5_device_check.py smoke --refs .enc5refs --variant hopper_split_occ3 \
+  > "$OUT/smoke_occ3.txt" 2>&1 || export ENC5_SKIP_VARIANTS=hopper_split_occ3
+tail -4 "$OUT/smoke_occ3.txt"
 $E5 timeout ${ENC5_CHECK_LIMIT:-330} python3 tools/enc5_device_check.py check --refs .enc5refs --out "$OUT" \
   --skip refs,experiments,debug,tiles,sanitize${ENC5_EXTRA_SKIP:+,$ENC5_EXTRA_SKIP} > "$OUT/check_stdout.txt" 2>&1
 echo "check rc=$?"

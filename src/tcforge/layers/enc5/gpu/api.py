@@ -154,7 +154,7 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
             raise TcforgeError("variant with a debug buffer must be hopper_debug, hopper_timing or "
                                f"hopper_split_timing, got {variant!r}")
     elif requested is not None:
-        allowed = {"hopper": ("hopper", "hopper_split"), "ada": ("ada",)}[numerics]
+        allowed = {"hopper": ("hopper", "hopper_split", "hopper_split_occ3"), "ada": ("ada",)}[numerics]
         if requested not in allowed:
             raise TcforgeError(f"variant for numerics={numerics!r} must be one of {', '.join(allowed)}, "
                                f"got {requested!r}")

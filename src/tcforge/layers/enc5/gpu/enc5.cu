@@ -1116,7 +1116,15 @@ constexpr int SPLIT_STAGE = 640;     // uint2 per stage: 10 fc1 tiles + 10 fc2 t
 constexpr int BAR_STAGED = SPLIT_SLOTS * 4, BAR_O = BAR_STAGED + 1, BAR_D20 = BAR_O + 1, BAR_Y8 = BAR_D20 + 4;
 constexpr int BAR_CONST = BAR_Y8 + 4;  // the bulk copies of Wo, the bias/gain rows and P61's weights
 constexpr int SPLIT_BARS = BAR_CONST + 1;
-constexpr uint32_t CONST_BYTES = 8 * 5120 + 3 * 320 + 32 + 2560;
+// ENC5_SPLIT_OCC3 (variant hopper_split_occ3, prepared for the 4K frame, not yet measured): at most 168 registers and
+// 68,576 B of shared memory so that three CTAs fit one SM (135 4K windows = 270 CTAs > 2 x 132 slots); Wo then comes
+// through a two-head register prefetch instead of shared memory
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 7
+#define ENC5_SPLIT_OCC3 1
+#else
+#define ENC5_SPLIT_OCC3 0
+#endif
+constexpr uint32_t CONST_BYTES = (ENC5_SPLIT_OCC3 ? 0 : 8 * 5120) + 3 * 320 + 32 + 2560;
 struct __align__(16) SplitSmem {
     uint4 a[2 * 30 * 32];            // 30720 B: staged f16 operand (P1-P10); then the weight ring (6 x 5120 B)
     uint4 o[8 * 4 * 32];             // 16384 B: [head][m-tile][lane] e4m3 A fragments of P13-P20
@@ -1124,7 +1132,9 @@ struct __align__(16) SplitSmem {
     uint2 hq[SPLIT_SLOTS * 4 * 32];  // 4096 B: the partner's fc2 A words [slot][warp][lane]
     uint32_t d61[64 * 8];            // 2048 B: D61, token-major
     uint32_t b1s[20 * 4 * 4];        // 1280 B: fc1 biases of the 20 chunks (4 n8-tiles x 4 words)
+#if !ENC5_SPLIT_OCC3
     uint4 wo[8 * 10 * 32];           // 40960 B: Wo of P13-P20 as in the weight image [head][n8 pair m][lane]
+#endif
     uint32_t cst[248];               // 992 B: proj_bias (words 0..79), mlp_gain (80..159), out_bias (160..239),
                                      //        head bias (240..247): word 4n + t = bytes 16n + 4t of each
     uint4 headw[5 * 32];             // 2560 B: P61's B fragments [k-step][lane]
@@ -1132,7 +1142,8 @@ struct __align__(16) SplitSmem {
     unsigned long long pad[32 - SPLIT_BARS];
 };
 // the launcher passes this many bytes of dynamic shared memory (tcforge.layers.enc5.gpu.kernel.SPLIT_SMEM_BYTES)
-static_assert(sizeof(SplitSmem) == 109536, "SplitSmem size must match kernel.SPLIT_SMEM_BYTES");
+static_assert(sizeof(SplitSmem) == (ENC5_SPLIT_OCC3 ? 68576 : 109536),
+              "SplitSmem size must match kernel.SPLIT_SMEM_BYTES");
 #ifndef ENC5_SPLIT_FC1_F16A
 #define ENC5_SPLIT_FC1_F16A 0  // 1: fc1's A (E20's output) unpacked to f16 once (ptxas already hoists it: off)
 #endif
@@ -1300,7 +1311,9 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
         // proj_bias / mlp_gain / out_bias rows, P61's head bias and weights
         const uint32_t cb = bars + 8 * BAR_CONST;
 #pragma unroll
+#if !ENC5_SPLIT_OCC3
         for (int j = 0; j < 8; ++j) bulk_g2s(&sm.wo[320 * j], W + OFF_WO + HEAD_SLOT * j, 5120, cb);
+#endif
         bulk_g2s(&sm.cst[0], W + OFF_PROJ_BIAS, 320, cb);
         bulk_g2s(&sm.cst[80], W + OFF_MLP_GAIN, 320, cb);
         bulk_g2s(&sm.cst[160], W + OFF_OUT_BIAS, 320, cb);
@@ -1470,6 +1483,31 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
         acc[m][0] = hadd2(b, acc[m][0]);
         acc[m][1] = hadd2(b, acc[m][1]);
     }
+#if ENC5_SPLIT_OCC3
+    // two heads' Wo halves in flight through registers
+    uint2 wob[10], wo1[10];
+#pragma unroll
+    for (int m = 0; m < 10; ++m) {
+        wob[m] = ldg8(W + OFF_WO + 16 * lane + 512 * m + 8 * rank);
+        wo1[m] = ldg8(W + OFF_WO + HEAD_SLOT + 16 * lane + 512 * m + 8 * rank);
+    }
+ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
+    for (int j = 0; j < 8; ++j) {
+        const uint4 a = sm.o[(4 * j + z) * 32 + lane];
+        uint2 b[10];
+#pragma unroll
+        for (int m = 0; m < 10; ++m) {
+            b[m] = wob[m];
+            wob[m] = wo1[m];
+        }
+        const int jn = j < 6 ? j + 2 : 7;
+#pragma unroll
+        for (int m = 0; m < 10; ++m) wo1[m] = ldg8(W + OFF_WO + HEAD_SLOT * jn + 16 * lane + 512 * m + 8 * rank);
+#pragma unroll
+        for (int m = 0; m < 10; ++m)
+            mma_hopper(acc[m][0], acc[m][1], a.x, a.y, a.z, a.w, b[m].x, b[m].y, acc[m][0], acc[m][1]);
+    }
+#else
 ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
     for (int j = 0; j < 8; ++j) {
         const uint4 a = sm.o[(4 * j + z) * 32 + lane];
@@ -1480,6 +1518,7 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
             mma_hopper(acc[m][0], acc[m][1], a.x, a.y, a.z, a.w, b.x, b.y, acc[m][0], acc[m][1]);
         }
     }
+#endif
     STAMP(6);
     // ---- E20: the warp pair swaps its D20 halves (into the partner's x); both normalise the full rows
     {
@@ -1745,6 +1784,12 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
     enc5_hopper_split_timing(const __grid_constant__ Enc5Params prm) {
     enc5_split_body<true>(prm);
+}
+#endif
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 7
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 3)
+    enc5_hopper_split_occ3(const __grid_constant__ Enc5Params prm) {
+    enc5_split_body<false>(prm);
 }
 #endif
 #if !defined(ENC5_VARIANT) || ENC5_VARIANT == 2

@@ -20,12 +20,20 @@ VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 
             "hopper_timing": ("enc5_hopper_timing", 3),  # timing: clock64 per warp at the phase boundaries
             "tile_check": ("enc5_tile_check", 4),  # single m16n8k32 tiles: native e4m3 mma vs the hand-issued HMMA
             "hopper_split": ("enc5_hopper_split", 5),  # one window per 2-CTA cluster (4 warps per CTA)
-            "hopper_split_timing": ("enc5_hopper_split_timing", 6)}
-SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing")
+            "hopper_split_timing": ("enc5_hopper_split_timing", 6),
+            # prepared for one 4K frame, not yet run: three CTAs per SM (168 registers, 68,576 B shared memory)
+            "hopper_split_occ3": ("enc5_hopper_split_occ3", 7)}
+SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing", "hopper_split_occ3")
 # dynamic shared memory of the split kernel: sizeof(SplitSmem) in enc5.cu (a 30720 + o 16384 + x 10240 + hq 4096
 # + d61 2048 + fc1 biases 1280 + Wo 40960 + bias/gain rows 992 + P61 weights 2560 + 27 mbarriers padded to 256),
 # checked there by a static_assert and in CI by test_native_build; two CTAs still fit one SM (2 x 107 KB)
 SPLIT_SMEM_BYTES = 30720 + 16384 + 10240 + 4096 + 2048 + 1280 + 40960 + 992 + 2560 + 256
+SPLIT_SMEM_BYTES_OCC3 = SPLIT_SMEM_BYTES - 40960  # hopper_split_occ3: Wo through registers
+
+
+def split_smem_bytes(variant: str) -> int:
+    """Dynamic shared memory of a split-kernel variant."""
+    return SPLIT_SMEM_BYTES_OCC3 if variant == "hopper_split_occ3" else SPLIT_SMEM_BYTES
 NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
 
 
@@ -122,11 +130,12 @@ def launch(variant: str, prm: Enc5Params, frames: int = 1, stream: int = 0, devi
 
     fn = function(variant, device, options)
     if variant in SPLIT_VARIANTS:
+        nbytes = split_smem_bytes(variant)
         if fn.handle not in _dynamic_smem_set:
-            fn.set_max_dynamic_shared(SPLIT_SMEM_BYTES)
+            fn.set_max_dynamic_shared(nbytes)
             _dynamic_smem_set.add(fn.handle)
         geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=2)
-        driver.launch(fn, geo.grid, SPLIT_BLOCK, [prm], shared_bytes=SPLIT_SMEM_BYTES, stream=stream)
+        driver.launch(fn, geo.grid, SPLIT_BLOCK, [prm], shared_bytes=nbytes, stream=stream)
         return
     geo = Geometry(int(prm.ex), int(prm.ey), frames)
     driver.launch(fn, geo.grid, BLOCK, [prm], stream=stream)
