@@ -89,3 +89,14 @@ def test_config_refuses_bad_epilogue_and_register_splits() -> None:
     ):
         with pytest.raises(TcforgeError):
             bad.check()
+
+
+def test_persistent_grid_is_one_round_of_resident_clusters() -> None:
+    from tcforge.gemm.api import persistent_clusters
+
+    assert persistent_clusters(512, 132, 1, None) == 132
+    assert persistent_clusters(512, 132, 2, None) == 66
+    # clusters of 4 fit 4 per GPC: 8 GPCs of 16-18 SMs hold 32, not 132 // 4 = 33 (a 33rd would run a second round)
+    assert persistent_clusters(512, 132, 4, 32) == 32
+    assert persistent_clusters(10, 132, 4, 32) == 10  # fewer work units than resident clusters
+    assert persistent_clusters(512, 132, 2, 0) == 66  # failed query: SMs / cluster size

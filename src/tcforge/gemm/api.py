@@ -37,6 +37,29 @@ def matmul(
     return run_plan(plan, a, b, scale_a, scale_b)
 
 
+_cluster_cap: dict[tuple[int, int, int], int] = {}
+
+
+def persistent_clusters(units: int, sms: int, cm: int, resident: int | None) -> int:
+    """Clusters of a persistent launch: one round of resident clusters (the driver's count when known, else SMs/cm),
+    never more than there are work units. More clusters than fit at once would run a second, mostly idle round."""
+    cap = resident if resident and resident > 0 else sms // cm
+    return max(1, min(units, cap, sms // cm))
+
+
+def resident_clusters(fn: Any, threads: int, smem: int, cm: int) -> int | None:
+    """cuOccupancyMaxActiveClusters for a cluster kernel (cached); None when the query fails (then SMs/cm is used)."""
+    from tcforge.runtime import driver
+
+    key = (fn.handle, smem, cm)
+    if key not in _cluster_cap:
+        try:
+            _cluster_cap[key] = driver.max_active_clusters(fn, (threads, 1, 1), smem, cm)
+        except Exception:  # an old driver or an unsupported query: fall back to SMs / cluster size
+            _cluster_cap[key] = 0
+    return _cluster_cap[key] or None
+
+
 def _ceil(x: int, y: int) -> int:
     return -(-x // y)
 
@@ -210,7 +233,11 @@ def prepare_plan(
         sb = ctypes.c_void_p(scale_b.data_ptr() if scale_b is not None else None)
         num_mc = _ceil(_ceil(m, cfg.bm), cfg.cm)
         units = num_mc * _ceil(n, cfg.bn) * nsplit
-        clusters = min(units, sms // cfg.cm) if plan.variant.persistent else units
+        if plan.variant.persistent:
+            resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm) if cfg.cm > 1 else None
+            clusters = persistent_clusters(units, sms, cfg.cm, resident)
+        else:
+            clusters = units
         args = [
             map_a,
             map_b,

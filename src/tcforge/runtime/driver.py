@@ -171,6 +171,16 @@ def pack_args(args: Sequence[object]) -> tuple[ctypes.Array, list[object]]:
     return ptrs, keep
 
 
+def max_active_clusters(fn: Function, block: tuple[int, int, int], shared_bytes: int, cluster_size: int) -> int:
+    """cuOccupancyMaxActiveClusters: how many clusters of `cluster_size` CTAs (along x) of `fn` can be resident at
+    once on this device (clusters must fit inside one GPC, so this can be less than SMs / cluster_size)."""
+    cfg = _LaunchConfig(cluster_size, 1, 1, *block, int(shared_bytes), None, None, 0)
+    n = ctypes.c_int()
+    check(lib().cuOccupancyMaxActiveClusters(ctypes.byref(n), ctypes.c_void_p(fn.handle), ctypes.byref(cfg)),
+          f"cuOccupancyMaxActiveClusters({fn.name}, cluster={cluster_size}, smem={shared_bytes})")
+    return n.value
+
+
 def launch(
     fn: Function,
     grid: tuple[int, int, int],
