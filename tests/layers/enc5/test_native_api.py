@@ -48,3 +48,39 @@ def test_inputs_type_is_checked(case) -> None:
 def test_unknown_variant_is_refused() -> None:
     with pytest.raises(TcforgeError, match="variant"):
         function("turing")
+
+
+def test_overlapping_buffers_are_detected() -> None:
+    from tcforge.layers.enc5.gpu.api import ranges_overlap
+
+    assert ranges_overlap((1000, 100), (1099, 10))  # last byte of one = first of the other
+    assert not ranges_overlap((1000, 100), (1100, 10))  # adjacent, no shared byte
+    assert ranges_overlap((1000, 100), (900, 1000))  # contained
+    assert not ranges_overlap((1000, 0), (1000, 10))  # empty range
+
+
+class _Buf:
+    """Stand-in for a CUDA tensor: just an address range."""
+
+    def __init__(self, ptr: int, n: int, size: int = 1) -> None:
+        self.ptr, self.n, self.size = ptr, n, size
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    def numel(self) -> int:
+        return self.n
+
+    def element_size(self) -> int:
+        return self.size
+
+
+def test_aliasing_check_names_the_buffers() -> None:
+    from tcforge.layers.enc5.gpu.api import _check_no_aliasing
+
+    inputs = {"inputs": _Buf(0, 4096), "texture": _Buf(8192, 512, 2), "weights": _Buf(1 << 20, 431136)}
+    _check_no_aliasing({"arena": _Buf(4096, 4096), "surface": _Buf(16384, 512, 2)}, inputs)  # disjoint: fine
+    with pytest.raises(TcforgeError, match="arena overlaps inputs"):
+        _check_no_aliasing({"arena": _Buf(4000, 4096)}, inputs)
+    with pytest.raises(TcforgeError, match="surface overlaps texture"):
+        _check_no_aliasing({"surface": _Buf(9000, 16, 2)}, inputs)  # inside the texture's 1024 bytes

@@ -68,3 +68,18 @@ def test_both_hopper_kernel_forms_match_the_reference(case, variant: str) -> Non
     assert int(np.count_nonzero(arena.cpu().numpy().reshape(-1) != ref.arena)) == 0
     assert int(np.count_nonzero(surface.cpu().numpy().view(np.uint16) != ref.surface)) == 0
 
+
+
+def test_aliased_outputs_are_refused(case) -> None:
+    import torch
+
+    from tcforge.errors import TcforgeError
+    from tcforge.layers.enc5.gpu import native_batch
+
+    w, x = case
+    inp = torch.from_numpy(x.input).cuda().reshape(1, -1)
+    tex = torch.from_numpy(x.texture.view(np.int16)).cuda().reshape(1, x.ey, x.ex, 4)
+    with pytest.raises(TcforgeError, match="arena overlaps inputs"):
+        native_batch(w, inp, tex, x.ex, x.ey, ox=x.ox, oy=x.oy, arena=inp)
+    with pytest.raises(TcforgeError, match="surface overlaps texture"):
+        native_batch(w, inp, tex, x.ex, x.ey, ox=x.ox, oy=x.oy, surface=tex)

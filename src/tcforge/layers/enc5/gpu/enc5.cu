@@ -1087,6 +1087,9 @@ __device__ __forceinline__ void mbar_expect(uint32_t bar, uint32_t bytes, bool o
                  " @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1; }"
                  ::"r"(bar), "r"(bytes), "r"((uint32_t)on) : "memory");
 }
+// Default .acquire.cta: the waited-for bytes are in this CTA's own shared memory, written by the partner's st.async
+// (whose complete_tx releases at cluster scope) — the pattern CUTLASS uses for TMA and DSMEM pipelines. The formally
+// matching .acquire.cluster emits an L1 invalidate (CCTL.IVALL) per wait and cost ~0.7 us per frame in the MLP loop.
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     asm volatile(
         "{ .reg .pred p;\n"
@@ -1310,8 +1313,8 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
         // the copies of all CTAs crowd the prologue's loads): Wo of the 8 heads (5120 contiguous bytes each),
         // proj_bias / mlp_gain / out_bias rows, P61's head bias and weights
         const uint32_t cb = bars + 8 * BAR_CONST;
-#pragma unroll
 #if !ENC5_SPLIT_OCC3
+#pragma unroll
         for (int j = 0; j < 8; ++j) bulk_g2s(&sm.wo[320 * j], W + OFF_WO + HEAD_SLOT * j, 5120, cb);
 #endif
         bulk_g2s(&sm.cst[0], W + OFF_PROJ_BIAS, 320, cb);
@@ -1690,6 +1693,9 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
             for (int p = 0; p < 5; ++p) *reinterpret_cast<uint32_t*>(rec + p * plane) = yo[p][r];
         }
     }
+    // The rows land in the partner's x, over the D20 words its warp 0 (rank 0) or 1 (rank 1) read in E20: safe because
+    // this point is after our whole MLP loop, which needed the partner's chunk words, which it sent only after its
+    // MLP barriers, which every warp (D20 read done) had passed. Moving those barriers would make this a race.
     if ((z >> 1) == peer) {  // the partner's warp z runs P61 for these rows
         uint2* xs = reinterpret_cast<uint2*>(sm.x) + (5 * z) * 32 + lane;
 #pragma unroll
