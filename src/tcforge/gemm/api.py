@@ -234,7 +234,9 @@ def prepare_plan(
         num_mc = _ceil(_ceil(m, cfg.bm), cfg.cm)
         units = num_mc * _ceil(n, cfg.bn) * nsplit
         if plan.variant.persistent:
-            resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm) if cfg.cm > 1 else None
+            # clusters of 4+ are sized by the driver (a GPC holds fewer of them than SMs / 4); pairs keep SMs / 2, the
+            # grid every measured ladder figure used (not re-measured with the query yet)
+            resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm) if cfg.cm >= 4 else None
             clusters = persistent_clusters(units, sms, cfg.cm, resident)
         else:
             clusters = units
