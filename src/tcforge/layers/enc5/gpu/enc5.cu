@@ -400,6 +400,15 @@ __device__ __forceinline__ void fc1_chunk_f16a(uint32_t (&hid)[4][2], const uint
     }
 }
 
+// the MLP's clamped cubic activation of one f16x2 word: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|);
+// x g
+__device__ __forceinline__ uint32_t mlp_gate(uint32_t xv) {
+    const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
+    const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
+    const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
+    return hmul2(xv, gv);
+}
+
 // clamped cubic activation of fc1's output, in place: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|);
 // out = x g; then requantised to fc2's e4m3 A fragment hq[0..3]
 __device__ __forceinline__ void mlp_activation(uint32_t (&hid)[4][2], uint32_t (&hq)[4]) {
@@ -407,11 +416,7 @@ __device__ __forceinline__ void mlp_activation(uint32_t (&hid)[4][2], uint32_t (
     for (int n = 0; n < 4; ++n)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            const uint32_t xv = hid[n][r];
-            const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
-            const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
-            const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
-            hid[n][r] = hmul2(xv, gv);
+            hid[n][r] = mlp_gate(hid[n][r]);
         }
     hq[0] = q4(hid[0][0], hid[2][0]);
     hq[1] = q4(hid[0][1], hid[2][1]);
@@ -526,6 +531,133 @@ __device__ __forceinline__ void rms_norm_row_smem(uint32_t* w, const uint32_t* g
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Phase pieces shared by the one-CTA kernel (enc5_body) and the 2-CTA-cluster kernel (enc5_split_body)
+// ---------------------------------------------------------------------------------------------------------------
+// P1-P10 for head h: D9 = staged . Q_h, D10 = staged . V_h (96x32, K = 160 in 5 chained steps); the next k-step's
+// B tiles in flight. F16A: the staged A is already unpacked to f16 (two uint4 per lane and fragment; hand-issued
+// HMMA pairs); else e4m3 fragments and the mode's m16n8k32 mma.
+template <int MODE, bool F16A>
+__device__ __forceinline__ void project_qv(uint32_t (&q)[6][4][2], uint32_t (&v)[6][4][2], const uint4* a_stage,
+                                           const uint8_t* W, int h, int lane) {
+#pragma unroll
+    for (int mi = 0; mi < 6; ++mi)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) q[mi][n][0] = q[mi][n][1] = v[mi][n][0] = v[mi][n][1] = 0u;
+    const uint8_t* wq = W + HEAD_SLOT * h + OFF_Q + 16 * lane;
+    const uint8_t* wv = W + HEAD_SLOT * h + OFF_V + 16 * lane;
+    uint4 nb[4] = {ldg16(wq), ldg16(wq + 512), ldg16(wv), ldg16(wv + 512)};  // next k-step's B (prefetched)
+ENC5_UNROLL(ENC5_KS_UNROLL)
+    for (int ks = 0; ks < 5; ++ks) {
+        const uint4 bq0 = nb[0], bq1 = nb[1], bv0 = nb[2], bv1 = nb[3];
+        const int kn = ks < 4 ? ks + 1 : ks;
+        nb[0] = ldg16(wq + 1024 * kn); nb[1] = ldg16(wq + 1024 * kn + 512);
+        nb[2] = ldg16(wv + 1024 * kn); nb[3] = ldg16(wv + 1024 * kn + 512);
+        const uint32_t bq[4][2] = {{bq0.x, bq0.y}, {bq0.z, bq0.w}, {bq1.x, bq1.y}, {bq1.z, bq1.w}};
+        const uint32_t bv[4][2] = {{bv0.x, bv0.y}, {bv0.z, bv0.w}, {bv1.x, bv1.y}, {bv1.z, bv1.w}};
+#pragma unroll
+        for (int mi = 0; mi < 6; ++mi) {
+            if constexpr (F16A) {
+                const uint4 lo = a_stage[(2 * (5 * mi + ks)) * 32 + lane];
+                const uint4 hi = a_stage[(2 * (5 * mi + ks) + 1) * 32 + lane];
+                const uint32_t af[2][4] = {{lo.x, lo.y, lo.z, lo.w}, {hi.x, hi.y, hi.z, hi.w}};
+#pragma unroll
+                for (int n = 0; n < 4; ++n) {
+                    mma_hopper_f16a(q[mi][n][0], q[mi][n][1], af, bq[n][0], bq[n][1], q[mi][n][0], q[mi][n][1]);
+                    mma_hopper_f16a(v[mi][n][0], v[mi][n][1], af, bv[n][0], bv[n][1], v[mi][n][0], v[mi][n][1]);
+                }
+                continue;
+            }
+            const uint4 a = a_stage[(5 * mi + ks) * 32 + lane];
+#pragma unroll
+            for (int n = 0; n < 4; ++n) {
+                mma<MODE>(q[mi][n][0], q[mi][n][1], a.x, a.y, a.z, a.w, bq[n][0], bq[n][1], q[mi][n][0], q[mi][n][1]);
+                mma<MODE>(v[mi][n][0], v[mi][n][1], a.x, a.y, a.z, a.w, bv[n][0], bv[n][1], v[mi][n][0], v[mi][n][1]);
+            }
+        }
+    }
+}
+
+// E10: D9 -> Q8 fragments of all 96 rows (P11's A for rows 0..63, its B = keys for all 96); E11 (part): V^T by
+// movmatrix.trans, requantised -> P12's B fragments [k-step s][n-tile j][2]
+__device__ __forceinline__ void requant_qv(uint32_t (&q8)[6][4], uint32_t (&vb)[3][4][2], const uint32_t (&q)[6][4][2],
+                                           const uint32_t (&v)[6][4][2]) {
+#pragma unroll
+    for (int mi = 0; mi < 6; ++mi) {
+        q8[mi][0] = q4(q[mi][0][0], q[mi][2][0]);
+        q8[mi][1] = q4(q[mi][0][1], q[mi][2][1]);
+        q8[mi][2] = q4(q[mi][1][0], q[mi][3][0]);
+        q8[mi][3] = q4(q[mi][1][1], q[mi][3][1]);
+    }
+#pragma unroll
+    for (int s = 0; s < 3; ++s)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            // key block a = 8 keys: m-tile a >> 1, half a & 1
+            const int a0 = 4 * s, a1 = 4 * s + 1, a2 = 4 * s + 2, a3 = 4 * s + 3;
+            const uint32_t t0 = movtrans(v[a0 >> 1][j][a0 & 1]);
+            const uint32_t t1 = movtrans(v[a1 >> 1][j][a1 & 1]);
+            const uint32_t t2 = movtrans(v[a2 >> 1][j][a2 & 1]);
+            const uint32_t t3 = movtrans(v[a3 >> 1][j][a3 & 1]);
+            vb[s][j][0] = q4(t0, t2);
+            vb[s][j][1] = q4(t1, t3);
+        }
+}
+
+// P11 for query m-tile mi: S = Q8[mi] . Q8^T + bias (s holds the score bias on entry); Q's own fragments are the B
+template <int MODE>
+__device__ __forceinline__ void p11_scores(uint32_t (&s)[12][2], const uint32_t (&q8)[6][4], int mi) {
+#pragma unroll
+    for (int j = 0; j < 12; ++j) {
+        const int km = j >> 1, kh = j & 1;  // key rows 8j..8j+7 = m-tile km, half kh
+        mma<MODE>(s[j][0], s[j][1], q8[mi][0], q8[mi][1], q8[mi][2], q8[mi][3], q8[km][kh], q8[km][2 + kh],
+                  s[j][0], s[j][1]);
+    }
+}
+
+// E11 in place: cubic exponent, then row sums ((w0+w2)+(w4+w6))+(w8+w10) + the same over odd n-tiles, butterfly,
+// lo + hi; rcp; p = e * rcp
+__device__ __forceinline__ void e11_softmax(uint32_t (&s)[12][2]) {
+#pragma unroll
+    for (int j = 0; j < 12; ++j)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const uint32_t m = hmin2(hmax2(hmul2(s[j][r], C_SCALE), C_CLAMP_LO), C_CLAMP_HI);
+            const uint32_t tt = hfma2(m, hneg2(m), C_CUBIC1);
+            const uint32_t u = hfma2(m, tt, C_CUBIC0);
+            s[j][r] = (u << 5) & 0x7FE07FE0u;
+        }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        const uint32_t ev = hadd2(hadd2(hadd2(s[0][r], s[2][r]), hadd2(s[4][r], s[6][r])), hadd2(s[8][r], s[10][r]));
+        const uint32_t od = hadd2(hadd2(hadd2(s[1][r], s[3][r]), hadd2(s[5][r], s[7][r])), hadd2(s[9][r], s[11][r]));
+        uint32_t tot = hadd2(ev, od);
+        tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 1));
+        tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 2));
+        const uint16_t rc = h_rcp_approx(hadd(lo16(tot), hi16(tot)));
+        const uint32_t rc2 = pack2(rc, rc);
+#pragma unroll
+        for (int j = 0; j < 12; ++j) s[j][r] = hmul2(s[j][r], rc2);
+    }
+}
+
+// P12: O = P . V (K = 96: 3 steps), C = 0
+template <int MODE>
+__device__ __forceinline__ void p12_pv(uint32_t (&o)[4][2], const uint32_t (&s)[12][2], const uint32_t (&vb)[3][4][2]) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) o[j][0] = o[j][1] = 0u;
+#pragma unroll
+    for (int ks = 0; ks < 3; ++ks) {
+        const uint32_t pa0 = q4(s[4 * ks][0], s[4 * ks + 2][0]);
+        const uint32_t pa1 = q4(s[4 * ks][1], s[4 * ks + 2][1]);
+        const uint32_t pa2 = q4(s[4 * ks + 1][0], s[4 * ks + 3][0]);
+        const uint32_t pa3 = q4(s[4 * ks + 1][1], s[4 * ks + 3][1]);
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+            mma<MODE>(o[j][0], o[j][1], pa0, pa1, pa2, pa3, vb[ks][j][0], vb[ks][j][1], o[j][0], o[j][1]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The kernel
 // ---------------------------------------------------------------------------------------------------------------
 template <int MODE, bool DEBUG, bool TIMING = false>
@@ -626,46 +758,7 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
     // ---- P1-P10: head h = warp: D9 = staged . Q_h, D10 = staged . V_h (96x32, K = 160 in 5 chained steps)
     const int h = warp;
     uint32_t q[6][4][2], v[6][4][2];
-#pragma unroll
-    for (int mi = 0; mi < 6; ++mi)
-#pragma unroll
-        for (int n = 0; n < 4; ++n) q[mi][n][0] = q[mi][n][1] = v[mi][n][0] = v[mi][n][1] = 0u;
-    {
-        const uint8_t* wq = W + HEAD_SLOT * h + OFF_Q + 16 * lane;
-        const uint8_t* wv = W + HEAD_SLOT * h + OFF_V + 16 * lane;
-        uint4 nb[4] = {ldg16(wq), ldg16(wq + 512), ldg16(wv), ldg16(wv + 512)};  // next k-step's B (prefetched)
-ENC5_UNROLL(ENC5_KS_UNROLL)
-        for (int ks = 0; ks < 5; ++ks) {
-            const uint4 bq0 = nb[0], bq1 = nb[1], bv0 = nb[2], bv1 = nb[3];
-            const int kn = ks < 4 ? ks + 1 : ks;
-            nb[0] = ldg16(wq + 1024 * kn); nb[1] = ldg16(wq + 1024 * kn + 512);
-            nb[2] = ldg16(wv + 1024 * kn); nb[3] = ldg16(wv + 1024 * kn + 512);
-            const uint32_t bq[4][2] = {{bq0.x, bq0.y}, {bq0.z, bq0.w}, {bq1.x, bq1.y}, {bq1.z, bq1.w}};
-            const uint32_t bv[4][2] = {{bv0.x, bv0.y}, {bv0.z, bv0.w}, {bv1.x, bv1.y}, {bv1.z, bv1.w}};
-#pragma unroll
-            for (int mi = 0; mi < 6; ++mi) {
-                if constexpr (qv_f16a) {
-                    const uint4 lo = sm.a[(2 * (5 * mi + ks)) * 32 + lane];
-                    const uint4 hi = sm.a[(2 * (5 * mi + ks) + 1) * 32 + lane];
-                    const uint32_t af[2][4] = {{lo.x, lo.y, lo.z, lo.w}, {hi.x, hi.y, hi.z, hi.w}};
-#pragma unroll
-                    for (int n = 0; n < 4; ++n) {
-                        mma_hopper_f16a(q[mi][n][0], q[mi][n][1], af, bq[n][0], bq[n][1], q[mi][n][0], q[mi][n][1]);
-                        mma_hopper_f16a(v[mi][n][0], v[mi][n][1], af, bv[n][0], bv[n][1], v[mi][n][0], v[mi][n][1]);
-                    }
-                    continue;
-                }
-                const uint4 a = sm.a[(5 * mi + ks) * 32 + lane];
-#pragma unroll
-                for (int n = 0; n < 4; ++n) {
-                    mma<MODE>(q[mi][n][0], q[mi][n][1], a.x, a.y, a.z, a.w, bq[n][0], bq[n][1], q[mi][n][0],
-                              q[mi][n][1]);
-                    mma<MODE>(v[mi][n][0], v[mi][n][1], a.x, a.y, a.z, a.w, bv[n][0], bv[n][1], v[mi][n][0],
-                              v[mi][n][1]);
-                }
-            }
-        }
-    }
+    project_qv<MODE, qv_f16a>(q, v, sm.a, W, h, lane);
     if constexpr (DEBUG) {
 #pragma unroll
         for (int mi = 0; mi < 6; ++mi)
@@ -678,29 +771,8 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
 
     STAMP(3);
     // ---- E10: requantise D9 -> Q8 fragments of all 96 rows (A of P11 for rows 0..63, B = keys for all 96)
-    uint32_t q8[6][4];
-#pragma unroll
-    for (int mi = 0; mi < 6; ++mi) {
-        q8[mi][0] = q4(q[mi][0][0], q[mi][2][0]);
-        q8[mi][1] = q4(q[mi][0][1], q[mi][2][1]);
-        q8[mi][2] = q4(q[mi][1][0], q[mi][3][0]);
-        q8[mi][3] = q4(q[mi][1][1], q[mi][3][1]);
-    }
-    // ---- E11 (part): V^T by movmatrix.trans, requantised -> P12's B fragments [k-step s][n-tile j][2]
-    uint32_t vb[3][4][2];
-#pragma unroll
-    for (int s = 0; s < 3; ++s)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            // key block a = 8 keys: m-tile a >> 1, half a & 1
-            const int a0 = 4 * s, a1 = 4 * s + 1, a2 = 4 * s + 2, a3 = 4 * s + 3;
-            const uint32_t t0 = movtrans(v[a0 >> 1][j][a0 & 1]);
-            const uint32_t t1 = movtrans(v[a1 >> 1][j][a1 & 1]);
-            const uint32_t t2 = movtrans(v[a2 >> 1][j][a2 & 1]);
-            const uint32_t t3 = movtrans(v[a3 >> 1][j][a3 & 1]);
-            vb[s][j][0] = q4(t0, t2);
-            vb[s][j][1] = q4(t1, t3);
-        }
+    uint32_t q8[6][4], vb[3][4][2];
+    requant_qv(q8, vb, q, v);
 
     // ---- P11 / E11 / P12 / E12 per query m-tile mi (rows are independent: same bits as the whole-block order)
     const uint8_t* sbias = W + HEAD_SLOT * h + OFF_SBIAS + 16 * lane;
@@ -712,53 +784,14 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
             const uint4 c = ldg16(sbias + 512 * (4 * jp + mi));
             s[2 * jp][0] = c.x; s[2 * jp][1] = c.y; s[2 * jp + 1][0] = c.z; s[2 * jp + 1][1] = c.w;
         }
-#pragma unroll
-        for (int j = 0; j < 12; ++j) {
-            const int km = j >> 1, kh = j & 1;  // key rows 8j..8j+7 = m-tile km, half kh
-            mma<MODE>(s[j][0], s[j][1], q8[mi][0], q8[mi][1], q8[mi][2], q8[mi][3], q8[km][kh], q8[km][2 + kh],
-                      s[j][0], s[j][1]);
-        }
+        p11_scores<MODE>(s, q8, mi);
         if constexpr (DEBUG) {
 #pragma unroll
             for (int j = 0; j < 12; ++j) dbg_tile(dbg + DBG_S11 + h * 6144, 96, 16 * mi, 8 * j, s[j][0], s[j][1]);
         }
-        // cubic exponent
-#pragma unroll
-        for (int j = 0; j < 12; ++j)
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const uint32_t m = hmin2(hmax2(hmul2(s[j][r], C_SCALE), C_CLAMP_LO), C_CLAMP_HI);
-                const uint32_t tt = hfma2(m, hneg2(m), C_CUBIC1);
-                const uint32_t u = hfma2(m, tt, C_CUBIC0);
-                s[j][r] = (u << 5) & 0x7FE07FE0u;
-            }
-        // row sums: ((w0+w2)+(w4+w6))+(w8+w10) + the same over odd n-tiles, butterfly, lo + hi; rcp; p = e * rcp
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const uint32_t ev = hadd2(hadd2(hadd2(s[0][r], s[2][r]), hadd2(s[4][r], s[6][r])), hadd2(s[8][r], s[10][r]));
-            const uint32_t od = hadd2(hadd2(hadd2(s[1][r], s[3][r]), hadd2(s[5][r], s[7][r])), hadd2(s[9][r], s[11][r]));
-            uint32_t tot = hadd2(ev, od);
-            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 1));
-            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 2));
-            const uint16_t rc = h_rcp_approx(hadd(lo16(tot), hi16(tot)));
-            const uint32_t rc2 = pack2(rc, rc);
-#pragma unroll
-            for (int j = 0; j < 12; ++j) s[j][r] = hmul2(s[j][r], rc2);
-        }
-        // P12: O = P . V (K = 96: 3 steps), C = 0
+        e11_softmax(s);
         uint32_t o[4][2];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) o[j][0] = o[j][1] = 0u;
-#pragma unroll
-        for (int ks = 0; ks < 3; ++ks) {
-            const uint32_t pa0 = q4(s[4 * ks][0], s[4 * ks + 2][0]);
-            const uint32_t pa1 = q4(s[4 * ks][1], s[4 * ks + 2][1]);
-            const uint32_t pa2 = q4(s[4 * ks + 1][0], s[4 * ks + 3][0]);
-            const uint32_t pa3 = q4(s[4 * ks + 1][1], s[4 * ks + 3][1]);
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                mma<MODE>(o[j][0], o[j][1], pa0, pa1, pa2, pa3, vb[ks][j][0], vb[ks][j][1], o[j][0], o[j][1]);
-        }
+        p12_pv<MODE>(o, s, vb);
         if constexpr (DEBUG) {
 #pragma unroll
             for (int j = 0; j < 4; ++j) dbg_tile(dbg + DBG_O12 + h * 2048, 32, 16 * mi, 8 * j, o[j][0], o[j][1]);
@@ -1195,11 +1228,7 @@ __device__ __forceinline__ uint2 split_activation(uint32_t (&hid)[2][2]) {
     for (int n = 0; n < 2; ++n)
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            const uint32_t xv = hid[n][r];
-            const uint32_t y = hmin2(hmax2(xv, hneg2(C_TWO)), C_TWO);
-            const uint32_t sv = hsub2(C_ACT_A, hmul2(C_ACT_B, habs2(y)));
-            const uint32_t gv = hadd2(C_HALF, hmul2(y, sv));
-            hid[n][r] = hmul2(xv, gv);
+            hid[n][r] = mlp_gate(hid[n][r]);
         }
     return make_uint2(q4(hid[0][0], hid[1][0]), q4(hid[0][1], hid[1][1]));
 }
@@ -1327,35 +1356,7 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     // ---- P1-P10: head h = 4 rank + warp
     const int h = 4 * rank + warp;
     uint32_t q[6][4][2], v[6][4][2];
-#pragma unroll
-    for (int mi = 0; mi < 6; ++mi)
-#pragma unroll
-        for (int n = 0; n < 4; ++n) q[mi][n][0] = q[mi][n][1] = v[mi][n][0] = v[mi][n][1] = 0u;
-    {
-        const uint8_t* wq = W + HEAD_SLOT * h + OFF_Q + 16 * lane;
-        const uint8_t* wv = W + HEAD_SLOT * h + OFF_V + 16 * lane;
-        uint4 nb[4] = {ldg16(wq), ldg16(wq + 512), ldg16(wv), ldg16(wv + 512)};
-ENC5_UNROLL(ENC5_KS_UNROLL)
-        for (int ks = 0; ks < 5; ++ks) {
-            const uint4 bq0 = nb[0], bq1 = nb[1], bv0 = nb[2], bv1 = nb[3];
-            const int kn = ks < 4 ? ks + 1 : ks;
-            nb[0] = ldg16(wq + 1024 * kn); nb[1] = ldg16(wq + 1024 * kn + 512);
-            nb[2] = ldg16(wv + 1024 * kn); nb[3] = ldg16(wv + 1024 * kn + 512);
-            const uint32_t bq[4][2] = {{bq0.x, bq0.y}, {bq0.z, bq0.w}, {bq1.x, bq1.y}, {bq1.z, bq1.w}};
-            const uint32_t bv[4][2] = {{bv0.x, bv0.y}, {bv0.z, bv0.w}, {bv1.x, bv1.y}, {bv1.z, bv1.w}};
-#pragma unroll
-            for (int mi = 0; mi < 6; ++mi) {
-                const uint4 lo = sm.a[(2 * (5 * mi + ks)) * 32 + lane];
-                const uint4 hi = sm.a[(2 * (5 * mi + ks) + 1) * 32 + lane];
-                const uint32_t af[2][4] = {{lo.x, lo.y, lo.z, lo.w}, {hi.x, hi.y, hi.z, hi.w}};
-#pragma unroll
-                for (int n = 0; n < 4; ++n) {
-                    mma_hopper_f16a(q[mi][n][0], q[mi][n][1], af, bq[n][0], bq[n][1], q[mi][n][0], q[mi][n][1]);
-                    mma_hopper_f16a(v[mi][n][0], v[mi][n][1], af, bv[n][0], bv[n][1], v[mi][n][0], v[mi][n][1]);
-                }
-            }
-        }
-    }
+    project_qv<ENC5_HOPPER, true>(q, v, sm.a, W, h, lane);
     STAMP(3);
     // P13's residual words (global loads issued here, a phase before use): query rows 16z..16z+15 of warp z; the
     // CTA's n8-tiles n = 2m + rank: n-tile 4p + q holds (lo w0, lo w1, hi w0, hi w1)[q], so q = rank, rank + 2 are
@@ -1377,27 +1378,8 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
 #pragma unroll
     for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp));
     // ---- E10, E11 (V^T), P11 / E11 / P12 / E12 per query m-tile: as enc5_body
-    uint32_t q8[6][4];
-#pragma unroll
-    for (int mi = 0; mi < 6; ++mi) {
-        q8[mi][0] = q4(q[mi][0][0], q[mi][2][0]);
-        q8[mi][1] = q4(q[mi][0][1], q[mi][2][1]);
-        q8[mi][2] = q4(q[mi][1][0], q[mi][3][0]);
-        q8[mi][3] = q4(q[mi][1][1], q[mi][3][1]);
-    }
-    uint32_t vb[3][4][2];
-#pragma unroll
-    for (int s = 0; s < 3; ++s)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int a0 = 4 * s, a1 = 4 * s + 1, a2 = 4 * s + 2, a3 = 4 * s + 3;
-            const uint32_t t0 = movtrans(v[a0 >> 1][j][a0 & 1]);
-            const uint32_t t1 = movtrans(v[a1 >> 1][j][a1 & 1]);
-            const uint32_t t2 = movtrans(v[a2 >> 1][j][a2 & 1]);
-            const uint32_t t3 = movtrans(v[a3 >> 1][j][a3 & 1]);
-            vb[s][j][0] = q4(t0, t2);
-            vb[s][j][1] = q4(t1, t3);
-        }
+    uint32_t q8[6][4], vb[3][4][2];
+    requant_qv(q8, vb, q, v);
 #pragma unroll
     for (int mi = 0; mi < 4; ++mi) {
         // this m-tile's score bias (loaded one m-tile ahead; m-tile 0's before E10), the next one's now
@@ -1411,46 +1393,10 @@ ENC5_UNROLL(ENC5_KS_UNROLL)
 #pragma unroll
             for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp + mi + 1));
         }
-#pragma unroll
-        for (int j = 0; j < 12; ++j) {
-            const int km = j >> 1, kh = j & 1;
-            mma_hopper(s[j][0], s[j][1], q8[mi][0], q8[mi][1], q8[mi][2], q8[mi][3], q8[km][kh], q8[km][2 + kh],
-                       s[j][0], s[j][1]);
-        }
-#pragma unroll
-        for (int j = 0; j < 12; ++j)
-#pragma unroll
-            for (int r = 0; r < 2; ++r) {
-                const uint32_t m = hmin2(hmax2(hmul2(s[j][r], C_SCALE), C_CLAMP_LO), C_CLAMP_HI);
-                const uint32_t tt = hfma2(m, hneg2(m), C_CUBIC1);
-                const uint32_t u = hfma2(m, tt, C_CUBIC0);
-                s[j][r] = (u << 5) & 0x7FE07FE0u;
-            }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            const uint32_t evn = hadd2(hadd2(hadd2(s[0][r], s[2][r]), hadd2(s[4][r], s[6][r])), hadd2(s[8][r], s[10][r]));
-            const uint32_t odd = hadd2(hadd2(hadd2(s[1][r], s[3][r]), hadd2(s[5][r], s[7][r])), hadd2(s[9][r], s[11][r]));
-            uint32_t tot = hadd2(evn, odd);
-            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 1));
-            tot = hadd2(tot, __shfl_xor_sync(0xFFFFFFFFu, tot, 2));
-            const uint16_t rc = h_rcp_approx(hadd(lo16(tot), hi16(tot)));
-            const uint32_t rc2 = pack2(rc, rc);
-#pragma unroll
-            for (int j = 0; j < 12; ++j) s[j][r] = hmul2(s[j][r], rc2);
-        }
+        p11_scores<ENC5_HOPPER>(s, q8, mi);
+        e11_softmax(s);
         uint32_t o[4][2];
-#pragma unroll
-        for (int j = 0; j < 4; ++j) o[j][0] = o[j][1] = 0u;
-#pragma unroll
-        for (int ks = 0; ks < 3; ++ks) {
-            const uint32_t pa0 = q4(s[4 * ks][0], s[4 * ks + 2][0]);
-            const uint32_t pa1 = q4(s[4 * ks][1], s[4 * ks + 2][1]);
-            const uint32_t pa2 = q4(s[4 * ks + 1][0], s[4 * ks + 3][0]);
-            const uint32_t pa3 = q4(s[4 * ks + 1][1], s[4 * ks + 3][1]);
-#pragma unroll
-            for (int j = 0; j < 4; ++j)
-                mma_hopper(o[j][0], o[j][1], pa0, pa1, pa2, pa3, vb[ks][j][0], vb[ks][j][1], o[j][0], o[j][1]);
-        }
+        p12_pv<ENC5_HOPPER>(o, s, vb);
         const uint4 ov =
             make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
         uint4* dst = &sm.o[(4 * h + mi) * 32 + lane];
