@@ -81,6 +81,13 @@ def random_frames(frames: int, ex: int, ey: int):
     return inp, tex
 
 
+def result_row(extent: str, impl: str, frames: int, us: float, digits: int = 2, fps_digits: int = 1,
+               **extra) -> dict:
+    """One benchmark row: µs per launch and per frame, frames per second."""
+    return {"extent": extent, "impl": impl, "frames": frames, "us_per_launch": round(us, digits),
+            "us_per_frame": round(us / frames, digits), "fps": round(frames * 1e6 / us, fps_digits), **extra}
+
+
 def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict]:
     """µs per launch / per frame and fps of the kernel for each extent, mode, kernel form and batch size."""
     import torch
@@ -105,9 +112,7 @@ def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict
 
             us = time_kernel(call, warmup=3, reps=reps, per_graph=5 if numerics == "ada" else 20)
             impl = "native-hopper-split" if variant == "hopper_split" else f"native-{numerics}"
-            rows.append({"extent": f"{ex}x{ey}", "impl": impl, "frames": frames,
-                         "us_per_launch": round(us, 2), "us_per_frame": round(us / frames, 2),
-                         "fps": round(frames * 1e6 / us, 1)})
+            rows.append(result_row(f"{ex}x{ey}", impl, frames, us))
             print("bench", rows[-1], flush=True)
     return rows
 
@@ -127,8 +132,7 @@ def torch_rows(compiled: bool = True) -> list[dict]:
     rows = []
     with torch.no_grad():
         us = time_kernel(lambda: model(xt), warmup=3, reps=20, per_graph=1)
-        rows.append({"extent": "40x23", "impl": "torch-eager-fp32", "frames": 1, "us_per_launch": round(us, 2),
-                     "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1)})
+        rows.append(result_row("40x23", "torch-eager-fp32", 1, us))
         print("bench", rows[-1], flush=True)
         if compiled:
             try:
@@ -140,9 +144,8 @@ def torch_rows(compiled: bool = True) -> list[dict]:
                 pairs = zip(ref, got, strict=True) if isinstance(ref, tuple | list) else [(ref, got)]
                 err = max(float((g.float() - r.float()).abs().max()) for r, g in pairs)
                 us = time_kernel(lambda: cmodel(xt), warmup=3, reps=20, per_graph=1)
-                rows.append({"extent": "40x23", "impl": "torch-compile-fp32", "frames": 1,
-                             "us_per_launch": round(us, 2), "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1),
-                             "compile_s": round(compile_s, 1), "max_abs_diff_vs_eager": err})
+                rows.append(result_row("40x23", "torch-compile-fp32", 1, us, compile_s=round(compile_s, 1),
+                                       max_abs_diff_vs_eager=err))
                 print("bench", rows[-1], flush=True)
             except Exception as exc:  # the eager row stands on its own
                 print(f"torch.compile failed: {exc!r}", flush=True)
@@ -164,8 +167,7 @@ def torch_comparison() -> dict:
         us = time_kernel(lambda v=variant: native_batch(dw, inp, tex, 40, 23, arena=oa, surface=os_, variant=v),
                          warmup=3, reps=100)
         impl = {"hopper": "native-hopper", "hopper_split": "native-hopper-split", None: "native-default"}[variant]
-        rows.append({"extent": "40x23", "impl": impl, "frames": 1, "us_per_launch": round(us, 2),
-                     "us_per_frame": round(us, 2), "fps": round(1e6 / us, 1)})
+        rows.append(result_row("40x23", impl, 1, us))
         print("bench", rows[-1], flush=True)
     rows += torch_rows()
     by = {r["impl"]: r["us_per_frame"] for r in rows}
@@ -190,8 +192,7 @@ def finish_cpu_reference(proc: subprocess.Popen) -> dict:
     """The CPU reference's row, from its background process."""
     out, _ = proc.communicate(timeout=300)
     sec = float(out.strip().splitlines()[-1])
-    return {"extent": "40x23", "impl": "cpu-reference-hopper", "frames": 1, "us_per_launch": round(sec * 1e6, 1),
-            "us_per_frame": round(sec * 1e6, 1), "fps": round(1 / sec, 4)}
+    return result_row("40x23", "cpu-reference-hopper", 1, sec * 1e6, digits=1, fps_digits=4)
 
 
 def run(quick: bool = False, cpu_reference: bool = False, options: tuple[str, ...] = ()) -> dict:

@@ -17,13 +17,13 @@ $E5 timeout 90 python3 tools/enc5_device_check.py smoke --refs .enc5refs --varia
   > "$OUT/smoke_occ3.txt" 2>&1 || export ENC5_SKIP_VARIANTS=hopper_split_occ3
 tail -4 "$OUT/smoke_occ3.txt"
 $E5 timeout ${ENC5_CHECK_LIMIT:-330} python3 tools/enc5_device_check.py check --refs .enc5refs --out "$OUT" \
-  --skip refs,experiments,debug,tiles,sanitize${ENC5_EXTRA_SKIP:+,$ENC5_EXTRA_SKIP} > "$OUT/check_stdout.txt" 2>&1
+  --skip debug,tiles,sanitize${ENC5_EXTRA_SKIP:+,$ENC5_EXTRA_SKIP} > "$OUT/check_stdout.txt" 2>&1
 echo "check rc=$?"
 sed -n '/== summary ==/,$p' "$OUT/enc5_device_check.log" | cut -c1-400
 $E5 timeout 150 python3 -m pytest -q -m gpu tests/layers/enc5 > "$OUT/gpu_tests.txt" 2>&1
 echo "gpu tests: $(tail -1 "$OUT/gpu_tests.txt")"
 $E5 timeout 200 python3 tools/enc5_device_check.py check --refs .enc5refs --out "$OUT/san" \
-  --skip build,refs,experiments,debug,tiles,candidates,profile,bench > "$OUT/san_stdout.txt" 2>&1 &
+  --skip build,debug,tiles,candidates,profile,bench > "$OUT/san_stdout.txt" 2>&1 &
 if [ "${RUN_GEMM_SAN:-0}" = 1 ]; then
   env TCFORGE_CACHE_DIR=$PWD/.cache/k2 timeout 260 python3 tools/gemm_device_check.py --out "$OUT/gemm" \
     --phases sanitize --sanitize-timeout 240 > "$OUT/gemm_san.txt" 2>&1

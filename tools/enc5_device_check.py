@@ -48,6 +48,31 @@ def debug_block(stages: dict, window: int) -> np.ndarray:
     return out
 
 
+def untouched_pixels(surface: np.ndarray) -> int:
+    """Surface pixels that still hold the poison in all four channels (the guarded stores skipped them)."""
+    return int(np.count_nonzero(np.all(surface == SURFACE_POISON, axis=-1)))
+
+
+def poisoned_buffers(ex: int, ey: int) -> tuple[np.ndarray, np.ndarray]:
+    """The initial arena (uint8) and surface (uint16) of a checked run: every byte / value poisoned."""
+    return np.full(5 * ey * ex * 32, ARENA_POISON, np.uint8), np.full((ey, ex, 4), SURFACE_POISON, np.uint16)
+
+
+def poisoned_gpu_buffers(ex: int, ey: int):
+    """The same as one-frame CUDA tensors in native_batch's layout (uint8 arena, int16 surface bits)."""
+    import torch
+
+    arena, surface = poisoned_buffers(ex, ey)
+    return (torch.from_numpy(arena).cuda().reshape(1, -1),
+            torch.from_numpy(surface.view(np.int16)).cuda().reshape(1, ey, ex, 4))
+
+
+def digest_meta(arena: np.ndarray, surface: np.ndarray) -> dict:
+    """What a digest-only reference frame stores instead of its outputs."""
+    return dict(arena_sha256=digest(arena), surface_sha256=digest(surface), arena_bytes=int(arena.size),
+                surface_values=int(surface.size), untouched_px=untouched_pixels(surface))
+
+
 def digest(arr: np.ndarray) -> str:
     """sha256 of an array's bytes (C order): how 4K reference frames travel (1.3 MB each would not fit the carry)."""
     import hashlib
@@ -61,8 +86,7 @@ def reference_outputs(ex: int, ey: int, ox: int, oy: int, numerics: str, wseed: 
     from tcforge.layers.enc5 import reference
 
     w, inp = make_case(ex, ey, ox, oy, wseed, iseed)
-    arena0 = np.full(5 * ey * ex * 32, ARENA_POISON, np.uint8)
-    surf0 = np.full((ey, ex, 4), SURFACE_POISON, np.uint16)
+    arena0, surf0 = poisoned_buffers(ex, ey)
     return reference(w, inp, numerics=numerics, arena=arena0, surface=surf0, stages=DEBUG_PHASES if stages else ())
 
 
@@ -76,9 +100,7 @@ def reference_case(path: str, ex: int, ey: int, ox: int, oy: int, numerics: str,
         extra["debug"] = np.stack([debug_block(r.stages, win) for win in r.windows])
     meta = dict(ex=ex, ey=ey, ox=ox, oy=oy, numerics=numerics, wseed=wseed, iseed=iseed)
     if digest_only:
-        meta.update(arena_sha256=digest(r.arena), surface_sha256=digest(r.surface),
-                    arena_bytes=int(r.arena.size), surface_values=int(r.surface.size),
-                    untouched_px=int(np.count_nonzero(np.all(r.surface == SURFACE_POISON, axis=-1))))
+        meta.update(digest_meta(r.arena, r.surface))
         np.savez_compressed(path, meta=json.dumps(meta))
         return
     np.savez_compressed(path, arena=r.arena, surface=r.surface, meta=json.dumps(meta), **extra)
@@ -149,55 +171,6 @@ def build(fh) -> dict:
                          spill_loads=st.spill_loads if st else None)
         log(f"build {name}: {out[name]}", fh)
     return out
-
-
-def check_refs(ref_dir: Path, fh, limit: int) -> dict:
-    """Run the kernel on every stored reference case; count mismatching arena bytes and surface texels."""
-    import torch
-
-    from tcforge.layers.enc5.gpu import native
-
-    groups: dict[str, dict] = {}
-    files = [f for f in sorted(ref_dir.glob("*.npz")) if ".part" not in f.name]
-    for f in files:
-        tag = f.name.split("_")[0]
-        if tag == "dbg":
-            continue
-        g = groups.setdefault(tag, dict(cases=0, arena_bad=0, surface_bad=0, bad_cases=0, untouched_arena=0,
-                                        untouched_pixels=0, extent=None))
-        if g["cases"] >= limit:
-            continue
-        try:
-            z = np.load(f)
-            meta = json.loads(str(z["meta"]))
-            if "arena" not in z.files:
-                continue  # digest-only frame: RefSet.check handles those
-            z["arena"], z["surface"]  # noqa: B018 - force the read (a half-written file raises here)
-        except Exception as exc:
-            log(f"skip {f.name}: {exc!r}", fh)
-            continue
-        w, inp = make_case(meta["ex"], meta["ey"], meta["ox"], meta["oy"], meta["wseed"], meta["iseed"])
-        ex, ey = meta["ex"], meta["ey"]
-        arena0 = np.full(5 * ey * ex * 32, ARENA_POISON, np.uint8)
-        surf0 = np.full((ey, ex, 4), SURFACE_POISON, np.uint16)
-        r = native(w, inp, meta["numerics"], arena=arena0, surface=surf0)
-        torch.cuda.synchronize()
-        a = r.arena.cpu().numpy()
-        s = r.surface.cpu().numpy().view(np.uint16)
-        ab = int(np.count_nonzero(a != z["arena"]))
-        sb = int(np.count_nonzero(s != z["surface"]))
-        g["cases"] += 1
-        g["arena_bad"] += ab
-        g["surface_bad"] += sb
-        g["bad_cases"] += int(ab + sb > 0)
-        g["untouched_arena"] += int(np.count_nonzero(z["arena"] == ARENA_POISON))
-        g["untouched_pixels"] += int(np.count_nonzero(np.all(z["surface"] == SURFACE_POISON, axis=-1)))
-        g["extent"] = f"{ex}x{ey}+{meta['ox']},{meta['oy']} {meta['numerics']}"
-        if ab + sb:
-            log(f"MISMATCH {f.name}: arena {ab} bytes, surface {sb} values", fh)
-    for tag, g in groups.items():
-        log(f"refs {tag}: {g}", fh)
-    return groups
 
 
 def check_debug(ref_dir: Path, fh) -> dict:
@@ -277,11 +250,7 @@ def profile(fh, options: tuple[str, ...] = (), variant: str = "hopper_timing") -
     return out
 
 
-EXPERIMENTS = {"base": (), "j2": ("-DENC5_J_UNROLL=2",), "j2m2": ("-DENC5_J_UNROLL=2", "-DENC5_MLP_UNROLL=2"),
-               "k5j2": ("-DENC5_KS_UNROLL=5", "-DENC5_J_UNROLL=2")}
-
 # Builds compared by `candidates`: the shipped default first, then the older forms (macros of enc5.cu set back).
-OLD = ("-DENC5_QV_F16A=0", "-DENC5_FC1_F16A=0", "-DENC5_J_UNROLL=1", "-DENC5_MLP_SMEM=0")
 CANDIDATES = {
     # name: (the hopper frames' variant, nvcc options); ada frames always run the ada variant with the options
     "shipped": ("hopper", ()),  # one CTA per window: ENC5_QV_F16A=1, ENC5_FC1_F16A=0, ENC5_J_UNROLL=2, ENC5_MLP_SMEM=1
@@ -414,7 +383,7 @@ class RefSet:
                 tex=torch.from_numpy(tex.view(np.int16)).cuda().reshape(1, ey, ex, 4),
                 arena=torch.from_numpy(arena).cuda().reshape(1, -1) if full else None,
                 surface=torch.from_numpy(surface.view(np.int16)).cuda().reshape(1, ey, ex, 4) if full else None,
-                untouched_px=int(np.count_nonzero(np.all(surface == SURFACE_POISON, axis=-1))) if full
+                untouched_px=untouched_pixels(surface) if full
                 else int(meta["untouched_px"])))
         log(f"loaded {len(self.frames)} reference frames "
             f"({sum(fr['arena'] is None for fr in self.frames)} as digests)", fh)
@@ -434,10 +403,7 @@ class RefSet:
             g = groups.setdefault(fr["tag"], dict(cases=0, arena_bad=0, surface_bad=0, bad_cases=0, arena_bytes=0,
                                                   surface_values=0, untouched_px=0, digests=0,
                                                   extent=f"{ex}x{ey}+{m['ox']},{m['oy']} {m['numerics']}"))
-            n_arena = 5 * ey * ex * 32
-            a0 = torch.full((1, n_arena), ARENA_POISON, dtype=torch.uint8, device="cuda")
-            s0 = torch.full((1, ey, ex, 4), int(np.uint16(SURFACE_POISON).view(np.int16)), dtype=torch.int16,
-                            device="cuda")
+            a0, s0 = poisoned_gpu_buffers(ex, ey)
             variant = hopper_variant if m["numerics"] == "hopper" else None
             a, s_ = native_batch(fr["w"], fr["inp"], fr["tex"], ex, ey, ox=m["ox"], oy=m["oy"],
                                  numerics=m["numerics"], arena=a0, surface=s0, options=options, variant=variant)
@@ -517,44 +483,6 @@ def candidates(ref_dir: Path, fh) -> dict:
     return {"rows": res, "best": best}
 
 
-def experiments(fh) -> dict:
-    """Build options tried against the shipped kernel: outputs must equal it byte for byte (on random frames, so
-    the reference comparison carries over); then µs per 720p / 4K frame."""
-    import torch
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    import enc5_native
-
-    from tcforge.layers.enc5.gpu import device_weights, native_batch
-
-    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
-    frames = {ext: enc5_native.random_frames(8, *ext) for ext in ((40, 23), (37, 21))}
-    base_out = {}
-    res = {}
-    for name, opts in EXPERIMENTS.items():
-        row: dict = {}
-        bad = 0
-        for (ex, ey), (inp, tex) in frames.items():
-            ox, oy = (3, 5) if ex == 37 else (0, 0)
-            a, s_ = native_batch(dw, inp, tex, ex, ey, ox=ox, oy=oy, options=opts)
-            torch.cuda.synchronize()
-            if name == "base":
-                base_out[(ex, ey)] = (a.clone(), s_.clone())
-            else:
-                a0, s0 = base_out[(ex, ey)]
-                bad += int((a != a0).sum()) + int((s_ != s0).sum())
-        row["mismatch_vs_base"] = bad
-        for ex, ey in ((40, 23), (120, 68)):
-            inp, tex = enc5_native.random_frames(1, ex, ey)
-            oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
-            us = enc5_native.time_kernel(lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=opts: native_batch(
-                dw, i, t, x, y, arena=a, surface=s, options=o), warmup=3, reps=100)
-            row[f"us_{ex}x{ey}"] = round(us, 2)
-        res[name] = row
-        log(f"experiment {name} {opts}: {row}", fh)
-    return res
-
-
 def bench(fh, options: tuple[str, ...] = ()) -> dict:
     """The benchmark of bench/enc5_native.py (kernel rows, torch eager, CPU reference in the background)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -581,9 +509,7 @@ def smoke(ref_dir: Path, variant: str) -> int:
             meta = json.loads(str(z["meta"]))
             ex, ey = meta["ex"], meta["ey"]
             w, inp = make_case(ex, ey, meta["ox"], meta["oy"], meta["wseed"], meta["iseed"])
-            a0 = torch.full((1, 5 * ey * ex * 32), ARENA_POISON, dtype=torch.uint8, device="cuda")
-            s0 = torch.full((1, ey, ex, 4), int(np.uint16(SURFACE_POISON).view(np.int16)), dtype=torch.int16,
-                            device="cuda")
+            a0, s0 = poisoned_gpu_buffers(ex, ey)
             t0 = time.perf_counter()
             a, s_ = native_batch(w, torch.from_numpy(inp.input).cuda().reshape(1, -1),
                                  torch.from_numpy(inp.texture.view(np.int16)).cuda().reshape(1, ey, ex, 4), ex, ey,
@@ -680,9 +606,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="refs: parallel processes")
     ap.add_argument("--refs", default=".enc5refs")
     ap.add_argument("--out", default=".")
-    ap.add_argument("--limit", type=int, default=1000, help="cases per group")
-    ap.add_argument("--skip", default="", help="comma list of: build,tiles,debug,candidates,refs,profile,experiments,"
-                    "bench,sanitize")
+    ap.add_argument("--skip", default="", help="comma list of: build,tiles,debug,candidates,profile,bench,sanitize")
     args = ap.parse_args(argv)
     if args.mode == "sanitize":
         return sanitize_case()
@@ -704,15 +628,11 @@ def main(argv: list[str]) -> int:
             summary["debug"] = check_debug(Path(args.refs), fh)
         if "candidates" not in skip:
             summary["candidates"] = candidates(Path(args.refs), fh)
-        if "refs" not in skip:
-            summary["refs"] = check_refs(Path(args.refs), fh, args.limit)
         if "profile" not in skip:
             summary["profile"] = profile(fh)
             if split_enabled():
                 summary["profile_split"] = profile(fh, variant="hopper_split_timing")
                 summary["profile_split_pairs"] = profile(fh, ("-DENC5_SPLIT_PAIRS=1",), "hopper_split_timing")
-        if "experiments" not in skip:
-            summary["experiments"] = experiments(fh)
         if "bench" not in skip:
             summary["bench"] = bench(fh)
         if "sanitize" not in skip:
@@ -731,17 +651,11 @@ def main(argv: list[str]) -> int:
         log("\n== summary ==", fh)
         for k, v in summary.get("debug", {}).items():
             log(f"debug {k:5s} mismatches {v}", fh)
-        for tag, g in summary.get("refs", {}).items():
-            log(f"refs {tag:5s} {g['extent']:28s} cases {g['cases']:4d} bad_cases {g['bad_cases']} arena_bad_bytes "
-                f"{g['arena_bad']} surface_bad {g['surface_bad']} untouched_bytes {g['untouched_arena']} "
-                f"untouched_px {g['untouched_pixels']}", fh)
         if "bench" in summary:
             sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
             import enc5_native
 
             log(enc5_native.table(summary["bench"]), fh)
-        for k, v in summary.get("experiments", {}).items():
-            log(f"experiment {k}: {v}", fh)
         for k, v in summary.get("profile", {}).items():
             log(f"profile {k}: {v}", fh)
         for k, v in summary.get("profile_split", {}).items():

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from enc5_device_check import SURFACE_POISON, digest  # noqa: E402
+from enc5_device_check import digest_meta  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
@@ -38,9 +38,7 @@ def main(argv: list[str]) -> int:
             continue
         meta = json.loads(str(z["meta"]))
         arena, surface = z["arena"], z["surface"]
-        meta.update(arena_sha256=digest(arena), surface_sha256=digest(surface), arena_bytes=int(arena.size),
-                    surface_values=int(surface.size),
-                    untouched_px=int(np.count_nonzero(np.all(surface == SURFACE_POISON, axis=-1))))
+        meta.update(digest_meta(arena, surface))
         tmp = f.with_name(f.name + ".part.npz")
         np.savez_compressed(tmp, meta=json.dumps(meta))
         tmp.rename(f)

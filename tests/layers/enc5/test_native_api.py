@@ -84,3 +84,5 @@ def test_aliasing_check_names_the_buffers() -> None:
         _check_no_aliasing({"arena": _Buf(4000, 4096)}, inputs)
     with pytest.raises(TcforgeError, match="surface overlaps texture"):
         _check_no_aliasing({"surface": _Buf(9000, 16, 2)}, inputs)  # inside the texture's 1024 bytes
+    with pytest.raises(TcforgeError, match="arena overlaps surface"):
+        _check_no_aliasing({"arena": _Buf(20000, 64), "surface": _Buf(20032, 64, 2)}, inputs)

@@ -122,14 +122,16 @@ def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def _check_no_aliasing(outputs: dict, inputs: dict) -> None:
-    """Outputs must not overlap any input: a CTA reads its neighbours' input tokens (the halo) and texels (E61's taps)
-    while other CTAs write the arena and the surface, so aliased buffers would race."""
+    """Outputs must not overlap an input or each other: a CTA reads its neighbours' input tokens (the halo) and
+    texels (E61's taps) while other CTAs write the arena and the surface, so aliased buffers would race."""
     def span(t) -> tuple[int, int]:
         return t.data_ptr(), t.numel() * t.element_size()
 
-    for oname, o in outputs.items():
-        for iname, i in inputs.items():
-            if ranges_overlap(span(o), span(i)):
+    names = list(outputs)
+    for k, oname in enumerate(names):
+        others = {**inputs, **{n: outputs[n] for n in names[k + 1:]}}
+        for iname, i in others.items():
+            if ranges_overlap(span(outputs[oname]), span(i)):
                 raise TcforgeError(f"{oname} overlaps {iname}: the kernel reads neighbouring windows' {iname} while "
                                    f"writing {oname}; pass separate buffers")
 
@@ -180,8 +182,6 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     elif numerics == "hopper":
         variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames)
     _check_no_aliasing({"arena": out_a, "surface": out_s}, {"inputs": inp, "texture": tex, "weights": w})
-    if ranges_overlap((out_a.data_ptr(), out_a.numel()), (out_s.data_ptr(), out_s.numel() * 2)):
-        raise TcforgeError("arena overlaps surface: pass separate output buffers")
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),
                         debug_ptr=0 if debug is None else debug.data_ptr())
