@@ -441,12 +441,17 @@ __device__ __forceinline__ uint16_t row_sumsq(const uint32_t* w) {
     return hadd(lo16(acc), hi16(acc));
 }
 
-// RMS norm of one row held as 20 n-tile words, in place: x = f16(f16(x * inv) * gain[c])
-__device__ __forceinline__ void rms_norm_row(uint32_t* w, const uint8_t* gain_lane) {
+// RMS norm of one row held as 20 n-tile words, in place: x = f16(f16(x * inv) * gain[c]); gain(n) is the lane's
+// gain word of n-tile n (from global memory here, from shared memory in the split kernel)
+template <class Gain>
+__device__ __forceinline__ void rms_norm_row_with(uint32_t* w, Gain gain) {
     const uint16_t inv = h_rsqrt_approx(hadd(row_sumsq(w), C_EPS));
     const uint32_t inv2 = pack2(inv, inv);
 #pragma unroll
-    for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), ldg4(gain_lane + 16 * n));
+    for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), gain(n));
+}
+__device__ __forceinline__ void rms_norm_row(uint32_t* w, const uint8_t* gain_lane) {
+    rms_norm_row_with(w, [gain_lane](int n) { return ldg4(gain_lane + 16 * n); });
 }
 
 // E61 for one token (one thread): 9-way f32 softmax of its D61 row, paired f16x2 fold of the 9 clamped-centre taps,
@@ -524,10 +529,7 @@ __device__ __forceinline__ void enc5_e61(const uint32_t* d61s, int tok, int x0, 
 
 // the same with the gain row in shared memory (word 4n + t)
 __device__ __forceinline__ void rms_norm_row_smem(uint32_t* w, const uint32_t* gain_lane) {
-    const uint16_t inv = h_rsqrt_approx(hadd(row_sumsq(w), C_EPS));
-    const uint32_t inv2 = pack2(inv, inv);
-#pragma unroll
-    for (int n = 0; n < 20; ++n) w[n] = hmul2(hmul2(w[n], inv2), gain_lane[4 * n]);
+    rms_norm_row_with(w, [gain_lane](int n) { return gain_lane[4 * n]; });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
