@@ -256,7 +256,7 @@ CANDIDATES = {
     "shipped": ("hopper", ()),  # one CTA per window: ENC5_QV_F16A=1, ENC5_FC1_F16A=0, ENC5_J_UNROLL=2, ENC5_MLP_SMEM=1
     "split": ("hopper_split", ()),  # one window per 2-CTA cluster (enc5_split_body), MLP loop unrolled twice
     "split_pairs": ("hopper_split", ("-DENC5_SPLIT_PAIRS=1",)),  # the same, MLP chunks in pairs
-    "split_occ3": ("hopper_split_occ3", ()),  # 3 CTAs per SM (for one 4K frame); written 2026-11-30, not yet run
+    "split_occ3": ("hopper_split_occ3", ()),  # 3 CTAs per SM (for one 4K frame)
 }
 # Measured on 2026-11-30 (each bit-exact on the 319 reference frames; docs/enc5-native.md has the table): old, j2,
 # fc1, qv, qv_fc1, regs_fc1 (then "shipped"), ring (= ring_fc1), ring_m2 (+ fc1), ring_nofc1 (now "shipped"),
@@ -448,8 +448,10 @@ def candidates(ref_dir: Path, fh) -> dict:
     import os
 
     skipped = set(os.environ.get("ENC5_SKIP_VARIANTS", "").split(","))  # variants whose smoke test failed
+    chosen = set(filter(None, os.environ.get("ENC5_CANDIDATES", "").split(",")))  # empty: all of them
     cands = {k: v for k, v in CANDIDATES.items()
-             if (split_enabled() or not v[0].startswith("hopper_split")) and v[0] not in skipped}
+             if (split_enabled() or not v[0].startswith("hopper_split")) and v[0] not in skipped
+             and (not chosen or k in chosen)}
     for name, (variant, opts) in cands.items():
         t0 = time.perf_counter()
         groups = refs.check(opts, variant)
@@ -493,7 +495,66 @@ def bench(fh, options: tuple[str, ...] = ()) -> dict:
     return result
 
 
-def smoke(ref_dir: Path, variant: str) -> int:
+def parse_builds(spec: str) -> list[tuple[str, tuple[str, ...]]]:
+    """'variant:opt opt;variant:' -> [(variant, options)]."""
+    out = []
+    for item in filter(None, spec.split(";")):
+        variant, _, opts = item.partition(":")
+        out.append((variant.strip(), tuple(opts.split())))
+    return out
+
+
+def sweep(ref_dir: Path, spec: str, rounds: int = 3) -> int:
+    """Experiment builds side by side: each must pass the smoke frames bit for bit, then all are timed in
+    interleaved rounds (720p x1, 4K x1, 4K x2); prints one line per build with the median of each shape."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import enc5_native
+    import torch
+
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    builds = parse_builds(spec)
+    exact = [b for b in builds if smoke(ref_dir, *b) == 0]
+    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
+    shapes = [(40, 23, 1), (120, 68, 1), (120, 68, 2)]
+    data = {}
+    for ex, ey, f in shapes:
+        inp, tex = enc5_native.random_frames(f, ex, ey)
+        data[(ex, ey, f)] = (inp, tex, torch.zeros_like(inp), torch.zeros_like(tex))
+    times: dict = {b: {sh: [] for sh in shapes} for b in exact}
+    for _ in range(rounds):
+        for b in exact:
+            for sh in shapes:
+                inp, tex, oa, os_ = data[sh]
+                times[b][sh].append(enc5_native.time_kernel(
+                    lambda i=inp, t=tex, a=oa, s=os_, x=sh[0], y=sh[1], v=b[0], o=b[1]:
+                    native_batch(dw, i, t, x, y, arena=a, surface=s, options=o, variant=v), warmup=3, reps=100))
+    for b in builds:
+        row = "  ".join(f"{x}x{y}x{f} {np.median(times[b][(x, y, f)]):6.2f}" for x, y, f in shapes) \
+            if b in times else "NOT BIT-EXACT"
+        print(f"sweep {b[0]:18s} {' '.join(b[1]):60s} {row}", flush=True)
+    return 0
+
+
+def precompile() -> int:
+    """Locally (no GPU needed): compile every variant and every candidate's option set into the disk cache
+    (TCFORGE_CACHE_DIR), so the device call only loads cubins."""
+    import os
+
+    from tcforge.layers.enc5.gpu import kernel
+
+    builds = {(name, ()) for name in kernel.VARIANTS} | {(v, o) for v, o in CANDIDATES.values()}
+    builds |= set(parse_builds(os.environ.get("ENC5_SWEEP", "")))
+    for _, o in CANDIDATES.values():
+        builds |= {("ada", o), ("hopper_split_timing", o), ("hopper_split_occ3_timing", o)}
+    for name, opts in sorted(builds):
+        t0 = time.perf_counter()
+        kernel.compile_variant(name, opts)
+        print(f"compiled {name} {' '.join(opts)} ({time.perf_counter() - t0:.0f}s)", flush=True)
+    return 0
+
+
+def smoke(ref_dir: Path, variant: str, options: tuple[str, ...] = ()) -> int:
     """One 720p and one full 4K reference frame through `variant` (run under `timeout` first: a hung kernel must not
     eat the device call); mismatches split by the arena word half (t: CTA 0, t|4: CTA 1) and the surface."""
     import torch
@@ -513,7 +574,8 @@ def smoke(ref_dir: Path, variant: str) -> int:
             t0 = time.perf_counter()
             a, s_ = native_batch(w, torch.from_numpy(inp.input).cuda().reshape(1, -1),
                                  torch.from_numpy(inp.texture.view(np.int16)).cuda().reshape(1, ey, ex, 4), ex, ey,
-                                 ox=meta["ox"], oy=meta["oy"], arena=a0, surface=s0, variant=variant)
+                                 ox=meta["ox"], oy=meta["oy"], arena=a0, surface=s0, variant=variant,
+                                 options=options)
             torch.cuda.synchronize()
             dt = time.perf_counter() - t0
             a = a.cpu().numpy().reshape(5, ey, ex, 2, 16)
@@ -522,7 +584,7 @@ def smoke(ref_dir: Path, variant: str) -> int:
             bad = a != want
             sb = s_ != z["surface"]
             bad_total += int(bad.sum() + sb.sum())
-            print(f"smoke {variant} {f.name} {ex}x{ey}: arena bad {int(bad.sum())} "
+            print(f"smoke {variant} {' '.join(options)} {f.name} {ex}x{ey}: arena bad {int(bad.sum())} "
                   f"(CTA0 half {int(bad[..., 0, :].sum())}"
                   f", CTA1 half {int(bad[..., 1, :].sum())}, per plane {bad.sum(axis=(1, 2, 3, 4)).tolist()}), "
                   f"surface bad {int(sb.sum())}, first launch {dt * 1e3:.1f} ms", flush=True)
@@ -598,7 +660,8 @@ def sanitizers(fh, out_dir: Path, options: tuple[str, ...] = (), variant: str = 
 def main(argv: list[str]) -> int:
     """Entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("mode", choices=("check", "sanitize", "refs", "smoke"), nargs="?", default="check")
+    ap.add_argument("mode", choices=("check", "sanitize", "refs", "smoke", "precompile", "sweep"), nargs="?",
+                    default="check")
     ap.add_argument("--variant", default="hopper_split", help="smoke: the variant to run")
     ap.add_argument("--hopper", type=int, default=120, help="refs: frames per hopper case (40x23, 37x21+3,5)")
     ap.add_argument("--ada", type=int, default=40, help="refs: frames per ada case")
@@ -610,6 +673,12 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.mode == "sanitize":
         return sanitize_case()
+    if args.mode == "precompile":
+        return precompile()
+    if args.mode == "sweep":
+        import os
+
+        return sweep(Path(args.refs), os.environ.get("ENC5_SWEEP", ""))
     if args.mode == "smoke":
         return smoke(Path(args.refs), args.variant)
     if args.mode == "refs":
@@ -632,7 +701,7 @@ def main(argv: list[str]) -> int:
             summary["profile"] = profile(fh)
             if split_enabled():
                 summary["profile_split"] = profile(fh, variant="hopper_split_timing")
-                summary["profile_split_pairs"] = profile(fh, ("-DENC5_SPLIT_PAIRS=1",), "hopper_split_timing")
+                summary["profile_split_occ3"] = profile(fh, variant="hopper_split_occ3_timing")
         if "bench" not in skip:
             summary["bench"] = bench(fh)
         if "sanitize" not in skip:

@@ -92,6 +92,7 @@ def test_split_kernel_shared_memory_size_matches_the_launcher() -> None:
     m = re.search(r"static_assert\(sizeof\(SplitSmem\) == \(ENC5_SPLIT_OCC3 \? (\d+) : (\d+)\)", SRC)
     assert m and int(m.group(2)) == kernel.SPLIT_SMEM_BYTES == kernel.split_smem_bytes("hopper_split")
     assert int(m.group(1)) == kernel.SPLIT_SMEM_BYTES_OCC3 == kernel.split_smem_bytes("hopper_split_occ3")
+    assert kernel.split_smem_bytes("hopper_split_occ3_timing") == kernel.SPLIT_SMEM_BYTES_OCC3
     assert 3 * (kernel.SPLIT_SMEM_BYTES_OCC3 + 1024) <= 228 * 1024  # three CTAs per SM
     assert 2 * (kernel.SPLIT_SMEM_BYTES + 1024) <= 228 * 1024  # two
     assert kernel.Geometry(40, 23, 1, ctas_per_window=2).grid == (10, 3, 1)
@@ -108,18 +109,23 @@ def test_split_kernel_compiles_for_sm90a_without_spills(options: tuple[str, ...]
 
 
 def test_auto_variant_choice_follows_the_launch_size() -> None:
-    from tcforge.layers.enc5.gpu.api import SPLIT_MAX_WINDOWS, choose_hopper_variant
+    from tcforge.layers.enc5.gpu.api import choose_hopper_variant
 
     assert choose_hopper_variant(15) == "hopper_split"  # one 720p frame: latency-bound, a CTA pair per window
-    assert choose_hopper_variant(135) == "hopper_split"  # one 4K frame (measured 46.2 vs 48.6 us)
-    assert choose_hopper_variant(270) == "hopper"  # two 4K frames: the one-CTA form wins (71.6 vs 72.5 us)
+    assert choose_hopper_variant(132) == "hopper_split"  # every CTA pair still has SM room of its own
+    assert choose_hopper_variant(135) == "hopper_split_occ3"  # one 4K frame: 270 CTAs > 2 x 132 slots (43.2 us)
+    assert choose_hopper_variant(198) == "hopper_split_occ3"  # 396 CTAs = 3 x 132: still one wave
+    assert choose_hopper_variant(270) == "hopper"  # two 4K frames: the one-CTA form (71.5 us)
     assert choose_hopper_variant(15 * 64) == "hopper"  # batches: throughput-bound
-    assert 135 <= SPLIT_MAX_WINDOWS < 270
+    assert choose_hopper_variant(135, sms=114) == "hopper_split_occ3"  # H100 PCIe: 114 SMs
+    assert choose_hopper_variant(114, sms=114) == "hopper_split"
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-def test_split_occ3_kernel_fits_three_ctas_per_sm() -> None:
-    mod = kernel.compile_variant("hopper_split_occ3")
-    st = mod.stats["enc5_hopper_split_occ3"]
+@pytest.mark.parametrize(("variant", "spill_limit"), [("hopper_split_occ3", 64), ("hopper_split_occ3_timing", 128)])
+def test_split_occ3_kernel_fits_three_ctas_per_sm(variant: str, spill_limit: int) -> None:
+    mod = kernel.compile_variant(variant)
+    st = mod.stats[f"enc5_{variant}"]
     assert st.registers <= 168  # 3 x 128 threads x 168 <= 65536
-    assert st.spill_stores <= 64, f"more spill than the 56 B measured when it was written: {st}"
+    # measured when written: 56 B (the timing twin's clock stamps: 92 B); outside the hot loops (P10 -> P13)
+    assert st.spill_stores <= spill_limit, f"more spill than measured when it was written: {st}"

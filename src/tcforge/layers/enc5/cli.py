@@ -102,8 +102,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from tcforge.layers.enc5.gpu.kernel import Geometry
 
         result = gpu.run(weights, inputs, numerics=args.numerics, assumptions=asm)
-        kernel_form = (choose_hopper_variant(Geometry(inputs.ex, inputs.ey).windows) if args.numerics == "hopper"
-                       else "ada")
+        import torch
+
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        kernel_form = (choose_hopper_variant(Geometry(inputs.ex, inputs.ey).windows, sms)
+                       if args.numerics == "hopper" else "ada")
     else:
         from tcforge.layers.enc5.reference import reference
 

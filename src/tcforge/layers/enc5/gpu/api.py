@@ -105,15 +105,23 @@ def _np_of(dtype) -> type:
     return {torch.uint8: np.uint8, torch.int16: np.int16}[dtype]
 
 
-# Above this many windows per launch the one-CTA-per-window kernel wins (throughput-bound); at or below it the
-# 2-CTA-cluster kernel (latency-bound). Measured on the H200 (docs/enc5-native.md): split faster at 15, 60, 135
-# windows (720p x1, x4; 4K x1), classic faster at 270 (4K x2) and above.
-SPLIT_MAX_WINDOWS = 200
+# Kernel form by the launch's window count, relative to the GPU's SM count (H200: 132). Measured on the H200
+# (docs/enc5-native.md, same runs): up to one window per SM the 2-CTA-cluster form is fastest (latency-bound: 720p
+# x1 19.7 us vs 25.2 one-CTA); up to 1.5 windows per SM the 3-CTAs-per-SM build of it, which still runs every CTA
+# in one wave (4K x1 = 135 windows: 43.2 us vs 46.1 split, 48.2 one-CTA); above, the one-CTA form (throughput-bound:
+# 4K x2 71.5 us, batches of 64 frames 8 % faster than the split form).
+SPLIT_MAX_WINDOWS_PER_SM = 1.0
+OCC3_MAX_WINDOWS_PER_SM = 1.5
+H200_SMS = 132
 
 
-def choose_hopper_variant(windows: int) -> str:
-    """The faster hopper kernel form for a launch of `windows` windows (all frames together)."""
-    return "hopper_split" if windows <= SPLIT_MAX_WINDOWS else "hopper"
+def choose_hopper_variant(windows: int, sms: int = H200_SMS) -> str:
+    """The fastest hopper kernel form for a launch of `windows` windows (all frames together) on `sms` SMs."""
+    if windows <= SPLIT_MAX_WINDOWS_PER_SM * sms:
+        return "hopper_split"
+    if windows <= OCC3_MAX_WINDOWS_PER_SM * sms:
+        return "hopper_split_occ3"
+    return "hopper"
 
 
 def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -146,8 +154,9 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     place (their untouched bytes stay), else fresh zeros as the reference assumes. `debug` (with `variant`
     "hopper_debug", the default with a debug buffer, or "hopper_timing") is a CUDA buffer for the kernel's dump;
     `options` are extra nvcc flags (experiments only: "-DENC5_J_UNROLL=2", ...). `variant` picks the kernel form
-    for numerics="hopper": "hopper" (one CTA per window) or "hopper_split" (a 2-CTA cluster per window); default:
-    `choose_hopper_variant` by the launch's window count. Both forms give the same bits.
+    for numerics="hopper": "hopper" (one CTA per window), "hopper_split" (a 2-CTA cluster per window) or
+    "hopper_split_occ3" (the same with three CTAs per SM); default: `choose_hopper_variant` by the launch's window
+    count and the GPU's SM count. All forms give the same bits.
     """
     torch = _torch()
     requested, variant = variant, _check_numerics(numerics)
@@ -170,9 +179,9 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
         if numerics != "hopper":
             raise TcforgeError("debug dumps exist for numerics='hopper' only")
         variant = requested or "hopper_debug"
-        if variant not in ("hopper_debug", "hopper_timing", "hopper_split_timing"):
-            raise TcforgeError("variant with a debug buffer must be hopper_debug, hopper_timing or "
-                               f"hopper_split_timing, got {variant!r}")
+        timing = ("hopper_debug", "hopper_timing", "hopper_split_timing", "hopper_split_occ3_timing")
+        if variant not in timing:
+            raise TcforgeError(f"variant with a debug buffer must be one of {', '.join(timing)}, got {variant!r}")
     elif requested is not None:
         allowed = {"hopper": ("hopper", "hopper_split", "hopper_split_occ3"), "ada": ("ada",)}[numerics]
         if requested not in allowed:
@@ -180,7 +189,8 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
                                f"got {requested!r}")
         variant = requested
     elif numerics == "hopper":
-        variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames)
+        sms = torch.cuda.get_device_properties(inp.device).multi_processor_count
+        variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames, sms)
     _check_no_aliasing({"arena": out_a, "surface": out_s}, {"inputs": inp, "texture": tex, "weights": w})
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),

@@ -1157,7 +1157,7 @@ constexpr int SPLIT_BARS = BAR_CONST + 1;
 // ENC5_SPLIT_OCC3 (variant hopper_split_occ3, prepared for the 4K frame, not yet measured): at most 168 registers and
 // 68,576 B of shared memory so that three CTAs fit one SM (135 4K windows = 270 CTAs > 2 x 132 slots); Wo then comes
 // through a two-head register prefetch instead of shared memory
-#if defined(ENC5_VARIANT) && ENC5_VARIANT == 7
+#if defined(ENC5_VARIANT) && (ENC5_VARIANT == 7 || ENC5_VARIANT == 8)
 #define ENC5_SPLIT_OCC3 1
 #else
 #define ENC5_SPLIT_OCC3 0
@@ -1187,6 +1187,12 @@ static_assert(sizeof(SplitSmem) == (ENC5_SPLIT_OCC3 ? 68576 : 109536),
 #endif
 #ifndef ENC5_SPLIT_MLP_UNROLL
 #define ENC5_SPLIT_MLP_UNROLL 2  // unroll of the split kernel's MLP loop (2: measured 3-6 % faster than 1)
+#endif
+#ifndef ENC5_SPLIT_LATE_RESID
+#define ENC5_SPLIT_LATE_RESID 0  // 1: P13's residual words are loaded during the last P11 m-tile (10 registers fewer)
+#endif
+#ifndef ENC5_SPLIT_SB_AHEAD
+#define ENC5_SPLIT_SB_AHEAD 1  // 0: each P11 m-tile loads its score bias when it starts (24 registers fewer)
 #endif
 #ifndef ENC5_SPLIT_PAIRS
 #define ENC5_SPLIT_PAIRS 0  // 1: the MLP loop handles chunks in pairs (one barrier and fence point per two chunks)
@@ -1368,17 +1374,21 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     const int ty[2] = {y0 + 2 * z, y0 + 2 * z + 1};
     bool in_frame[2];
     uint32_t resid[2][5];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;
-        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t + 16 * rank;
-#pragma unroll
-        for (int p = 0; p < 5; ++p) resid[r][p] = in_frame[r] ? ldg4(rec + p * plane) : 0u;
+#define ENC5_SPLIT_LOAD_RESID()                                                                  \
+    _Pragma("unroll") for (int r = 0; r < 2; ++r) {                                              \
+        in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;                            \
+        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t + 16 * rank;            \
+        _Pragma("unroll") for (int p = 0; p < 5; ++p) resid[r][p] = in_frame[r] ? ldg4(rec + p * plane) : 0u; \
     }
+#if !ENC5_SPLIT_LATE_RESID
+    ENC5_SPLIT_LOAD_RESID()
+#endif
     const uint8_t* sbias = W + HEAD_SLOT * h + OFF_SBIAS + 16 * lane;
+#if ENC5_SPLIT_SB_AHEAD
     uint4 sb[6];
 #pragma unroll
     for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp));
+#endif
     // ---- E10, E11 (V^T), P11 / E11 / P12 / E12 per query m-tile: as enc5_body
     uint32_t q8[6][4], vb[3][4][2];
     requant_qv(q8, vb, q, v);
@@ -1388,13 +1398,22 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
         uint32_t s[12][2];
 #pragma unroll
         for (int jp = 0; jp < 6; ++jp) {
+#if ENC5_SPLIT_SB_AHEAD
             const uint4 c = sb[jp];
+#else
+            const uint4 c = ldg16(sbias + 512 * (4 * jp + mi));
+#endif
             s[2 * jp][0] = c.x; s[2 * jp][1] = c.y; s[2 * jp + 1][0] = c.z; s[2 * jp + 1][1] = c.w;
         }
+#if ENC5_SPLIT_SB_AHEAD
         if (mi < 3) {
 #pragma unroll
             for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp + mi + 1));
         }
+#endif
+#if ENC5_SPLIT_LATE_RESID
+        if (mi == 3) { ENC5_SPLIT_LOAD_RESID() }
+#endif
         p11_scores<ENC5_HOPPER>(s, q8, mi);
         e11_softmax(s);
         uint32_t o[4][2];
@@ -1744,6 +1763,12 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 1)
 extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 3)
     enc5_hopper_split_occ3(const __grid_constant__ Enc5Params prm) {
     enc5_split_body<false>(prm);
+}
+#endif
+#if defined(ENC5_VARIANT) && ENC5_VARIANT == 8
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(128, 3)
+    enc5_hopper_split_occ3_timing(const __grid_constant__ Enc5Params prm) {
+    enc5_split_body<true>(prm);
 }
 #endif
 #if !defined(ENC5_VARIANT) || ENC5_VARIANT == 2

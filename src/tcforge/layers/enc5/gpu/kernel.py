@@ -21,9 +21,10 @@ VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 
             "tile_check": ("enc5_tile_check", 4),  # single m16n8k32 tiles: native e4m3 mma vs the hand-issued HMMA
             "hopper_split": ("enc5_hopper_split", 5),  # one window per 2-CTA cluster (4 warps per CTA)
             "hopper_split_timing": ("enc5_hopper_split_timing", 6),
-            # prepared for one 4K frame, not yet run: three CTAs per SM (168 registers, 68,576 B shared memory)
-            "hopper_split_occ3": ("enc5_hopper_split_occ3", 7)}
-SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing", "hopper_split_occ3")
+            # three CTAs per SM for one 4K frame (168 registers, 68,576 B shared memory)
+            "hopper_split_occ3": ("enc5_hopper_split_occ3", 7),
+            "hopper_split_occ3_timing": ("enc5_hopper_split_occ3_timing", 8)}
+SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing", "hopper_split_occ3", "hopper_split_occ3_timing")
 # dynamic shared memory of the split kernel: sizeof(SplitSmem) in enc5.cu (a 30720 + o 16384 + x 10240 + hq 4096
 # + d61 2048 + fc1 biases 1280 + Wo 40960 + bias/gain rows 992 + P61 weights 2560 + 27 mbarriers padded to 256),
 # checked there by a static_assert and in CI by test_native_build; two CTAs still fit one SM (2 x 107 KB)
@@ -33,7 +34,7 @@ SPLIT_SMEM_BYTES_OCC3 = SPLIT_SMEM_BYTES - 40960  # hopper_split_occ3: Wo throug
 
 def split_smem_bytes(variant: str) -> int:
     """Dynamic shared memory of a split-kernel variant."""
-    return SPLIT_SMEM_BYTES_OCC3 if variant == "hopper_split_occ3" else SPLIT_SMEM_BYTES
+    return SPLIT_SMEM_BYTES_OCC3 if variant.startswith("hopper_split_occ3") else SPLIT_SMEM_BYTES
 NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
 
 

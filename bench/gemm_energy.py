@@ -1,0 +1,162 @@
+"""Joules per GEMM, ours against cuBLAS, at the power cap: why 4096^3 speed is an energy question on the H200.
+
+For each dtype pair and each kernel (the named variants and cuBLAS, alternated A B A B so drift hits both), a CUDA
+graph of `--per-graph` launches is replayed for `--seconds` while a thread samples NVML (energy counter, power, SM
+clock, clock-limit reasons). Reports ms per GEMM, TFLOP/s, J per GEMM, mean W, median SM MHz, the share of samples
+limited by the software power cap, and cuBLAS's kernel name (torch.profiler). Writes bench/results/gemm_energy.json.
+
+    python3 bench/gemm_energy.py [--size 4096] [--variants hoist,cluster4] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).resolve().parent / "results" / "gemm_energy.json"
+
+
+def cublas_kernel_name(fn: Callable[[], Any]) -> str:
+    """The name of the (longest) CUDA kernel one call of `fn` launches."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    evs = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    if not evs:
+        return "?"
+    return max(evs, key=lambda e: e.device_time).name[:200]
+
+
+def measure(fn: Callable[[], Any], nv: Any, seconds: float, per_graph: int) -> dict[str, float]:
+    """Replay a graph of `per_graph` calls for about `seconds`; energy, time and clock statistics per call."""
+    import torch
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(per_graph):
+            fn()
+    g.replay()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    g.replay()
+    torch.cuda.synchronize()
+    one = max(time.perf_counter() - t0, 1e-4)
+    reps = max(3, int(seconds / one))
+    samples: list[Any] = []
+    stop = threading.Event()
+
+    def sampler() -> None:
+        while not stop.is_set():
+            samples.append(nv.sample())
+            time.sleep(0.02)
+
+    th = threading.Thread(target=sampler, daemon=True)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s0 = nv.sample()
+    th.start()
+    start.record()
+    for _ in range(reps):
+        g.replay()
+    end.record()
+    end.synchronize()
+    stop.set()
+    th.join()
+    s1 = nv.sample()
+    calls = reps * per_graph
+    ms = start.elapsed_time(end) / calls
+    joules = (s1.energy_mj - s0.energy_mj) / 1e3 / calls
+    busy = samples[len(samples) // 10:] or samples  # skip the ramp
+    return dict(ms=ms, joules=joules, watts=joules / (ms / 1e3), calls=calls,
+                sm_mhz=statistics.median(s.sm_mhz for s in busy),
+                power_w_median=statistics.median(s.power_mw for s in busy) / 1e3,
+                power_capped=sum(1 for s in busy if s.reasons & 0x4) / len(busy))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--variants", default="hoist")
+    ap.add_argument("--combos", default="fp16:fp32,bf16:bf16,e4m3:bf16")
+    ap.add_argument("--seconds", type=float, default=1.5)
+    ap.add_argument("--per-graph", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--b-layouts", default="row", help="16-bit B layouts to run: row ((K, N) row-major), col, or both")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.validate import plan_matmul
+    from tcforge.runtime.nvml import Nvml
+
+    props = torch.cuda.get_device_properties(0)
+    bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+    nv = Nvml(0, bus)
+    api.POISON_OUTPUT = False
+    m = n = k = args.size
+    flop = 2.0 * m * n * k
+    rows: list[dict[str, Any]] = []
+    cases = []
+    for combo in args.combos.split(","):
+        layouts = ["col"] if combo.startswith("e4m3") else args.b_layouts.replace("both", "row,col").split(",")
+        cases += [(combo, lay) for lay in layouts]
+    for combo_name, layout in cases:
+        combo = combo_name if combo_name.startswith("e4m3") else f"{combo_name}/{layout}"
+        in_kind, out_kind = combo_name.split(":")
+        od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, layout == "col", seed=7 + len(rows))
+        kernels: dict[str, Callable[[], Any]] = {}
+        for v in args.variants.split(","):
+            kernels[v] = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v),
+                                          a, b, sa, sb)
+        kernels["cublas"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o)
+        name = cublas_kernel_name(kernels["cublas"])
+        for rnd in range(args.rounds):
+            for kname, fn in kernels.items():
+                r = measure(fn, nv, args.seconds, args.per_graph)
+                r.update(kernel=kname, combo=combo, round=rnd, tflops=flop / r["ms"] / 1e9,
+                         tflop_per_joule=flop / r["joules"] / 1e12)
+                if kname == "cublas":
+                    r["cublas_kernel"] = name
+                rows.append(r)
+                print(f"{combo:14s} {kname:9s} r{rnd} {r['tflops']:7.1f} TFLOP/s {r['joules'] * 1e3:7.2f} mJ/GEMM "
+                      f"{r['watts']:5.0f} W  {r['sm_mhz']:5.0f} MHz  capped {r['power_capped']:.0%}", flush=True)
+    summary = []
+    for combo in dict.fromkeys(r["combo"] for r in rows):
+        sel = [r for r in rows if r["combo"] == combo]
+        ref = [r for r in sel if r["kernel"] == "cublas"]
+        for kname in {r["kernel"] for r in sel}:
+            mine = [r for r in sel if r["kernel"] == kname]
+            ms = statistics.mean(x["ms"] for x in mine)
+            joules = statistics.mean(x["joules"] for x in mine)
+            summary.append(dict(combo=combo, kernel=kname, speed_ratio=statistics.mean(x["ms"] for x in ref) / ms,
+                                energy_ratio=joules / statistics.mean(x["joules"] for x in ref)))
+    for s in sorted(summary, key=lambda s: (s["combo"], s["kernel"])):
+        print(f"{s['combo']:14s} {s['kernel']:9s} speed x{s['speed_ratio']:.3f} of cuBLAS, "
+              f"energy x{s['energy_ratio']:.3f} of cuBLAS's J/GEMM")
+    out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), device=props.name,
+               power_limit_w=nv.power_limit_mw() / 1e3, size=args.size, rows=rows, summary=summary,
+               command="python3 bench/gemm_energy.py " + " ".join(argv or []))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
