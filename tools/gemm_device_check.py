@@ -52,7 +52,7 @@ def run_one_variant(name: str, small: bool) -> None:
             seed += 1
             r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed)
             print(json.dumps(r.as_dict()), flush=True)
-    if not small and name in ("splitk", "hoist", "r8", "r9"):
+    if not small and name in ("splitk", "hoist", "r8", "r9", "promote"):
         for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
             for m, n, k in ((300, 500, 4096), (1, 8, 65536)):
                 seed += 1
@@ -130,12 +130,18 @@ def main() -> int:
         from tcforge.gemm.check import check_one
         from tcforge.gemm.variants import LADDER, SWEEP
 
+        only = set(filter(None, os.environ.get("GEMM_SAN_VARIANTS", "").split(",")))  # empty: every variant
         for v in LADDER + SWEEP:
+            if only and v.name not in only:
+                continue
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
                 r = check_one(v.name, *combo, 129, 257, 136, seed=5)
                 print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
-        r = check_one("splitk", "fp16", "fp32", False, 129, 257, 1024, seed=6, splits=3)
-        print(f"sanitize-shot splitk(splits=3) ok={r.ok} {r.error}", flush=True)
+        for name, combo in (("splitk", ("fp16", "fp32", False)), ("promote", ("e4m3", "bf16", True)),
+                           ("promote_cm1", ("e4m3", "bf16", True))):
+            if not only or name in only:
+                r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3)
+                print(f"sanitize-shot {name}(splits=3) ok={r.ok} {r.error}", flush=True)
         return 0
     if args.one_shot:
         import torch

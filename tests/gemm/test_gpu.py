@@ -54,3 +54,25 @@ def test_short_and_long_k(k: int) -> None:
 def test_forced_split_k(splits: int) -> None:
     for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True)):
         _check("splitk", combo, 300, 500, 4096, seed=splits, splits=splits)
+
+
+@pytest.mark.parametrize("out_kind", ["bf16", "fp32"])
+@pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False)])
+def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: str) -> None:
+    """fp8 without split-K: rung 9 gives cuBLAS's use_fast_accum=True bits, `promote` its default (promoted) bits
+    (measured bit-identical on 4096^3 ... 8192^3, bench/results/gemm_fp8_accum*.json)."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    od = {"bf16": torch.bfloat16, "fp32": torch.float32}[out_kind]
+    a, b, sa, sb = make_inputs(1024, 768, 4096, "e4m3", True, seed=11)
+    api.POISON_OUTPUT = True
+    ours = api.run_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant), a, b, sa, sb,
+                        splits=1)
+    peer = cublas(a, b, sa, sb, out_kind, fast_accum=fast_accum)
+    other = cublas(a, b, sa, sb, out_kind, fast_accum=not fast_accum)
+    assert not torch.equal(peer, other)  # the two cuBLAS modes differ on this data, so the test can fail
+    assert torch.equal(ours, peer), int((ours != peer).sum())

@@ -62,3 +62,27 @@ def test_sass_uses_wgmma_tma_and_setmaxnreg() -> None:
         assert ("QGMMA.64x256x32" if b.in_kind == "e4m3" else "HGMMA.64x256x16") in sass
         assert "UTMALDG" in sass and "UTMASTG" in sass and "USETMAXREG" in sass
         assert "LDL" not in sass and "STL" not in sass
+
+
+@needs_nvcc
+def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
+    """`promote`: per stage two chains of m64n128 QGMMA, each starting with scale-d off (RZ, !UPT), no spill; its
+    16-bit builds are rung 9's own."""
+    from tcforge.gemm.variants import VARIANTS
+
+    builds = list(all_builds([VARIANTS["promote"]]))
+    assert all(b.config.promote == (b.in_kind == "e4m3") for b in builds)
+    hoist = {(b.in_kind, b.out_kind, b.b_kmajor, b.config.splitk): b.config for b in all_builds([VARIANTS["hoist"]])}
+    assert all(b.config == hoist[(b.in_kind, b.out_kind, b.b_kmajor, b.config.splitk)] for b in builds
+               if b.in_kind != "e4m3")
+    fp8 = [b for b in builds if b.in_kind == "e4m3"]
+    results = build_all(fp8, workers=os.cpu_count() or 2)
+    _assert_clean(results)
+    tool = find_tool("cuobjdump")
+    if tool is None:
+        pytest.skip("no cuobjdump here")
+    b, m = results[0]
+    sass = subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True, env=sass_env()).stdout
+    q = [ln for ln in sass.splitlines() if "QGMMA" in ln]
+    assert len(q) == 2 * 4 and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), q
+    assert sum("RZ, !UPT" in ln for ln in q) == 2  # the first k-step of each half ignores the old partial

@@ -20,6 +20,11 @@ class Build:
     out_kind: str
     b_kmajor: bool
 
+    def __post_init__(self) -> None:
+        # fp32 promotion exists for fp8 only: a 16-bit build of a promoting variant is the plain build
+        if self.config.promote and self.in_kind != "e4m3":
+            object.__setattr__(self, "config", replace(self.config, promote=False))
+
     def source(self) -> str:
         """The rendered CUDA source."""
         return codegen.render(self.config, self.in_kind, self.out_kind, self.b_kmajor)

@@ -67,13 +67,15 @@ def reference(a: Any, b: Any, sa: Any, sb: Any) -> Any:
     return ref
 
 
-def cublas(a: Any, b: Any, sa: Any, sb: Any, out_kind: str) -> Any:
-    """The same product through cuBLAS: torch.mm (out_dtype for fp32 out) or torch._scaled_mm."""
+def cublas(a: Any, b: Any, sa: Any, sb: Any, out_kind: str, fast_accum: bool = False) -> Any:
+    """The same product through cuBLAS: torch.mm (out_dtype for fp32 out) or torch._scaled_mm. For fp8,
+    `fast_accum=False` (torch's default) has cuBLAS promote partial sums to fp32; True accumulates in the tensor
+    core's own fp8 accumulator throughout, as tcforge's fp8 kernels do (the like-for-like speed comparison)."""
     import torch
 
     od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
     if sa is not None:
-        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=od)
+        return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=od, use_fast_accum=fast_accum)
     if od == a.dtype:
         return torch.mm(a, b)
     try:

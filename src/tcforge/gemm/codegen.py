@@ -16,8 +16,9 @@ def template() -> str:
     return resources.files("tcforge.gemm").joinpath("kernels/gemm_sm90.cu").read_text()
 
 
-def wgmma_wrapper(bn: int, in_kind: str, b_kmajor: bool) -> str:
-    """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major."""
+def wgmma_wrapper(bn: int, in_kind: str, b_kmajor: bool, name: str = "wgmma_tile", scale_arg: bool = False) -> str:
+    """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major.
+    With `scale_arg` the function takes scale-d as a fourth argument (0: D = A·B, the old D ignored)."""
     n = bn // 2
     ty = _PTX_TYPE[in_kind]
     k = 32 if in_kind == "e4m3" else 16
@@ -28,9 +29,10 @@ def wgmma_wrapper(bn: int, in_kind: str, b_kmajor: bool) -> str:
         f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"\n'
         f'      "wgmma.mma_async.sync.aligned.m64n{bn}k{k}.f32.{ty}.{ty} {{{regs}}}, %{n}, %{n + 1}, {tail};\\n}}\\n"'
     )
+    params = "uint64_t da, uint64_t db, int scale_d" if scale_arg else "uint64_t da, uint64_t db"
     return (
-        f"__device__ __forceinline__ void wgmma_tile(float (&d)[{n}], uint64_t da, uint64_t db) {{\n"
-        f'  asm volatile({asm}\n      : {outs}\n      : "l"(da), "l"(db), "r"(1));\n}}\n'
+        f"__device__ __forceinline__ void {name}(float (&d)[{n}], {params}) {{\n"
+        f'  asm volatile({asm}\n      : {outs}\n      : "l"(da), "l"(db), "r"({"scale_d" if scale_arg else 1}));\n}}\n'
     )
 
 
@@ -56,6 +58,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "EPI_BUFS": config.epi_bufs,
         "PRODUCER_REGS": config.producer_regs,
         "CONSUMER_REGS": config.consumer_regs,
+        **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
     }
 
 
@@ -63,7 +66,11 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) ->
     """Full CUDA source of one variant (what gets hashed, compiled and cached)."""
     config.check()
     head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor).items())
-    body = template().replace("//@@WGMMA@@", wgmma_wrapper(config.bn, in_kind, b_kmajor))
+    # wgmma_half is only called by promoting fp8 builds, but the kernel is not a template, so its discarded
+    # `if constexpr` branch still needs the name declared
+    wrappers = wgmma_wrapper(config.bn, in_kind, b_kmajor)
+    wrappers += wgmma_wrapper(config.bn // 2, in_kind, b_kmajor, name="wgmma_half", scale_arg=True)
+    body = template().replace("//@@WGMMA@@", wrappers)
     return head + body
 
 
@@ -78,6 +85,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
         ("h", config.hoist),
         ("pp", config.pingpong),
         ("rx", config.relaxed),
+        ("pr", config.promote),
     )
     parts += [f for f, on in flags if on]
     if config.epi_bufs != 2:

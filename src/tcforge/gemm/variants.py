@@ -51,6 +51,7 @@ class KernelConfig:
     epi_bufs: int = 2  # staged epilogue: 8 KB staging buffers per consumer warpgroup (BN/EPI_N = a whole tile)
     producer_regs: int = 40  # setmaxnreg target of the producer warpgroup
     consumer_regs: int = 232  # setmaxnreg target of each consumer warpgroup
+    promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -91,6 +92,9 @@ class KernelConfig:
             raise TcforgeError(f"{self}: setmaxnreg targets must be multiples of 8 in 24..256, producer <= consumer")
         if self.setmaxnreg and regs > 65536:
             raise TcforgeError(f"{self}: setmaxnreg targets need {regs} registers (> 65536 per SM)")
+        if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
+            raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
+                               "BN % 16 == 0")
 
 
 @dataclass(frozen=True)
@@ -209,6 +213,18 @@ SWEEP += [
     Variant("cluster4", 9, "rung 9 with a 4-CTA cluster (B multicast to 4)", replace(_R9, cm=4), True, 4, True),
     Variant("hoist_g16", 9, "rung 9 with 16 cluster rows per raster group", _R9, True, 16, True),
 ]
+
+# fp8 with fp32 promotion (as cuBLAS without use_fast_accum): each stage's 4 k-steps are summed by the tensor core
+# in two 128-column halves (64 partial registers beside the 128 totals), then added into the fp32 totals; 16-bit
+# inputs build rung 9 unchanged
+SWEEP.append(
+    Variant("promote", 9, "rung 9 + fp8 partial sums promoted to fp32 every stage (K = 128)",
+            replace(_R9, promote=True), True, 8, True)
+)
+SWEEP.append(
+    Variant("promote_cm1", 9, "promote without the cluster, relaxed release (as `tuned`)",
+            replace(_R9, cm=1, relaxed=True, promote=True), True, 8, True)
+)
 
 SMALL_M = 128  # `auto` takes bm64 at or below this M (measured: gemm_smallm.json)
 

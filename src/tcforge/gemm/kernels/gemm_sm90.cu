@@ -7,12 +7,18 @@
 //   EPI_BUFS (staging buffers per consumer warpgroup: 2 = rungs 5-9; BN/EPI_N = the whole tile, stores never wait
 //   inside a tile)  PRODUCER_REGS / CONSUMER_REGS (setmaxnreg targets)
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
-// codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose.
+//   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
+//   totals, as cuBLAS does without use_fast_accum)
+// codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
+// with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
 
 struct alignas(64) TmaDesc { uint64_t words[16]; };
+#ifndef PROMOTE
+#define PROMOTE 0
+#endif
 
 constexpr int IN_BYTES = (IN_KIND == 2) ? 1 : 2;
 constexpr int OUT_BYTES = (OUT_KIND == 0 || SPLITK) ? 4 : 2;
@@ -40,6 +46,8 @@ static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a mult
 static_assert(ACC_N * MI <= 128, "accumulators must fit in 128 registers per thread");
 static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
+constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
+static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
@@ -355,39 +363,73 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       }
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
-      for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
-        const int s = it % STAGES;
-        mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
+      if constexpr (DO_PROMOTE) {
+        // per stage and N half: the tensor core sums the stage's K (scale-d 0 on its first k-step), then the fp32
+        // totals take the partial; the slot is free once both halves are read
+        for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+          const int s = it % STAGES;
+          mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
 #pragma unroll
-        for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
-        wgmma_fence();
-        mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
-        wgmma_commit();
-        wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
+          for (int h = 0; h < 2; ++h) {
+            float part[ACC_N / 2];
+            wgmma_fence();
 #pragma unroll
+            for (int ks = 0; ks < KSTEPS; ++ks) {
+              const uint64_t da = da0 + (uint64_t)((s * A_TILE + ks * 32) >> 4);
+              const uint64_t db = db0 + (uint64_t)((s * B_TILE + h * (BN / 2) * BK_BYTES + ks * 32) >> 4);
+              wgmma_half(part, da, db, ks > 0);
+            }
+            wgmma_commit();
+            wgmma_wait<0>();
+            fence_regs(part);
+#pragma unroll
+            for (int i = 0; i < ACC_N / 2; ++i) acc[0][h * (ACC_N / 2) + i] += part[i];
+          }
+          if (lane == 0) {
+            const uint32_t eb = empty_bar + s * 8;
+            if constexpr (CM > 1) {
+#pragma unroll
+              for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
+            } else {
+              mbar_arrive_local(eb);
+            }
+          }
+        }
+      } else {
+        for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+          const int s = it % STAGES;
+          mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
+  #pragma unroll
+          for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+          wgmma_fence();
+          mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
+          wgmma_commit();
+          wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
+  #pragma unroll
+          for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+          if (kt > w.kt0 && lane == 0) {
+            const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
+            if constexpr (CM > 1) {
+  #pragma unroll
+              for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
+            } else {
+              mbar_arrive_local(eb);
+            }
+          }
+        }
+        wgmma_wait<0>();
+  #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
-        if (kt > w.kt0 && lane == 0) {
+        if (w.kt1 > w.kt0 && lane == 0) {
           const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
           if constexpr (CM > 1) {
-#pragma unroll
+  #pragma unroll
             for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
           } else {
             mbar_arrive_local(eb);
           }
         }
-      }
-      wgmma_wait<0>();
-#pragma unroll
-      for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
-      if (w.kt1 > w.kt0 && lane == 0) {
-        const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
-        if constexpr (CM > 1) {
-#pragma unroll
-          for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
-        } else {
-          mbar_arrive_local(eb);
-        }
-      }
+      }  // DO_PROMOTE
       if constexpr (PINGPONG) {
         if (u + num_clusters < units) named_arrive(ORDER_BAR + (1 - wg), 256);   // the other may start its tile
       }
