@@ -100,7 +100,8 @@ def test_split_kernel_shared_memory_size_matches_the_launcher() -> None:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-@pytest.mark.parametrize("options", [(), ("-DENC5_SPLIT_MLP_UNROLL=1",)])
+@pytest.mark.parametrize("options", [(), ("-DENC5_SPLIT_MLP_UNROLL=1",), ("-DENC5_SPLIT_F16B=1",),
+                                     ("-DENC5_SPLIT_PAIRS=1",)])
 def test_split_kernel_compiles_for_sm90a_without_spills(options: tuple[str, ...]) -> None:
     mod = kernel.compile_variant("hopper_split", options)
     st = mod.stats["enc5_hopper_split"]

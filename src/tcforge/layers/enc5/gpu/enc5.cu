@@ -1194,6 +1194,12 @@ static_assert(sizeof(SplitSmem) == (ENC5_SPLIT_OCC3 ? 68576 : 109536),
 #ifndef ENC5_SPLIT_SB_AHEAD
 #define ENC5_SPLIT_SB_AHEAD 1  // 0: each P11 m-tile loads its score bias when it starts (24 registers fewer)
 #endif
+#ifndef ENC5_SPLIT_F16B
+// 1: the MLP's weight halves are unpacked to f16 once per CTA (each thread its own cp.async pieces) into a 4-chunk
+// ring over Wo's shared memory (dead after P13-P20); fc1 and fc2 then issue the HMMA pair on f16 operands instead of
+// every warp unpacking every B fragment (the same operations on the same f16 values: same bits)
+#define ENC5_SPLIT_F16B 0
+#endif
 #ifndef ENC5_SPLIT_PAIRS
 #define ENC5_SPLIT_PAIRS 0  // 1: the MLP loop handles chunks in pairs (one barrier and fence point per two chunks)
 #endif
@@ -1227,6 +1233,43 @@ __device__ __forceinline__ void split_fc1(uint32_t (&hid)[2][2], const A& an, co
         mma_hopper(hid[0][0], hid[0][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b0.x, b0.y, hid[0][0], hid[0][1]);
         mma_hopper(hid[1][0], hid[1][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.x, b1.y, hid[1][0], hid[1][1]);
 #endif
+    }
+}
+
+// d = HMMA(A_hi, B_hi, HMMA(A_lo, B_lo, +0)) + c on f16 operands: b = (lo b0, lo b1, hi b0, hi b1) of an e4m3 B
+// fragment, af = unpack_a of the e4m3 A fragment (mma_hopper_f16a with B unpacked beforehand)
+__device__ __forceinline__ void mma_hopper_f16ab(uint32_t& d0, uint32_t& d1, const uint32_t (&af)[2][4], uint4 b,
+                                                 uint32_t c0, uint32_t c1) {
+    uint32_t t0, t1;
+    hmma16816(t0, t1, af[0], b.x, b.y, 0u, 0u);
+    hmma16816(t0, t1, af[1], b.z, b.w, t0, t1);
+    d0 = hadd2(t0, c0);
+    d1 = hadd2(t1, c1);
+}
+
+// ENC5_SPLIT_F16B: this thread's 5 pieces of an e4m3 ring stage (the ones its own cp.async wrote, so no barrier is
+// needed before) -> the f16 stage, piece j = tile * 32 + lane in both
+__device__ __forceinline__ void split_unpack_stage(uint4* dst, const uint2* src, int tid) {
+#pragma unroll
+    for (int q = 0; q < 5; ++q) {
+        const int j = tid + 128 * q;
+        const uint2 v = src[j];
+        dst[j] = make_uint4(e4m3_lo_to_f16x2(v.x), e4m3_lo_to_f16x2(v.y), e4m3_hi_to_f16x2(v.x), e4m3_hi_to_f16x2(v.y));
+    }
+}
+
+// split_fc1 on an f16 stage (ENC5_SPLIT_F16B): A = E20's e4m3 words, unpacked per k-step (loop-invariant: hoisted)
+__device__ __forceinline__ void split_fc1_f16(uint32_t (&hid)[2][2], const uint32_t (&an)[5][4], const uint4* stage,
+                                              int lane, const uint32_t (&bias)[2]) {
+    hid[0][0] = hid[0][1] = bias[0];
+    hid[1][0] = hid[1][1] = bias[1];
+#pragma unroll
+    for (int ks = 0; ks < 5; ++ks) {
+        uint32_t af[2][4];
+        unpack_a(af, an[ks][0], an[ks][1], an[ks][2], an[ks][3]);
+        const uint4 b0 = stage[32 * ks + lane], b1 = stage[32 * (5 + ks) + lane];
+        mma_hopper_f16ab(hid[0][0], hid[0][1], af, b0, hid[0][0], hid[0][1]);
+        mma_hopper_f16ab(hid[1][0], hid[1][1], af, b1, hid[1][0], hid[1][1]);
     }
 }
 
@@ -1440,7 +1483,7 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     uint2* ring = reinterpret_cast<uint2*>(sm.a);
     if (tid < 80) cp_async16(&sm.b1s[4 * tid], W + chunk_base(tid >> 2) + 5120 + 16 * (tid & 3));  // in group 0
 #pragma unroll
-    for (int c = 0; c < 4; ++c) {
+    for (int c = 0; c < (ENC5_SPLIT_F16B ? 5 : 4); ++c) {  // F16B: one chunk further ahead (it is unpacked early)
         split_ring_fill(ring + SPLIT_STAGE * c, W, c, tid, rank);
         cp_async_commit();
     }
@@ -1551,13 +1594,25 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
     const uint32_t bar_hq = bars + 8 * z, bar_hq_peer = bars_peer + 8 * z;  // slot s: + 32 s
     uint2 own[2];  // this CTA's fc2 A words of chunks i and i + 1 (registers rotate: no indexed arrays)
     uint32_t hid[2][2];
-    cp_async_wait<2>();  // chunks 0, 1 and the bias table landed (this thread's part)
+    cp_async_wait<2>();  // chunks 0, 1 (F16B: and 2) and the bias table landed (this thread's part)
     bar_mlp();
+#if ENC5_SPLIT_F16B
+    static_assert(!ENC5_SPLIT_OCC3 && !ENC5_SPLIT_PAIRS && !ENC5_SPLIT_FC1_F16A, "F16B: the plain split MLP loop");
+    // f16 stage c % 4 (chunk c's 20 tiles, fc1's 10 then fc2's 10) over sm.wo: every warp is past P13-P20 here
+    uint4* r16 = sm.wo;
+#pragma unroll
+    for (int c = 0; c < 3; ++c) split_unpack_stage(r16 + 640 * c, ring + SPLIT_STAGE * c, tid);
+    bar_mlp();
+#endif
     const uint32_t* b1 = sm.b1s + 4 * rank + t;  // chunk c: b1[16 c] (n-tile rank), b1[16 c + 8] (rank + 2)
     uint32_t bias1[2] = {b1[0], b1[8]};
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
+#if ENC5_SPLIT_F16B
+        split_fc1_f16(hid, an, r16 + 640 * c, lane, bias1);
+#else
         split_fc1(hid, anf, ring + SPLIT_STAGE * c, lane, bias1);
+#endif
         own[c] = split_activation(hid);
         st_async8(hq_peer + 1024 * c, own[c].x, own[c].y, bar_hq_peer + 32 * c);
         bias1[0] = b1[16 * (c + 1)];
@@ -1613,11 +1668,22 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
 #else
 ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
     for (int i = 0; i < 20; ++i) {
+#if ENC5_SPLIT_F16B
+        // e4m3 stage (i + 5) % 6 last held chunk i - 1, which this thread unpacked in iteration i - 4; f16 stage
+        // (i + 3) % 4 last held chunk i - 1 (fc1 read in iteration i - 3, fc2 in i - 1: before this barrier)
+        cp_async_wait<1>();  // chunk i + 3 landed (the newest group, chunk i + 4, may still fly)
+        bar_mlp();           // and chunk i + 2's f16 pieces (unpacked in iteration i - 1) are visible
+        split_ring_fill(ring + SPLIT_STAGE * ((i + 5) % SPLIT_RING), W, min(i + 5, 19), tid, rank, i + 5 < 20);
+        cp_async_commit();
+        // (clamped copies of chunk 19 on the last three iterations land in f16 stages nobody reads again)
+        split_unpack_stage(r16 + 640 * ((i + 3) & 3), ring + SPLIT_STAGE * (min(i + 3, 19) % SPLIT_RING), tid);
+#else
         // stage (i + 4) % 6 last held chunk i - 2, finished by every warp before this barrier
         cp_async_wait<1>();  // chunk i + 2 landed (the newest group, chunk i + 3, may still fly)
         bar_mlp();
         split_ring_fill(ring + SPLIT_STAGE * ((i + 4) % SPLIT_RING), W, min(i + 4, 19), tid, rank, i + 4 < 20);
         cp_async_commit();  // possibly empty: one group per iteration keeps the count uniform
+#endif
         const int slot = i & (SPLIT_SLOTS - 1);
         mbar_wait(bar_hq + 32 * slot, (i >> 2) & 1);
         const uint2 pw = sm.hq[(slot * 4 + z) * 32 + lane];
@@ -1626,15 +1692,27 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
         own[0] = own[1];
         const bool r0 = rank == 0;
         const uint32_t hq[4] = {r0 ? mine.x : pw.x, r0 ? mine.y : pw.y, r0 ? pw.x : mine.x, r0 ? pw.y : mine.y};
+#if ENC5_SPLIT_F16B
+        uint32_t hqf[2][4];
+        unpack_a(hqf, hq[0], hq[1], hq[2], hq[3]);
+        const uint4* s2 = r16 + 640 * (i & 3) + 320;
+#pragma unroll
+        for (int m = 0; m < 10; ++m) mma_hopper_f16ab(acc[m][0], acc[m][1], hqf, s2[32 * m + lane], acc[m][0], acc[m][1]);
+#else
         const uint2* s2 = ring + SPLIT_STAGE * (i % SPLIT_RING) + 320;
 #pragma unroll
         for (int m = 0; m < 10; ++m) {
             const uint2 b = s2[32 * m + lane];
             mma_hopper(acc[m][0], acc[m][1], hq[0], hq[1], hq[2], hq[3], b.x, b.y, acc[m][0], acc[m][1]);
         }
+#endif
         // fc1 of chunk i + 2 (on the last two iterations chunk 19 again, unsent: keeps the block branch-free)
         const int c2 = min(i + 2, 19);
+#if ENC5_SPLIT_F16B
+        split_fc1_f16(hid, an, r16 + 640 * (c2 & 3), lane, bias1);
+#else
         split_fc1(hid, anf, ring + SPLIT_STAGE * (c2 % SPLIT_RING), lane, bias1);
+#endif
         const uint2 w2 = split_activation(hid);
         own[1] = w2;
         const int sl = (i + 2) & (SPLIT_SLOTS - 1);
