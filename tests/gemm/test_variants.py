@@ -33,9 +33,14 @@ def test_rendered_source_defines_and_wgmma_operands() -> None:
     src = codegen.render(cfg, "fp16", "fp32", False)
     assert "#define BK 64\n" in src and "#define CM 2\n" in src and "#define TMA_STORE 1\n" in src
     assert "m64n256k16.f32.f16.f16" in src and "p, 1, 1, 0, 1;" in src  # B transposed (MN-major)
-    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 128
+    # wgmma_tile: 128 accumulators (m64n256); wgmma_half: 64 (m64n128, the promoting fp8 builds' partial sums)
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 128 + 64
+    assert "m64n128k16.f32.f16.f16" in src and "int scale_d" in src
+    assert "#define PROMOTE 1" not in src  # only promoting builds set it (the template defaults it to 0)
     fp8 = codegen.render(cfg, "e4m3", "bf16", True)
     assert "#define BK 128\n" in fp8 and "m64n256k32.f32.e4m3.e4m3" in fp8 and "p, 1, 1;" in fp8
+    promoted = codegen.render(VARIANTS["promote"].config, "e4m3", "bf16", True)
+    assert "#define PROMOTE 1\n" in promoted and "m64n128k32.f32.e4m3.e4m3" in promoted
 
 
 def test_split_k_only_when_tiles_leave_sms_idle() -> None:
