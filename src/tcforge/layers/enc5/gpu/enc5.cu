@@ -456,6 +456,47 @@ __device__ __forceinline__ void rms_norm_row(uint32_t* w, const uint8_t* gain_la
 
 // E61 for one token (one thread): 9-way f32 softmax of its D61 row, paired f16x2 fold of the 9 clamped-centre taps,
 // guarded surface write
+// Prologue, one m-tile (16 of the 96 staged rows: 64 window tokens in raster order, then the halo top, bottom, left,
+// right): this lane's two rows' input words, dequantised, RMS-normalised with the W+0 gain and requantised into the
+// m-tile's e4m3 A-fragment words st[row half][plane p: word t | word t + 4 at 5 + p] (both kernel forms)
+__device__ __forceinline__ void stage_mtile_rows(uint32_t (&st)[2][10], const uint8_t* __restrict__ in, size_t plane,
+                                                 const uint8_t* __restrict__ W, int ex, int ey, int x0, int y0, int mi,
+                                                 int g, int t) {
+    uint32_t word[2][10];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        int dx, dy;
+        if (mi < 4) { dx = g; dy = 2 * mi + h; }
+        else if (mi == 4) { dx = g; dy = h ? 8 : -1; }
+        else { dx = h ? 8 : -1; dy = g; }
+        const int x = x0 + dx, y = y0 + dy;
+        const bool inside = x >= 0 && x < ex && y >= 0 && y < ey;
+        const uint8_t* rec = in + 32 * ((size_t)y * ex + x) + 4 * t;
+#pragma unroll
+        for (int p = 0; p < 5; ++p) {
+            word[h][p] = inside ? ldg4(rec + p * plane) : 0u;
+            word[h][5 + p] = inside ? ldg4(rec + p * plane + 16) : 0u;
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+        uint32_t x[20];  // n-tile words: n = 4p + q
+#pragma unroll
+        for (int p = 0; p < 5; ++p) {
+            x[4 * p + 0] = e4m3x2_to_f16x2(lo16(word[h][p]));
+            x[4 * p + 1] = e4m3x2_to_f16x2(lo16(word[h][5 + p]));
+            x[4 * p + 2] = e4m3x2_to_f16x2(hi16(word[h][p]));
+            x[4 * p + 3] = e4m3x2_to_f16x2(hi16(word[h][5 + p]));
+        }
+        rms_norm_row(x, W + 4 * t);
+#pragma unroll
+        for (int p = 0; p < 5; ++p) {
+            st[h][p] = q4(x[4 * p], x[4 * p + 2]);
+            st[h][5 + p] = q4(x[4 * p + 1], x[4 * p + 3]);
+        }
+    }
+}
+
 __device__ __forceinline__ void enc5_e61(const uint32_t* d61s, int tok, int x0, int y0, int ex, int ey,
                                          const uint16_t* __restrict__ tex, uint16_t* __restrict__ surf) {
     const int px = x0 + (tok & 7), py = y0 + (tok >> 3);
@@ -706,40 +747,8 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
     // dequantise, RMS-normalise with the W+0 gain, requantise, stage as A fragments. Warp w < 6 stages m-tile w.
     if (warp < 6) {
         const int mi = warp;
-        uint32_t word[2][10];  // [row half][plane p: word t | word t+4 at 5 + p]
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            int dx, dy;
-            if (mi < 4) { dx = g; dy = 2 * mi + h; }
-            else if (mi == 4) { dx = g; dy = h ? 8 : -1; }
-            else { dx = h ? 8 : -1; dy = g; }
-            const int x = x0 + dx, y = y0 + dy;
-            const bool inside = x >= 0 && x < ex && y >= 0 && y < ey;
-            const uint8_t* rec = in + 32 * ((size_t)y * ex + x) + 4 * t;
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                word[h][p] = inside ? ldg4(rec + p * plane) : 0u;
-                word[h][5 + p] = inside ? ldg4(rec + p * plane + 16) : 0u;
-            }
-        }
         uint32_t st[2][10];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            uint32_t x[20];  // n-tile words: n = 4p + q
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                x[4 * p + 0] = e4m3x2_to_f16x2(lo16(word[h][p]));
-                x[4 * p + 1] = e4m3x2_to_f16x2(lo16(word[h][5 + p]));
-                x[4 * p + 2] = e4m3x2_to_f16x2(hi16(word[h][p]));
-                x[4 * p + 3] = e4m3x2_to_f16x2(hi16(word[h][5 + p]));
-            }
-            rms_norm_row(x, W + 4 * t);
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                st[h][p] = q4(x[4 * p], x[4 * p + 2]);
-                st[h][5 + p] = q4(x[4 * p + 1], x[4 * p + 3]);
-            }
-        }
+        stage_mtile_rows(st, in, plane, W, ex, ey, x0, y0, mi, g, t);
 #pragma unroll
         for (int p = 0; p < 5; ++p)
         {
@@ -1333,40 +1342,8 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     uint4 staged[10];
     const int mi_p = 3 * rank + warp;
     if (warp < 3) {
-        uint32_t word[2][10];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            int dx, dy;
-            if (mi_p < 4) { dx = g; dy = 2 * mi_p + h; }
-            else if (mi_p == 4) { dx = g; dy = h ? 8 : -1; }
-            else { dx = h ? 8 : -1; dy = g; }
-            const int x = x0 + dx, y = y0 + dy;
-            const bool inside = x >= 0 && x < ex && y >= 0 && y < ey;
-            const uint8_t* rec = in + 32 * ((size_t)y * ex + x) + 4 * t;
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                word[h][p] = inside ? ldg4(rec + p * plane) : 0u;
-                word[h][5 + p] = inside ? ldg4(rec + p * plane + 16) : 0u;
-            }
-        }
         uint32_t st[2][10];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            uint32_t x[20];
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                x[4 * p + 0] = e4m3x2_to_f16x2(lo16(word[h][p]));
-                x[4 * p + 1] = e4m3x2_to_f16x2(lo16(word[h][5 + p]));
-                x[4 * p + 2] = e4m3x2_to_f16x2(hi16(word[h][p]));
-                x[4 * p + 3] = e4m3x2_to_f16x2(hi16(word[h][5 + p]));
-            }
-            rms_norm_row(x, W + 4 * t);
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                st[h][p] = q4(x[4 * p], x[4 * p + 2]);
-                st[h][5 + p] = q4(x[4 * p + 1], x[4 * p + 3]);
-            }
-        }
+        stage_mtile_rows(st, in, plane, W, ex, ey, x0, y0, mi_p, g, t);
 #pragma unroll
         for (int p = 0; p < 5; ++p) {
             uint32_t af[2][4];
