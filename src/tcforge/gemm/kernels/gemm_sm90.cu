@@ -91,6 +91,16 @@ __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
   if constexpr (RELAXED) asm volatile("mbarrier.arrive.relaxed.cta.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
   else asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
+// a consumer warp frees a ring slot: one arrive on its empty barrier in every CTA of the cluster (their producers
+// multicast into this CTA's slot too)
+__device__ __forceinline__ void release_slot(uint32_t empty_bar) {
+  if constexpr (CM > 1) {
+#pragma unroll
+    for (int c = 0; c < CM; ++c) mbar_arrive_cluster(empty_bar, c);
+  } else {
+    mbar_arrive_local(empty_bar);
+  }
+}
 __device__ __forceinline__ void tma_load(uint32_t dst, const TmaDesc* map, int c0, int c1, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
@@ -385,50 +395,26 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
             for (int i = 0; i < ACC_N / 2; ++i) acc[0][h * (ACC_N / 2) + i] += part[i];
           }
-          if (lane == 0) {
-            const uint32_t eb = empty_bar + s * 8;
-            if constexpr (CM > 1) {
-#pragma unroll
-              for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
-            } else {
-              mbar_arrive_local(eb);
-            }
-          }
+          if (lane == 0) release_slot(empty_bar + s * 8);
         }
       } else {
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
           const int s = it % STAGES;
           mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
-  #pragma unroll
+#pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
           wgmma_fence();
           mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
           wgmma_commit();
           wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
-  #pragma unroll
+#pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
-          if (kt > w.kt0 && lane == 0) {
-            const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
-            if constexpr (CM > 1) {
-  #pragma unroll
-              for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
-            } else {
-              mbar_arrive_local(eb);
-            }
-          }
+          if (kt > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
         }
         wgmma_wait<0>();
-  #pragma unroll
+#pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
-        if (w.kt1 > w.kt0 && lane == 0) {
-          const uint32_t eb = empty_bar + ((it + STAGES - 1) % STAGES) * 8;
-          if constexpr (CM > 1) {
-  #pragma unroll
-            for (int c = 0; c < CM; ++c) mbar_arrive_cluster(eb, c);
-          } else {
-            mbar_arrive_local(eb);
-          }
-        }
+        if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
       }  // DO_PROMOTE
       if constexpr (PINGPONG) {
         if (u + num_clusters < units) named_arrive(ORDER_BAR + (1 - wg), 256);   // the other may start its tile
