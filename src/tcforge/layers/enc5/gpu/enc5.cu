@@ -1293,6 +1293,20 @@ __device__ __forceinline__ uint2 split_activation(uint32_t (&hid)[2][2]) {
     return make_uint2(q4(hid[0][0], hid[1][0]), q4(hid[0][1], hid[1][1]));
 }
 
+// P13's residual: this CTA's input word (16 rank + 4 t) of every plane for the lane's two query tokens (tx, ty[r]),
+// 0 outside the frame; in_frame[r] also guards E60's arena stores
+__device__ __forceinline__ void split_load_resid(uint32_t (&resid)[2][5], bool (&in_frame)[2],
+                                                 const uint8_t* __restrict__ in, size_t plane, int ex, int ey, int tx,
+                                                 const int (&ty)[2], int t, int rank) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+        in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;
+        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t + 16 * rank;
+#pragma unroll
+        for (int p = 0; p < 5; ++p) resid[r][p] = in_frame[r] ? ldg4(rec + p * plane) : 0u;
+    }
+}
+
 template <bool TIMING>
 __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -1394,14 +1408,8 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     const int ty[2] = {y0 + 2 * z, y0 + 2 * z + 1};
     bool in_frame[2];
     uint32_t resid[2][5];
-#define ENC5_SPLIT_LOAD_RESID()                                                                  \
-    _Pragma("unroll") for (int r = 0; r < 2; ++r) {                                              \
-        in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;                            \
-        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t + 16 * rank;            \
-        _Pragma("unroll") for (int p = 0; p < 5; ++p) resid[r][p] = in_frame[r] ? ldg4(rec + p * plane) : 0u; \
-    }
 #if !ENC5_SPLIT_LATE_RESID
-    ENC5_SPLIT_LOAD_RESID()
+    split_load_resid(resid, in_frame, in, plane, ex, ey, tx, ty, t, rank);
 #endif
     const uint8_t* sbias = W + HEAD_SLOT * h + OFF_SBIAS + 16 * lane;
 #if ENC5_SPLIT_SB_AHEAD
@@ -1432,7 +1440,7 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
         }
 #endif
 #if ENC5_SPLIT_LATE_RESID
-        if (mi == 3) { ENC5_SPLIT_LOAD_RESID() }
+        if (mi == 3) split_load_resid(resid, in_frame, in, plane, ex, ey, tx, ty, t, rank);
 #endif
         p11_scores<ENC5_HOPPER>(s, q8, mi);
         e11_softmax(s);
