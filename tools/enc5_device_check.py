@@ -436,15 +436,36 @@ class RefSet:
         return groups
 
 
-def candidates(ref_dir: Path, fh) -> dict:
-    """Every candidate build on every reference frame (both numerics) first; then the timings of the bit-exact ones
-    (720p / 4K, 1 and 64 frames, two rounds); returns the rows and the fastest bit-exact candidate."""
+def time_builds(builds: dict, shapes: list[tuple[int, int, int]], rounds: int, multi_reps: int = 20) -> dict:
+    """µs per launch of each build {name: (variant, options)} on fresh random frames of each (ex, ey, frames) shape,
+    builds interleaved within each round: {name: {"EXxEYxF": [one figure per round]}} (100 timed reps for single
+    frames, `multi_reps` for batches)."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     import enc5_native
     import torch
 
     from tcforge.layers.enc5.gpu import device_weights, native_batch
 
+    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
+    data = {}
+    for ex, ey, f in shapes:
+        inp, tex = enc5_native.random_frames(f, ex, ey)
+        data[(ex, ey, f)] = (inp, tex, torch.zeros_like(inp), torch.zeros_like(tex))
+    out: dict = {name: {f"{ex}x{ey}x{f}": [] for ex, ey, f in shapes} for name in builds}
+    for _ in range(rounds):
+        for name, (variant, opts) in builds.items():
+            for ex, ey, f in shapes:
+                inp, tex, oa, os_ = data[(ex, ey, f)]
+                out[name][f"{ex}x{ey}x{f}"].append(enc5_native.time_kernel(
+                    lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=opts, v=variant:
+                    native_batch(dw, i, t, x, y, arena=a, surface=s, options=o, variant=v),
+                    warmup=3, reps=100 if f == 1 else multi_reps))
+    return out
+
+
+def candidates(ref_dir: Path, fh) -> dict:
+    """Every candidate build on every reference frame (both numerics) first; then the timings of the bit-exact ones
+    (720p / 4K, 1 and 64 frames, two rounds); returns the rows and the fastest bit-exact candidate."""
     refs = RefSet(ref_dir, fh)
     res: dict = {}
     import os
@@ -463,22 +484,10 @@ def candidates(ref_dir: Path, fh) -> dict:
         log(f"candidate {name} {opts}: bit_exact={bad == 0} ({time.perf_counter() - t0:.1f}s) " + "; ".join(
             f"{k}: {g['cases']} frames, arena {g['arena_bad']}/{g['arena_bytes']}, surface "
             f"{g['surface_bad']}/{g['surface_values']}" for k, g in groups.items()), fh)
-    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
     shapes = [(40, 23, 1), (120, 68, 1), (40, 23, 64), (120, 68, 64), (40, 23, 4), (40, 23, 9), (120, 68, 2)]
-    data = {}
-    for ex, ey, f in shapes:
-        inp, tex = enc5_native.random_frames(f, ex, ey)
-        data[(ex, ey, f)] = (inp, tex, torch.zeros_like(inp), torch.zeros_like(tex))
-    for _round in range(2):
-        for name, (variant, opts) in cands.items():
-            if not res[name]["bit_exact"]:
-                continue
-            for ex, ey, f in shapes:
-                inp, tex, oa, os_ = data[(ex, ey, f)]
-                us = enc5_native.time_kernel(lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=opts, v=variant:
-                                             native_batch(dw, i, t, x, y, arena=a, surface=s, options=o, variant=v),
-                                             warmup=3, reps=100 if f == 1 else 20)
-                res[name].setdefault("us", {}).setdefault(f"{ex}x{ey}x{f}", []).append(round(us, 2))
+    timed = time_builds({n: b for n, b in cands.items() if res[n]["bit_exact"]}, shapes, rounds=2)
+    for name, us in timed.items():
+        res[name]["us"] = {k: [round(x, 2) for x in v] for k, v in us.items()}
     for name in cands:
         log(f"timing {name}: {res[name].get('us')}", fh)
     exact = [n for n in cands if res[n]["bit_exact"]]
@@ -509,31 +518,12 @@ def parse_builds(spec: str) -> list[tuple[str, tuple[str, ...]]]:
 def sweep(ref_dir: Path, spec: str, rounds: int = 3) -> int:
     """Experiment builds side by side: each must pass the smoke frames bit for bit, then all are timed in
     interleaved rounds (720p x1, 4K x1, 4K x2); prints one line per build with the median of each shape."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    import enc5_native
-    import torch
-
-    from tcforge.layers.enc5.gpu import device_weights, native_batch
-
     builds = parse_builds(spec)
     exact = [b for b in builds if smoke(ref_dir, *b) == 0]
-    dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
     shapes = [(40, 23, 1), (120, 68, 1), (120, 68, 2)]
-    data = {}
-    for ex, ey, f in shapes:
-        inp, tex = enc5_native.random_frames(f, ex, ey)
-        data[(ex, ey, f)] = (inp, tex, torch.zeros_like(inp), torch.zeros_like(tex))
-    times: dict = {b: {sh: [] for sh in shapes} for b in exact}
-    for _ in range(rounds):
-        for b in exact:
-            for sh in shapes:
-                inp, tex, oa, os_ = data[sh]
-                times[b][sh].append(enc5_native.time_kernel(
-                    lambda i=inp, t=tex, a=oa, s=os_, x=sh[0], y=sh[1], v=b[0], o=b[1]:
-                    native_batch(dw, i, t, x, y, arena=a, surface=s, options=o, variant=v), warmup=3, reps=100))
+    times = time_builds({b: b for b in exact}, shapes, rounds, multi_reps=100)
     for b in builds:
-        row = "  ".join(f"{x}x{y}x{f} {np.median(times[b][(x, y, f)]):6.2f}" for x, y, f in shapes) \
-            if b in times else "NOT BIT-EXACT"
+        row = "  ".join(f"{k} {np.median(v):6.2f}" for k, v in times[b].items()) if b in times else "NOT BIT-EXACT"
         print(f"sweep {b[0]:18s} {' '.join(b[1]):60s} {row}", flush=True)
     return 0
 
