@@ -126,14 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         kernels["cublas"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o)
         if in_kind == "e4m3":  # without fp32 promotion, as ours
             kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
-        name = cublas_kernel_name(kernels["cublas"])
+        names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}
         for rnd in range(args.rounds):
             for kname, fn in kernels.items():
                 r = measure(fn, nv, args.seconds, args.per_graph)
                 r.update(kernel=kname, combo=combo, round=rnd, tflops=flop / r["ms"] / 1e9,
                          tflop_per_joule=flop / r["joules"] / 1e12)
                 if kname.startswith("cublas"):
-                    r["cublas_kernel"] = name if kname == "cublas" else cublas_kernel_name(fn)
+                    r["cublas_kernel"] = names[kname]
                 rows.append(r)
                 print(f"{combo:14s} {kname:9s} r{rnd} {r['tflops']:7.1f} TFLOP/s {r['joules'] * 1e3:7.2f} mJ/GEMM "
                       f"{r['watts']:5.0f} W  {r['sm_mhz']:5.0f} MHz  capped {r['power_capped']:.0%}", flush=True)
