@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -245,8 +246,39 @@ def profile(fh, options: tuple[str, ...] = (), variant: str = "hopper_timing") -
         start_spread = int(st[:, :, 12].min(axis=1).max() - st[:, :, 12].min())
         total_cycles = int(np.median(st[:, 0, 11] - st[:, 0, 0]))
         out[f"{ex}x{ey}"] = {"cycles": rows, "cta_ns_median": int(np.median(cta_ns)), "cta_ns_max": int(cta_ns.max()),
-                             "cta_start_spread_ns": start_spread, "warp0_total_cycles": total_cycles}
+                             "cta_start_spread_ns": start_spread, "warp0_total_cycles": total_cycles,
+                             "sm_load": sm_load(st, split=variant.startswith("hopper_split"))}
         log(f"profile {variant} {' '.join(options)} {ex}x{ey}: {out[f'{ex}x{ey}']}", fh)
+    return out
+
+
+def sm_load(st: np.ndarray, split: bool) -> dict:
+    """Where the CTAs of one timed launch ran (stamp 14 = %smid): per number of CTAs on an SM, how many SMs and when
+    their last CTA ended (µs after the launch's first CTA started); the CTAs of the most loaded SMs as (launch index
+    (split: 2 x stamp 15, the cluster's place in launch order, + rank), window, start, end)."""
+    groups = [range(4), range(4, 8)] if split else [range(8)]
+    ctas = []
+    for w in range(st.shape[0]):
+        for r, rows in enumerate(groups):
+            sel = st[w, list(rows)]
+            if not (sel[:, 12] > 0).any():
+                continue
+            launch = 2 * int(sel[0, 15]) + r if split else w
+            ctas.append((launch, int(sel[0, 14]), int(sel[:, 12][sel[:, 12] > 0].min()), int(sel[:, 13].max()), w))
+    t0 = min(c[2] for c in ctas)
+    per_sm: dict = {}
+    for c in ctas:
+        per_sm.setdefault(c[1], []).append(c)
+    by_load: dict = {}
+    for cs in per_sm.values():
+        by_load.setdefault(len(cs), []).append(max(c[3] for c in cs) - t0)
+    out = {f"{n}_ctas": {"sms": len(v), "end_us_max": round(max(v) / 1e3, 2), "end_us_median": round(
+        float(np.median(v)) / 1e3, 2)} for n, v in sorted(by_load.items())}
+    top = max(by_load)
+    out["most_loaded"] = {str(sm): [(c[0], c[4], round((c[2] - t0) / 1e3, 1), round((c[3] - t0) / 1e3, 1))
+                                    for c in cs]
+                          for sm, cs in sorted(per_sm.items()) if len(cs) == top}
+    out["first_pass_sms"] = [c[1] for c in sorted(ctas)[:8]]
     return out
 
 
@@ -340,8 +372,6 @@ def tile_check(fh, tiles: int = 4096) -> dict:
 
 def split_enabled() -> bool:
     """False when the round's smoke test saw the split kernel hang (ENC5_SKIP_SPLIT set by tools/device_round.sh)."""
-    import os
-
     return not os.environ.get("ENC5_SKIP_SPLIT")
 
 
@@ -390,7 +420,7 @@ class RefSet:
         log(f"loaded {len(self.frames)} reference frames "
             f"({sum(fr['arena'] is None for fr in self.frames)} as digests)", fh)
 
-    def check(self, options: tuple[str, ...], hopper_variant: str | None = None) -> dict:
+    def check(self, options: tuple[str, ...], hopper_variant: str | None = None, hopper_only: bool = False) -> dict:
         """Run one build on every frame (poisoned buffers); mismatch counts per group. A digest frame that differs
         is recounted byte by byte against the CPU reference (computed here)."""
         import torch
@@ -401,6 +431,8 @@ class RefSet:
         recounts = 0
         for fr in self.frames:
             m = fr["meta"]
+            if hopper_only and m["numerics"] != "hopper":
+                continue
             ex, ey = m["ex"], m["ey"]
             g = groups.setdefault(fr["tag"], dict(cases=0, arena_bad=0, surface_bad=0, bad_cases=0, arena_bytes=0,
                                                   surface_values=0, untouched_px=0, digests=0,
@@ -408,7 +440,8 @@ class RefSet:
             a0, s0 = poisoned_gpu_buffers(ex, ey)
             variant = hopper_variant if m["numerics"] == "hopper" else None
             a, s_ = native_batch(fr["w"], fr["inp"], fr["tex"], ex, ey, ox=m["ox"], oy=m["oy"],
-                                 numerics=m["numerics"], arena=a0, surface=s0, options=options, variant=variant)
+                                 numerics=m["numerics"], arena=a0, surface=s0, options=nvcc_options(options),
+                                 variant=variant, reorder=reorder(options))
             if fr["arena"] is not None:
                 ab = int((a != fr["arena"]).sum())
                 sb = int((s_ != fr["surface"]).sum())
@@ -436,6 +469,19 @@ class RefSet:
         return groups
 
 
+NO_REORDER = "+noreorder"  # pseudo option of a build spec: launch in plain order (native_batch reorder=False)
+
+
+def nvcc_options(opts: tuple[str, ...]) -> tuple[str, ...]:
+    """A build spec's options without the pseudo options."""
+    return tuple(o for o in opts if o != NO_REORDER)
+
+
+def reorder(opts: tuple[str, ...]) -> bool:
+    """native_batch's reorder flag for a build spec."""
+    return NO_REORDER not in opts
+
+
 def time_builds(builds: dict, shapes: list[tuple[int, int, int]], rounds: int, multi_reps: int = 20) -> dict:
     """µs per launch of each build {name: (variant, options)} on fresh random frames of each (ex, ey, frames) shape,
     builds interleaved within each round: {name: {"EXxEYxF": [one figure per round]}} (100 timed reps for single
@@ -456,9 +502,10 @@ def time_builds(builds: dict, shapes: list[tuple[int, int, int]], rounds: int, m
         for name, (variant, opts) in builds.items():
             for ex, ey, f in shapes:
                 inp, tex, oa, os_ = data[(ex, ey, f)]
+                nvcc, reo = nvcc_options(opts), reorder(opts)
                 out[name][f"{ex}x{ey}x{f}"].append(enc5_native.time_kernel(
-                    lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=opts, v=variant:
-                    native_batch(dw, i, t, x, y, arena=a, surface=s, options=o, variant=v),
+                    lambda i=inp, t=tex, a=oa, s=os_, x=ex, y=ey, o=nvcc, v=variant, r=reo:
+                    native_batch(dw, i, t, x, y, arena=a, surface=s, options=o, variant=v, reorder=r),
                     warmup=3, reps=100 if f == 1 else multi_reps))
     return out
 
@@ -468,8 +515,6 @@ def candidates(ref_dir: Path, fh) -> dict:
     (720p / 4K, 1 and 64 frames, two rounds); returns the rows and the fastest bit-exact candidate."""
     refs = RefSet(ref_dir, fh)
     res: dict = {}
-    import os
-
     skipped = set(os.environ.get("ENC5_SKIP_VARIANTS", "").split(","))  # variants whose smoke test failed
     chosen = set(filter(None, os.environ.get("ENC5_CANDIDATES", "").split(",")))  # empty: all of them
     cands = {k: v for k, v in CANDIDATES.items()
@@ -528,11 +573,25 @@ def sweep(ref_dir: Path, spec: str, rounds: int = 3) -> int:
     return 0
 
 
+def validate(ref_dir: Path, spec: str) -> int:
+    """Every hopper reference frame through each build of `spec` (the sweep's format): mismatching bytes per group;
+    exit status 1 if any build mismatches."""
+    with open(os.devnull, "w") as fh:
+        refs = RefSet(ref_dir, fh)
+        bad_any = 0
+        for variant, opts in parse_builds(spec):
+            groups = refs.check(opts, variant, hopper_only=True)
+            bad = sum(g["arena_bad"] + g["surface_bad"] for g in groups.values())
+            frames = sum(g["cases"] for g in groups.values())
+            bad_any += bad
+            print(f"validate {variant:18s} {' '.join(opts):50s} frames {frames} mismatching bytes {bad} " + "; ".join(
+                f"{k} {g['cases']}" for k, g in groups.items()), flush=True)
+    return 1 if bad_any else 0
+
+
 def precompile() -> int:
     """Locally (no GPU needed): compile every variant and every candidate's option set into the disk cache
     (TCFORGE_CACHE_DIR), so the device call only loads cubins."""
-    import os
-
     from tcforge.layers.enc5.gpu import kernel
 
     builds = {(name, ()) for name in kernel.VARIANTS} | {(v, o) for v, o in CANDIDATES.values()}
@@ -544,7 +603,7 @@ def precompile() -> int:
     for name, opts in sorted(builds):
         t0 = time.perf_counter()
         try:
-            kernel.compile_variant(name, opts)
+            kernel.compile_variant(name, nvcc_options(opts))
         except TcforgeError as exc:  # an option set a variant does not take (its static_assert says why)
             print(f"skipped {name} {' '.join(opts)}: {str(exc).splitlines()[0][:160]}", flush=True)
             continue
@@ -573,7 +632,7 @@ def smoke(ref_dir: Path, variant: str, options: tuple[str, ...] = ()) -> int:
             a, s_ = native_batch(w, torch.from_numpy(inp.input).cuda().reshape(1, -1),
                                  torch.from_numpy(inp.texture.view(np.int16)).cuda().reshape(1, ey, ex, 4), ex, ey,
                                  ox=meta["ox"], oy=meta["oy"], arena=a0, surface=s0, variant=variant,
-                                 options=options)
+                                 options=nvcc_options(options), reorder=reorder(options))
             torch.cuda.synchronize()
             dt = time.perf_counter() - t0
             a = a.cpu().numpy().reshape(5, ey, ex, 2, 16)
@@ -597,15 +656,22 @@ def smoke(ref_dir: Path, variant: str, options: tuple[str, ...] = ()) -> int:
 
 
 def sanitize_case() -> int:
-    """A tiny launch through bare driver allocations (no torch), for compute-sanitizer."""
+    """A tiny launch through bare driver allocations (no torch), for compute-sanitizer; ENC5_SAN_EXTENT=120x68 runs
+    one 4K frame instead (split forms: with the dispatch-order swaps for 132 SMs)."""
     import ctypes
 
-    from tcforge.layers.enc5.gpu import kernel
+    from tcforge.layers.enc5.gpu import kernel, schedule
     from tcforge.runtime import driver
 
     driver.ensure_context(0)
     cu = driver.lib()
     ex, ey, ox, oy = 12, 10, 3, 2
+    if os.environ.get("ENC5_SAN_EXTENT"):
+        ex, ey = (int(v) for v in os.environ["ENC5_SAN_EXTENT"].split("x"))
+        ox = oy = 0
+    variant = os.environ.get("ENC5_SAN_VARIANT", "hopper")
+    order = schedule.dispatch_swaps(ex, ey, oy, 132, 3 if "occ3" in variant else 2) \
+        if variant in kernel.SPLIT_VARIANTS else ()
     w, inp = make_case(ex, ey, ox, oy, 5, 6)
     bufs = {}
 
@@ -620,10 +686,8 @@ def sanitize_case() -> int:
     prm = kernel.params(ex, ey, ox, oy, input_ptr=upload("in", inp.input), weights_ptr=upload("w", w.array.copy()),
                         arena_ptr=upload("arena", np.zeros(5 * ey * ex * 32, np.uint8)),
                         texture_ptr=upload("tex", np.ascontiguousarray(inp.texture)),
-                        surface_ptr=upload("surf", np.zeros((ey, ex, 4), np.uint16)))
-    import os
-
-    kernel.launch(os.environ.get("ENC5_SAN_VARIANT", "hopper"), prm,
+                        surface_ptr=upload("surf", np.zeros((ey, ex, 4), np.uint16)), order=order)
+    kernel.launch(variant, prm,
                   options=tuple(filter(None, os.environ.get("ENC5_OPTIONS", "").split())))
     driver.check(cu.cuCtxSynchronize(), "cuCtxSynchronize")
     print("sanitize case ran")
@@ -632,7 +696,6 @@ def sanitize_case() -> int:
 
 def sanitizers(fh, out_dir: Path, options: tuple[str, ...] = (), variant: str = "hopper") -> dict:
     """memcheck, racecheck, synccheck on the tiny case (`variant`, the build with `options`); each tool's verdict."""
-    import os
     import subprocess
 
     res = {}
@@ -658,8 +721,8 @@ def sanitizers(fh, out_dir: Path, options: tuple[str, ...] = (), variant: str = 
 def main(argv: list[str]) -> int:
     """Entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("mode", choices=("check", "sanitize", "refs", "smoke", "precompile", "sweep"), nargs="?",
-                    default="check")
+    ap.add_argument("mode", nargs="?", default="check",
+                    choices=("check", "sanitize", "refs", "smoke", "precompile", "sweep", "validate"))
     ap.add_argument("--variant", default="hopper_split", help="smoke: the variant to run")
     ap.add_argument("--hopper", type=int, default=120, help="refs: frames per hopper case (40x23, 37x21+3,5)")
     ap.add_argument("--ada", type=int, default=40, help="refs: frames per ada case")
@@ -674,9 +737,9 @@ def main(argv: list[str]) -> int:
     if args.mode == "precompile":
         return precompile()
     if args.mode == "sweep":
-        import os
-
         return sweep(Path(args.refs), os.environ.get("ENC5_SWEEP", ""))
+    if args.mode == "validate":
+        return validate(Path(args.refs), os.environ.get("ENC5_SWEEP", ""))
     if args.mode == "smoke":
         return smoke(Path(args.refs), args.variant)
     if args.mode == "refs":
@@ -708,8 +771,6 @@ def main(argv: list[str]) -> int:
                       "hopper_split_occ3": ("hopper_split_occ3", ()), "hopper": ("hopper", ())}
             if not split_enabled():
                 builds = {"hopper": ("hopper", ())}
-            import os
-
             skipped = set(os.environ.get("ENC5_SKIP_VARIANTS", "").split(","))
             builds = {k: v for k, v in builds.items() if v[0] not in skipped}
             summary["sanitize"] = {k: sanitizers(fh, out, options=o, variant=v) for k, (v, o) in builds.items()}

@@ -7,13 +7,14 @@ assumptions, which are the ones the kernel implements; other choices raise Tcfor
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import numpy as np
 
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5.assumptions import Assumptions
 from tcforge.layers.enc5.descriptor import check_extents, launch_geometry
-from tcforge.layers.enc5.gpu import kernel
+from tcforge.layers.enc5.gpu import kernel, schedule
 from tcforge.layers.enc5.gpu.layout import debug_layout
 from tcforge.layers.enc5.inputs import PLANES, Inputs
 from tcforge.layers.enc5.layout import IMAGE_BYTES
@@ -107,12 +108,22 @@ def _np_of(dtype) -> type:
 
 # Kernel form by the launch's window count, relative to the GPU's SM count (H200: 132). Measured on the H200
 # (docs/enc5-native.md, same runs): up to one window per SM the 2-CTA-cluster form is fastest (latency-bound: 720p
-# x1 19.7 us vs 25.2 one-CTA); up to 1.5 windows per SM the 3-CTAs-per-SM build of it, which still runs every CTA
-# in one wave (4K x1 = 135 windows: 43.2 us vs 46.1 split, 48.2 one-CTA); above, the one-CTA form (throughput-bound:
-# 4K x2 71.5 us, batches of 64 frames 8 % faster than the split form).
+# x1 19.6-20.1 us vs 25.0 one-CTA); up to ~2 windows per SM the 3-CTAs-per-SM build of it (4K x1 = 135 windows, one
+# wave: 39.1-39.6 us vs 46.3-47.1 split, 47.7-48.3 one-CTA; 4K x2 = 270 windows: 68.3-69.7 vs 71.2-72.2 one-CTA);
+# above, the one-CTA form (throughput-bound: batches of 64 frames 3-4 % faster than the 3-CTA form).
 SPLIT_MAX_WINDOWS_PER_SM = 1.0
-OCC3_MAX_WINDOWS_PER_SM = 1.5
+OCC3_MAX_WINDOWS_PER_SM = 2.05
 H200_SMS = 132
+
+
+@lru_cache(maxsize=8)
+def _sm_count_of(index: int) -> int:
+    return _torch().cuda.get_device_properties(index).multi_processor_count
+
+
+def _sm_count(device) -> int:
+    """SMs of a CUDA device (cached: the launch path asks every call)."""
+    return _sm_count_of(device.index if device.index is not None else _torch().cuda.current_device())
 
 
 def choose_hopper_variant(windows: int, sms: int = H200_SMS) -> str:
@@ -146,7 +157,7 @@ def _check_no_aliasing(outputs: dict, inputs: dict) -> None:
 
 def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int = 0, oy: int = 0,
                  numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None, variant=None,
-                 options: tuple[str, ...] = ()):
+                 options: tuple[str, ...] = (), reorder: bool = True):
     """Run enc5 on F frames at once (one launch, grid z = F) on CUDA tensors.
 
     inputs: uint8 (F, 5·ey·ex·32) input arenas; texture: 16-bit (F, ey, ex, 4) RGBA16F texels (float16 or int16
@@ -156,7 +167,9 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     `options` are extra nvcc flags (experiments only: "-DENC5_J_UNROLL=2", ...). `variant` picks the kernel form
     for numerics="hopper": "hopper" (one CTA per window), "hopper_split" (a 2-CTA cluster per window) or
     "hopper_split_occ3" (the same with three CTAs per SM); default: `choose_hopper_variant` by the launch's window
-    count and the GPU's SM count. All forms give the same bits.
+    count and the GPU's SM count. All forms give the same bits. `reorder` (split forms, one frame): dispatch the
+    windows whose warps idle (rows outside the frame) onto the SMs that hold the most CTAs (`schedule`); False keeps
+    launch order (the same bits either way; only the 3-CTA build reads the order).
     """
     torch = _torch()
     requested, variant = variant, _check_numerics(numerics)
@@ -189,12 +202,14 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
                                f"got {requested!r}")
         variant = requested
     elif numerics == "hopper":
-        sms = torch.cuda.get_device_properties(inp.device).multi_processor_count
-        variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames, sms)
+        variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames, _sm_count(inp.device))
+    order: tuple = ()
+    if reorder and frames == 1 and variant.startswith("hopper_split_occ3"):  # the build that skips idle warps
+        order = schedule.dispatch_swaps(ex, ey, oy, _sm_count(inp.device), 3)
     _check_no_aliasing({"arena": out_a, "surface": out_s}, {"inputs": inp, "texture": tex, "weights": w})
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),
-                        debug_ptr=0 if debug is None else debug.data_ptr())
+                        debug_ptr=0 if debug is None else debug.data_ptr(), order=order)
     s = torch.cuda.current_stream() if stream is None else stream
     kernel.launch(variant, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
     return out_a, out_s

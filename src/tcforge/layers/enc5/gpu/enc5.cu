@@ -66,7 +66,8 @@
 
 // Parameter block: the original's 144-byte layout. +88 and +112 hold plain global pointers (RGBA16F texels and the
 // output surface, both (ey, ex, 4) f16) instead of a texture/surface handle; +24 is a debug dump (0 = none); the
-// batched launch runs frame blockIdx.z with per-frame strides derived from the extents.
+// batched launch runs frame blockIdx.z with per-frame strides derived from the extents. +56 (unused by the original)
+// carries the split forms' window order (split_window).
 struct __align__(8) Enc5Params {
     uint32_t ex, ey;            // +0
     const uint8_t* input;       // +8   5 planes x ey x ex x 32 e4m3
@@ -75,7 +76,7 @@ struct __align__(8) Enc5Params {
     uint64_t unused32;          // +32
     const uint8_t* weights;     // +40  431,136-byte weight image
     uint8_t* arena;             // +48  5 planes x ey x ex x 32 e4m3 (written by E60)
-    uint64_t unused56[3];       // +56
+    uint16_t order[4][3];       // +56  split forms: dispatch-order swaps (a, b, n) of cluster ranges (n = 0: none)
     uint16_t ox, oy;            // +80  block-origin offsets
     uint32_t unused84;          // +84
     const uint16_t* texture;    // +88  RGBA16F texels (ey, ex, 4)
@@ -735,6 +736,11 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
                     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(gt));                           \
                     stamps[(k) == 0 ? 12 : 13] = gt;                                                 \
                 }                                                                                    \
+                if ((k) == 0) {                                                                      \
+                    unsigned smid;                                                                   \
+                    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));                                \
+                    stamps[14] = smid;                                                               \
+                }                                                                                    \
             }                                                                                        \
         }                                                                                            \
     } while (0)
@@ -1163,9 +1169,10 @@ constexpr int SPLIT_STAGE = 640;     // uint2 per stage: 10 fc1 tiles + 10 fc2 t
 constexpr int BAR_STAGED = SPLIT_SLOTS * 4, BAR_O = BAR_STAGED + 1, BAR_D20 = BAR_O + 1, BAR_Y8 = BAR_D20 + 4;
 constexpr int BAR_CONST = BAR_Y8 + 4;  // the bulk copies of Wo, the bias/gain rows and P61's weights
 constexpr int SPLIT_BARS = BAR_CONST + 1;
-// ENC5_SPLIT_OCC3 (variant hopper_split_occ3, prepared for the 4K frame, not yet measured): at most 168 registers and
-// 68,576 B of shared memory so that three CTAs fit one SM (135 4K windows = 270 CTAs > 2 x 132 slots); Wo then comes
-// through a two-head register prefetch instead of shared memory
+// ENC5_SPLIT_OCC3 (variant hopper_split_occ3, the 4K frame's form): at most 168 registers and 68,576 B of shared
+// memory so that three CTAs fit one SM (135 4K windows = 270 CTAs > 2 x 132 slots); Wo then comes through a two-head
+// register prefetch instead of shared memory. Its defaults below differ from the split build's: idle warps skip
+// (ENC5_SPLIT_SKIP_DEAD), dispatch-order swaps (ENC5_SPLIT_ORDER_SWAPS), no score-bias prefetch, MLP chunks in pairs
 #if defined(ENC5_VARIANT) && (ENC5_VARIANT == 7 || ENC5_VARIANT == 8)
 #define ENC5_SPLIT_OCC3 1
 #else
@@ -1185,8 +1192,9 @@ struct __align__(16) SplitSmem {
     uint32_t cst[248];               // 992 B: proj_bias (words 0..79), mlp_gain (80..159), out_bias (160..239),
                                      //        head bias (240..247): word 4n + t = bytes 16n + 4t of each
     uint4 headw[5 * 32];             // 2560 B: P61's B fragments [k-step][lane]
-    unsigned long long bar[SPLIT_BARS];  // 26 x 8 B (+ padding to 256)
-    unsigned long long pad[32 - SPLIT_BARS];
+    unsigned long long bar[SPLIT_BARS];  // 26 x 8 B (+ the window origin, padding to 256)
+    int2 org;                            // (x0, y0): split_origin, written at the start by thread 96
+    unsigned long long pad[31 - SPLIT_BARS];
 };
 // the launcher passes this many bytes of dynamic shared memory (tcforge.layers.enc5.gpu.kernel.SPLIT_SMEM_BYTES)
 static_assert(sizeof(SplitSmem) == (ENC5_SPLIT_OCC3 ? 68576 : 109536),
@@ -1201,7 +1209,9 @@ static_assert(sizeof(SplitSmem) == (ENC5_SPLIT_OCC3 ? 68576 : 109536),
 #define ENC5_SPLIT_LATE_RESID 0  // 1: P13's residual words are loaded during the last P11 m-tile (10 registers fewer)
 #endif
 #ifndef ENC5_SPLIT_SB_AHEAD
-#define ENC5_SPLIT_SB_AHEAD 1  // 0: each P11 m-tile loads its score bias when it starts (24 registers fewer)
+// 0: each P11 m-tile loads its score bias when it starts (24 registers fewer): the 3-CTA build's default (4K, with the
+// idle-warp skipping and dispatch order below: 40.1 vs 41.3 us)
+#define ENC5_SPLIT_SB_AHEAD (!ENC5_SPLIT_OCC3)
 #endif
 #ifndef ENC5_SPLIT_F16B
 // 1: the MLP's weight halves are unpacked to f16 once per CTA (each thread its own cp.async pieces) into a 4-chunk
@@ -1210,8 +1220,33 @@ static_assert(sizeof(SplitSmem) == (ENC5_SPLIT_OCC3 ? 68576 : 109536),
 #define ENC5_SPLIT_F16B 0
 #endif
 #ifndef ENC5_SPLIT_PAIRS
-#define ENC5_SPLIT_PAIRS 0  // 1: the MLP loop handles chunks in pairs (one barrier and fence point per two chunks)
+// 1: the MLP loop handles chunks in pairs (one barrier and fence point per two chunks): the 3-CTA build's default
+// (4K: 39.1 vs 40.1 us; the split build: 19.9 vs 19.7 us at 720p, off)
+#define ENC5_SPLIT_PAIRS ENC5_SPLIT_OCC3
 #endif
+#ifndef ENC5_SPLIT_SKIP_DEAD
+// 1: a warp whose query m-tile (token rows y0 + 2z, y0 + 2z + 1) lies wholly outside the frame skips P13-P61 (the
+// bottom window row of a 4K frame, 68 = 8 x 8 + 4 rows, has two such m-tiles): the SM that holds such a CTA has that
+// much more issue and tensor throughput for its other CTAs. P1-P10 stay whole (those rows are keys of the others).
+// The 3-CTA build's default (it runs the 4K frame, throughput-bound); the latency-bound split build gains nothing
+// from it (its frame time is a full window's) and keeps the aligned barriers and one attention loop.
+#define ENC5_SPLIT_SKIP_DEAD ENC5_SPLIT_OCC3
+#endif
+
+#ifndef ENC5_SPLIT_ATTN_SKIP
+// 1 (with ENC5_SPLIT_SKIP_DEAD): dead m-tiles skip P11-P12 too, in a second copy of the attention loop taken only by
+// windows with a dead m-tile (the first copy, without per-m-tile branches, serves every other window: per-m-tile
+// branches cost ~2k cycles even when all four m-tiles are live)
+#define ENC5_SPLIT_ATTN_SKIP 1
+#endif
+
+// bit z: query m-tile z (token rows y0 + 2z, y0 + 2z + 1) has a row inside the frame
+__device__ __forceinline__ uint32_t live_mtiles(int y0, int ey) {
+    uint32_t m = 0;
+#pragma unroll
+    for (int z = 0; z < 4; ++z) m |= (y0 + 2 * z + 1 >= 0 && y0 + 2 * z < ey) ? 1u << z : 0u;
+    return m;
+}
 
 // chunk c's half-weights (n8-tiles with n % 2 == rank) -> ring stage: 640 pieces of 8 B, 5 per thread
 __device__ __forceinline__ void split_ring_fill(uint2* stage, const uint8_t* W, int c, int tid, int rank,
@@ -1267,6 +1302,67 @@ __device__ __forceinline__ void split_unpack_stage(uint4* dst, const uint2* src,
     }
 }
 
+// the chunk barrier of the split kernel's MLP (warps 0..3): not .aligned, since warps with rows to compute and idle
+// warps (ENC5_SPLIT_SKIP_DEAD) reach it from different code (an .aligned barrier requires the same instruction)
+#if ENC5_SPLIT_SKIP_DEAD
+__device__ __forceinline__ void bar_ring() { asm volatile("barrier.sync 1, 128;" ::: "memory"); }
+#else
+__device__ __forceinline__ void bar_ring() { asm volatile("bar.sync 1, 128;" ::: "memory"); }  // one code path
+#endif
+// E61's barrier of the pair of P61 warps (2 rank, 2 rank + 1), not .aligned for the same reason
+#if ENC5_SPLIT_SKIP_DEAD
+__device__ __forceinline__ void bar_p61() { asm volatile("barrier.sync 2, 64;" ::: "memory"); }
+#else
+__device__ __forceinline__ void bar_p61() { asm volatile("bar.sync 2, 64;" ::: "memory"); }
+#endif
+
+// The MLP's weight-ring work of an idle warp (ENC5_SPLIT_SKIP_DEAD): the same cp.async groups and chunk barriers in
+// the same order as the MLP loop of the warps with rows to compute, which has these steps written out (see there).
+// Before the loop: chunks 0, 1 (F16B: and 2) and the bias table landed; F16B unpacks its pieces of chunks 0..2 into
+// f16 stages 0..2 (r16: the f16 ring over sm.wo).
+__device__ __forceinline__ void split_ring_start(uint4* r16, const uint2* ring, int tid) {
+    cp_async_wait<2>();  // chunks 0, 1 (F16B: and 2) and the bias table landed (this thread's part)
+    bar_ring();
+#if ENC5_SPLIT_F16B
+#pragma unroll
+    for (int c = 0; c < 3; ++c) split_unpack_stage(r16 + 640 * c, ring + SPLIT_STAGE * c, tid);
+    bar_ring();
+#else
+    (void)r16, (void)ring, (void)tid;
+#endif
+}
+
+// iteration i of the MLP loop, before the slot wait: wait for the chunk the iteration reads, the chunk barrier (every
+// warp finished the stage being refilled), the next copies
+__device__ __forceinline__ void split_ring_step(uint4* r16, uint2* ring, const uint8_t* W, int i, int tid, int rank) {
+#if ENC5_SPLIT_F16B
+    // e4m3 stage (i + 5) % 6 last held chunk i - 1, which this thread unpacked in iteration i - 4; f16 stage
+    // (i + 3) % 4 last held chunk i - 1 (fc1 read in iteration i - 3, fc2 in i - 1: before this barrier)
+    cp_async_wait<1>();  // chunk i + 3 landed (the newest group, chunk i + 4, may still fly)
+    bar_ring();           // and chunk i + 2's f16 pieces (unpacked in iteration i - 1) are visible
+    split_ring_fill(ring + SPLIT_STAGE * ((i + 5) % SPLIT_RING), W, min(i + 5, 19), tid, rank, i + 5 < 20);
+    cp_async_commit();
+    // (clamped copies of chunk 19 on the last three iterations land in f16 stages nobody reads again)
+    split_unpack_stage(r16 + 640 * ((i + 3) & 3), ring + SPLIT_STAGE * (min(i + 3, 19) % SPLIT_RING), tid);
+#else
+    (void)r16;
+    // stage (i + 4) % 6 last held chunk i - 2, finished by every warp before this barrier
+    cp_async_wait<1>();  // chunk i + 2 landed (the newest group, chunk i + 3, may still fly)
+    bar_ring();
+    split_ring_fill(ring + SPLIT_STAGE * ((i + 4) % SPLIT_RING), W, min(i + 4, 19), tid, rank, i + 4 < 20);
+    cp_async_commit();  // possibly empty: one group per iteration keeps the count uniform
+#endif
+}
+
+// iteration p of the ENC5_SPLIT_PAIRS loop (chunks c0 = 2p, c0 + 1), before the slot waits
+__device__ __forceinline__ void split_ring_pair_step(uint2* ring, const uint8_t* W, int c0, int tid, int rank) {
+    cp_async_wait<0>();  // chunks c0 + 2, c0 + 3 (the newest group) landed
+    bar_ring();
+    split_ring_fill(ring + SPLIT_STAGE * ((c0 + 4) % SPLIT_RING), W, min(c0 + 4, 19), tid, rank, c0 + 4 < 20);
+    split_ring_fill(ring + SPLIT_STAGE * ((c0 + 5) % SPLIT_RING), W, min(c0 + 5, 19), tid, rank, c0 + 5 < 20);
+    cp_async_commit();  // possibly empty: one group per iteration
+}
+
 // split_fc1 on an f16 stage (ENC5_SPLIT_F16B): A = E20's e4m3 words, unpacked per k-step (loop-invariant: hoisted)
 __device__ __forceinline__ void split_fc1_f16(uint32_t (&hid)[2][2], const uint32_t (&an)[5][4], const uint4* stage,
                                               int lane, const uint32_t (&bias)[2]) {
@@ -1307,6 +1403,82 @@ __device__ __forceinline__ void split_load_resid(uint32_t (&resid)[2][5], bool (
     }
 }
 
+#ifndef ENC5_SPLIT_ORDER_SWAPS
+#define ENC5_SPLIT_ORDER_SWAPS (ENC5_SPLIT_OCC3 ? 4 : 0)  // dispatch-order swaps read from prm.order (0: none)
+#endif
+// P11 / E11 / P12 / E12 of the warp's head (as enc5_body) for the 4 query m-tiles; its O fragments into this CTA's
+// and the partner's sm.o (o_lane = &sm.o[4 h * 32 + lane]). ALL: every m-tile is live, no per-m-tile branch (ptxas
+// overlaps consecutive m-tiles); else a dead m-tile (bit clear in `live`) skips its work and sends zeros.
+template <bool ALL>
+__device__ __forceinline__ void split_attention(uint4 (&sb)[6], uint32_t (&resid)[2][5], bool (&in_frame)[2],
+                                                const uint32_t (&q8)[6][4], const uint32_t (&vb)[3][4][2],
+                                                const uint8_t* sbias, uint4* o_lane, int peer, uint32_t bar_o_peer,
+                                                uint32_t live, const uint8_t* __restrict__ in, size_t plane, int ex,
+                                                int ey, int tx, const int (&ty)[2], int t, int rank) {
+    (void)sb, (void)resid, (void)in_frame, (void)sbias, (void)live, (void)in, (void)plane, (void)ex, (void)ey;
+    (void)tx, (void)ty, (void)t, (void)rank;
+#pragma unroll
+    for (int mi = 0; mi < 4; ++mi) {
+        // this m-tile's score bias (loaded one m-tile ahead; m-tile 0's before E10), the next one's now
+        uint32_t s[12][2];
+#pragma unroll
+        for (int jp = 0; jp < 6; ++jp) {
+#if ENC5_SPLIT_SB_AHEAD
+            const uint4 c = sb[jp];
+#else
+            const uint4 c = ldg16(sbias + 512 * (4 * jp + mi));
+#endif
+            s[2 * jp][0] = c.x; s[2 * jp][1] = c.y; s[2 * jp + 1][0] = c.z; s[2 * jp + 1][1] = c.w;
+        }
+#if ENC5_SPLIT_SB_AHEAD
+        if (mi < 3) {
+#pragma unroll
+            for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp + mi + 1));
+        }
+#endif
+#if ENC5_SPLIT_LATE_RESID
+        if (mi == 3) split_load_resid(resid, in_frame, in, plane, ex, ey, tx, ty, t, rank);
+#endif
+        uint4 ov = make_uint4(0u, 0u, 0u, 0u);  // a dead m-tile's O: zeros, sent all the same (the byte count)
+        if (ALL || ((live >> mi) & 1u)) {
+            p11_scores<ENC5_HOPPER>(s, q8, mi);
+            e11_softmax(s);
+            uint32_t o[4][2];
+            p12_pv<ENC5_HOPPER>(o, s, vb);
+            ov = make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
+        }
+        uint4* dst = o_lane + mi * 32;
+        *dst = ov;
+        st_async16(map_peer(smem_addr(dst), peer), ov, bar_o_peer);
+    }
+}
+
+// The window a cluster runs. Clusters are dispatched in launch order (x fastest), breadth-first over the SMs, so the
+// last ones to start share SMs with the first; prm.order swaps ranges of that order so that windows with idle warps
+// (ENC5_SPLIT_SKIP_DEAD) land on the SMs that hold the most CTAs (tcforge.layers.enc5.gpu.schedule computes them).
+// Any swaps give the same bits: only where a window runs changes.
+__device__ __forceinline__ int split_window(int cx, int cy, int nwx, const Enc5Params& prm) {
+    const int c = cx + nwx * cy;
+#pragma unroll
+    for (int k = 0; k < ENC5_SPLIT_ORDER_SWAPS; ++k) {
+        const int a = prm.order[k][0], b = prm.order[k][1], n = prm.order[k][2];
+        if (c >= a && c < a + n) return b + (c - a);
+        if (c >= b && c < b + n) return a + (c - b);
+    }
+    return c;
+}
+
+// The token origin (x0, y0) of the CTA's window (with dispatch-order swaps: of the window split_window assigns).
+__device__ __forceinline__ int2 split_origin(const Enc5Params& prm) {
+#if ENC5_SPLIT_ORDER_SWAPS
+    const int nwx = (int)gridDim.x >> 1;
+    const int w = split_window((int)blockIdx.x >> 1, (int)blockIdx.y, nwx, prm);
+    return make_int2(8 * (w % nwx) - (int)prm.ox, 8 * (w / nwx) - (int)prm.oy);
+#else
+    return make_int2(8 * ((int)blockIdx.x >> 1) - (int)prm.ox, 8 * (int)blockIdx.y - (int)prm.oy);  // launch order
+#endif
+}
+
 template <bool TIMING>
 __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -1323,19 +1495,29 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     const uint16_t* __restrict__ tex = prm.texture + frame * (size_t)4 * ex * ey;
     uint16_t* __restrict__ surf = prm.surface + frame * (size_t)4 * ex * ey;
     const uint8_t* __restrict__ W = prm.weights;
-    const int wx = (int)blockIdx.x >> 1, wy = (int)blockIdx.y;
-    const int window = wx + (int)(gridDim.x >> 1) * wy;
     unsigned long long* stamps = nullptr;
-    if constexpr (TIMING)
+    if constexpr (TIMING) {
+        const int nwx = (int)gridDim.x >> 1;
+        const int window = split_window((int)blockIdx.x >> 1, (int)blockIdx.y, nwx, prm);
         stamps = reinterpret_cast<unsigned long long*>(prm.debug) +
-                 (((size_t)frame * (gridDim.x >> 1) * gridDim.y + window) * 8 + 4 * rank + warp) * 16;
+                 (((size_t)frame * nwx * gridDim.y + window) * 8 + 4 * rank + warp) * 16;
+        if (lane == 0) stamps[15] = (blockIdx.x >> 1) + nwx * blockIdx.y;  // the cluster's place in launch order
+    }
     STAMP(0);
-    const int x0 = 8 * wx - (int)prm.ox;
-    const int y0 = 8 * wy - (int)prm.oy;
+    // the window's token origin after the prologue: from shared memory when the order is permuted (held in registers
+    // across the kernel it spilled the 3-CTA build), else in registers (the split build's code as before)
+#if ENC5_SPLIT_ORDER_SWAPS
+    auto window_origin = [&]() { return sm.org; };
+#else
+    const int x0 = 8 * ((int)blockIdx.x >> 1) - (int)prm.ox;
+    const int y0 = 8 * (int)blockIdx.y - (int)prm.oy;
+    auto window_origin = [&]() { return make_int2(x0, y0); };
+#endif
     const int tid = lane + 32 * warp;
     const uint32_t bars = smem_addr(&sm.bar[0]);  // barrier k at bars + 8 k (the same offset in the partner)
     const uint32_t bars_peer = map_peer(bars, peer);
     if (tid == 96) {  // warp 3 (no prologue rows): warps 0..2 start their loads meanwhile
+        if (ENC5_SPLIT_ORDER_SWAPS) sm.org = split_origin(prm);  // read after the prologue's __syncthreads
 #pragma unroll
         for (int i = 0; i < SPLIT_BARS; ++i) mbar_init(bars + 8 * i, 1);
         // arm every phase known now: hq slots 0..3 (chunks 0..3), the one-shot hand-offs with their byte counts
@@ -1357,7 +1539,8 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     const int mi_p = 3 * rank + warp;
     if (warp < 3) {
         uint32_t st[2][10];
-        stage_mtile_rows(st, in, plane, W, ex, ey, x0, y0, mi_p, g, t);
+        const int2 org = ENC5_SPLIT_ORDER_SWAPS ? split_origin(prm) : window_origin();
+        stage_mtile_rows(st, in, plane, W, ex, ey, org.x, org.y, mi_p, g, t);
 #pragma unroll
         for (int p = 0; p < 5; ++p) {
             uint32_t af[2][4];
@@ -1404,53 +1587,33 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     // CTA's n8-tiles n = 2m + rank: n-tile 4p + q holds (lo w0, lo w1, hi w0, hi w1)[q], so q = rank, rank + 2 are
     // word w_rank
     const int z = warp;
-    const int tx = x0 + g;
-    const int ty[2] = {y0 + 2 * z, y0 + 2 * z + 1};
+    const int2 org = window_origin();
+    const int tx = org.x + g;
+    const int ty[2] = {org.y + 2 * z, org.y + 2 * z + 1};
     bool in_frame[2];
     uint32_t resid[2][5];
 #if !ENC5_SPLIT_LATE_RESID
     split_load_resid(resid, in_frame, in, plane, ex, ey, tx, ty, t, rank);
 #endif
     const uint8_t* sbias = W + HEAD_SLOT * h + OFF_SBIAS + 16 * lane;
-#if ENC5_SPLIT_SB_AHEAD
     uint4 sb[6];
+#if ENC5_SPLIT_SB_AHEAD
 #pragma unroll
     for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp));
 #endif
     // ---- E10, E11 (V^T), P11 / E11 / P12 / E12 per query m-tile: as enc5_body
     uint32_t q8[6][4], vb[3][4][2];
     requant_qv(q8, vb, q, v);
-#pragma unroll
-    for (int mi = 0; mi < 4; ++mi) {
-        // this m-tile's score bias (loaded one m-tile ahead; m-tile 0's before E10), the next one's now
-        uint32_t s[12][2];
-#pragma unroll
-        for (int jp = 0; jp < 6; ++jp) {
-#if ENC5_SPLIT_SB_AHEAD
-            const uint4 c = sb[jp];
-#else
-            const uint4 c = ldg16(sbias + 512 * (4 * jp + mi));
+#if ENC5_SPLIT_SKIP_DEAD
+    if (ENC5_SPLIT_ATTN_SKIP && live_mtiles(window_origin().y, ey) != 0xFu) {  // a window with dead m-tiles
+        split_attention<false>(sb, resid, in_frame, q8, vb, sbias, &sm.o[4 * h * 32 + lane], peer,
+                               bars_peer + 8 * BAR_O, live_mtiles(window_origin().y, ey), in, plane, ex, ey, tx, ty, t,
+                               rank);
+    } else
 #endif
-            s[2 * jp][0] = c.x; s[2 * jp][1] = c.y; s[2 * jp + 1][0] = c.z; s[2 * jp + 1][1] = c.w;
-        }
-#if ENC5_SPLIT_SB_AHEAD
-        if (mi < 3) {
-#pragma unroll
-            for (int jp = 0; jp < 6; ++jp) sb[jp] = ldg16(sbias + 512 * (4 * jp + mi + 1));
-        }
-#endif
-#if ENC5_SPLIT_LATE_RESID
-        if (mi == 3) split_load_resid(resid, in_frame, in, plane, ex, ey, tx, ty, t, rank);
-#endif
-        p11_scores<ENC5_HOPPER>(s, q8, mi);
-        e11_softmax(s);
-        uint32_t o[4][2];
-        p12_pv<ENC5_HOPPER>(o, s, vb);
-        const uint4 ov =
-            make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
-        uint4* dst = &sm.o[(4 * h + mi) * 32 + lane];
-        *dst = ov;
-        st_async16(map_peer(smem_addr(dst), peer), ov, bars_peer + 8 * BAR_O);
+    {
+        split_attention<true>(sb, resid, in_frame, q8, vb, sbias, &sm.o[4 * h * 32 + lane], peer,
+                              bars_peer + 8 * BAR_O, 0xFu, in, plane, ex, ey, tx, ty, t, rank);
     }
     STAMP(4);
     // P13's C part 1: the dequantised residual (raw words loaded before P11)
@@ -1466,6 +1629,14 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
     mbar_wait(bars + 8 * BAR_O, 0);   // the partner's heads' O
     mbar_wait(bars + 8 * BAR_CONST, 0);  // the bulk copies (long done)
     uint2* ring = reinterpret_cast<uint2*>(sm.a);
+#if ENC5_SPLIT_F16B
+    static_assert(!ENC5_SPLIT_OCC3 && !ENC5_SPLIT_PAIRS && !ENC5_SPLIT_FC1_F16A, "F16B: the plain split MLP loop");
+    // f16 stage c % 4 (chunk c's 20 tiles, fc1's 10 then fc2's 10) over sm.wo, written once every warp is past
+    // P13-P20 (after the MLP's first chunk barrier)
+    uint4* r16 = sm.wo;
+#else
+    uint4* r16 = nullptr;
+#endif
     if (tid < 80) cp_async16(&sm.b1s[4 * tid], W + chunk_base(tid >> 2) + 5120 + 16 * (tid & 3));  // in group 0
 #pragma unroll
     for (int c = 0; c < (ENC5_SPLIT_F16B ? 5 : 4); ++c) {  // F16B: one chunk further ahead (it is unpacked early)
@@ -1473,6 +1644,32 @@ __device__ __forceinline__ void enc5_split_body(const Enc5Params& prm) {
         cp_async_commit();
     }
     STAMP(5);
+#if ENC5_SPLIT_SKIP_DEAD
+    // A warp whose 16 query rows lie outside the frame has nothing left to compute (every later stage is per row,
+    // every store of its rows guarded): it only does its share of the MLP's weight ring (same groups, same chunk
+    // barriers) and, as a P61 warp, meets its sibling at the E61 barrier (the partner's warp z, idle too, neither
+    // sends nor awaits anything: the D20, chunk and E60 barriers of the pair stay unused)
+    const uint32_t live = live_mtiles(window_origin().y, ey);
+    if (!((live >> z) & 1u)) {
+        split_ring_start(r16, ring, tid);
+#if ENC5_SPLIT_PAIRS
+#pragma unroll 1
+        for (int p = 0; p < 10; ++p) split_ring_pair_step(ring, W, 2 * p, tid, rank);
+#else
+#pragma unroll 1
+        for (int i = 0; i < 20; ++i) split_ring_step(r16, ring, W, i, tid, rank);
+#endif
+        if ((z >> 1) == rank) {  // P61 warp: the sibling's rows may be live
+            bar_p61();
+            if (z == 2 * rank && ((live >> z) & 3u)) {
+                const int2 o = window_origin();
+                enc5_e61(sm.d61, 32 * rank + lane, o.x, o.y, ex, ey, tex, surf);
+            }
+        }
+        STAMP(11);
+        return;
+    }
+#endif
 
     // ---- P13-P20 on the CTA's n8-tiles (C part 2: + proj_bias)
 #pragma unroll
@@ -1579,15 +1776,14 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
     const uint32_t bar_hq = bars + 8 * z, bar_hq_peer = bars_peer + 8 * z;  // slot s: + 32 s
     uint2 own[2];  // this CTA's fc2 A words of chunks i and i + 1 (registers rotate: no indexed arrays)
     uint32_t hid[2][2];
+    // (the ring steps of this loop stay written out here: as calls of the split_ring_* functions the same operations
+    // got a different ptxas schedule, 0.2-0.3 us slower per 720p frame in the split build)
     cp_async_wait<2>();  // chunks 0, 1 (F16B: and 2) and the bias table landed (this thread's part)
-    bar_mlp();
+    bar_ring();
 #if ENC5_SPLIT_F16B
-    static_assert(!ENC5_SPLIT_OCC3 && !ENC5_SPLIT_PAIRS && !ENC5_SPLIT_FC1_F16A, "F16B: the plain split MLP loop");
-    // f16 stage c % 4 (chunk c's 20 tiles, fc1's 10 then fc2's 10) over sm.wo: every warp is past P13-P20 here
-    uint4* r16 = sm.wo;
 #pragma unroll
     for (int c = 0; c < 3; ++c) split_unpack_stage(r16 + 640 * c, ring + SPLIT_STAGE * c, tid);
-    bar_mlp();
+    bar_ring();
 #endif
     const uint32_t* b1 = sm.b1s + 4 * rank + t;  // chunk c: b1[16 c] (n-tile rank), b1[16 c + 8] (rank + 2)
     uint32_t bias1[2] = {b1[0], b1[8]};
@@ -1612,7 +1808,7 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
     for (int p = 0; p < 10; ++p) {
         const int c0 = 2 * p;
         cp_async_wait<0>();  // chunks c0 + 2, c0 + 3 (the newest group) landed
-        bar_mlp();
+        bar_ring();
         split_ring_fill(ring + SPLIT_STAGE * ((c0 + 4) % SPLIT_RING), W, min(c0 + 4, 19), tid, rank, c0 + 4 < 20);
         split_ring_fill(ring + SPLIT_STAGE * ((c0 + 5) % SPLIT_RING), W, min(c0 + 5, 19), tid, rank, c0 + 5 < 20);
         cp_async_commit();  // possibly empty: one group per iteration
@@ -1657,7 +1853,7 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
         // e4m3 stage (i + 5) % 6 last held chunk i - 1, which this thread unpacked in iteration i - 4; f16 stage
         // (i + 3) % 4 last held chunk i - 1 (fc1 read in iteration i - 3, fc2 in i - 1: before this barrier)
         cp_async_wait<1>();  // chunk i + 3 landed (the newest group, chunk i + 4, may still fly)
-        bar_mlp();           // and chunk i + 2's f16 pieces (unpacked in iteration i - 1) are visible
+        bar_ring();          // and chunk i + 2's f16 pieces (unpacked in iteration i - 1) are visible
         split_ring_fill(ring + SPLIT_STAGE * ((i + 5) % SPLIT_RING), W, min(i + 5, 19), tid, rank, i + 5 < 20);
         cp_async_commit();
         // (clamped copies of chunk 19 on the last three iterations land in f16 stages nobody reads again)
@@ -1665,7 +1861,7 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
 #else
         // stage (i + 4) % 6 last held chunk i - 2, finished by every warp before this barrier
         cp_async_wait<1>();  // chunk i + 2 landed (the newest group, chunk i + 3, may still fly)
-        bar_mlp();
+        bar_ring();
         split_ring_fill(ring + SPLIT_STAGE * ((i + 4) % SPLIT_RING), W, min(i + 4, 19), tid, rank, i + 4 < 20);
         cp_async_commit();  // possibly empty: one group per iteration keeps the count uniform
 #endif
@@ -1715,6 +1911,21 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
         yo[s][0] = q4(acc[2 * s][0], acc[2 * s + 1][0]);
         yo[s][1] = q4(acc[2 * s][1], acc[2 * s + 1][1]);
     }
+#if ENC5_SPLIT_ORDER_SWAPS
+    {
+        const int2 o = window_origin();  // (tx, ty and in_frame of the residual load, recomputed: fewer registers)
+        const int x = o.x + g;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const int y = o.y + 2 * z + r;
+            if (x >= 0 && x < ex && y >= 0 && y < ey) {
+                uint8_t* rec = arena + 32 * ((size_t)y * ex + x) + 4 * t + 16 * rank;
+#pragma unroll
+                for (int p = 0; p < 5; ++p) *reinterpret_cast<uint32_t*>(rec + p * plane) = yo[p][r];
+            }
+        }
+    }
+#else
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         if (in_frame[r]) {
@@ -1723,6 +1934,7 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
             for (int p = 0; p < 5; ++p) *reinterpret_cast<uint32_t*>(rec + p * plane) = yo[p][r];
         }
     }
+#endif
     // The rows land in the partner's x, over the D20 words its warp 0 (rank 0) or 1 (rank 1) read in E20: safe because
     // this point is after our whole MLP loop, which needed the partner's chunk words, which it sent only after its
     // MLP barriers, which every warp (D20 read done) had passed. Moving those barriers would make this a race.
@@ -1765,12 +1977,13 @@ ENC5_UNROLL(ENC5_SPLIT_MLP_UNROLL)
         sm.d61[(16 * z + g + 8) * 8 + 4 * n + t] = d61[n][1];
     }
     STAMP(10);
-    asm volatile("bar.sync 2, 64;" ::: "memory");  // warps 2 rank, 2 rank + 1
+    bar_p61();  // warps 2 rank, 2 rank + 1
     if (z != 2 * rank) {
         STAMP(11);
         return;
     }
-    enc5_e61(sm.d61, 32 * rank + lane, x0, y0, ex, ey, tex, surf);
+    const int2 o = window_origin();
+    enc5_e61(sm.d61, 32 * rank + lane, o.x, o.y, ex, ey, tex, surf);
     STAMP(11);
 }
 

@@ -26,8 +26,9 @@ VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 
             "hopper_split_occ3_timing": ("enc5_hopper_split_occ3_timing", 8)}
 SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing", "hopper_split_occ3", "hopper_split_occ3_timing")
 # dynamic shared memory of the split kernel: sizeof(SplitSmem) in enc5.cu (a 30720 + o 16384 + x 10240 + hq 4096
-# + d61 2048 + fc1 biases 1280 + Wo 40960 + bias/gain rows 992 + P61 weights 2560 + 27 mbarriers padded to 256),
-# checked there by a static_assert and in CI by test_native_build; two CTAs still fit one SM (2 x 107 KB)
+# + d61 2048 + fc1 biases 1280 + Wo 40960 + bias/gain rows 992 + P61 weights 2560 + 27 mbarriers and the window
+# origin padded to 256), checked there by a static_assert and in CI by test_native_build; two CTAs still fit one SM
+# (2 x 107 KB)
 SPLIT_SMEM_BYTES = 30720 + 16384 + 10240 + 4096 + 2048 + 1280 + 40960 + 992 + 2560 + 256
 SPLIT_SMEM_BYTES_OCC3 = SPLIT_SMEM_BYTES - 40960  # hopper_split_occ3: Wo through registers
 
@@ -49,7 +50,7 @@ class Enc5Params(ctypes.Structure):
         ("unused32", ctypes.c_uint64),
         ("weights", ctypes.c_uint64),  # +40
         ("arena", ctypes.c_uint64),  # +48
-        ("unused56", ctypes.c_uint64 * 3),
+        ("order", ctypes.c_uint16 * 12),  # +56: split forms' dispatch-order swaps (a, b, n) x 4
         ("ox", ctypes.c_uint16), ("oy", ctypes.c_uint16),  # +80
         ("unused84", ctypes.c_uint32),
         ("texture", ctypes.c_uint64),  # +88: RGBA16F texels (ey, ex, 4)
@@ -115,9 +116,15 @@ class Geometry:
 
 
 def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: int, arena_ptr: int,
-           texture_ptr: int, surface_ptr: int, debug_ptr: int = 0) -> Enc5Params:
-    """Fill a parameter block from device addresses."""
+           texture_ptr: int, surface_ptr: int, debug_ptr: int = 0,
+           order: tuple[tuple[int, int, int], ...] = ()) -> Enc5Params:
+    """Fill a parameter block from device addresses; `order`: up to four dispatch-order swaps of the split forms
+    (`schedule.dispatch_swaps`)."""
+    if len(order) > 4 or any(len(t) != 3 or not all(0 <= v < 1 << 16 for v in t) for t in order):
+        raise TcforgeError(f"order must be at most 4 (a, b, n) triples of uint16, got {order!r}")
     p = Enc5Params()
+    for k, (a, b, n) in enumerate(order):
+        p.order[3 * k], p.order[3 * k + 1], p.order[3 * k + 2] = a, b, n
     p.ex, p.ey, p.ox, p.oy = ex, ey, ox, oy
     p.input, p.weights, p.arena = input_ptr, weights_ptr, arena_ptr
     p.texture, p.surface, p.debug = texture_ptr, surface_ptr, debug_ptr
