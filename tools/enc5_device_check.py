@@ -276,7 +276,7 @@ def sm_load(st: np.ndarray, split: bool) -> dict:
         float(np.median(v)) / 1e3, 2)} for n, v in sorted(by_load.items())}
     top = max(by_load)
     out["most_loaded"] = {str(sm): [(c[0], c[4], round((c[2] - t0) / 1e3, 1), round((c[3] - t0) / 1e3, 1))
-                                    for c in cs]
+                                    for c in sorted(cs)]
                           for sm, cs in sorted(per_sm.items()) if len(cs) == top}
     out["first_pass_sms"] = [c[1] for c in sorted(ctas)[:8]]
     return out
