@@ -35,7 +35,8 @@ def cupti_durations(fn, launches: int = 30) -> list[float]:
     return [e.time_range.end - e.time_range.start for e in prof.events() if "enc5" in e.name]
 
 
-def cta_span_us(weights, inp, tex, ex: int, ey: int, variant: str) -> float:
+def cta_span_us(weights, inp, tex, ex: int, ey: int, variant: str, options: tuple[str, ...] = (),
+                reorder: bool = True) -> float:
     """First CTA start to last CTA end of one launch of the form's timing twin (globaltimer stamps)."""
     import torch
 
@@ -44,7 +45,7 @@ def cta_span_us(weights, inp, tex, ex: int, ey: int, variant: str) -> float:
     nwin = -(-ex // 8) * -(-ey // 8)
     buf = torch.zeros((nwin * 8 * 16,), dtype=torch.int64, device="cuda")
     for _ in range(3):
-        native_batch(weights, inp, tex, ex, ey, debug=buf, variant=variant)
+        native_batch(weights, inp, tex, ex, ey, debug=buf, variant=variant, options=options, reorder=reorder)
     torch.cuda.synchronize()
     st = buf.cpu().numpy().reshape(nwin, 8, 16)
     return float(st[:, :, 13].max() - st[:, :, 12][st[:, :, 12] > 0].min()) / 1e3
