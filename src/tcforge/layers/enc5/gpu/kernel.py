@@ -37,6 +37,7 @@ def split_smem_bytes(variant: str) -> int:
     """Dynamic shared memory of a split-kernel variant."""
     return SPLIT_SMEM_BYTES_OCC3 if variant.startswith("hopper_split_occ3") else SPLIT_SMEM_BYTES
 NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
+ORDER_SWAPS = 4  # dispatch-order swaps the parameter block carries at +56 (enc5.cu: uint16_t order[4][3])
 
 
 class Enc5Params(ctypes.Structure):
@@ -50,7 +51,7 @@ class Enc5Params(ctypes.Structure):
         ("unused32", ctypes.c_uint64),
         ("weights", ctypes.c_uint64),  # +40
         ("arena", ctypes.c_uint64),  # +48
-        ("order", ctypes.c_uint16 * 12),  # +56: split forms' dispatch-order swaps (a, b, n) x 4
+        ("order", ctypes.c_uint16 * (3 * ORDER_SWAPS)),  # +56: split forms' dispatch-order swaps (a, b, n)
         ("ox", ctypes.c_uint16), ("oy", ctypes.c_uint16),  # +80
         ("unused84", ctypes.c_uint32),
         ("texture", ctypes.c_uint64),  # +88: RGBA16F texels (ey, ex, 4)
@@ -120,8 +121,8 @@ def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: i
            order: tuple[tuple[int, int, int], ...] = ()) -> Enc5Params:
     """Fill a parameter block from device addresses; `order`: up to four dispatch-order swaps of the split forms
     (`schedule.dispatch_swaps`)."""
-    if len(order) > 4 or any(len(t) != 3 or not all(0 <= v < 1 << 16 for v in t) for t in order):
-        raise TcforgeError(f"order must be at most 4 (a, b, n) triples of uint16, got {order!r}")
+    if len(order) > ORDER_SWAPS or any(len(t) != 3 or not all(0 <= v < 1 << 16 for v in t) for t in order):
+        raise TcforgeError(f"order must be at most {ORDER_SWAPS} (a, b, n) triples of uint16, got {order!r}")
     p = Enc5Params()
     for k, (a, b, n) in enumerate(order):
         p.order[3 * k], p.order[3 * k + 1], p.order[3 * k + 2] = a, b, n

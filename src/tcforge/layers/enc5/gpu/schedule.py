@@ -11,8 +11,10 @@ if the scheduler dispatched differently, the frame time would just not improve.
 
 from __future__ import annotations
 
+from tcforge.layers.enc5.gpu.kernel import ORDER_SWAPS
+
 MTILES = 4  # query m-tiles per window (16 tokens = two token rows each)
-MAX_SWAPS = 4  # range swaps the parameter block carries (+56: four (a, b, n) uint16 triples)
+MAX_SWAPS = ORDER_SWAPS  # range swaps the parameter block carries
 
 
 def live_mtiles(y0: int, ey: int) -> int:
