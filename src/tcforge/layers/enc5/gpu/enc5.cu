@@ -1776,8 +1776,10 @@ ENC5_UNROLL(ENC5_SPLIT_J_UNROLL)
     const uint32_t bar_hq = bars + 8 * z, bar_hq_peer = bars_peer + 8 * z;  // slot s: + 32 s
     uint2 own[2];  // this CTA's fc2 A words of chunks i and i + 1 (registers rotate: no indexed arrays)
     uint32_t hid[2][2];
-    // (the ring steps of this loop stay written out here: as calls of the split_ring_* functions the same operations
-    // got a different ptxas schedule, 0.2-0.3 us slower per 720p frame in the split build)
+    // (the ring steps of this loop stay written out here, a second copy of split_ring_*: as calls of those functions
+    // the same operations got a different ptxas schedule, 0.2-0.3 us slower per 720p frame in the split build; with
+    // the stages and chunks computed here and passed in, the split build was byte-identical but the 3-CTA build
+    // 40.03 instead of 39.41 us at 4K in the same process)
     cp_async_wait<2>();  // chunks 0, 1 (F16B: and 2) and the bias table landed (this thread's part)
     bar_ring();
 #if ENC5_SPLIT_F16B
