@@ -28,6 +28,10 @@ CHECK_SHAPES = [
 ]
 SMALL_SHAPES = [(129, 257, 136), (7, 7, 7)]
 BIG = (4096, 4096, 4096)
+# forced stream-K grids: (shape, (clusters, shared units)) — owners adding two partials; ranges inside one tile
+STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((2048, 512, 8192), (7, 5))]
+# shapes where a stream-K variant shares every unit instead of splitting K (choose_streamk_small)
+STREAMK_SMALL = [(256, 4096, 4096), (1024, 1024, 1024), (200, 3000, 5000)]
 
 
 def combos() -> list[tuple[str, str, bool]]:
@@ -60,6 +64,18 @@ def run_one_variant(name: str, small: bool) -> None:
                 d = r.as_dict()
                 d["variant"] = f"{name}(splits=3)"
                 print(json.dumps(d), flush=True)
+    if name.startswith("streamk"):
+        # both stream-K roles on small grids (the shapes above share nothing but 4096^3's last 58 units)
+        for in_kind, out_kind, bk in combos():
+            for (m, n, k), forced in STREAMK_FORCED:
+                seed += 1
+                r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, streamk=forced)
+                d = r.as_dict()
+                d["variant"] = f"{name}(streamk={forced})"
+                print(json.dumps(d), flush=True)
+            for m, n, k in STREAMK_SMALL:
+                seed += 1
+                print(json.dumps(check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed).as_dict()), flush=True)
 
 
 def phase_warm(workers: int) -> None:
@@ -135,13 +151,23 @@ def main() -> int:
             if only and v.name not in only:
                 continue
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
-                r = check_one(v.name, *combo, 129, 257, 136, seed=5)
+                r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False)
                 print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
         for name, combo in (("splitk", ("fp16", "fp32", False)), ("promote", ("e4m3", "bf16", True)),
                            ("promote_cm1", ("e4m3", "bf16", True))):
             if not only or name in only:
-                r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3)
+                r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False)
                 print(f"sanitize-shot {name}(splits=3) ok={r.ok} {r.error}", flush=True)
+        for name in ("streamk", "streamk_cm1"):
+            if only and name not in only:
+                continue
+            for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
+                for (m, n, k), forced in STREAMK_FORCED[:2]:
+                    r = check_one(name, *combo, m, n, k, seed=7, streamk=forced, with_cublas=False)
+                    print(f"sanitize-shot {name}(streamk={forced}) {combo[0]}->{combo[1]} ok={r.ok} {r.error}",
+                          flush=True)
+                r = check_one(name, *combo, 256, 1024, 1024, seed=8, with_cublas=False)  # all units shared
+                print(f"sanitize-shot {name}(small) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
         return 0
     if args.one_shot:
         import torch

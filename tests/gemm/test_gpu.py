@@ -12,10 +12,19 @@ EDGE = [1, 7, 127, 128, 129, 1000, 4097]
 pytestmark = pytest.mark.gpu
 
 
-def _check(variant: str, combo: tuple, m: int, n: int, k: int, seed: int, splits: int | None = None) -> None:
+def _check(
+    variant: str,
+    combo: tuple,
+    m: int,
+    n: int,
+    k: int,
+    seed: int,
+    splits: int | None = None,
+    streamk: tuple[int, int] | None = None,
+) -> None:
     from tcforge.gemm.check import check_one
 
-    r = check_one(variant, *combo, m, n, k, seed=seed, splits=splits)
+    r = check_one(variant, *combo, m, n, k, seed=seed, splits=splits, streamk=streamk)
     assert r.ok, r.as_dict()
     assert not r.nan
     if r.cublas_rel_err == r.cublas_rel_err:  # cuBLAS ran: we are within 4x of its error (or the dtype bound)
@@ -76,3 +85,51 @@ def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: st
     other = cublas(a, b, sa, sb, out_kind, fast_accum=not fast_accum)
     assert not torch.equal(peer, other)  # the two cuBLAS modes differ on this data, so the test can fail
     assert torch.equal(ours, peer), int((ours != peer).sum())
+
+
+@pytest.mark.parametrize("combo", COMBOS, ids=lambda c: f"{c[0]}-{c[1]}-{'K' if c[2] else 'N'}")
+@pytest.mark.parametrize("variant", ["streamk", "streamk_cm1"])
+def test_streamk_forced_small_grids(variant: str, combo: tuple) -> None:
+    """Both stream-K roles on small shapes: 1000^3 on 3 clusters sharing 4 units (owners add two partials), 129x257
+    on 5 clusters sharing every unit (ranges inside one tile; for fp8's 2 k-tiles, empty ranges)."""
+    _check(variant, combo, 1000, 1000, 1000, seed=21, streamk=(3, 4))
+    _check(variant, combo, 129, 257, 136, seed=22, streamk=(5, 2))
+    _check(variant, combo, 1000, 1000, 1000, seed=23, streamk=(3, 0))  # stream-K build, nothing shared
+
+
+@pytest.mark.parametrize(("variant", "base", "cm", "shared_units"), [("streamk", "hoist", 2, 58),
+                                                                     ("streamk_cm1", "tuned", 1, 116)])
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)])
+def test_streamk_4096_equals_dp_outside_shared_units(
+    variant: str, base: str, cm: int, shared_units: int, combo: tuple
+) -> None:
+    """At 4096^3 stream-K shares the units past the last full round (58 of 256 cluster tiles; without the cluster
+    116 of 512 tiles): every tile run whole is bit-identical to the same build without stream-K, the shared ones
+    (another fp32 summation order) are within the bound; the launch really shared units on a full grid."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs, reference, rel_err
+    from tcforge.gemm.streamk import unit_tile
+    from tcforge.gemm.validate import plan_matmul
+
+    od = {"fp32": torch.float32, "bf16": torch.bfloat16}[combo[1]]
+    a, b, sa, sb = make_inputs(4096, 4096, 4096, combo[0], combo[2], seed=31)
+    api.POISON_OUTPUT = True
+    prep = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant), a, b, sa, sb)
+    assert prep.sk_units == shared_units and prep.grid[0] == 132
+    prep()
+    ours = prep.result()
+    dp = api.run_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=base), a, b, sa, sb)
+    torch.cuda.synchronize()
+    rows = 128 * cm
+    units = (4096 // rows) * 16
+    shared = torch.zeros((4096, 4096), dtype=torch.bool, device="cuda")
+    for u in range(units - shared_units, units):
+        mc, nt = unit_tile(u, 4096 // rows, 16, 8)
+        shared[mc * rows : (mc + 1) * rows, nt * 256 : (nt + 1) * 256] = True
+    assert torch.equal(ours[~shared], dp[~shared])
+    tol = {"fp32": 2e-4, "bf16": 1e-2}[combo[1]]
+    ref = reference(a, b, sa, sb)
+    assert rel_err(ours[shared], ref[shared]) <= tol
+    assert not torch.isnan(ours).any()

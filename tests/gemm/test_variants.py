@@ -33,8 +33,10 @@ def test_rendered_source_defines_and_wgmma_operands() -> None:
     src = codegen.render(cfg, "fp16", "fp32", False)
     assert "#define BK 64\n" in src and "#define CM 2\n" in src and "#define TMA_STORE 1\n" in src
     assert "m64n256k16.f32.f16.f16" in src and "p, 1, 1, 0, 1;" in src  # B transposed (MN-major)
-    # wgmma_tile: 128 accumulators (m64n256); wgmma_half: 64 (m64n128, the promoting fp8 builds' partial sums)
-    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 128 + 64
+    # wgmma_tile: 128 accumulators (m64n256); wgmma_half: 64 (m64n128, the promoting fp8 builds' partial sums);
+    # wgmma_tile_sd: 128 (the stream-K builds' first k-tile, scale-d as an argument)
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 128 + 64 + 128
+    assert "void wgmma_tile_sd(float (&d)[128], uint64_t da, uint64_t db, int scale_d)" in src
     assert "m64n128k16.f32.f16.f16" in src and "int scale_d" in src
     assert "#define PROMOTE 1" not in src  # only promoting builds set it (the template defaults it to 0)
     fp8 = codegen.render(cfg, "e4m3", "bf16", True)

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from dataclasses import replace
 from typing import Any
 
+from tcforge.errors import TcforgeError
 from tcforge.gemm.build import Build, split_config
 from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
+from tcforge.gemm.streamk import fits_int32
 from tcforge.gemm.validate import Plan, plan_matmul
-from tcforge.gemm.variants import IN_BYTES, OUT_BYTES, OUT_KINDS, KernelConfig, Variant, choose_splits
+from tcforge.gemm.variants import (
+    IN_BYTES,
+    OUT_BYTES,
+    OUT_KINDS,
+    KernelConfig,
+    Variant,
+    choose_splits,
+    choose_streamk,
+    choose_streamk_small,
+)
 
 _kernels: dict[tuple[Build, int], Any] = {}
 _sms: dict[int, int] = {}
@@ -47,17 +59,41 @@ def persistent_clusters(units: int, sms: int, cm: int, resident: int | None) -> 
     return max(1, min(units, cap, sms // cm))
 
 
-def resident_clusters(fn: Any, threads: int, smem: int, cm: int) -> int | None:
-    """cuOccupancyMaxActiveClusters for a cluster kernel (cached); None when the query fails (then SMs/cm is used)."""
+def resident_clusters(fn: Any, threads: int, smem: int, cm: int, sms: int) -> int | None:
+    """Clusters (CTAs when cm == 1) of a kernel that fit at once, from the driver's occupancy queries (cached); None
+    when the query fails (then SMs/cm is used, and stream-K is off)."""
     from tcforge.runtime import driver
 
     key = (fn.handle, smem, cm)
     if key not in _cluster_cap:
         try:
-            _cluster_cap[key] = driver.max_active_clusters(fn, (threads, 1, 1), smem, cm)
+            if cm > 1:
+                _cluster_cap[key] = driver.max_active_clusters(fn, (threads, 1, 1), smem, cm)
+            else:  # no cluster: resident CTAs per SM times SMs
+                per_sm = driver.max_active_blocks_per_sm(fn, threads, smem)
+                _cluster_cap[key] = per_sm * sms
         except Exception:  # an old driver or an unsupported query: fall back to SMs / cluster size
             _cluster_cap[key] = 0
     return _cluster_cap[key] or None
+
+
+_sk_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+
+def streamk_workspace(device: int, stream: int, slots: int, slot_floats: int) -> tuple[Any, Any]:
+    """Stream-K partial slots (float32) and their ready flags (int32, zero between launches: each launch's owners
+    reset what they consumed), one pair per (device, stream), grown on demand. Launches on one stream run in order;
+    two streams get two workspaces. (A CUDA graph keeps the workspace of the stream it was captured on.)"""
+    import torch
+
+    key = (device, stream)
+    have = _sk_buffers.get(key)
+    if have is None or have[1].numel() < slots or have[0].numel() < slots * slot_floats:
+        n = max(slots, have[1].numel() if have is not None else 0)
+        ws = torch.empty(n * slot_floats, dtype=torch.float32, device=f"cuda:{device}")
+        flags = torch.zeros(n, dtype=torch.int32, device=f"cuda:{device}")
+        have = _sk_buffers[key] = (ws, flags)
+    return have
 
 
 def _ceil(x: int, y: int) -> int:
@@ -117,9 +153,35 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
     return cfg, splits
 
 
-def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None) -> Any:
+def refine_auto(plan: Plan, sms: int) -> Plan:
+    """`auto` beyond the M rule: where rung 9 would split K and stream-K can share every unit instead (half the
+    clusters busy, pieces of >= 4 k-tiles), run the `streamk` variant (256x4096x4096: 0.55x -> 0.71x of cuBLAS,
+    bench/results/gemm_streamk_small.json); else the plan as it is."""
+    from tcforge.gemm.variants import AUTO, VARIANTS
+
+    if not plan.auto or plan.variant.name != AUTO:
+        return plan
+    _, nsplit = launch_config(plan.variant, plan, sms)
+    sk = VARIANTS["streamk"]
+    c = sk.config
+    units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
+    if nsplit > 1 and choose_streamk_small(units, sms // c.cm, _ceil(plan.k_padded, c.bk(plan.in_kind))):
+        return replace(plan, variant=sk)
+    return plan
+
+
+def run_plan(
+    plan: Plan,
+    a: Any,
+    b: Any,
+    scale_a: Any = None,
+    scale_b: Any = None,
+    *,
+    splits: int | None = None,
+    streamk: tuple[int, int] | None = None,
+) -> Any:
     """Execute a validated plan (padding copies, tensor maps, launch, split-K reduction) and return C."""
-    prepared = prepare_plan(plan, a, b, scale_a, scale_b, splits=splits)
+    prepared = prepare_plan(plan, a, b, scale_a, scale_b, splits=splits, streamk=streamk)
     prepared()
     return prepared.result()
 
@@ -138,9 +200,11 @@ class Prepared:
         c: Any,
         n: int,
         keep: list[Any],
+        sk_units: int = 0,
     ) -> None:
         self.fn, self.grid, self.threads, self.smem, self.args = fn, grid, threads, smem, args
         self.reduce, self.c, self.n, self.keep = reduce, c, n, keep
+        self.sk_units = sk_units  # units shared by stream-K in this launch (0: none)
 
     def __call__(self) -> None:
         """Enqueue on the current torch stream (graph capture works)."""
@@ -151,6 +215,8 @@ class Prepared:
         if POISON_OUTPUT:
             for t in self.keep[:2]:
                 t.fill_(float("nan"))
+            if self.sk_units:
+                self.keep[-1].fill_(float("nan"))  # stream-K partial slots
         stream = torch.cuda.current_stream().cuda_stream
         driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream)
         if self.reduce is not None:
@@ -162,9 +228,17 @@ class Prepared:
 
 
 def prepare_plan(
-    plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None
+    plan: Plan,
+    a: Any,
+    b: Any,
+    scale_a: Any = None,
+    scale_b: Any = None,
+    *,
+    splits: int | None = None,
+    streamk: tuple[int, int] | None = None,
 ) -> Prepared:
-    """Build buffers, tensor maps and kernel arguments for a validated plan (no launch)."""
+    """Build buffers, tensor maps and kernel arguments for a validated plan (no launch). `splits` forces a split-K
+    factor, `streamk=(clusters, sk_units)` a stream-K grid and share (tests: both roles on small shapes)."""
     import torch
 
     from tcforge.runtime import tensormap as tm
@@ -175,10 +249,21 @@ def prepare_plan(
     dev = plan.device_index
     with torch.cuda.device(dev):
         sms = multiprocessor_count(dev)
+        if splits is None and streamk is None:
+            plan = refine_auto(plan, sms)
         cfg, nsplit = launch_config(plan.variant, plan, sms)
         if splits is not None:  # forced (tests)
             nsplit = splits
             cfg = plan.variant.config if splits == 1 else split_config(plan.variant.config)
+        # a stream-K variant shares all of a small launch's units instead of splitting K (when that keeps half the
+        # clusters busy with pieces of >= 4 k-tiles): no fp32 planes, no reduction kernel
+        small_sk = 0
+        vcfg = plan.variant.config
+        if splits is None and streamk is None and nsplit > 1 and vcfg.streamk and plan.variant.persistent:
+            units1 = _ceil(_ceil(m, vcfg.bm), vcfg.cm) * _ceil(n, vcfg.bn)
+            small_sk = choose_streamk_small(units1, sms // vcfg.cm, _ceil(kp, vcfg.bk(plan.in_kind)))
+            if small_sk:
+                cfg, nsplit = vcfg, 1
         if plan.copy_a:
             a2 = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
             a2[:, :k] = a
@@ -233,13 +318,34 @@ def prepare_plan(
         sb = ctypes.c_void_p(scale_b.data_ptr() if scale_b is not None else None)
         num_mc = _ceil(_ceil(m, cfg.bm), cfg.cm)
         units = num_mc * _ceil(n, cfg.bn) * nsplit
+        sk_units = 0
         if plan.variant.persistent:
             # clusters of 4+ are sized by the driver (a GPC holds fewer of them than SMs / 4); pairs keep SMs / 2, the
-            # grid every measured ladder figure used (not re-measured with the query yet)
-            resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm) if cfg.cm >= 4 else None
+            # grid every measured ladder figure used. Stream-K owners wait for other clusters' partials, so every
+            # cluster must be resident: the driver's count is required there (no count, no stream-K).
+            resident = None
+            if cfg.cm >= 4 or cfg.streamk:
+                resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm, sms)
             clusters = persistent_clusters(units, sms, cfg.cm, resident)
+            if small_sk and not resident:  # no residency count: stream-K is off, split K as the variant would
+                return prepare_plan(plan, a, b, scale_a, scale_b, splits=launch_config(plan.variant, plan, sms)[1])
+            if small_sk:
+                clusters, sk_units = min(small_sk, resident), units
+            elif cfg.streamk and resident:
+                sk_units = choose_streamk(units, clusters, _ceil(kp, bk))
+            if not fits_int32(clusters, sk_units, _ceil(kp, bk)):
+                sk_units = 0
         else:
             clusters = units
+        if streamk is not None and cfg.streamk:  # forced (tests)
+            clusters, sk_units = streamk
+            if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, _ceil(kp, bk))):
+                raise TcforgeError(f"forced stream-K needs clusters >= 1, 0 <= sk_units <= {units}, a 32-bit schedule")
+        sk_ws = sk_flags = None
+        if sk_units:
+            slots = clusters * cfg.cm * cfg.nc
+            slot_floats = 128 * (cfg.wg_rows // 64) * (cfg.bn // 2)
+            sk_ws, sk_flags = streamk_workspace(dev, torch.cuda.current_stream().cuda_stream, slots, slot_floats)
         args = [
             map_a,
             map_b,
@@ -257,6 +363,9 @@ def prepare_plan(
             sb,
             ctypes.c_int(nsplit),
             ctypes.c_int(plan.variant.group_m),
+            ctypes.c_void_p(sk_ws.data_ptr() if sk_ws is not None else None),
+            ctypes.c_void_p(sk_flags.data_ptr() if sk_flags is not None else None),
+            ctypes.c_int(sk_units),
         ]
         grid = (clusters * cfg.cm, 1, 1)
         reduce = None
@@ -275,5 +384,5 @@ def prepare_plan(
                 ctypes.c_int(OUT_KINDS[plan.out_kind]),
             ]
             reduce = ((rgrid, 1, 1), rargs)
-        keep = [c, target, a2, b_keep, scale_a, scale_b]
-        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep)
+        keep = [c, target, a2, b_keep, scale_a, scale_b, sk_flags, sk_ws]
+        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units)

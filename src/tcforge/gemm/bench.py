@@ -21,6 +21,9 @@ SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
 LLM = [(4096, 14336, 4096), (4096, 4096, 14336), (8192, 14336, 8192), (16384, 4096, 4096)]
 SMALL_M = [(m, 4096, 4096) for m in (16, 32, 64, 128, 256)] + [(m, 14336, 4096) for m in (16, 64, 256)]
 SWEEP_COMBOS = [("fp16", "fp32"), ("bf16", "bf16"), ("e4m3", "bf16")]
+# shapes whose last round of 66 cluster tiles is partly empty (stream-K's case): units % 66 = 58, 48, 34, 38, 58, 34, 10
+TAIL = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (4096, 14336, 4096), (4096, 4096, 14336),
+        (16384, 4096, 4096), (8192, 14336, 8192)]
 
 
 def _event_median_ms(fn: Any, reps: int = 50) -> float:
@@ -197,7 +200,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--size", type=int, default=4096, help="ladder size (cube), default 4096")
     ap.add_argument("--combos", default="all", help="comma list like fp16:fp32,e4m3:bf16 (default: all six)")
     ap.add_argument("--variants", default="ladder", help="'ladder' (rungs + stage sweep) or a comma list of names")
-    ap.add_argument("--sweep", choices=["none", "quick", "full", "smallm", "large"], default="full", help="size sweep")
+    sweeps = ["none", "quick", "full", "smallm", "large", "tail"]
+    ap.add_argument("--sweep", choices=sweeps, default="full", help="size sweep (tail: stream-K's shapes)")
     ap.add_argument("--sweep-variants", default="", help="comma list for the sweep (default: the ladder's best)")
     ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
@@ -234,6 +238,8 @@ def main(argv: list[str]) -> int:
             shapes = [(2048, 2048, 2048), (8192, 8192, 8192), (4096, 14336, 4096), (64, 4096, 4096)]
         if args.sweep == "large":
             shapes = [(8192, 8192, 8192), (4096, 14336, 4096)]
+        if args.sweep == "tail":
+            shapes = TAIL
         if args.sweep == "smallm":
             shapes = SMALL_M + [(512, 512, 512), (1024, 1024, 1024)]
         if args.sweep_variants:

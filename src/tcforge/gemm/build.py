@@ -40,7 +40,7 @@ class Build:
 
 def split_config(config: KernelConfig) -> KernelConfig:
     """The split-K build of a config: fp32 partials stored directly, so no staging buffers."""
-    return replace(config, splitk=True, tma_store=False, epi_bufs=2)
+    return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
 
 
 def configs_of(variant: Variant) -> list[KernelConfig]:

@@ -39,16 +39,18 @@ def _cmd_build(args: argparse.Namespace) -> int:
     if variants is not None and not variants:
         raise TcforgeError(f"unknown variant {args.variant!r}; choose 'all' or from {', '.join(VARIANTS)}")
     results = build_all(list(all_builds(variants)), workers=args.jobs)
-    spilled = 0
+    spilled = serialized = 0
     for b, m in results:
         s = m.stats["tcf_gemm"]
         spilled += s.spills
-        flag = "SPILLS" if s.spills else "ok"
+        serialized += m.wgmma_serialized
+        flag = "SPILLS" if s.spills else ("WGMMA SERIALIZED" if m.wgmma_serialized else "ok")
         print(
             f"{b.tag():<56} regs {s.registers:>3} stack {s.stack_frame} spill {s.spill_stores}/{s.spill_loads} {flag}"
         )
-    print(f"{len(results)} cubins for sm_90a, {spilled} with spills or a stack frame")
-    return 1 if spilled else 0
+    print(f"{len(results)} cubins for sm_90a, {spilled} with spills or a stack frame, {serialized} with wgmma "
+          "serialised by ptxas (C7515)")
+    return 1 if spilled or serialized else 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -67,7 +69,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="tcforge gemm", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="the ladder's variants and what each changes")
-    b = sub.add_parser("build", help="compile variants for sm_90a with ptxas -v; exit 1 on any spill")
+    b = sub.add_parser("build", help="compile for sm_90a with ptxas -v; exit 1 on any spill or serialised wgmma")
     b.add_argument("--variant", default="all", help="'all' or a comma list of variant names")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     r = sub.add_parser("run", help="run one variant on random data, check it against float64 and cuBLAS (GPU)")

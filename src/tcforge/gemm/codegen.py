@@ -59,6 +59,8 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "PRODUCER_REGS": config.producer_regs,
         "CONSUMER_REGS": config.consumer_regs,
         **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
+        **({"STREAMK": 1} if config.streamk else {}),
+        **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
     }
 
 
@@ -66,10 +68,13 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) ->
     """Full CUDA source of one variant (what gets hashed, compiled and cached)."""
     config.check()
     head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor).items())
-    # wgmma_half is only called by promoting fp8 builds, but the kernel is not a template, so its discarded
-    # `if constexpr` branch still needs the name declared
+    # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but the kernel is not a
+    # template, so its discarded `if constexpr` branch still needs the name declared
     wrappers = wgmma_wrapper(config.bn, in_kind, b_kmajor)
     wrappers += wgmma_wrapper(config.bn // 2, in_kind, b_kmajor, name="wgmma_half", scale_arg=True)
+    # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
+    # wgmma of the kernel (C7515) when zeroing instructions define them on one of several paths into the mainloop
+    wrappers += wgmma_wrapper(config.bn, in_kind, b_kmajor, name="wgmma_tile_sd", scale_arg=True)
     body = template().replace("//@@WGMMA@@", wrappers)
     return head + body
 
@@ -86,6 +91,8 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
         ("pp", config.pingpong),
         ("rx", config.relaxed),
         ("pr", config.promote),
+        ("stk", config.streamk),
+        ("trace", config.streamk_trace),
     )
     parts += [f for f, on in flags if on]
     if config.epi_bufs != 2:

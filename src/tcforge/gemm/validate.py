@@ -36,6 +36,7 @@ class Plan:
     k_padded: int
     variant: Variant
     device_index: int
+    auto: bool = False  # the caller asked for variant="auto" (the launcher may refine the choice by shape)
 
 
 def _is_tensor(x: object) -> bool:
@@ -144,7 +145,7 @@ def plan_matmul(
     a_ok = k_padded == k and lda % align == 0 and a.data_ptr() % 16 == 0  # type: ignore[attr-defined]
     ldb = (sb1 if n > 1 else k) if b_kmajor else (sb0 if k > 1 else n)
     b_ok = k_padded == k and ldb % align == 0 and b.data_ptr() % 16 == 0  # type: ignore[attr-defined]
-    return Plan(m, n, k, in_kind, out_kind, b_kmajor, not a_ok, not b_ok, k_padded, v, idx_a)
+    return Plan(m, n, k, in_kind, out_kind, b_kmajor, not a_ok, not b_ok, k_padded, v, idx_a, auto=variant == "auto")
 
 
 def _numel(t: object) -> int:

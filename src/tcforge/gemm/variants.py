@@ -52,6 +52,8 @@ class KernelConfig:
     producer_regs: int = 40  # setmaxnreg target of the producer warpgroup
     consumer_regs: int = 232  # setmaxnreg target of each consumer warpgroup
     promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
+    streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
+    streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -92,6 +94,10 @@ class KernelConfig:
             raise TcforgeError(f"{self}: setmaxnreg targets must be multiples of 8 in 24..256, producer <= consumer")
         if self.setmaxnreg and regs > 65536:
             raise TcforgeError(f"{self}: setmaxnreg targets need {regs} registers (> 65536 per SM)")
+        if self.streamk_trace and not self.streamk:
+            raise TcforgeError(f"{self}: the stream-K trace needs a stream-K build")
+        if self.streamk and (not self.use_tma or self.pingpong or self.splitk or self.promote):
+            raise TcforgeError(f"{self}: stream-K needs the TMA path, no ping-pong, no split-K build, no promotion")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
@@ -226,6 +232,15 @@ SWEEP.append(
             replace(_R9, cm=1, relaxed=True, promote=True), True, 8, True)
 )
 
+# stream-K for the last wave (the write-up's "what is left"): at 4096^3 the 256 cluster tiles fill 3.88 rounds of
+# the 66 clusters; the last 58 tiles' k-tiles are shared evenly instead, so every cluster ends at the same time
+SWEEP += [
+    Variant("streamk", 9, "rung 9 + stream-K for the units past the last full wave", replace(_R9, streamk=True),
+            True, 8, True),
+    Variant("streamk_cm1", 9, "stream-K without the cluster, relaxed release (as `tuned`)",
+            replace(_R9, cm=1, relaxed=True, streamk=True), True, 8, True),
+]
+
 SMALL_M = 128  # `auto` takes bm64 at or below this M (measured: gemm_smallm.json)
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
@@ -246,6 +261,31 @@ def resolve_variant(name: object, m: int | None = None) -> Variant:
     if key not in VARIANTS:
         raise TcforgeError(f"unknown variant {name!r}; choose 'auto' or one of {', '.join(VARIANTS)}")
     return VARIANTS[key]
+
+
+def choose_streamk(units: int, clusters: int, num_kt: int) -> int:
+    """Units whose k-tiles the clusters share (stream-K), 0 for none: the remainder past the last full round of
+    clusters, plus one round when that remainder is under half a round (so each cluster's share is >= half a tile);
+    all units when they fill under 7/8 of one round. Needs >= 4 k-tiles per unit to be worth the partials."""
+    if num_kt < 4 or units < 1 or clusters < 2:
+        return 0
+    if units <= clusters:
+        return units if units * 8 < clusters * 7 else 0
+    r = units % clusters
+    if r == 0:
+        return 0
+    return r if 2 * r >= clusters else r + clusters
+
+
+SK_MAX_PIECES = 4  # stream-K in place of split-K: a unit shared by at most this many clusters (owners add serially)
+
+
+def choose_streamk_small(units: int, clusters: int, num_kt: int) -> int:
+    """Clusters for a launch whose units are all shared by stream-K instead of split over K (no fp32 planes, no
+    reduction kernel): each unit in at most SK_MAX_PIECES pieces of >= 4 k-tiles; 0 (use split-K) unless that keeps
+    at least half the clusters busy."""
+    g = min(clusters, units * SK_MAX_PIECES, units * num_kt // 4)
+    return g if 2 * g >= clusters else 0
 
 
 def choose_splits(config: KernelConfig, m: int, n: int, k: int, in_kind: str, sms: int) -> int:

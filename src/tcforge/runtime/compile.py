@@ -58,6 +58,12 @@ class CompiledModule:
         """The cubin image, as `cuModuleLoadData` takes it."""
         return self.cubin_path.read_bytes()
 
+    @property
+    def wgmma_serialized(self) -> bool:
+        """ptxas serialised the wgmma pipeline (remark C7515: every wgmma waits for the one before) — a 5-10 %
+        GEMM slowdown that no spill count shows."""
+        return "C7515" in self.log
+
 
 def cache_dir() -> Path:
     """Where cubins live: $TCFORGE_CACHE_DIR, else ~/.cache/tcforge/kernels."""

@@ -181,6 +181,15 @@ def max_active_clusters(fn: Function, block: tuple[int, int, int], shared_bytes:
     return n.value
 
 
+def max_active_blocks_per_sm(fn: Function, threads: int, shared_bytes: int) -> int:
+    """cuOccupancyMaxActiveBlocksPerMultiprocessor: resident CTAs of `fn` per SM (kernels without clusters)."""
+    n = ctypes.c_int()
+    check(lib().cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(n), ctypes.c_void_p(fn.handle),
+                                                            int(threads), ctypes.c_size_t(int(shared_bytes))),
+          f"cuOccupancyMaxActiveBlocksPerMultiprocessor({fn.name}, threads={threads}, smem={shared_bytes})")
+    return n.value
+
+
 def launch(
     fn: Function,
     grid: tuple[int, int, int],

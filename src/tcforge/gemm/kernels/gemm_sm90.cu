@@ -9,6 +9,9 @@
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
 //   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
 //   totals, as cuBLAS does without use_fast_accum)
+//   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
+//   clusters; a cluster that starts a tile mid-K leaves its fp32 partial in a workspace slot, the tile's first
+//   cluster adds the partials and stores the tile)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
 // with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
@@ -18,6 +21,12 @@
 struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef PROMOTE
 #define PROMOTE 0
+#endif
+#ifndef STREAMK
+#define STREAMK 0
+#endif
+#ifndef STREAMK_TRACE
+#define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
 #endif
 
 constexpr int IN_BYTES = (IN_KIND == 2) ? 1 : 2;
@@ -49,6 +58,8 @@ static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
+static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
+              "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
@@ -184,6 +195,88 @@ __device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, 
   return r;
 }
 
+// ---------------------------------------------------------------- stream-K: the last units' k-tiles, shared
+// Units [0, units - sk_units) run whole, round-robin over the clusters; the k-tiles of the last sk_units units form
+// one range that cluster c covers from sk_begin(c) to sk_begin(c + 1). A range cut inside a unit leaves it in
+// segments: the one that ends the unit's K (its "owner": the first segment of its cluster's range) stores the tile
+// after adding the others' fp32 partials; every other segment starts the cluster's share or lies inside it, ends
+// before K does and is the last of its cluster's range — so each cluster leaves at most one partial, in its
+// workspace slot. A cluster runs its partial FIRST, then the rest in order: all clusters then walk K from k-tile 0
+// together (a cluster's owner part resumes a few k-tiles ahead), so the A and B k-slices they load at one time are
+// shared in L2 as in a data-parallel round; walked in range order, each cluster would start at a different k.
+// (Both orders were timed only with a build whose wgmmas ptxas had serialised, so which order is faster is open.)
+// Owners wait only for partials, which never wait: no cycle, as long as every cluster is resident (the launcher
+// sizes the grid so).
+__device__ __forceinline__ void sk_stamp(int* sk_flags, int wg, int i) {
+  if constexpr (STREAMK_TRACE) {
+    if (threadIdx.x % 128 == 0 && sk_flags != nullptr) {
+      uint64_t t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      reinterpret_cast<uint64_t*>(sk_flags + 1024)[(blockIdx.x * NC + wg) * 8 + i] = t;
+    }
+  }
+}
+// (the launcher keeps clusters * sk_units * num_kt below 2^31)
+__device__ __forceinline__ int sk_begin(int c, int sk_units, int num_kt, int clusters) {
+  return c * sk_units * num_kt / clusters;
+}
+// cluster c's share: [begin, rest_end) run in order after its partial (k-tiles [partial_kt0, partial_kt1) of shared
+// unit partial_tile; partial_kt1 == 0 when the share ends exactly at a unit's end)
+struct SkShare { int begin, rest_end, partial_tile, partial_kt0, partial_kt1; };
+__device__ __forceinline__ SkShare sk_share(int c, int sk_units, int num_kt, int clusters) {
+  SkShare r;
+  r.begin = sk_begin(c, sk_units, num_kt, clusters);
+  const int end = sk_begin(c + 1, sk_units, num_kt, clusters);
+  r.rest_end = end;
+  r.partial_tile = 0;
+  r.partial_kt0 = r.partial_kt1 = 0;
+  if (end > r.begin && end % num_kt != 0) {
+    const int t = end / num_kt;               // the unit the share ends in, before its K ends
+    const int first = max(r.begin, t * num_kt);
+    r.partial_tile = t;
+    r.partial_kt0 = first - t * num_kt;
+    r.partial_kt1 = end - t * num_kt;
+    r.rest_end = first;
+  }
+  return r;
+}
+// slot of (cluster, CTA rank, consumer warpgroup): MI * ACC_N floats per thread, stored [i / 4][thread] as float4
+constexpr int SK_SLOT = 128 * MI * ACC_N;
+__device__ __forceinline__ void sk_store_partial(float (&acc)[MI][ACC_N], float* slot, int* flag, int wg) {
+  const int lt = threadIdx.x % 128;
+  float4* dst = reinterpret_cast<float4*>(slot) + lt;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_N / 4; ++i)
+      __stcg(dst + (mi * ACC_N / 4 + i) * 128,
+             make_float4(acc[mi][4 * i], acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]));
+  named_sync(5 + wg, 128);   // every thread's stores precede the release below
+  if (lt == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(1) : "memory");
+}
+__device__ __forceinline__ void sk_add_partial(float (&acc)[MI][ACC_N], const float* slot, int* flag, int wg) {
+  const int lt = threadIdx.x % 128;
+  if (lt == 0) {
+    uint32_t v = 0;
+    do {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(flag) : "memory");
+    } while (v == 0);
+    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(0) : "memory");   // ready for the next launch
+  }
+  named_sync(5 + wg, 128);   // the acquire above precedes every thread's loads
+  const float4* src = reinterpret_cast<const float4*>(slot) + lt;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_N / 4; ++i) {
+      const float4 p = __ldcg(src + (mi * ACC_N / 4 + i) * 128);
+      acc[mi][4 * i] += p.x;
+      acc[mi][4 * i + 1] += p.y;
+      acc[mi][4 * i + 2] += p.z;
+      acc[mi][4 * i + 3] += p.w;
+    }
+}
+
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
   return make_desc(a_stage + (wg * WG_A * WG_ROWS + mi * 64) * BK_BYTES + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
@@ -194,8 +287,9 @@ __device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
 }
 
 // one k-tile of MMAs for consumer warpgroup `wg` on stage buffers at a_stage / b_stage
+// (`first`: the segment's first k-tile — stream-K builds then start each m-block with scale-d 0, no zeroing)
 __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_stage, uint32_t b_stage, int wg,
-                                          uint64_t da0, uint64_t db0, int stage) {
+                                          uint64_t da0, uint64_t db0, int stage, bool first) {
 #pragma unroll
   for (int ks = 0; ks < KSTEPS; ++ks) {
 #pragma unroll
@@ -209,7 +303,8 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
         da = desc_a(a_stage, wg, mi, ks);
         db = desc_b(b_stage, ks);
       }
-      wgmma_tile(acc[mi], da, db);
+      if constexpr (STREAMK) wgmma_tile_sd(acc[mi], da, db, !(first && ks == 0));
+      else wgmma_tile(acc[mi], da, db);
     }
   }
 }
@@ -293,7 +388,7 @@ extern "C" __global__ void TCF_CLUSTER __launch_bounds__(NTHREADS, 1)
 tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc mapB, const __grid_constant__ TmaDesc mapC,
          const void* __restrict__ A, const void* __restrict__ B, void* __restrict__ C, int M, int N, int K,
          long long lda, long long ldb, long long ldc, const float* scale_a, const float* scale_b, int splits,
-         int group_m) {
+         int group_m, float* __restrict__ sk_ws, int* __restrict__ sk_flags, int sk_units) {
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   const uint32_t ring = smem_u32(smem);
@@ -309,6 +404,15 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   // ------------------------------------------------ warp-specialised: warpgroup 0 produces, 1..NC consume
   const uint32_t full_bar = ring + BAR_OFFSET, empty_bar = full_bar + STAGES * 8;
   const int wg_id = threadIdx.x / 128;
+  const int cluster = blockIdx.x / CM;
+  const int dp_units = STREAMK ? units - sk_units : units;   // units run whole
+  // k-tiles [kt0, kt1) of shared unit t (unit dp + t)
+  auto sk_unit = [&](int dp, int t, int kt0, int kt1) {
+    Unit w = unit_of(dp + t, rank, num_mc, num_n, num_kt, 1, group_m);
+    w.kt0 = kt0;
+    w.kt1 = kt1;
+    return w;
+  };
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar + s * 8, 1);
@@ -322,8 +426,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
     if (threadIdx.x == 0) {
       uint32_t it = 0;
-      for (int u = blockIdx.x / CM; u < units; u += num_clusters) {
-        const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
+      // load k-tiles [w.kt0, w.kt1) of one unit into the ring
+      auto produce = [&](const Unit& w) {
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
           const int s = it % STAGES;
           mbar_wait(empty_bar + s * 8, ((it / STAGES) & 1) ^ 1);
@@ -349,6 +453,14 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             }
           }
         }
+      };
+      for (int u = cluster; u < dp_units; u += num_clusters)
+        produce(unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m));
+      if constexpr (STREAMK) {
+        const SkShare sh = sk_share(cluster, sk_units, num_kt, num_clusters);
+        if (sh.partial_kt1 > 0) produce(sk_unit(dp_units, sh.partial_tile, sh.partial_kt0, sh.partial_kt1));
+        for (int g = sh.begin; g < sh.rest_end; g = (g / num_kt + 1) * num_kt)
+          produce(sk_unit(dp_units, g / num_kt, g % num_kt, num_kt));
       }
     }
   } else {
@@ -359,20 +471,12 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
     uint32_t it = 0, epi_count = 0;
     float acc[MI][ACC_N];
-    int j = 0;
-    for (int u = blockIdx.x / CM; u < units; u += num_clusters, ++j) {
-      const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
-      if constexpr (PINGPONG) {
-        if (j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
-          it += w.kt1 - w.kt0;
-          continue;
-        }
-        // wait until the other warpgroup has consumed every stage of its previous tile, so the ring's barriers are
-        // at most one phase behind the stages this tile waits for (and the tensor core is handed over in order)
-        if (j > 0) named_sync(ORDER_BAR + wg, 256);
-      }
+    // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
+    auto consume = [&](const Unit& w) {
+      if constexpr (!STREAMK || DO_PROMOTE) {   // stream-K: the first k-tile's wgmmas ignore the old acc (scale-d 0)
 #pragma unroll
-      for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
+        for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
+      }
       if constexpr (DO_PROMOTE) {
         // per stage and N half: the tensor core sums the stage's K (scale-d 0 on its first k-step), then the fp32
         // totals take the partial; the slot is free once both halves are read
@@ -404,7 +508,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
           wgmma_fence();
-          mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
+          mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, kt == w.kt0);
           wgmma_commit();
           wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
 #pragma unroll
@@ -416,20 +520,70 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
         if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
       }  // DO_PROMOTE
-      if constexpr (PINGPONG) {
-        if (u + num_clusters < units) named_arrive(ORDER_BAR + (1 - wg), 256);   // the other may start its tile
-      }
+    };
+    // write acc as this warpgroup's rows of unit w (split `split` of a split-K launch: its workspace plane)
+    auto store = [&](const Unit& w, int split) {
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
       if constexpr (TMA_STORE && !SPLITK) {
         epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count);
       } else {
-        const int split = u % splits;
         epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, row0, col0, alpha);
+      }
+    };
+    int j = 0;
+    sk_stamp(sk_flags, wg, 0);
+    for (int u = cluster; u < dp_units; u += num_clusters, ++j) {
+      const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
+      if constexpr (PINGPONG) {
+        if (j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
+          it += w.kt1 - w.kt0;
+          continue;
+        }
+        // wait until the other warpgroup has consumed every stage of its previous tile, so the ring's barriers are
+        // at most one phase behind the stages this tile waits for (and the tensor core is handed over in order)
+        if (j > 0) named_sync(ORDER_BAR + wg, 256);
+      }
+      consume(w);
+      if constexpr (PINGPONG) {
+        if (u + num_clusters < units) named_arrive(ORDER_BAR + (1 - wg), 256);   // the other may start its tile
+      }
+      store(w, u % splits);
+    }
+    if constexpr (STREAMK) {
+      sk_stamp(sk_flags, wg, 1);
+      const SkShare sh = sk_share(cluster, sk_units, num_kt, num_clusters);
+      const int slot_of_cta = rank * NC + wg;   // + cluster * CM * NC
+      if (sh.partial_kt1 > 0) {
+        // the partial first: its sums go to this cluster's slot for the owner of the unit
+        consume(sk_unit(dp_units, sh.partial_tile, sh.partial_kt0, sh.partial_kt1));
+        sk_stamp(sk_flags, wg, 2);
+        const int slot = cluster * CM * NC + slot_of_cta;
+        sk_store_partial(acc, sk_ws + (int64_t)slot * SK_SLOT, sk_flags + slot, wg);
+        sk_stamp(sk_flags, wg, 3);
+      }
+      for (int g = sh.begin; g < sh.rest_end; g = (g / num_kt + 1) * num_kt) {
+        const int t = g / num_kt;
+        const Unit w = sk_unit(dp_units, t, g % num_kt, num_kt);
+        consume(w);
+        sk_stamp(sk_flags, wg, 4);
+        if (w.kt0 > 0) {
+          // the owner: add the partials of the earlier clusters whose ranges reach into this unit, then store it
+          for (int c = cluster - 1; c >= 0; --c) {
+            const int e = sk_begin(c + 1, sk_units, num_kt, num_clusters);
+            if (e <= t * num_kt) break;
+            if (sk_begin(c, sk_units, num_kt, num_clusters) == e) continue;   // an empty range
+            const int slot = c * CM * NC + slot_of_cta;
+            sk_add_partial(acc, sk_ws + (int64_t)slot * SK_SLOT, sk_flags + slot, wg);
+          }
+        }
+        sk_stamp(sk_flags, wg, 5);
+        store(w, 0);
       }
     }
     if constexpr (TMA_STORE && !SPLITK) {
       if (threadIdx.x % 128 == 0) tma_store_wait_all();
     }
+    if constexpr (STREAMK) sk_stamp(sk_flags, wg, 6);
   }
   if constexpr (CM > 1) cluster_sync();
 #else
@@ -497,7 +651,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
       wgmma_fence();
-      mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s);
+      mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, i == 0);
       wgmma_commit();
       wgmma_wait<0>();
 #pragma unroll

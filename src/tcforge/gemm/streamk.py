@@ -1,0 +1,80 @@
+"""The stream-K schedule of gemm_sm90.cu (STREAMK builds) in Python: which k-tiles of which unit each cluster runs,
+in which order, and who adds whose partial. The kernel computes the same thing on the fly; this mirror lets tests
+prove, without a GPU, that it covers every k-tile once, cannot wait in a cycle and walks K in step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+INT32_LIMIT = 2**31  # the kernel's schedule arithmetic is 32-bit: clusters * sk_units * num_kt must stay below
+
+
+@dataclass(frozen=True)
+class Segment:
+    """k-tiles [kt0, kt1) of unit `unit` run by one cluster.
+
+    role: 'whole' (all of K, stored as is), 'owner' (ends the unit's K but starts later than k-tile 0: adds the
+    partials of `contributors`, in that order, then stores the tile) or 'partial' (ends before K does: its fp32 sums
+    go to the cluster's workspace slot for the owner).
+    """
+
+    unit: int
+    kt0: int
+    kt1: int
+    role: str
+    contributors: tuple[int, ...] = ()
+
+
+def sk_begin(c: int, clusters: int, sk_units: int, num_kt: int) -> int:
+    """First shared k-tile (in the flattened range of the last sk_units units) of cluster c."""
+    return c * sk_units * num_kt // clusters
+
+
+def fits_int32(clusters: int, sk_units: int, num_kt: int) -> bool:
+    """Whether the kernel's 32-bit schedule arithmetic holds for this launch."""
+    return (clusters + 1) * sk_units * num_kt < INT32_LIMIT
+
+
+def cluster_segments(cluster: int, clusters: int, units: int, sk_units: int, num_kt: int) -> list[Segment]:
+    """Everything cluster `cluster` runs, in the kernel's order: its whole units round-robin, then its share of the
+    rest — the partial (the share's last segment, when it ends before its unit's K does) first, so that all clusters
+    walk K from k-tile 0 together, then the share's other segments in order."""
+    dp = units - sk_units
+    out = [Segment(u, 0, num_kt, "whole") for u in range(cluster, dp, clusters)]
+    begin = sk_begin(cluster, clusters, sk_units, num_kt)
+    end = sk_begin(cluster + 1, clusters, sk_units, num_kt)
+    rest_end = end
+    if end > begin and end % num_kt:
+        t = end // num_kt
+        first = max(begin, t * num_kt)
+        out.append(Segment(dp + t, first - t * num_kt, end - t * num_kt, "partial"))
+        rest_end = first
+    g = begin
+    while g < rest_end:
+        t, kt0 = divmod(g, num_kt)
+        if kt0 == 0:
+            out.append(Segment(dp + t, 0, num_kt, "whole"))
+        else:
+            contrib = []
+            for c in range(cluster - 1, -1, -1):
+                e = sk_begin(c + 1, clusters, sk_units, num_kt)
+                if e <= t * num_kt:
+                    break
+                if sk_begin(c, clusters, sk_units, num_kt) != e:
+                    contrib.append(c)
+            out.append(Segment(dp + t, kt0, num_kt, "owner", tuple(contrib)))
+        g = (t + 1) * num_kt
+    return out
+
+
+def schedule(clusters: int, units: int, sk_units: int, num_kt: int) -> list[list[Segment]]:
+    """Every cluster's segments."""
+    return [cluster_segments(c, clusters, units, sk_units, num_kt) for c in range(clusters)]
+
+
+def unit_tile(u: int, num_mc: int, num_n: int, group_m: int) -> tuple[int, int]:
+    """(cluster row, tile column) of unit u in the kernel's grouped raster (unit_of without K splits)."""
+    per_group = group_m * num_n
+    first = (u // per_group) * group_m
+    gsize = min(num_mc - first, group_m)
+    return first + (u % per_group) % gsize, (u % per_group) // gsize
