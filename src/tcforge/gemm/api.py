@@ -201,10 +201,12 @@ class Prepared:
         n: int,
         keep: list[Any],
         sk_units: int = 0,
+        poison: list[Any] | None = None,
     ) -> None:
         self.fn, self.grid, self.threads, self.smem, self.args = fn, grid, threads, smem, args
         self.reduce, self.c, self.n, self.keep = reduce, c, n, keep
         self.sk_units = sk_units  # units shared by stream-K in this launch (0: none)
+        self.poison = poison or []  # buffers filled with NaN before each launch when POISON_OUTPUT is set
 
     def __call__(self) -> None:
         """Enqueue on the current torch stream (graph capture works)."""
@@ -213,10 +215,8 @@ class Prepared:
         from tcforge.runtime import driver
 
         if POISON_OUTPUT:
-            for t in self.keep[:2]:
+            for t in self.poison:
                 t.fill_(float("nan"))
-            if self.sk_units:
-                self.keep[-1].fill_(float("nan"))  # stream-K partial slots
         stream = torch.cuda.current_stream().cuda_stream
         driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream)
         if self.reduce is not None:
@@ -385,4 +385,6 @@ def prepare_plan(
             ]
             reduce = ((rgrid, 1, 1), rargs)
         keep = [c, target, a2, b_keep, scale_a, scale_b, sk_flags, sk_ws]
-        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units)
+        # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
+        poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units else [])
+        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison)
