@@ -153,20 +153,24 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
     return cfg, splits
 
 
+def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
+    """Clusters when stream-K `variant` shares every unit of a launch it would otherwise split over K (half the
+    clusters busy, pieces of >= 4 k-tiles: no fp32 planes, no reduction kernel); 0 when it would not."""
+    c = variant.config
+    if not (c.streamk and variant.persistent) or launch_config(variant, plan, sms)[1] == 1:
+        return 0
+    units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
+    return choose_streamk_small(units, sms // c.cm, _ceil(plan.k_padded, c.bk(plan.in_kind)))
+
+
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` beyond the M rule: where rung 9 would split K and stream-K can share every unit instead (half the
-    clusters busy, pieces of >= 4 k-tiles), run the `streamk` variant (256x4096x4096: 0.55x -> 0.71x of cuBLAS,
-    bench/results/gemm_streamk_small.json); else the plan as it is."""
+    """`auto` beyond the M rule: where rung 9 would split K and stream-K can share every unit instead, run the
+    `streamk` variant (256x4096x4096: 0.55x -> 0.71x of cuBLAS, bench/results/gemm_streamk_small.json); else the plan
+    as it is."""
     from tcforge.gemm.variants import AUTO, VARIANTS
 
-    if not plan.auto or plan.variant.name != AUTO:
-        return plan
-    _, nsplit = launch_config(plan.variant, plan, sms)
-    sk = VARIANTS["streamk"]
-    c = sk.config
-    units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
-    if nsplit > 1 and choose_streamk_small(units, sms // c.cm, _ceil(plan.k_padded, c.bk(plan.in_kind))):
-        return replace(plan, variant=sk)
+    if plan.auto and plan.variant.name == AUTO and small_streamk(VARIANTS["streamk"], plan, sms):
+        return replace(plan, variant=VARIANTS["streamk"])
     return plan
 
 
@@ -255,15 +259,10 @@ def prepare_plan(
         if splits is not None:  # forced (tests)
             nsplit = splits
             cfg = plan.variant.config if splits == 1 else split_config(plan.variant.config)
-        # a stream-K variant shares all of a small launch's units instead of splitting K (when that keeps half the
-        # clusters busy with pieces of >= 4 k-tiles): no fp32 planes, no reduction kernel
-        small_sk = 0
-        vcfg = plan.variant.config
-        if splits is None and streamk is None and nsplit > 1 and vcfg.streamk and plan.variant.persistent:
-            units1 = _ceil(_ceil(m, vcfg.bm), vcfg.cm) * _ceil(n, vcfg.bn)
-            small_sk = choose_streamk_small(units1, sms // vcfg.cm, _ceil(kp, vcfg.bk(plan.in_kind)))
-            if small_sk:
-                cfg, nsplit = vcfg, 1
+        # a stream-K variant shares all of a small launch's units instead of splitting K
+        small_sk = small_streamk(plan.variant, plan, sms) if splits is None and streamk is None else 0
+        if small_sk:
+            cfg, nsplit = plan.variant.config, 1
         if plan.copy_a:
             a2 = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
             a2[:, :k] = a
@@ -318,6 +317,7 @@ def prepare_plan(
         sb = ctypes.c_void_p(scale_b.data_ptr() if scale_b is not None else None)
         num_mc = _ceil(_ceil(m, cfg.bm), cfg.cm)
         units = num_mc * _ceil(n, cfg.bn) * nsplit
+        num_kt = _ceil(kp, bk)
         sk_units = 0
         if plan.variant.persistent:
             # clusters of 4+ are sized by the driver (a GPC holds fewer of them than SMs / 4); pairs keep SMs / 2, the
@@ -332,14 +332,14 @@ def prepare_plan(
             if small_sk:
                 clusters, sk_units = min(small_sk, resident), units
             elif cfg.streamk and resident:
-                sk_units = choose_streamk(units, clusters, _ceil(kp, bk))
-            if not fits_int32(clusters, sk_units, _ceil(kp, bk)):
+                sk_units = choose_streamk(units, clusters, num_kt)
+            if not fits_int32(clusters, sk_units, num_kt):
                 sk_units = 0
         else:
             clusters = units
         if streamk is not None and cfg.streamk:  # forced (tests)
             clusters, sk_units = streamk
-            if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, _ceil(kp, bk))):
+            if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, num_kt)):
                 raise TcforgeError(f"forced stream-K needs clusters >= 1, 0 <= sk_units <= {units}, a 32-bit schedule")
         sk_ws = sk_flags = None
         if sk_units:
