@@ -97,7 +97,7 @@ def main(argv: list[str]) -> int:
         sk = VARIANTS["streamk"]
         cases["streamk"] = _prepare(sk, a, b, sa, sb, od, None)
         g = cases["streamk"].grid[0] // 2
-        units = 256 if n == 4096 else -(-n // 256) ** 2
+        units = (-(-n // 256)) ** 2  # 256x256 cluster tiles of an n^3 product
         cases["streamk_none_shared"] = _prepare(sk, a, b, sa, sb, od, (g, 0))
         r = units % g
         if r:

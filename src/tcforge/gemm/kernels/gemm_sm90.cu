@@ -10,8 +10,8 @@
 //   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
 //   totals, as cuBLAS does without use_fast_accum)
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
-//   clusters; a cluster that starts a tile mid-K leaves its fp32 partial in a workspace slot, the tile's first
-//   cluster adds the partials and stores the tile)
+//   clusters; a piece that ends before its unit's K does leaves its fp32 partial in a workspace slot, the cluster
+//   whose piece ends the unit's K adds the partials and stores the tile)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
 // with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
