@@ -50,7 +50,8 @@ def traced(size: int, combo: tuple[str, str], forced: tuple[int, int] | None, ba
     n = prep.grid[0] * tv.config.nc
     st = flags[1024 : 1024 + n * 16].view(torch.int64).view(n, 8).cpu().tolist()
     t0 = min(r[0] for r in st)
-    out: dict[str, Any] = {"grid": prep.grid[0], "sk_units": prep.sk_units}
+    out: dict[str, Any] = {"grid": prep.grid[0], "sk_units": prep.sk_units,
+                           "raw_us": [[(x - t0) / 1e3 if x >= t0 else None for x in r] for r in st]}
     for i, name in enumerate(STAMPS):
         vals = [(r[i] - t0) / 1e3 for r in st if r[i] >= t0 and r[i] - t0 < 10**9]
         if vals:

@@ -64,7 +64,7 @@ def run_one_variant(name: str, small: bool) -> None:
                 d = r.as_dict()
                 d["variant"] = f"{name}(splits=3)"
                 print(json.dumps(d), flush=True)
-    if name.startswith("streamk"):
+    if name.startswith("streamk") or name.endswith("_sk"):
         # both stream-K roles on small grids (the shapes above share nothing but 4096^3's last 58 units)
         for in_kind, out_kind, bk in combos():
             for (m, n, k), forced in STREAMK_FORCED:
@@ -154,11 +154,12 @@ def main() -> int:
                 r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False)
                 print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
         for name, combo in (("splitk", ("fp16", "fp32", False)), ("promote", ("e4m3", "bf16", True)),
-                           ("promote_cm1", ("e4m3", "bf16", True))):
+                           ("promote_cm1", ("e4m3", "bf16", True)), ("t128", ("bf16", "bf16", True)),
+                           ("t64", ("fp16", "fp32", False))):
             if not only or name in only:
                 r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False)
                 print(f"sanitize-shot {name}(splits=3) ok={r.ok} {r.error}", flush=True)
-        for name in ("streamk", "streamk_cm1"):
+        for name in ("streamk", "streamk_cm1", "t64_sk"):
             if only and name not in only:
                 continue
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):

@@ -59,6 +59,14 @@ def test_short_and_long_k(k: int) -> None:
         _check("auto", combo, 384, 512, k, seed=k)
 
 
+@pytest.mark.parametrize("shape", [(512, 512, 512), (64, 4096, 4096), (1024, 1024, 1024), (100, 300, 2000)])
+def test_auto_small_launches(shape: tuple) -> None:
+    """`auto` on launches whose rung-9 tiles leave half the SMs idle: the 64x128 tile, sharing units by stream-K
+    where it would split K too (512^3 16-bit, 64x4096x4096, 100x300x2000 fp8), else whole tiles or split-K."""
+    for combo in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True), ("fp16", "fp16", True)):
+        _check("auto", combo, *shape, seed=sum(shape))
+
+
 @pytest.mark.parametrize("splits", [2, 3, 7])
 def test_forced_split_k(splits: int) -> None:
     for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True)):
@@ -88,7 +96,7 @@ def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: st
 
 
 @pytest.mark.parametrize("combo", COMBOS, ids=lambda c: f"{c[0]}-{c[1]}-{'K' if c[2] else 'N'}")
-@pytest.mark.parametrize("variant", ["streamk", "streamk_cm1"])
+@pytest.mark.parametrize("variant", ["streamk", "streamk_cm1", "t64_sk"])
 def test_streamk_forced_small_grids(variant: str, combo: tuple) -> None:
     """Both stream-K roles on small shapes: 1000^3 on 3 clusters sharing 4 units (owners add two partials), 129x257
     on 5 clusters sharing every unit (ranges inside one tile; for fp8's 2 k-tiles, empty ranges)."""

@@ -1,6 +1,7 @@
 """Stream-K: the schedule the kernel computes (mirrored in tcforge.gemm.streamk) covers every k-tile of every unit
-exactly once, gives each cluster at most one partial (its first segment) and one owner segment (its last), and owners
-wait only for later clusters' first segments (no cycle); the launcher's choice of how many units to share."""
+exactly once, gives each cluster at most one partial (run first) and one owner segment (run last), owners wait only for
+earlier clusters' partials (no cycle) and, where a share is longer than a unit, not at all; the launcher's choice of how
+many units to share."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import itertools
 
 import pytest
 
-from tcforge.gemm.streamk import cluster_segments, fits_int32, schedule
+from tcforge.gemm.streamk import cluster_segments, fits_int32, owner_waits, schedule
 from tcforge.gemm.variants import VARIANTS, choose_splits, choose_streamk, choose_streamk_small
 
 CASES = [
@@ -50,9 +51,9 @@ def test_roles_and_waits_are_acyclic(clusters: int, units: int, sk_units: int, n
         if partials:  # the partial runs first (it never waits), and it is where the cluster's share ends
             assert partials == [0] and shared[0].kt1 < num_kt
             partial_of[c] = shared[0]
-        if owners:  # the owner ends its unit's K and is where the share begins
+        if owners:  # the owner ends its unit's K, is where the share begins, and runs last
             assert shared[owners[0]].kt1 == num_kt and shared[owners[0]].kt0 > 0
-            assert owners[0] == (1 if partials and len(shared) > 1 else 0)
+            assert owners[0] == len(shared) - 1
         for s in shared:
             assert (s.role == "whole") == (s.kt0 == 0 and s.kt1 == num_kt)
     # each owner adds exactly the partials of its unit, all from earlier clusters; every partial has one owner
@@ -69,17 +70,17 @@ def test_roles_and_waits_are_acyclic(clusters: int, units: int, sk_units: int, n
     assert sorted(consumed) == sorted(partial_of)
 
 
-def test_clusters_walk_k_in_step_at_4096_cube() -> None:
-    """The point of running the partial first: at every moment of the shared round, all clusters load k-tiles
-    within a few of each other (so L2 serves the A and B slices to all of them), not spread over all of K."""
-    segs = schedule(66, 256, 58, 64)
-    lead = []
-    for mine in segs:
-        ks = [k for s in mine if s.unit >= 256 - 58 for k in range(s.kt0, s.kt1)]  # k-tile at each step
-        lead.append(ks)
-    steps = min(len(ks) for ks in lead)
-    spread = max(max(ks[i] for ks in lead) - min(ks[i] for ks in lead) for i in range(steps))
-    assert spread <= 8  # 64 - 56.2: how far an owner part resumes ahead
+def test_owners_run_last_so_they_wait_only_where_a_share_is_shorter_than_a_unit() -> None:
+    """3072^3 (144 units of 48 k-tiles, 78 shared over 66 clusters: shares of ~57 k-tiles): no owner waits — run in
+    range order, an owner piece came first and waited for a partial of up to 43 k-tiles (25 us measured). At 4096^3
+    (shares of ~56 k-tiles, units of 64) an owner can still wait, for at most unit - share k-tiles."""
+    segs = schedule(66, 144, 78, 48)
+    assert max(owner_waits(segs, 48, 144, 78)) == 0
+    assert sum(s.role == "owner" for m in segs for s in m) > 50
+    waits = owner_waits(schedule(66, 256, 58, 64), 64, 256, 58)
+    assert 0 < max(waits) <= 64 - 56
+    # the order: partial, whole units, owner (cluster 5 at 3072^3 has all three)
+    assert [s.role for s in schedule(66, 144, 78, 48)[5] if s.unit >= 66] == ["partial", "whole", "owner"]
 
 
 def test_4096_cube_shares_the_last_58_units_over_66_clusters() -> None:
@@ -125,17 +126,25 @@ def test_streamk_variants_build_streamk_and_split_k_without_it() -> None:
 
 def test_small_launches_share_every_unit_instead_of_splitting_k() -> None:
     """Where split-K would split (tiles under half the SMs), a stream-K variant shares all units over up to 4 pieces
-    each, if that keeps half the clusters busy with >= 4 k-tiles per piece; else split-K stays."""
+    of >= 4 k-tiles each, if that runs as many pieces at once as split-K would; else split-K stays."""
     cfg = VARIANTS["streamk"].config
     # 1024^3 fp16: 16 units of 16 k-tiles -> 64 clusters of 4 k-tiles (split-K would have split 4 ways)
     assert choose_splits(cfg, 1024, 1024, 1024, "fp16", 132) == 4
-    assert choose_streamk_small(16, 66, 16) == 64
-    assert choose_streamk_small(16, 66, 64) == 64  # 256x4096x4096
-    assert choose_streamk_small(16, 66, 8) == 0  # 1024^3 fp8: pieces of 2 k-tiles would be too short
-    assert choose_streamk_small(4, 66, 8) == 0  # 512^3: too few units to fill half the GPU
-    assert choose_streamk_small(2, 66, 1024) == 0  # 256x384x65536: 8 clusters only, split-K fills the GPU
+    assert choose_streamk_small(16, 66, 16, 4) == 64
+    assert choose_streamk_small(16, 66, 64, 4) == 64  # 256x4096x4096
+    # 1024^3 fp8: 8 k-tiles per unit, split-K 2 ways -> 32 pieces of 4 k-tiles
+    assert choose_splits(cfg, 1024, 1024, 1024, "e4m3", 132) == 2
+    assert choose_streamk_small(16, 66, 8, 2) == 32
+    assert choose_streamk_small(4, 66, 8, 2) == 8  # 512^3: 8 pieces, as split-K's 4 tiles x 2
+    # 256x384x65536: split-K runs 2 x 16 pieces at once, stream-K could run only 8 (4 per unit)
+    assert choose_splits(cfg, 256, 384, 65536, "fp16", 132) == 16
+    assert choose_streamk_small(2, 66, 1024, 16) == 0
+    assert choose_streamk_small(16, 66, 64, 1) == 0  # no split: nothing to replace
+    t64 = VARIANTS["t64_sk"].config  # 64x4096x4096: 32 tiles of 64 k-tiles, split 4 ways -> 128 CTAs
+    assert choose_splits(t64, 64, 4096, 4096, "fp16", 132) == 4
+    assert choose_streamk_small(32, 132, 64, 4) == 128
     for units, clusters, kt in [(16, 66, 16), (16, 66, 64), (30, 132, 40)]:
-        g = choose_streamk_small(units, clusters, kt)
+        g = choose_streamk_small(units, clusters, kt, 2)
         segs = schedule(g, units, units, kt)
         pieces = {}
         for mine in segs:

@@ -126,24 +126,70 @@ def test_bad_inputs_say_what_to_change(a: object, b: object, kwargs: dict, err: 
 
 
 def test_auto_takes_the_small_m_tile_up_to_128_rows() -> None:
-    assert plan_matmul(FakeTensor((64, 64)), FakeTensor((64, 64))).variant.name == "bm64"
-    assert plan_matmul(FakeTensor((128, 64)), FakeTensor((64, 64))).variant.name == "bm64"
+    assert plan_matmul(FakeTensor((64, 64)), FakeTensor((64, 64))).variant.name == "t64"
+    assert plan_matmul(FakeTensor((128, 64)), FakeTensor((64, 64))).variant.name == "t64"
     assert plan_matmul(FakeTensor((129, 64)), FakeTensor((64, 64))).variant.name == "hoist"
     assert plan_matmul(FakeTensor((8, 64)), FakeTensor((64, 64)), variant="persistent").variant.name == "persistent"
 
 
-def test_auto_takes_stream_k_where_rung_9_would_split_small_launches() -> None:
-    """`auto` is rung 9 above M = 128, except where rung 9 would split K and stream-K can share every unit instead
-    (measured 0.55x -> 0.71x of cuBLAS at 256x4096x4096); an explicit variant is never changed."""
+def test_auto_takes_the_small_tile_where_rung_9_leaves_half_the_gpu_idle() -> None:
+    """`auto` is rung 9 where its cluster tiles keep half the SMs busy; small M and launches with fewer tiles take
+    the 64x128 tile, its stream-K build where that tile would itself split (measured: 1024^3 0.35x ->
+    0.85x, 256x4096x4096 0.67x -> 0.87x of cuBLAS); an explicit variant is never changed."""
     from tcforge.gemm.api import refine_auto
 
     def plan(m: int, n: int, k: int, variant: str = "auto") -> object:
         return plan_matmul(FakeTensor((m, k)), FakeTensor((k, n)), variant=variant)
 
-    assert refine_auto(plan(256, 4096, 4096), 132).variant.name == "streamk"
-    assert refine_auto(plan(1024, 1024, 1024), 132).variant.name == "streamk"
     assert refine_auto(plan(4096, 4096, 4096), 132).variant.name == "hoist"  # no split: rung 9
+    assert refine_auto(plan(3072, 3072, 3072), 132).variant.name == "streamk"  # 144 units: last round 12/66 full
+    assert refine_auto(plan(1280, 4096, 4096), 132).variant.name == "streamk"  # 80 units: 14/66
+    assert refine_auto(plan(8192, 8192, 8192), 132).variant.name == "hoist"  # 1024 units: 34/66, over half
+    assert refine_auto(plan(5120, 5120, 5120), 132).variant.name == "hoist"  # 400 units: 6 rounds + 4 units
+    assert refine_auto(plan(2560, 2560, 2560), 132).variant.name == "hoist"  # 100 units: 34/66
     assert refine_auto(plan(256, 14336, 4096), 132).variant.name == "hoist"  # 56 units: no split either
-    assert refine_auto(plan(512, 512, 512), 132).variant.name == "hoist"  # 4 units: split-K fills more SMs
-    assert refine_auto(plan(64, 4096, 4096), 132).variant.name == "bm64"  # the M rule first
+    assert refine_auto(plan(2048, 2048, 2048), 132).variant.name == "hoist"
+    assert refine_auto(plan(256, 4096, 4096), 132).variant.name == "t64"  # 128 tiles: no split
+    assert refine_auto(plan(1024, 1024, 1024), 132).variant.name == "t64"
+    assert refine_auto(plan(512, 512, 512), 132).variant.name == "t64_sk"  # 32 tiles, 64 pieces of 4 k-tiles
+    assert refine_auto(plan(64, 4096, 4096), 132).variant.name == "t64_sk"  # 32 tiles, 128 pieces of 16
+    assert refine_auto(plan(64, 14336, 4096), 132).variant.name == "t64"  # 112 tiles
+    assert refine_auto(plan(16, 64, 65536), 132).variant.name == "t64"  # 1 tile: split-K's 16 ways beat 4 pieces
+    assert refine_auto(plan(512, 512, 256), 132).variant.name == "t64"  # 4 k-tiles: rung 9 would not split, 4 units
+    assert refine_auto(plan(16, 4096, 4096), 132).variant.name == "t64"  # 16 rows: split-K's planes are smaller
+    assert refine_auto(plan(63, 4096, 4096), 132).variant.name == "t64"
+    assert refine_auto(plan(256, 4096, 4096, "hoist"), 132).variant.name == "hoist"  # explicit
     assert refine_auto(plan(256, 4096, 4096, "hoist"), 132).variant.name == "hoist"
+
+
+def test_auto_cost_model_ranks_the_tiles_as_measured() -> None:
+    """`estimate_us` against the H200 (bench/results/gemm_small_edges.json, gemm_small_auto_v1.json): the predicted
+    times lie within ~20 % of the measured kernels, and the faster tile is the one measured faster."""
+    from tcforge.gemm.api import refine_auto
+    from tcforge.gemm.variants import VARIANTS, estimate_us
+
+    big, small = VARIANTS["hoist"], VARIANTS["t64"]
+    # (shape, dtype, measured rung 9 us incl. split-K reduction, measured t64 us)
+    measured = [
+        ((1024, 1024, 65536), "fp16", 230.6, 303.1),  # long K: rung 9 with split-K wins (0.92x vs 0.73x of cuBLAS)
+        ((2048, 1024, 8192), "fp16", 72.2, 78.0),
+        ((2048, 1024, 8192), "e4m3", 45.9, 38.4),  # half the k-tiles: the small tile wins
+        ((1024, 1024, 1024), "fp16", 22.3, 6.8),
+        ((2048, 2048, 2048), "fp16", 33.0, 38.9),
+        ((256, 14336, 4096), "fp16", 58.8, 79.4),
+        ((512, 512, 16384), "fp16", 30.7, 25.0),
+    ]
+    for (m, n, k), kind, t_big, t_small in measured:
+        e_big, e_small = estimate_us(big, m, n, k, kind, 132), estimate_us(small, m, n, k, kind, 132)
+        assert (e_big <= e_small) == (t_big <= t_small), (m, n, k, kind)
+        assert abs(e_big / t_big - 1) < 0.35 and abs(e_small / t_small - 1) < 0.35, (m, n, k, kind, e_big, e_small)
+
+    def plan(m: int, n: int, k: int) -> object:
+        return plan_matmul(FakeTensor((m, k)), FakeTensor((k, n)))
+
+    assert refine_auto(plan(1024, 1024, 65536), 132).variant.name == "hoist"
+    assert refine_auto(plan(2048, 1024, 8192), 132).variant.name == "hoist"
+    # 1280x4096x4096: rung 9 data-parallel would lose to t64 (2 rounds, the second 14/66 full), stream-K wins
+    assert estimate_us(big, 1280, 4096, 4096, "fp16", 132) > estimate_us(small, 1280, 4096, 4096, "fp16", 132)
+    assert refine_auto(plan(1280, 4096, 4096), 132).variant.name == "streamk"
+

@@ -154,24 +154,43 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
 
 
 def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
-    """Clusters when stream-K `variant` shares every unit of a launch it would otherwise split over K (half the
-    clusters busy, pieces of >= 4 k-tiles: no fp32 planes, no reduction kernel); 0 when it would not."""
+    """Clusters when stream-K `variant` shares every unit of a launch it would otherwise split over K (as many pieces
+    at once as split-K, each >= 4 k-tiles: no fp32 planes, no reduction kernel); 0 when it would not."""
     c = variant.config
-    if not (c.streamk and variant.persistent) or launch_config(variant, plan, sms)[1] == 1:
+    splits = launch_config(variant, plan, sms)[1]
+    if not (c.streamk and variant.persistent) or splits == 1:
         return 0
     units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
-    return choose_streamk_small(units, sms // c.cm, _ceil(plan.k_padded, c.bk(plan.in_kind)))
+    return choose_streamk_small(units, sms // c.cm, _ceil(plan.k_padded, c.bk(plan.in_kind)), splits)
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` beyond the M rule: where rung 9 would split K and stream-K can share every unit instead, run the
-    `streamk` variant (256x4096x4096: 0.55x -> 0.71x of cuBLAS, bench/results/gemm_streamk_small.json); else the plan
-    as it is."""
-    from tcforge.gemm.variants import AUTO, VARIANTS
+    """`auto` by shape: of rung 9 (128x256 cluster tiles) and the 64x128 tile, the one `estimate_us` predicts faster
+    (1024^3 0.35x -> 0.85x of cuBLAS, 256x4096x4096 0.67x -> 0.89x; 1024x1024x65536 stays rung 9 with split-K:
+    0.92x against 0.73x; bench/results/gemm_small*.json). Rung 9 runs its stream-K build where its tiles fill at most
+    four rounds and the last is under half full (3072^3 0.81x -> 0.90x); the small tile its stream-K build where it
+    would split K and M fills its 64 rows. An explicit variant is never changed."""
+    from tcforge.gemm.variants import AUTO, SMALL_AUTO, SMALL_AUTO_SK, VARIANTS, estimate_us
 
-    if plan.auto and plan.variant.name == AUTO and small_streamk(VARIANTS["streamk"], plan, sms):
-        return replace(plan, variant=VARIANTS["streamk"])
-    return plan
+    if not plan.auto:
+        return plan
+    big, small = VARIANTS[AUTO], VARIANTS[SMALL_AUTO]
+    args = (plan.m, plan.n, plan.k_padded, plan.in_kind, sms)
+    # rung 9 with at most 4 rounds of tiles, the last under half full: stream-K shares that round and one more
+    # (3072^3 0.81x -> 0.90x of cuBLAS, 1280x4096x4096 0.74x -> 0.89x, gemm_small_owner_last.json); fuller last
+    # rounds (4096^3) and longer launches, where the tail is a small part of the time (not measured since owners run
+    # last), stay data-parallel
+    c, clusters = big.config, sms // big.config.cm
+    units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
+    tail = clusters < units < 4 * clusters and units % clusters < clusters / 2
+    if estimate_us(big, *args, streamk=tail) <= estimate_us(small, *args):
+        return replace(plan, variant=VARIANTS["streamk"] if tail else big)
+    # stream-K moves whole 64-row partial fragments where split-K's planes hold only the rows that exist: below
+    # one full tile of rows split-K is cheaper (16x4096x4096: 0.81x vs 0.75x of cuBLAS, gemm_small_auto_v1.json)
+    sk = VARIANTS[SMALL_AUTO_SK]
+    if plan.m >= sk.config.bm and small_streamk(sk, plan, sms):
+        return replace(plan, variant=sk)
+    return replace(plan, variant=small)
 
 
 def run_plan(

@@ -92,8 +92,12 @@ class KernelConfig:
         pr, cr = self.producer_regs, self.consumer_regs
         if pr % 8 or cr % 8 or not 24 <= pr <= cr <= 256:
             raise TcforgeError(f"{self}: setmaxnreg targets must be multiples of 8 in 24..256, producer <= consumer")
-        if self.setmaxnreg and regs > 65536:
-            raise TcforgeError(f"{self}: setmaxnreg targets need {regs} registers (> 65536 per SM)")
+        # setmaxnreg moves registers within what the CTA was launched with (its per-thread count, at most 65536 /
+        # threads rounded down to 8, times its threads); asking for more makes setmaxnreg.inc wait forever (a hang)
+        pool = min(255, 65536 // self.threads) // 8 * 8 * self.threads
+        if self.setmaxnreg and regs > pool:
+            raise TcforgeError(f"{self}: setmaxnreg targets need {regs} registers, the CTA holds {pool} "
+                               f"({self.threads} threads): lower a target")
         if self.streamk_trace and not self.streamk:
             raise TcforgeError(f"{self}: the stream-K trace needs a stream-K build")
         if self.streamk and (not self.use_tma or self.pingpong or self.splitk or self.promote):
@@ -235,28 +239,58 @@ SWEEP.append(
 # stream-K for the last wave (the write-up's "what is left"): at 4096^3 the 256 cluster tiles fill 3.88 rounds of
 # the 66 clusters; the last 58 tiles' k-tiles are shared evenly instead, so every cluster ends at the same time
 SWEEP += [
-    Variant("streamk", 9, "rung 9 + stream-K for the units past the last full wave", replace(_R9, streamk=True),
-            True, 8, True),
+    # the producer's stream-K walk needs 48 registers in the 2-CTA build (40 spills 8 bytes), so the consumers get
+    # 224 (48 + 2 x 232 is more than the 384 x 168 registers the CTA holds: setmaxnreg.inc would wait forever)
+    Variant("streamk", 9, "rung 9 + stream-K for the units past the last full wave",
+            replace(_R9, streamk=True, producer_regs=48, consumer_regs=224), True, 8, True),
     Variant("streamk_cm1", 9, "stream-K without the cluster, relaxed release (as `tuned`)",
             replace(_R9, cm=1, relaxed=True, streamk=True), True, 8, True),
 ]
 
-SMALL_M = 128  # `auto` takes bm64 at or below this M (measured: gemm_smallm.json)
+_T64 = KernelConfig(bm=64, bn=128, bk_bytes=128, stages=8, nc=1, setmaxnreg=False, cm=1, tma_store=True, hoist=True)
+# small problems (512^3, 1024^3, small M): rung 9's 128x256 cluster tiles leave most SMs idle or split K into a
+# second kernel; smaller tiles spread the same work over more SMs in one launch (no cluster: a pair would halve it)
+SWEEP += [
+    Variant(
+        "t128",
+        9,
+        "128x128 tile, two consumer warpgroups (64x128 each), no cluster, 5 stages, persistent + split-K + hoisted",
+        KernelConfig(bm=128, bn=128, bk_bytes=128, stages=5, nc=2, cm=1, tma_store=True, hoist=True),
+        True,
+        8,
+        True,
+    ),
+    Variant(
+        "t64",
+        9,
+        "64x128 tile, one consumer warpgroup, no cluster, 8 stages, persistent + split-K + hoisted",
+        _T64,
+        True,
+        8,
+        True,
+    ),
+    Variant("t64_sk", 9, "t64 + stream-K (a launch t64 would split over K shares its units instead)",
+            replace(_T64, streamk=True), True, 8, True),
+]
+
+SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
-AUTO = "hoist"
+AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
+SMALL_AUTO, SMALL_AUTO_SK = "t64", "t64_sk"  # `auto` for small M and launches rung 9 would split over K
 
 
 def resolve_variant(name: object, m: int | None = None) -> Variant:
-    """A variant by name ('bn256'), rung ('r3' or 3) or 'auto' (rung 9; bm64 when m <= SMALL_M); TcforgeError else."""
+    """A variant by name ('bn256'), rung ('r3' or 3) or 'auto' (rung 9; the 64x128 tile when m <= SMALL_M; the
+    launcher refines it by shape: api.refine_auto); TcforgeError else."""
     if isinstance(name, int) and not isinstance(name, bool):
         name = f"r{name}"
     if not isinstance(name, str):
         raise TcforgeError(f"variant must be a string such as 'auto' or 'bn256', got {type(name).__name__}")
     if name == "auto" and m is not None and m <= SMALL_M:
-        return VARIANTS["bm64"]
+        return VARIANTS[SMALL_AUTO]
     key = AUTO if name == "auto" else name
     if key not in VARIANTS:
         raise TcforgeError(f"unknown variant {name!r}; choose 'auto' or one of {', '.join(VARIANTS)}")
@@ -280,19 +314,56 @@ def choose_streamk(units: int, clusters: int, num_kt: int) -> int:
 SK_MAX_PIECES = 4  # stream-K in place of split-K: a unit shared by at most this many clusters (owners add serially)
 
 
-def choose_streamk_small(units: int, clusters: int, num_kt: int) -> int:
-    """Clusters for a launch whose units are all shared by stream-K instead of split over K (no fp32 planes, no
-    reduction kernel): each unit in at most SK_MAX_PIECES pieces of >= 4 k-tiles; 0 (use split-K) unless that keeps
-    at least half the clusters busy."""
+def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) -> int:
+    """Clusters for a launch whose units are all shared by stream-K instead of split `splits` ways over K (no fp32
+    planes, no reduction kernel): each unit in at most SK_MAX_PIECES pieces of >= 4 k-tiles; 0 (keep split-K) unless
+    that runs at least as many pieces at once as split-K would."""
     g = min(clusters, units * SK_MAX_PIECES, units * num_kt // 4)
-    return g if 2 * g >= clusters else 0
+    return g if splits > 1 and g >= units * splits else 0
+
+
+# `auto`'s launch-time model (measured on the H200, power-capped, bench/results/gemm_small_edges.json,
+# gemm_small_auto_v1.json, gemm_small_owner_last.json), by tile (BM, BN, CM): microseconds per k-tile of one tile
+# (128x256 per CTA in 2-CTA clusters; 64x128 per CTA) and the fixed cost of a launch; the rate at which split-K's fp32
+# planes are written and reduced; what stream-K's fix-up adds
+COST_KT_US = {(128, 256, 2): 0.87, (64, 128, 1): 0.30}
+COST_FIXED_US = {(128, 256, 2): 4.0, (64, 128, 1): 2.0}
+SPLIT_BYTES_PER_US = 1.1e6
+STREAMK_FIXUP_US = 6.0
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False) -> float:
+    """Predicted time of a launch of rung 9's or t64's tile: rounds of tiles over the clusters, each round one unit's
+    k-tiles, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even share of
+    all k-tiles plus the fix-up. Within ~20 % of the measured times from 512^3 to 4096^3 and 1024x1024x65536; used
+    only to rank the tiles for `auto`."""
+    c = variant.config
+    key = (c.bm, c.bn, c.cm)
+    splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
+    tiles = _cdiv(m, c.bm * c.cm) * _cdiv(n, c.bn)
+    clusters = max(1, sms // c.cm)
+    kt = _cdiv(k, c.bk(in_kind))
+    if streamk:
+        return tiles * kt / clusters * COST_KT_US[key] + COST_FIXED_US[key] + STREAMK_FIXUP_US
+    t = _cdiv(tiles * splits, clusters) * _cdiv(kt, splits) * COST_KT_US[key] + COST_FIXED_US[key]
+    return t + (splits * m * n * 4 / SPLIT_BYTES_PER_US if splits > 1 else 0.0)
+
+
+def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
+    """Whether a launch's tiles (cluster tiles) leave more than half the SMs (clusters) idle."""
+    tiles = -(-m // (config.bm * config.cm)) * -(-n // config.bn)
+    return tiles * 2 <= sms // config.cm
 
 
 def choose_splits(config: KernelConfig, m: int, n: int, k: int, in_kind: str, sms: int) -> int:
     """Split-K factor: split K when the tiles leave more than half the SMs idle and K is long enough to share."""
     tiles = -(-m // (config.bm * config.cm)) * -(-n // config.bn)
     kt = -(-k // config.bk(in_kind))
-    if tiles * 2 > sms // config.cm or kt < 8:
+    if not underfilled(config, m, n, sms) or kt < 8:
         return 1
     splits = min(kt // 4, max(1, (sms // config.cm) // tiles), 16)
     if splits <= 1:

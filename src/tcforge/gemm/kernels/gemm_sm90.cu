@@ -201,10 +201,10 @@ __device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, 
 // segments: the one that ends the unit's K (its "owner": the first segment of its cluster's range) stores the tile
 // after adding the others' fp32 partials; every other segment starts the cluster's share or lies inside it, ends
 // before K does and is the last of its cluster's range — so each cluster leaves at most one partial, in its
-// workspace slot. A cluster runs its partial FIRST, then the rest in order: all clusters then walk K from k-tile 0
-// together (a cluster's owner part resumes a few k-tiles ahead), so the A and B k-slices they load at one time are
-// shared in L2 as in a data-parallel round; walked in range order, each cluster would start at a different k.
-// (Both orders were timed only with a build whose wgmmas ptxas had serialised, so which order is faster is open.)
+// workspace slot. A cluster runs its partial FIRST (owners wait for it), then its whole units, then its owner piece
+// LAST: by then each partial it adds, run first in a range about as long, is stored — the owner only waits when a
+// partial is longer than everything else in the owner's range (ranges shorter than a unit). Run in range order
+// instead, an owner piece came first and waited for a partial up to a whole range long (measured 25 us at 3072^3).
 // Owners wait only for partials, which never wait: no cycle, as long as every cluster is resident (the launcher
 // sizes the grid so).
 __device__ __forceinline__ void sk_stamp(int* sk_flags, int wg, int i) {
@@ -406,12 +406,26 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   const int wg_id = threadIdx.x / 128;
   const int cluster = blockIdx.x / CM;
   const int dp_units = STREAMK ? units - sk_units : units;   // units run whole
-  // k-tiles [kt0, kt1) of shared unit t (unit dp + t)
-  auto sk_unit = [&](int dp, int t, int kt0, int kt1) {
-    Unit w = unit_of(dp + t, rank, num_mc, num_n, num_kt, 1, group_m);
-    w.kt0 = kt0;
-    w.kt1 = kt1;
-    return w;
+  // this cluster's stream-K share in the order the producer loads it and the consumers run it (one walk for both,
+  // so they cannot fall out of step): f(unit w, shared unit index t, is_partial) for the partial first (others wait
+  // for it), then the whole units, then the owner piece (k-tiles [w.kt0, w.kt1) of shared unit t = unit
+  // dp_units + t) last, when the partials it adds are most likely stored: each ran first in a range about as long
+  auto sk_walk = [&](auto&& f) {
+    const SkShare sh = sk_share(cluster, sk_units, num_kt, num_clusters);
+    const bool part = sh.partial_kt1 > 0;
+    const bool owner = sh.begin < sh.rest_end && sh.begin % num_kt != 0;   // the range starts inside a unit
+    const int w0 = sh.begin / num_kt + (owner ? 1 : 0), nw = max(0, sh.rest_end / num_kt - w0);   // whole units
+    const int n = (part ? 1 : 0) + nw + (owner ? 1 : 0);
+    for (int i = 0; i < n; ++i) {   // one call site: the producer's TMA code is inlined once
+      const int j = part ? i - 1 : i;
+      int t = sh.begin / num_kt, kt0 = sh.begin % num_kt;   // the owner piece (last)
+      if (j < 0) t = sh.partial_tile, kt0 = sh.partial_kt0;
+      else if (j < nw) t = w0 + j, kt0 = 0;
+      Unit w = unit_of(dp_units + t, rank, num_mc, num_n, num_kt, 1, group_m);
+      w.kt0 = kt0;
+      w.kt1 = j < 0 ? sh.partial_kt1 : num_kt;
+      f(w, t, j < 0);
+    }
   };
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -456,12 +470,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       };
       for (int u = cluster; u < dp_units; u += num_clusters)
         produce(unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m));
-      if constexpr (STREAMK) {
-        const SkShare sh = sk_share(cluster, sk_units, num_kt, num_clusters);
-        if (sh.partial_kt1 > 0) produce(sk_unit(dp_units, sh.partial_tile, sh.partial_kt0, sh.partial_kt1));
-        for (int g = sh.begin; g < sh.rest_end; g = (g / num_kt + 1) * num_kt)
-          produce(sk_unit(dp_units, g / num_kt, g % num_kt, num_kt));
-      }
+      if constexpr (STREAMK) sk_walk([&](const Unit& w, int, bool) { produce(w); });
     }
   } else {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
@@ -551,20 +560,17 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     }
     if constexpr (STREAMK) {
       sk_stamp(sk_flags, wg, 1);
-      const SkShare sh = sk_share(cluster, sk_units, num_kt, num_clusters);
       const int slot_of_cta = rank * NC + wg;   // + cluster * CM * NC
-      if (sh.partial_kt1 > 0) {
-        // the partial first: its sums go to this cluster's slot for the owner of the unit
-        consume(sk_unit(dp_units, sh.partial_tile, sh.partial_kt0, sh.partial_kt1));
-        sk_stamp(sk_flags, wg, 2);
-        const int slot = cluster * CM * NC + slot_of_cta;
-        sk_store_partial(acc, sk_ws + (int64_t)slot * SK_SLOT, sk_flags + slot, wg);
-        sk_stamp(sk_flags, wg, 3);
-      }
-      for (int g = sh.begin; g < sh.rest_end; g = (g / num_kt + 1) * num_kt) {
-        const int t = g / num_kt;
-        const Unit w = sk_unit(dp_units, t, g % num_kt, num_kt);
+      sk_walk([&](const Unit& w, int t, bool partial) {
         consume(w);
+        if (partial) {
+          // this cluster's partial (run first): its sums go to the cluster's slot for the unit's owner
+          sk_stamp(sk_flags, wg, 2);
+          const int slot = cluster * CM * NC + slot_of_cta;
+          sk_store_partial(acc, sk_ws + (int64_t)slot * SK_SLOT, sk_flags + slot, wg);
+          sk_stamp(sk_flags, wg, 3);
+          return;
+        }
         sk_stamp(sk_flags, wg, 4);
         if (w.kt0 > 0) {
           // the owner: add the partials of the earlier clusters whose ranges reach into this unit, then store it
@@ -578,7 +584,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         }
         sk_stamp(sk_flags, wg, 5);
         store(w, 0);
-      }
+      });
     }
     if constexpr (TMA_STORE && !SPLITK) {
       if (threadIdx.x % 128 == 0) tma_store_wait_all();

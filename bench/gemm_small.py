@@ -1,0 +1,122 @@
+"""Small GEMMs (512^3, 1024^3, 2048^3, small M): each variant checked, timed against cuBLAS in the same run and its
+kernels' device time read with torch.profiler, so a slow shape shows whether the kernel or the launch costs the time.
+
+    python3 bench/gemm_small.py [--variants auto,hoist,bm64,t128,t64,t64_sk] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
+        [--shapes 512x512x512,1024x1024x1024] [--tag NAME]
+
+Writes bench/results/gemm_small[_TAG].json: per (shape, dtype pair, variant) the check (error vs float64 and its
+bound), the CUDA-graph median time and TFLOP/s, cuBLAS's in the same run (fp8: both accumulation modes), the ratio,
+and the per-call device time of each kernel either side launched (name, microseconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+SHAPES = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (1024, 4096, 4096), (256, 4096, 4096),
+          (128, 4096, 4096), (64, 4096, 4096), (16, 4096, 4096), (64, 14336, 4096), (256, 14336, 4096)]
+
+
+def kernel_times(fn: Any, calls: int = 20) -> list[dict[str, Any]]:
+    """Device microseconds per call of each kernel `fn` launches (torch.profiler, `calls` plain launches)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    acc: dict[str, float] = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            acc[e.name[:120]] = acc.get(e.name[:120], 0.0) + e.device_time
+    return [{"kernel": k, "us": v / calls} for k, v in sorted(acc.items(), key=lambda kv: -kv[1])]
+
+
+def run(shapes: list[tuple[int, int, int]], combos: list[tuple[str, str]], variants: list[str]) -> list[dict]:
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.api import multiprocessor_count, refine_auto
+    from tcforge.gemm.bench import _time_ms
+    from tcforge.gemm.check import check_one, cublas, make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    rows: list[dict[str, Any]] = []
+    for m, n, k in shapes:
+        for in_kind, out_kind in combos:
+            kmajor = in_kind == "e4m3"
+            seed = int(time.time() * 1000) % 100000  # fresh inputs every run
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed)
+            od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+            flop = 2.0 * m * n * k
+            peers = {"cublas": partial(cublas, a, b, sa, sb, out_kind)}
+            if kmajor:
+                peers["cublas_fast"] = partial(cublas, a, b, sa, sb, out_kind, fast_accum=True)
+            peer_ms = {p: _time_ms(f, True) for p, f in peers.items()}
+            peer_k = {p: kernel_times(f) for p, f in peers.items()}
+            for v in variants:
+                chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1)
+                api.POISON_OUTPUT = False
+                row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": v,
+                                       "ok": chk.ok, "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
+                try:
+                    plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
+                    prep = api.prepare_plan(plan, a, b, sa, sb)
+                    row["ran"] = refine_auto(plan, multiprocessor_count(plan.device_index)).variant.name
+                    row["grid"] = prep.grid[0]
+                    row["splits"] = 1 if prep.reduce is None else int(prep.args[14].value)
+                    row["sk_units"] = prep.sk_units
+                    ms = _time_ms(prep, True)
+                    row.update(ms=ms, tflops=flop / ms / 1e9, kernels=kernel_times(prep))
+                except Exception as exc:  # reported per row: one failing variant must not hide the others
+                    row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                    ms = float("nan")
+                for p, pms in peer_ms.items():
+                    row[f"{p}_ms"] = pms
+                    row[f"{p}_tflops"] = flop / pms / 1e9
+                    row[f"ratio_{p}"] = pms / ms
+                    row[f"{p}_kernels"] = peer_k[p]
+                rows.append(row)
+                ks = " + ".join(f"{x['kernel'][:24]} {x['us']:.1f}" for x in row.get("kernels", []))
+                cb = " + ".join(f"{x['kernel'][:40]} {x['us']:.1f}" for x in peer_k["cublas"])
+                print(f"{m}x{n}x{k} {in_kind}->{out_kind} {v:8s} ok={chk.ok} "
+                      f"{row.get('tflops', float('nan')):7.1f} TF/s x{row.get('ratio_cublas', float('nan')):.2f} "
+                      f"(cuBLAS {row['cublas_tflops']:.1f}) grid {row.get('grid')} split {row.get('splits')} "
+                      f"sk {row.get('sk_units')} | ours: {ks} | cuBLAS: {cb}", flush=True)
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--variants", default="auto,hoist,bm64,t128,t64,t64_sk")
+    ap.add_argument("--combos", default="fp16:fp32,bf16:bf16,e4m3:bf16")
+    ap.add_argument("--shapes", default="", help="comma list of MxNxK (default: the small set)")
+    ap.add_argument("--tag", default="")
+    ap.add_argument("--out", default="bench/results")
+    args = ap.parse_args(argv)
+    shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    combos = [tuple(c.split(":")) for c in args.combos.split(",")]
+    t0 = time.time()
+    rows = run(shapes, combos, args.variants.split(","))  # type: ignore[arg-type]
+    import torch
+
+    path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timing": "do_bench_cudagraph median",
+            "seconds": time.time() - t0}
+    path.write_text(json.dumps({**meta, "rows": rows}, indent=1))
+    print(f"wrote {path} ({len(rows)} rows, {sum(not r['ok'] for r in rows)} failed checks)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
