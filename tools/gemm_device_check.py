@@ -34,6 +34,16 @@ STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((204
 STREAMK_SMALL = [(256, 4096, 4096), (1024, 1024, 1024), (200, 3000, 5000)]
 
 
+def _streamk_variants() -> list[str]:
+    """The variants built with stream-K (they also get the forced-grid and share-everything checks)."""
+    from tcforge.gemm.variants import LADDER, SWEEP
+
+    return [v.name for v in LADDER + SWEEP if v.config.streamk]
+
+
+STREAMK_VARIANTS = _streamk_variants()
+
+
 def combos() -> list[tuple[str, str, bool]]:
     """Every (input, output, B K-major) build the engine supports."""
     from tcforge.gemm.build import b_layouts
@@ -64,7 +74,7 @@ def run_one_variant(name: str, small: bool) -> None:
                 d = r.as_dict()
                 d["variant"] = f"{name}(splits=3)"
                 print(json.dumps(d), flush=True)
-    if name.startswith("streamk") or name.endswith("_sk"):
+    if name in STREAMK_VARIANTS:
         # both stream-K roles on small grids (the shapes above share nothing but 4096^3's last 58 units)
         for in_kind, out_kind, bk in combos():
             for (m, n, k), forced in STREAMK_FORCED:
@@ -159,7 +169,7 @@ def main() -> int:
             if not only or name in only:
                 r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False)
                 print(f"sanitize-shot {name}(splits=3) ok={r.ok} {r.error}", flush=True)
-        for name in ("streamk", "streamk_cm1", "t64_sk"):
+        for name in STREAMK_VARIANTS:
             if only and name not in only:
                 continue
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):

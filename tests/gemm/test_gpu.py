@@ -96,7 +96,7 @@ def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: st
 
 
 @pytest.mark.parametrize("combo", COMBOS, ids=lambda c: f"{c[0]}-{c[1]}-{'K' if c[2] else 'N'}")
-@pytest.mark.parametrize("variant", ["streamk", "streamk_cm1", "t64_sk"])
+@pytest.mark.parametrize("variant", [v.name for v in LADDER + SWEEP if v.config.streamk])
 def test_streamk_forced_small_grids(variant: str, combo: tuple) -> None:
     """Both stream-K roles on small shapes: 1000^3 on 3 clusters sharing 4 units (owners add two partials), 129x257
     on 5 clusters sharing every unit (ranges inside one tile; for fp8's 2 k-tiles, empty ranges)."""

@@ -75,9 +75,9 @@ def test_owners_run_last_so_they_wait_only_where_a_share_is_shorter_than_a_unit(
     range order, an owner piece came first and waited for a partial of up to 43 k-tiles (25 us measured). At 4096^3
     (shares of ~56 k-tiles, units of 64) an owner can still wait, for at most unit - share k-tiles."""
     segs = schedule(66, 144, 78, 48)
-    assert max(owner_waits(segs, 48, 144, 78)) == 0
+    assert max(owner_waits(segs, 144, 78)) == 0
     assert sum(s.role == "owner" for m in segs for s in m) > 50
-    waits = owner_waits(schedule(66, 256, 58, 64), 64, 256, 58)
+    waits = owner_waits(schedule(66, 256, 58, 64), 256, 58)
     assert 0 < max(waits) <= 64 - 56
     # the order: partial, whole units, owner (cluster 5 at 3072^3 has all three)
     assert [s.role for s in schedule(66, 144, 78, 48)[5] if s.unit >= 66] == ["partial", "whole", "owner"]

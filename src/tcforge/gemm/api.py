@@ -21,6 +21,7 @@ from tcforge.gemm.variants import (
     choose_splits,
     choose_streamk,
     choose_streamk_small,
+    cluster_tiles,
 )
 
 _kernels: dict[tuple[Build, int], Any] = {}
@@ -160,7 +161,7 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
     splits = launch_config(variant, plan, sms)[1]
     if not (c.streamk and variant.persistent) or splits == 1:
         return 0
-    units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
+    units = cluster_tiles(c, plan.m, plan.n)
     return choose_streamk_small(units, sms // c.cm, _ceil(plan.k_padded, c.bk(plan.in_kind)), splits)
 
 
@@ -181,7 +182,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # rounds (4096^3) and longer launches, where the tail is a small part of the time (not measured since owners run
     # last), stay data-parallel
     c, clusters = big.config, sms // big.config.cm
-    units = _ceil(_ceil(plan.m, c.bm), c.cm) * _ceil(plan.n, c.bn)
+    units = cluster_tiles(c, plan.m, plan.n)
     tail = clusters < units < 4 * clusters and units % clusters < clusters / 2
     if estimate_us(big, *args, streamk=tail) <= estimate_us(small, *args):
         return replace(plan, variant=VARIANTS["streamk"] if tail else big)
@@ -334,8 +335,7 @@ def prepare_plan(
             map_c = tm.TensorMap.zeros()
         sa = ctypes.c_void_p(scale_a.data_ptr() if scale_a is not None else None)
         sb = ctypes.c_void_p(scale_b.data_ptr() if scale_b is not None else None)
-        num_mc = _ceil(_ceil(m, cfg.bm), cfg.cm)
-        units = num_mc * _ceil(n, cfg.bn) * nsplit
+        units = cluster_tiles(cfg, m, n) * nsplit
         num_kt = _ceil(kp, bk)
         sk_units = 0
         if plan.variant.persistent:

@@ -68,7 +68,7 @@ def cluster_segments(cluster: int, clusters: int, units: int, sk_units: int, num
     return out
 
 
-def owner_waits(segs: list[list[Segment]], num_kt: int, units: int, sk_units: int) -> list[int]:
+def owner_waits(segs: list[list[Segment]], units: int, sk_units: int) -> list[int]:
     """For each owner segment, in k-tile steps of the shared phase (every cluster equally fast, starting together,
     fix-ups free): how long it waits for the last of its contributors' partials."""
     dp = units - sk_units

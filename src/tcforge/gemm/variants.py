@@ -344,7 +344,7 @@ def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int
     c = variant.config
     key = (c.bm, c.bn, c.cm)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
-    tiles = _cdiv(m, c.bm * c.cm) * _cdiv(n, c.bn)
+    tiles = cluster_tiles(c, m, n)
     clusters = max(1, sms // c.cm)
     kt = _cdiv(k, c.bk(in_kind))
     if streamk:
@@ -353,16 +353,20 @@ def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int
     return t + (splits * m * n * 4 / SPLIT_BYTES_PER_US if splits > 1 else 0.0)
 
 
+def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
+    """Output tiles of an M x N launch, one per cluster (BM*CM rows x BN columns): the kernel's units before split-K."""
+    return _cdiv(m, config.bm * config.cm) * _cdiv(n, config.bn)
+
+
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
     """Whether a launch's tiles (cluster tiles) leave more than half the SMs (clusters) idle."""
-    tiles = -(-m // (config.bm * config.cm)) * -(-n // config.bn)
-    return tiles * 2 <= sms // config.cm
+    return cluster_tiles(config, m, n) * 2 <= sms // config.cm
 
 
 def choose_splits(config: KernelConfig, m: int, n: int, k: int, in_kind: str, sms: int) -> int:
     """Split-K factor: split K when the tiles leave more than half the SMs idle and K is long enough to share."""
-    tiles = -(-m // (config.bm * config.cm)) * -(-n // config.bn)
-    kt = -(-k // config.bk(in_kind))
+    tiles = cluster_tiles(config, m, n)
+    kt = _cdiv(k, config.bk(in_kind))
     if not underfilled(config, m, n, sms) or kt < 8:
         return 1
     splits = min(kt // 4, max(1, (sms // config.cm) // tiles), 16)
