@@ -32,6 +32,8 @@ BIG = (4096, 4096, 4096)
 STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((2048, 512, 8192), (7, 5))]
 # shapes where a stream-K variant shares every unit instead of splitting K (choose_streamk_small)
 STREAMK_SMALL = [(256, 4096, 4096), (1024, 1024, 1024), (200, 3000, 5000)]
+# the swapped product's own case: small M (one tile or a part of one along M), split-K when N leaves SMs idle
+SWAP_SHAPES = [(16, 4096, 4096), (33, 1000, 2000), (64, 300, 8192), (100, 4096, 1024)]
 
 
 def _streamk_variants() -> list[str]:
@@ -55,6 +57,7 @@ def combos() -> list[tuple[str, str, bool]]:
 def run_one_variant(name: str, small: bool) -> None:
     """Child: every dtype pair / B layout / shape for one variant, one JSON line each on stdout."""
     from tcforge.gemm.check import check_one
+    from tcforge.gemm.variants import VARIANTS
 
     shapes = SMALL_SHAPES if small else CHECK_SHAPES
     seed = 1
@@ -62,6 +65,8 @@ def run_one_variant(name: str, small: bool) -> None:
         todo = list(shapes)
         if not small and (in_kind, out_kind) in (("fp16", "fp32"), ("e4m3", "bf16"), ("bf16", "bf16")):
             todo.append(BIG)
+        if name in VARIANTS and VARIANTS[name].config.swap_ab:
+            todo += SWAP_SHAPES
         for m, n, k in todo:
             seed += 1
             r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed)
@@ -163,9 +168,13 @@ def main() -> int:
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
                 r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False)
                 print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
+                if v.config.swap_ab:  # small M: a C tile narrower than the wgmma's N
+                    r = check_one(v.name, *combo, 13, 300, 520, seed=5, with_cublas=False)
+                    print(f"sanitize-shot {v.name}(13 rows) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
         for name, combo in (("splitk", ("fp16", "fp32", False)), ("promote", ("e4m3", "bf16", True)),
                            ("promote_cm1", ("e4m3", "bf16", True)), ("t128", ("bf16", "bf16", True)),
-                           ("t64", ("fp16", "fp32", False))):
+                           ("t64", ("fp16", "fp32", False)), ("sw16", ("fp16", "fp32", False)),
+                           ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True))):
             if not only or name in only:
                 r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False)
                 print(f"sanitize-shot {name}(splits=3) ok={r.ok} {r.error}", flush=True)

@@ -8,6 +8,7 @@ from tcforge.gemm.build import b_layouts
 from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP
 
 COMBOS = [(i, o, bk) for i, outs in SUPPORTED.items() for o in outs for bk in b_layouts(i)]
+PAIRS = [(v.name, c) for v in LADDER + SWEEP for c in COMBOS]
 EDGE = [1, 7, 127, 128, 129, 1000, 4097]
 pytestmark = pytest.mark.gpu
 
@@ -31,8 +32,13 @@ def _check(
         assert r.rel_err <= max(4 * r.cublas_rel_err, r.tol)
 
 
-@pytest.mark.parametrize("combo", COMBOS, ids=lambda c: f"{c[0]}-{c[1]}-{'K' if c[2] else 'N'}")
-@pytest.mark.parametrize("variant", [v.name for v in LADDER + SWEEP])
+def _pair_id(p: object) -> str:
+    if isinstance(p, tuple):
+        return f"{p[0]}-{p[1]}-{'K' if p[2] else 'N'}"
+    return str(p)
+
+
+@pytest.mark.parametrize(("variant", "combo"), PAIRS, ids=_pair_id)
 def test_variant_partial_tiles(variant: str, combo: tuple) -> None:
     _check(variant, combo, 129, 257, 136, seed=1)
     _check(variant, combo, 1000, 1000, 1000, seed=2)
@@ -59,10 +65,44 @@ def test_short_and_long_k(k: int) -> None:
         _check("auto", combo, 384, 512, k, seed=k)
 
 
-@pytest.mark.parametrize("shape", [(512, 512, 512), (64, 4096, 4096), (1024, 1024, 1024), (100, 300, 2000)])
+SWAPPED = [v.name for v in LADDER + SWEEP if v.config.swap_ab]
+
+
+@pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 4096, 4096), (37, 1000, 520), (64, 257, 8192)])
+@pytest.mark.parametrize("variant", SWAPPED)
+def test_swapped_product_small_m(variant: str, shape: tuple) -> None:
+    """C^T = B^T A^T written transposed into C: M below, at and across the tile's BN, split-K where N is short."""
+    for combo in (("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True), ("fp16", "fp16", False)):
+        _check(variant, combo, *shape, seed=sum(shape))
+
+
+@pytest.mark.parametrize("combo", [("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True)])
+def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
+    """Each element of the swapped product sums the same products in the same K order as the 64x128 tile's: the
+    outputs are bit-identical (no split-K on either side)."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    od = {"fp32": torch.float32, "bf16": torch.bfloat16}[combo[1]]
+    a, b, sa, sb = make_inputs(48, 1000, 1024, combo[0], combo[2], 11)
+    outs = []
+    for variant in ("sw64", "t64"):
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+        outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
+    torch.cuda.synchronize()
+    assert torch.equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize(
+    "shape", [(512, 512, 512), (64, 4096, 4096), (1024, 1024, 1024), (100, 300, 2000), (1536, 1536, 1536)]
+)
 def test_auto_small_launches(shape: tuple) -> None:
     """`auto` on launches whose rung-9 tiles leave half the SMs idle: the 64x128 tile, sharing units by stream-K
-    where it would split K too (512^3 16-bit, 64x4096x4096, 100x300x2000 fp8), else whole tiles or split-K."""
+    where it would split K too (512^3 16-bit, 64x4096x4096, 100x300x2000 fp8), else whole tiles or split-K;
+    1536^3 runs the 128x192 tile."""
     for combo in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True), ("fp16", "fp16", True)):
         _check("auto", combo, *shape, seed=sum(shape))
 

@@ -22,6 +22,7 @@ from tcforge.gemm.variants import (
     choose_streamk,
     choose_streamk_small,
     cluster_tiles,
+    kernel_dims,
 )
 
 _kernels: dict[tuple[Build, int], Any] = {}
@@ -166,26 +167,53 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` by shape: of rung 9 (128x256 cluster tiles) and the 64x128 tile, the one `estimate_us` predicts faster
-    (1024^3 0.35x -> 0.85x of cuBLAS, 256x4096x4096 0.67x -> 0.89x; 1024x1024x65536 stays rung 9 with split-K:
-    0.92x against 0.73x; bench/results/gemm_small*.json). Rung 9 runs its stream-K build where its tiles fill at most
-    four rounds and the last is under half full (3072^3 0.81x -> 0.90x); the small tile its stream-K build where it
-    would split K and M fills its 64 rows. An explicit variant is never changed."""
-    from tcforge.gemm.variants import AUTO, SMALL_AUTO, SMALL_AUTO_SK, VARIANTS, estimate_us
+    """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192 tile and the 64x128 tile, the one
+    `estimate_us` predicts fastest (a smaller tile must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
+    tile (sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
+    stream-K build where its last round of tiles is under half full and the model predicts >= STREAMK_MIN_GAIN
+    from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS); the 64x128 tile its stream-K build
+    where it would split K and M fills its 64 rows. Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
+    0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
+    -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
+    from tcforge.gemm.variants import (
+        AUTO,
+        AUTO_SK,
+        MID_AUTO,
+        SMALL_AUTO,
+        SMALL_AUTO_SK,
+        STREAMK_MIN_GAIN,
+        SWAP_MAX_M,
+        TILE_MARGIN,
+        VARIANTS,
+        estimate_us,
+        swap_order,
+    )
 
     if not plan.auto:
         return plan
-    big, small = VARIANTS[AUTO], VARIANTS[SMALL_AUTO]
+    big, mid, small = VARIANTS[AUTO], VARIANTS[MID_AUTO], VARIANTS[SMALL_AUTO]
     args = (plan.m, plan.n, plan.k_padded, plan.in_kind, sms)
-    # rung 9 with at most 4 rounds of tiles, the last under half full: stream-K shares that round and one more
-    # (3072^3 0.81x -> 0.90x of cuBLAS, 1280x4096x4096 0.74x -> 0.89x, gemm_small_owner_last.json); fuller last
-    # rounds (4096^3) and longer launches, where the tail is a small part of the time (not measured since owners run
-    # last), stay data-parallel
-    c, clusters = big.config, sms // big.config.cm
-    units = cluster_tiles(c, plan.m, plan.n)
-    tail = clusters < units < 4 * clusters and units % clusters < clusters / 2
-    if estimate_us(big, *args, streamk=tail) <= estimate_us(small, *args):
-        return replace(plan, variant=VARIANTS["streamk"] if tail else big)
+    t_big = estimate_us(big, *args)
+    # a thin last round of rung 9's cluster tiles: stream-K shares it (and one round more) over every cluster
+    clusters = sms // big.config.cm
+    units = cluster_tiles(big.config, plan.m, plan.n)
+    if units > clusters and units % clusters < clusters / 2:
+        t_sk = estimate_us(big, *args, streamk=True)
+        if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):
+            big, t_big = VARIANTS[AUTO_SK], t_sk
+    # candidates from the largest tile down: a smaller one is taken only if predicted TILE_MARGIN faster
+    cands = [(big, t_big), (mid, estimate_us(mid, *args)), (small, estimate_us(small, *args))]
+    best, t_best = cands[0]
+    for v, t in cands[1:]:
+        if t * (1 + TILE_MARGIN) < t_best:
+            best, t_best = v, t
+    if plan.m <= SWAP_MAX_M:  # the swapped product C^T = B^T A^T puts M in the wgmma's N: small M, small launches
+        for name in swap_order(plan.m):
+            t = estimate_us(VARIANTS[name], *args)
+            if t < t_best:
+                best, t_best = VARIANTS[name], t
+    if best is not small:
+        return replace(plan, variant=best)
     # stream-K moves whole 64-row partial fragments where split-K's planes hold only the rows that exist: below
     # one full tile of rows split-K is cheaper (16x4096x4096: 0.81x vs 0.75x of cuBLAS, gemm_small_auto_v1.json)
     sk = VARIANTS[SMALL_AUTO_SK]
@@ -316,20 +344,28 @@ def prepare_plan(
         build = Build(cfg, plan.in_kind, plan.out_kind, plan.b_kmajor)
         fn = kernel_for(build, dev)
         bk = cfg.bk(plan.in_kind)
+        # the kernel's operands: (A, B) = (a, b); the swapped product C^T = B^T A^T takes B^T as its A (K-major from
+        # column-major b, MN-major from row-major b) and A^T (a's K-major rows) as its K-major B, over (M, N) = (n, m)
+        km, kn = kernel_dims(cfg, m, n)
+        ka_ptr, k_lda, kb_ptr, k_ldb = a2.data_ptr(), lda, b_ptr, ldb
+        if cfg.swap_ab:
+            ka_ptr, k_lda, kb_ptr, k_ldb = kb_ptr, k_ldb, ka_ptr, k_lda
         if cfg.use_tma:
-            map_a = tm.encode_tiled(
-                _tma_dtype(plan.in_kind), ib, a2.data_ptr(), [kp, m], [lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes
-            )
-            if plan.b_kmajor:
-                box_b = [bk, cfg.bn // cfg.cm]
-                dt = _tma_dtype(plan.in_kind)
-                map_b = tm.encode_tiled(dt, ib, b_ptr, [kp, n], [ldb * ib], box_b, swizzle=cfg.bk_bytes)
+            dt = _tma_dtype(plan.in_kind)
+            if cfg.swap_ab and not plan.b_kmajor:  # B^T from row-major B: 64-column slabs, as an MN-major B loads
+                map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128)
             else:
-                map_b = tm.encode_tiled(_tma_dtype(plan.in_kind), ib, b_ptr, [n, kp], [ldb * ib], [64, bk], swizzle=128)
+                map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes)
+            if plan.b_kmajor or cfg.swap_ab:
+                box_b = [bk, cfg.bn // cfg.cm]
+                map_b = tm.encode_tiled(dt, ib, kb_ptr, [kp, kn], [k_ldb * ib], box_b, swizzle=cfg.bk_bytes)
+            else:
+                map_b = tm.encode_tiled(dt, ib, kb_ptr, [kn, kp], [k_ldb * ib], [64, bk], swizzle=128)
         else:
             map_a = map_b = tm.TensorMap.zeros()
         if cfg.tma_store and not cfg.splitk:
-            box_c = [128 // ob, cfg.wg_rows]
+            # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
+            box_c = [128 // ob, cfg.bn if cfg.swap_ab else cfg.wg_rows]
             map_c = tm.encode_tiled(_tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
         else:
             map_c = tm.TensorMap.zeros()
@@ -369,14 +405,14 @@ def prepare_plan(
             map_a,
             map_b,
             map_c,
-            ctypes.c_void_p(a2.data_ptr()),
-            ctypes.c_void_p(b_ptr),
+            ctypes.c_void_p(ka_ptr),
+            ctypes.c_void_p(kb_ptr),
             ctypes.c_void_p(target.data_ptr()),
-            ctypes.c_int(m),
-            ctypes.c_int(n),
+            ctypes.c_int(km),
+            ctypes.c_int(kn),
             ctypes.c_int(kp),
-            ctypes.c_longlong(lda),
-            ctypes.c_longlong(ldb),
+            ctypes.c_longlong(k_lda),
+            ctypes.c_longlong(k_ldb),
             ctypes.c_longlong(ldc),
             sa,
             sb,

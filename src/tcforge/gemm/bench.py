@@ -20,6 +20,8 @@ PEAK = {"fp16": 989.0, "bf16": 989.0, "e4m3": 1979.0}  # dense TFLOP/s, H100/H20
 SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
 LLM = [(4096, 14336, 4096), (4096, 4096, 14336), (8192, 14336, 8192), (16384, 4096, 4096)]
 SMALL_M = [(m, 4096, 4096) for m in (16, 32, 64, 128, 256)] + [(m, 14336, 4096) for m in (16, 64, 256)]
+# sizes between the powers of two, where 128x256 tiles fill their rounds worst (t192 and stream-K's cases)
+MID = [(s, s, s) for s in (1536, 2560, 3072, 5120, 6144)] + [(1280, 4096, 4096)]
 SWEEP_COMBOS = [("fp16", "fp32"), ("bf16", "bf16"), ("e4m3", "bf16")]
 # shapes whose last round of 66 cluster tiles is partly empty (stream-K's case): units % 66 = 58, 48, 34, 38, 58, 34, 10
 TAIL = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (4096, 14336, 4096), (4096, 4096, 14336),
@@ -68,9 +70,9 @@ def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, gr
     flop = 2.0 * m * n * k
     row: dict[str, Any] = {"variant": variant, "in": in_kind, "out": out_kind, "m": m, "n": n, "k": k}
     try:
-        prepared = api.prepare_plan(
-            plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant), a, b, sa, sb
-        )
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+        row["ran"] = api.refine_auto(plan, api.multiprocessor_count(plan.device_index)).variant.name
+        prepared = api.prepare_plan(plan, a, b, sa, sb)
         prepared()
         torch.cuda.synchronize()
         t_ours = _time_ms(prepared, graph)
@@ -138,7 +140,7 @@ def run_sweep(
             rows.append(r)
             print(
                 f"  sweep {combo[0]}->{combo[1]} {name} {m}x{n}x{k}: {r['tflops']:7.1f} vs {r['cublas_tflops']:7.1f}"
-                f"  x{r['ratio']:.3f}{_fast_note(r)}",
+                f"  x{r['ratio']:.3f}{_fast_note(r)}  ({r.get('ran', '?')})",
                 flush=True,
             )
     return rows
@@ -200,7 +202,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--size", type=int, default=4096, help="ladder size (cube), default 4096")
     ap.add_argument("--combos", default="all", help="comma list like fp16:fp32,e4m3:bf16 (default: all six)")
     ap.add_argument("--variants", default="ladder", help="'ladder' (rungs + stage sweep) or a comma list of names")
-    sweeps = ["none", "quick", "full", "smallm", "large", "tail"]
+    sweeps = ["none", "quick", "full", "smallm", "large", "tail", "mid"]
     ap.add_argument("--sweep", choices=sweeps, default="full", help="size sweep (tail: stream-K's shapes)")
     ap.add_argument("--sweep-variants", default="", help="comma list for the sweep (default: the ladder's best)")
     ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
@@ -233,13 +235,15 @@ def main(argv: list[str]) -> int:
     path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": [], "seconds": time.time() - t0}, indent=1))
     sweep: list[dict[str, Any]] = []
     if args.sweep != "none":
-        shapes = [(s, s, s) for s in SQUARES] + LLM + SMALL_M
+        shapes = [(s, s, s) for s in SQUARES] + LLM + SMALL_M + MID
         if args.sweep == "quick":
             shapes = [(2048, 2048, 2048), (8192, 8192, 8192), (4096, 14336, 4096), (64, 4096, 4096)]
         if args.sweep == "large":
             shapes = [(8192, 8192, 8192), (4096, 14336, 4096)]
         if args.sweep == "tail":
             shapes = TAIL
+        if args.sweep == "mid":
+            shapes = MID
         if args.sweep == "smallm":
             shapes = SMALL_M + [(512, 512, 512), (1024, 1024, 1024)]
         if args.sweep_variants:

@@ -52,7 +52,8 @@ def configs_of(variant: Variant) -> list[KernelConfig]:
 
 
 def b_layouts(in_kind: str) -> tuple[bool, ...]:
-    """B layouts per input type: fp8 wgmma needs K-major B; 16-bit takes row-major (MN-major) or column-major."""
+    """B layouts per input type: fp8 wgmma needs K-major B; 16-bit takes row-major (MN-major) or column-major (the
+    swapped product too: B becomes its A operand, MN-major when B is row-major)."""
     return (True,) if in_kind == "e4m3" else (False, True)
 
 

@@ -16,14 +16,17 @@ def template() -> str:
     return resources.files("tcforge.gemm").joinpath("kernels/gemm_sm90.cu").read_text()
 
 
-def wgmma_wrapper(bn: int, in_kind: str, b_kmajor: bool, name: str = "wgmma_tile", scale_arg: bool = False) -> str:
-    """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major.
-    With `scale_arg` the function takes scale-d as a fourth argument (0: D = A·B, the old D ignored)."""
+def wgmma_wrapper(
+    bn: int, in_kind: str, b_kmajor: bool, name: str = "wgmma_tile", scale_arg: bool = False, a_mn: bool = False
+) -> str:
+    """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major
+    (A too with `a_mn`: 16-bit only). With `scale_arg` the function takes scale-d as a fourth argument (0: D = A·B,
+    the old D ignored)."""
     n = bn // 2
     ty = _PTX_TYPE[in_kind]
     k = 32 if in_kind == "e4m3" else 16
     regs = ", ".join(f"%{i}" for i in range(n))
-    tail = "p, 1, 1" if in_kind == "e4m3" else f"p, 1, 1, 0, {0 if b_kmajor else 1}"
+    tail = "p, 1, 1" if in_kind == "e4m3" else f"p, 1, 1, {int(a_mn)}, {0 if b_kmajor else 1}"
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(n))
     asm = (
         f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"\n'
@@ -47,7 +50,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "STAGES": config.stages,
         "NC": config.nc,
         "USE_TMA": int(config.use_tma),
-        "B_KMAJOR": int(b_kmajor),
+        "B_KMAJOR": int(b_kmajor or config.swap_ab),  # swapped: the kernel's B is A^T, K-major
         "CM": config.cm,
         "TMA_STORE": int(config.tma_store),
         "SPLITK": int(config.splitk),
@@ -61,6 +64,8 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
         **({"STREAMK": 1} if config.streamk else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
+        **({"TRANS_C": 1} if config.swap_ab else {}),
+        **({"A_MN": 1} if config.swap_ab and not b_kmajor else {}),  # swapped, row-major B: an MN-major A operand
     }
 
 
@@ -70,11 +75,12 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) ->
     head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor).items())
     # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but the kernel is not a
     # template, so its discarded `if constexpr` branch still needs the name declared
-    wrappers = wgmma_wrapper(config.bn, in_kind, b_kmajor)
-    wrappers += wgmma_wrapper(config.bn // 2, in_kind, b_kmajor, name="wgmma_half", scale_arg=True)
+    kb, a_mn = (True, not b_kmajor) if config.swap_ab else (b_kmajor, False)  # the kernel's operand layouts
+    wrappers = wgmma_wrapper(config.bn, in_kind, kb, a_mn=a_mn)
+    wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_half", scale_arg=True, a_mn=a_mn)
     # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
     # wgmma of the kernel (C7515) when zeroing instructions define them on one of several paths into the mainloop
-    wrappers += wgmma_wrapper(config.bn, in_kind, b_kmajor, name="wgmma_tile_sd", scale_arg=True)
+    wrappers += wgmma_wrapper(config.bn, in_kind, kb, name="wgmma_tile_sd", scale_arg=True, a_mn=a_mn)
     body = template().replace("//@@WGMMA@@", wrappers)
     return head + body
 
@@ -93,6 +99,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
         ("pr", config.promote),
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
+        ("sw", config.swap_ab),
     )
     parts += [f for f, on in flags if on]
     if config.epi_bufs != 2:

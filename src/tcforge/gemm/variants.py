@@ -54,6 +54,7 @@ class KernelConfig:
     promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
+    swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M, K-major B)
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -102,6 +103,9 @@ class KernelConfig:
             raise TcforgeError(f"{self}: the stream-K trace needs a stream-K build")
         if self.streamk and (not self.use_tma or self.pingpong or self.splitk or self.promote):
             raise TcforgeError(f"{self}: stream-K needs the TMA path, no ping-pong, no split-K build, no promotion")
+        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64 or self.bn % 8):
+            raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
+                               "consumer warpgroup and BN a multiple of 8 up to 64")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
@@ -248,6 +252,7 @@ SWEEP += [
 ]
 
 _T64 = KernelConfig(bm=64, bn=128, bk_bytes=128, stages=8, nc=1, setmaxnreg=False, cm=1, tma_store=True, hoist=True)
+_T128 = KernelConfig(bm=128, bn=128, bk_bytes=128, stages=5, nc=2, cm=1, tma_store=True, hoist=True)
 # small problems (512^3, 1024^3, small M): rung 9's 128x256 cluster tiles leave most SMs idle or split K into a
 # second kernel; smaller tiles spread the same work over more SMs in one launch (no cluster: a pair would halve it)
 SWEEP += [
@@ -255,7 +260,7 @@ SWEEP += [
         "t128",
         9,
         "128x128 tile, two consumer warpgroups (64x128 each), no cluster, 5 stages, persistent + split-K + hoisted",
-        KernelConfig(bm=128, bn=128, bk_bytes=128, stages=5, nc=2, cm=1, tma_store=True, hoist=True),
+        _T128,
         True,
         8,
         True,
@@ -272,6 +277,26 @@ SWEEP += [
     Variant("t64_sk", 9, "t64 + stream-K (a launch t64 would split over K shares its units instead)",
             replace(_T64, streamk=True), True, 8, True),
 ]
+# mid-size problems whose 128x256 cluster tiles fill their rounds badly (1536^3: 36 cluster tiles on 66 clusters,
+# cuBLAS runs 96x192 tiles there; 3072^3: 2.18 rounds): a 128x192 tile, two consumers of 64x192 (96 accumulators),
+# 4 stages of 40 KB, no cluster (three 64-column slabs of row-major B do not split over two CTAs).
+# Also measured, not kept: t128 + stream-K (1536^3 0.72-0.75x of cuBLAS against t192's 0.79-0.92x; slower elsewhere)
+SWEEP.append(
+    Variant("t192", 9, "128x192 tile, two consumer warpgroups (64x192 each), no cluster, 4 stages, persistent + "
+            "split-K + hoisted", KernelConfig(bm=128, bn=192, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
+                                             hoist=True), True, 8, True)
+)
+
+# small M with column-major B (nn.Linear weights, every fp8 B): the swapped product C^T = B^T A^T puts M in the
+# wgmma's N (16, 32 or 64) instead of padding it to 64 rows, and 64-row tiles run over N (cuBLAS's 64x16 / 64x32 /
+# 64x64 tiles for M = 16 / 64 / 128); one consumer warpgroup, a deep ring of small stages (the launch streams B)
+_SW = KernelConfig(bm=64, bn=16, bk_bytes=128, stages=18, nc=1, setmaxnreg=False, cm=1, tma_store=True, hoist=True,
+                   swap_ab=True)
+SWEEP += [
+    Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
+            "persistent + split-K + hoisted (column-major B)", replace(_SW, bn=bn, stages=st), True, 8, True)
+    for bn, st in ((16, 18), (32, 16), (64, 12))
+]
 
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
 
@@ -279,6 +304,20 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
+AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
+MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (1536^3, 3072^3)
+SWAP_AUTO = {16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tile (by M) for small M, column-major B
+
+
+SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
+
+
+def swap_order(m: int) -> list[str]:
+    """The swapped tiles `auto` weighs, the one whose BN fits M first (the narrowest of 16 / 32 / 64 columns that
+    holds M; 64 above): where the model cannot tell them apart (launches bound by streaming B) the fitting one runs,
+    as measured (16x4096x4096: sw16 9.6 us, sw64 16.1)."""
+    fit = next((v for bn, v in SWAP_AUTO.items() if m <= bn), SWAP_AUTO[64])
+    return [fit] + [v for v in SWAP_AUTO.values() if v != fit]
 SMALL_AUTO, SMALL_AUTO_SK = "t64", "t64_sk"  # `auto` for small M and launches rung 9 would split over K
 
 
@@ -323,13 +362,28 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 
 
 # `auto`'s launch-time model (measured on the H200, power-capped, bench/results/gemm_small_edges.json,
-# gemm_small_auto_v1.json, gemm_small_owner_last.json), by tile (BM, BN, CM): microseconds per k-tile of one tile
-# (128x256 per CTA in 2-CTA clusters; 64x128 per CTA) and the fixed cost of a launch; the rate at which split-K's fp32
-# planes are written and reduced; what stream-K's fix-up adds
-COST_KT_US = {(128, 256, 2): 0.87, (64, 128, 1): 0.30}
-COST_FIXED_US = {(128, 256, 2): 4.0, (64, 128, 1): 2.0}
+# gemm_small_auto_v1.json, gemm_small_owner_last.json, gemm_small_mid.json, gemm_small_bigtail.json), by tile
+# (BM, BN, CM): microseconds per k-tile of one tile (128x256 per CTA in 2-CTA clusters; 128x192 and 64x128 per CTA)
+# and the fixed cost of a launch; the rate at which split-K's fp32 planes are written and reduced; what stream-K's
+# fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit)
+COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (64, 128, 1): 0.30,
+              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # the last three: swapped (sw16/32/64)
+COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (64, 128, 1): 2.0,
+                 (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 SPLIT_BYTES_PER_US = 1.1e6
-STREAMK_FIXUP_US = 6.0
+# no launch is faster than streaming its operands and C once from HBM (small M: B alone). The swapped 16- and
+# 32-column tiles reach 4.2 TB/s (16x4096x4096: 33.6 MB in 9.6 us with 2 us fixed and a reduction, a
+# device-to-device copy 4.27), the 64x128 tile 85 % of it and the swapped 64-column tile 90 % (gemm_small_swap.json)
+HBM_BYTES_PER_US = 4.2e6
+HBM_EFFICIENCY = {(64, 128, 1): 0.9, (64, 64, 1): 0.9}
+STREAMK_FIXUP_US = {"fp16": 6.0, "bf16": 6.0, "e4m3": 10.0}
+# stream-K for rung 9 only where the model predicts at least this gain: the idle SMs of a thin last round cost less
+# than their share of the time on a power-capped GPU (4096^3: 3 % predicted, 1-4 % lost; 8192x14336x8192 2.8 %
+# predicted, nothing gained; 5120^3 13 % predicted, 6-9 % gained: gemm_streamk.json, gemm_small_bigtail.json)
+STREAMK_MIN_GAIN = 0.04
+# a smaller tile must beat a larger one by this much: per flop the larger moves fewer bytes, which the power cap
+# rewards (8192^3: t192 predicted 0.4 % faster than rung 9, measured 2-5 % slower)
+TILE_MARGIN = 0.02
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -337,25 +391,33 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False) -> float:
-    """Predicted time of a launch of rung 9's or t64's tile: rounds of tiles over the clusters, each round one unit's
-    k-tiles, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even share of
-    all k-tiles plus the fix-up. Within ~20 % of the measured times from 512^3 to 4096^3 and 1024x1024x65536; used
-    only to rank the tiles for `auto`."""
+    """Predicted time of a launch of rung 9's, t192's or t64's tile: rounds of tiles over the clusters, each round
+    one unit's k-tiles, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's
+    even share of all k-tiles plus the fix-up. Within ~25 % of the measured times from 512^3 to 8192^3 and
+    1024x1024x65536; used only to rank the tiles for `auto`."""
     c = variant.config
     key = (c.bm, c.bn, c.cm)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
     tiles = cluster_tiles(c, m, n)
     clusters = max(1, sms // c.cm)
     kt = _cdiv(k, c.bk(in_kind))
+    floor = ((m + n) * k * IN_BYTES[in_kind] + m * n * 2) / (HBM_BYTES_PER_US * HBM_EFFICIENCY.get(key, 1.0))
     if streamk:
-        return tiles * kt / clusters * COST_KT_US[key] + COST_FIXED_US[key] + STREAMK_FIXUP_US
-    t = _cdiv(tiles * splits, clusters) * _cdiv(kt, splits) * COST_KT_US[key] + COST_FIXED_US[key]
-    return t + (splits * m * n * 4 / SPLIT_BYTES_PER_US if splits > 1 else 0.0)
+        t = tiles * kt / clusters * COST_KT_US[key]
+        return max(t, floor) + COST_FIXED_US[key] + STREAMK_FIXUP_US[in_kind]
+    t = _cdiv(tiles * splits, clusters) * _cdiv(kt, splits) * COST_KT_US[key]
+    return max(t, floor) + COST_FIXED_US[key] + (splits * m * n * 4 / SPLIT_BYTES_PER_US if splits > 1 else 0.0)
+
+
+def kernel_dims(config: KernelConfig, m: int, n: int) -> tuple[int, int]:
+    """The (M, N) the kernel tiles: the problem's, or (N, M) for the swapped product C^T = B^T A^T."""
+    return (n, m) if config.swap_ab else (m, n)
 
 
 def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
     """Output tiles of an M x N launch, one per cluster (BM*CM rows x BN columns): the kernel's units before split-K."""
-    return _cdiv(m, config.bm * config.cm) * _cdiv(n, config.bn)
+    km, kn = kernel_dims(config, m, n)
+    return _cdiv(km, config.bm * config.cm) * _cdiv(kn, config.bn)
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:

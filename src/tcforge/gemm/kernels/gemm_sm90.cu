@@ -12,6 +12,9 @@
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
 //   clusters; a piece that ends before its unit's K does leaves its fp32 partial in a workspace slot, the cluster
 //   whose piece ends the unit's K adds the partials and stores the tile)
+//   TRANS_C (swapped product: the kernel computes C^T = B^T A^T, its A operand being B (column-major, K-major rows)
+//   and its B operand A (K-major); M and N below are then the problem's N and M, and the epilogue writes each
+//   accumulator tile transposed into row-major C: small M becomes the wgmma's N instead of 64 padded rows)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
 // with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
@@ -24,6 +27,12 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #endif
 #ifndef STREAMK
 #define STREAMK 0
+#endif
+#ifndef TRANS_C
+#define TRANS_C 0
+#endif
+#ifndef A_MN
+#define A_MN 0   // swapped product with row-major B: the kernel's A operand (B^T) is MN-major, loaded in 64-column slabs
 #endif
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
@@ -62,6 +71,11 @@ static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
+static_assert(!A_MN || (TRANS_C && BM == 64 && IN_KIND != 2), "an MN-major A: swapped 16-bit product, 64 rows");
+static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= WG_ROWS),
+              "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 64 columns");
+static_assert(!TRANS_C || !TMA_STORE || WG_ROWS * OUT_BYTES / 128 <= EPI_BUFS,
+              "swapped product: one staging buffer per 128 bytes of a warpgroup's 64 C columns");
 constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
 constexpr int WG_A = PINGPONG ? 0 : 1;             // A-row offset factor of consumer warpgroup wg inside a tile
 constexpr int READERS = (PINGPONG ? 1 : NC) * 4;   // consumer warps that read each stage in one CTA
@@ -279,6 +293,7 @@ __device__ __forceinline__ void sk_add_partial(float (&acc)[MI][ACC_N], const fl
 
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
+  if constexpr (A_MN) return make_desc(a_stage + ks * 16 * 128, BK * 128, 1024, 1);   // one 64-column slab
   return make_desc(a_stage + (wg * WG_A * WG_ROWS + mi * 64) * BK_BYTES + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
 }
 __device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
@@ -297,7 +312,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
       uint64_t da, db;
       if constexpr (HOIST) {
         // base descriptors built once; a stage/k/m step is an add on the 14-bit address field (16-byte units)
-        da = da0 + (uint64_t)((stage * A_TILE + mi * 64 * BK_BYTES + ks * 32) >> 4);
+        da = da0 + (uint64_t)((stage * A_TILE + mi * 64 * BK_BYTES + (A_MN ? ks * 2048 : ks * 32)) >> 4);
         db = db0 + (uint64_t)((stage * B_TILE + (B_KMAJOR ? ks * 32 : ks * 2048)) >> 4);
       } else {
         da = desc_a(a_stage, wg, mi, ks);
@@ -324,17 +339,62 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C
         const int row = row0 + mi * 64 + warp * 16 + lane / 4 + h * 8;
         if (row < M && col < N) {
           const float x = acc[mi][j * 4 + h * 2] * alpha, y = acc[mi][j * 4 + h * 2 + 1] * alpha;
-          const bool two = pair_ok && col + 1 < N;
-          store_pair(C, (int64_t)row * ldc + col, x, y, two);
-          if (!two && col + 1 < N) store_pair(C, (int64_t)row * ldc + col + 1, y, 0.f, false);
+          if constexpr (TRANS_C) {   // C^T: this (row, col) is C[col][row]; the pair runs down a column of C
+            store_pair(C, (int64_t)col * ldc + row, x, 0.f, false);
+            if (col + 1 < N) store_pair(C, (int64_t)(col + 1) * ldc + row, y, 0.f, false);
+          } else {
+            const bool two = pair_ok && col + 1 < N;
+            store_pair(C, (int64_t)row * ldc + col, x, y, two);
+            if (!two && col + 1 < N) store_pair(C, (int64_t)row * ldc + col + 1, y, 0.f, false);
+          }
         }
       }
     }
   }
 }
 
+// swapped product: the warpgroup's 64 x BN accumulator tile is C^T; C's rows col0.. (BN of them) take it transposed,
+// staged as BN rows of 128 bytes per 128 bytes of C columns (64 16-bit or 32 fp32 values: 1 or 2 buffers)
+__device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
+                                                   int row0, int col0, float alpha) {
+  const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
+  constexpr int CHUNKS = WG_ROWS * OUT_BYTES / 128;
+  uint8_t* bufs = epi + wg * EPI_BUFS * EPI_BUF;
+  if (lt == 0) tma_store_wait_read<0>();   // the previous tile's stores have read every buffer
+  named_sync(1 + wg, 128);
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const uint32_t r = warp * 16 + lane / 4 + h * 8;   // the C column (inside this warpgroup's 64)
+      const uint32_t c = j * 8 + 2 * (lane % 4);          // the C row (inside the tile's BN)
+      uint8_t* buf = bufs + (r * OUT_BYTES / 128) * EPI_BUF;
+      const uint32_t byte = (r * OUT_BYTES) % 128;
+      const float x = acc[0][j * 4 + h * 2] * alpha, y = acc[0][j * 4 + h * 2 + 1] * alpha;
+      if constexpr (OUT_BYTES == 4) {
+        *reinterpret_cast<float*>(buf + swz(c * 128 + byte, 0x70u)) = x;
+        *reinterpret_cast<float*>(buf + swz((c + 1) * 128 + byte, 0x70u)) = y;
+      } else {
+        const uint32_t p = pack_pair(x, y);
+        *reinterpret_cast<uint16_t*>(buf + swz(c * 128 + byte, 0x70u)) = (uint16_t)(p & 0xFFFFu);
+        *reinterpret_cast<uint16_t*>(buf + swz((c + 1) * 128 + byte, 0x70u)) = (uint16_t)(p >> 16);
+      }
+    }
+  }
+  fence_proxy_async();
+  named_sync(1 + wg, 128);
+  if (lt == 0) {
+#pragma unroll
+    for (int q = 0; q < CHUNKS; ++q) tma_store(mapC, row0 + q * EPI_N, col0, smem_u32(bufs + q * EPI_BUF));
+  }
+}
+
 __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
                                              int row0, int col0, float alpha, uint32_t& epi_count) {
+  if constexpr (TRANS_C) {
+    epilogue_tma_trans(acc, mapC, epi, wg, row0, col0, alpha);
+    return;
+  }
   const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
   constexpr int JS = EPI_N / 8;   // 8-column fragments per sub-tile
 #pragma unroll
@@ -398,7 +458,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   const int units = num_mc * num_n * splits;
   const int rank = CM > 1 ? (int)(blockIdx.x % CM) : 0;
   const int num_clusters = gridDim.x / CM;
-  const int64_t ws_stride = SPLITK ? (int64_t)M * ldc : 0;
+  const int64_t ws_stride = SPLITK ? (int64_t)(TRANS_C ? N : M) * ldc : 0;   // one split's plane of C
 
 #if USE_TMA
   // ------------------------------------------------ warp-specialised: warpgroup 0 produces, 1..NC consume
@@ -447,7 +507,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           mbar_wait(empty_bar + s * 8, ((it / STAGES) & 1) ^ 1);
           const uint32_t fb = full_bar + s * 8;
           mbar_expect_tx(fb, STAGE_TX);
-          tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
+          if constexpr (A_MN) tma_load(a_ring + s * A_TILE, &mapA, w.m_tile * BM, kt * BK, fb);   // {64, BK} box
+          else tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
           const uint32_t bs = b_ring + s * B_TILE;
           if constexpr (B_KMAJOR) {
             constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B and multicasts them
