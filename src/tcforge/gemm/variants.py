@@ -54,7 +54,7 @@ class KernelConfig:
     promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
-    swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M, K-major B)
+    swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -287,14 +287,15 @@ SWEEP.append(
                                              hoist=True), True, 8, True)
 )
 
-# small M with column-major B (nn.Linear weights, every fp8 B): the swapped product C^T = B^T A^T puts M in the
-# wgmma's N (16, 32 or 64) instead of padding it to 64 rows, and 64-row tiles run over N (cuBLAS's 64x16 / 64x32 /
-# 64x64 tiles for M = 16 / 64 / 128); one consumer warpgroup, a deep ring of small stages (the launch streams B)
+# small M: the swapped product C^T = B^T A^T puts M in the wgmma's N (16, 32 or 64) instead of padding it to 64
+# rows, and 64-row tiles run over N (cuBLAS's 64x16 / 64x32 / 64x64 tiles for M = 16 / 64 / 128); B becomes the A
+# operand (K-major from column-major B, MN-major from row-major 16-bit B); one consumer warpgroup, a deep ring of
+# small stages (the launch streams B)
 _SW = KernelConfig(bm=64, bn=16, bk_bytes=128, stages=18, nc=1, setmaxnreg=False, cm=1, tma_store=True, hoist=True,
                    swap_ab=True)
 SWEEP += [
     Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
-            "persistent + split-K + hoisted (column-major B)", replace(_SW, bn=bn, stages=st), True, 8, True)
+            "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
     for bn, st in ((16, 18), (32, 16), (64, 12))
 ]
 
@@ -306,9 +307,8 @@ for _v in LADDER:
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (1536^3, 3072^3)
-SWAP_AUTO = {16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tile (by M) for small M, column-major B
-
-
+SMALL_AUTO, SMALL_AUTO_SK = "t64", "t64_sk"  # `auto` for small M and launches rung 9 would split over K
+SWAP_AUTO = {16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
 
@@ -318,7 +318,6 @@ def swap_order(m: int) -> list[str]:
     as measured (16x4096x4096: sw16 9.6 us, sw64 16.1)."""
     fit = next((v for bn, v in SWAP_AUTO.items() if m <= bn), SWAP_AUTO[64])
     return [fit] + [v for v in SWAP_AUTO.values() if v != fit]
-SMALL_AUTO, SMALL_AUTO_SK = "t64", "t64_sk"  # `auto` for small M and launches rung 9 would split over K
 
 
 def resolve_variant(name: object, m: int | None = None) -> Variant:
@@ -373,7 +372,8 @@ COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (64, 128, 1): 2.0,
 SPLIT_BYTES_PER_US = 1.1e6
 # no launch is faster than streaming its operands and C once from HBM (small M: B alone). The swapped 16- and
 # 32-column tiles reach 4.2 TB/s (16x4096x4096: 33.6 MB in 9.6 us with 2 us fixed and a reduction, a
-# device-to-device copy 4.27), the 64x128 tile 85 % of it and the swapped 64-column tile 90 % (gemm_small_swap.json)
+# device-to-device copy 4.27), the 64x128 tile and the swapped 64-column tile 90 % of it (gemm_small_swap.json,
+# gemm_small_swap_rowb.json: with these, `auto` is within 3.3 % of the best measured variant on all 72 points)
 HBM_BYTES_PER_US = 4.2e6
 HBM_EFFICIENCY = {(64, 128, 1): 0.9, (64, 64, 1): 0.9}
 STREAMK_FIXUP_US = {"fp16": 6.0, "bf16": 6.0, "e4m3": 10.0}
@@ -391,10 +391,11 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False) -> float:
-    """Predicted time of a launch of rung 9's, t192's or t64's tile: rounds of tiles over the clusters, each round
-    one unit's k-tiles, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's
-    even share of all k-tiles plus the fix-up. Within ~25 % of the measured times from 512^3 to 8192^3 and
-    1024x1024x65536; used only to rank the tiles for `auto`."""
+    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t64, the swapped sw16/32/64): rounds of
+    tiles over the clusters, each round one unit's k-tiles, or streaming the operands from HBM if that takes longer,
+    plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even share of all
+    k-tiles plus the fix-up. Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3 and 1024x1024x65536;
+    used only to rank the tiles for `auto`."""
     c = variant.config
     key = (c.bm, c.bn, c.cm)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1

@@ -12,9 +12,10 @@
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
 //   clusters; a piece that ends before its unit's K does leaves its fp32 partial in a workspace slot, the cluster
 //   whose piece ends the unit's K adds the partials and stores the tile)
-//   TRANS_C (swapped product: the kernel computes C^T = B^T A^T, its A operand being B (column-major, K-major rows)
-//   and its B operand A (K-major); M and N below are then the problem's N and M, and the epilogue writes each
-//   accumulator tile transposed into row-major C: small M becomes the wgmma's N instead of 64 padded rows)
+//   TRANS_C (swapped product: the kernel computes C^T = B^T A^T, its A operand being B — K-major from column-major
+//   B, MN-major from row-major 16-bit B with A_MN — and its B operand A (K-major); M and N below are then the
+//   problem's N and M, and the epilogue writes each accumulator tile transposed into row-major C: small M becomes
+//   the wgmma's N instead of 64 padded rows)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
 // with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
