@@ -39,8 +39,15 @@ def wgmma_wrapper(
     )
 
 
+def operand_layouts(config: KernelConfig, b_kmajor: bool) -> tuple[bool, bool]:
+    """The kernel's (B K-major, A MN-major) for a problem B layout: the swapped product's B is A^T (K-major) and its
+    A is B^T, MN-major when B is row-major."""
+    return (True, not b_kmajor) if config.swap_ab else (b_kmajor, False)
+
+
 def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> dict[str, int]:
     """The #define values one cubin is built with."""
+    kb, a_mn = operand_layouts(config, b_kmajor)
     return {
         "IN_KIND": IN_KINDS[in_kind],
         "OUT_KIND": OUT_KINDS[out_kind],
@@ -50,7 +57,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         "STAGES": config.stages,
         "NC": config.nc,
         "USE_TMA": int(config.use_tma),
-        "B_KMAJOR": int(b_kmajor or config.swap_ab),  # swapped: the kernel's B is A^T, K-major
+        "B_KMAJOR": int(kb),
         "CM": config.cm,
         "TMA_STORE": int(config.tma_store),
         "SPLITK": int(config.splitk),
@@ -65,7 +72,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         **({"STREAMK": 1} if config.streamk else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
-        **({"A_MN": 1} if config.swap_ab and not b_kmajor else {}),  # swapped, row-major B: an MN-major A operand
+        **({"A_MN": 1} if a_mn else {}),  # swapped, row-major B: an MN-major A operand
     }
 
 
@@ -75,7 +82,7 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) ->
     head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor).items())
     # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but the kernel is not a
     # template, so its discarded `if constexpr` branch still needs the name declared
-    kb, a_mn = (True, not b_kmajor) if config.swap_ab else (b_kmajor, False)  # the kernel's operand layouts
+    kb, a_mn = operand_layouts(config, b_kmajor)
     wrappers = wgmma_wrapper(config.bn, in_kind, kb, a_mn=a_mn)
     wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_half", scale_arg=True, a_mn=a_mn)
     # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
