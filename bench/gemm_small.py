@@ -4,6 +4,9 @@ kernels' device time read with torch.profiler, so a slow shape shows whether the
     python3 bench/gemm_small.py [--variants auto,hoist,bm64,t128,t64,t64_sk] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
         [--shapes 512x512x512,1024x1024x1024] [--b-col] [--tag NAME]
 
+A variant written NAME@fused or NAME@planes forces how its split launches reduce (inside the kernel, or through
+fp32 planes and the reduction kernel); plain NAME lets the launcher choose (api.prepare_plan's split_mode="auto").
+
 Writes bench/results/gemm_small[_TAG].json: per (shape, dtype pair, variant) the check (error vs float64 and its
 bound), the CUDA-graph median time and TFLOP/s, cuBLAS's in the same run (fp8: both accumulation modes), the ratio,
 and the per-call device time of each kernel either side launched (name, microseconds).
@@ -65,18 +68,20 @@ def run(
                 peers["cublas_fast"] = partial(cublas, a, b, sa, sb, out_kind, fast_accum=True)
             peer_ms = {p: _time_ms(f, True) for p, f in peers.items()}
             peer_k = {p: kernel_times(f) for p, f in peers.items()}
-            for v in variants:
-                chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1)
+            for spec in variants:
+                v, _, mode = spec.partition("@")
+                mode = mode or "auto"
+                chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode)
                 api.POISON_OUTPUT = False
-                row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": v,
-                                       "b_kmajor": kmajor, "ok": chk.ok, "rel_err": chk.rel_err, "tol": chk.tol,
-                                       "error": chk.error}
+                row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
+                                       "split_mode": mode, "b_kmajor": kmajor, "ok": chk.ok, "rel_err": chk.rel_err,
+                                       "tol": chk.tol, "error": chk.error}
                 try:
                     plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
-                    prep = api.prepare_plan(plan, a, b, sa, sb)
+                    prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode)
                     row["ran"] = refine_auto(plan, multiprocessor_count(plan.device_index)).variant.name
                     row["grid"] = prep.grid[0]
-                    row["splits"] = 1 if prep.reduce is None else int(prep.args[14].value)
+                    row["splits"] = prep.splits
                     row["sk_units"] = prep.sk_units
                     ms = _time_ms(prep, True)
                     row.update(ms=ms, tflops=flop / ms / 1e9, kernels=kernel_times(prep))
@@ -91,7 +96,7 @@ def run(
                 rows.append(row)
                 ks = " + ".join(f"{x['kernel'][:24]} {x['us']:.1f}" for x in row.get("kernels", []))
                 cb = " + ".join(f"{x['kernel'][:40]} {x['us']:.1f}" for x in peer_k["cublas"])
-                print(f"{m}x{n}x{k} {in_kind}->{out_kind} {v:8s} ok={chk.ok} "
+                print(f"{m}x{n}x{k} {in_kind}->{out_kind} {spec:8s} ok={chk.ok} "
                       f"{row.get('tflops', float('nan')):7.1f} TF/s x{row.get('ratio_cublas', float('nan')):.2f} "
                       f"(cuBLAS {row['cublas_tflops']:.1f}) grid {row.get('grid')} split {row.get('splits')} "
                       f"sk {row.get('sk_units')} | ours: {ks} | cuBLAS: {cb}", flush=True)

@@ -41,7 +41,8 @@ def traced(size: int, combo: tuple[str, str], forced: tuple[int, int] | None, ba
     a, b, sa, sb = make_inputs(size, size, size, combo[0], combo[0] == "e4m3", seed=5)
     od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
     stream = torch.cuda.current_stream().cuda_stream
-    api.streamk_workspace(torch.cuda.current_device(), stream, 1024 + 8 * 2 * 264 * 2, 128 * 128)
+    flag_words = 1024 + 8 * 2 * 264 * 2  # the flags, then the trace's timestamps
+    api.partial_workspace(torch.cuda.current_device(), stream, flag_words, flag_words * 128 * 128)
     prep = _prepare(tv, a, b, sa, sb, od, forced)
     flags = api._sk_buffers[(torch.cuda.current_device(), stream)][1]
     for _ in range(5):

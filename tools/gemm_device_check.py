@@ -7,6 +7,7 @@ so a hang or a fault cannot hide the others), then benchmark the passing ones ag
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import subprocess
@@ -71,13 +72,13 @@ def run_one_variant(name: str, small: bool) -> None:
             seed += 1
             r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed)
             print(json.dumps(r.as_dict()), flush=True)
-    if not small and name in ("splitk", "hoist", "r8", "r9", "promote"):
+    if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "sw16", "sw32", "sw64"):
         for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
-            for m, n, k in ((300, 500, 4096), (1, 8, 65536)):
+            for (m, n, k), mode in itertools.product(((300, 500, 4096), (1, 8, 65536)), ("fused", "planes")):
                 seed += 1
-                r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, splits=3)
+                r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, splits=3, split_mode=mode)
                 d = r.as_dict()
-                d["variant"] = f"{name}(splits=3)"
+                d["variant"] = f"{name}(splits=3, {mode})"
                 print(json.dumps(d), flush=True)
     if name in STREAMK_VARIANTS:
         # both stream-K roles on small grids (the shapes above share nothing but 4096^3's last 58 units)
@@ -174,10 +175,12 @@ def main() -> int:
         for name, combo in (("splitk", ("fp16", "fp32", False)), ("promote", ("e4m3", "bf16", True)),
                            ("promote_cm1", ("e4m3", "bf16", True)), ("t128", ("bf16", "bf16", True)),
                            ("t64", ("fp16", "fp32", False)), ("sw16", ("fp16", "fp32", False)),
-                           ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True))):
-            if not only or name in only:
-                r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False)
-                print(f"sanitize-shot {name}(splits=3) ok={r.ok} {r.error}", flush=True)
+                           ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True)),
+                           ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False))):
+            if not only or name in only:  # split-K reduced inside the kernel, and through fp32 planes
+                for mode in ("fused", "planes"):
+                    r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False, split_mode=mode)
+                    print(f"sanitize-shot {name}(splits=3, {mode}) ok={r.ok} {r.error}", flush=True)
         for name in STREAMK_VARIANTS:
             if only and name not in only:
                 continue

@@ -113,6 +113,45 @@ def test_forced_split_k(splits: int) -> None:
         _check("splitk", combo, 300, 500, 4096, seed=splits, splits=splits)
 
 
+# variants whose split launches are compared between the two reductions of their split-K build
+FUSED_VS_PLANES = ["splitk", "t64", "t192", "sw16", "sw64", "tuned_pp", "promote"]
+
+
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True),
+                                   ("fp16", "fp16", False)])
+@pytest.mark.parametrize("variant", FUSED_VS_PLANES)
+def test_split_k_inside_the_kernel_equals_planes(variant: str, combo: tuple) -> None:
+    """The in-kernel split-K (the last split of a tile adds every split's partial, in split order from 0) returns
+    exactly the planes path's bits (fp32 planes summed in the same order by tcf_splitk_reduce), for 2, 3 and 7
+    splits on partial tiles; launched three times in a row (poisoned each time), so each launch must have reset the
+    tile counters it used, and within the error bound of float64."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import TOLERANCE, make_inputs, reference, rel_err
+    from tcforge.gemm.validate import plan_matmul
+
+    od = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[combo[1]]
+    m, n, k = (37, 1000, 4096) if variant.startswith("sw") else (300, 500, 4096)
+    a, b, sa, sb = make_inputs(m, n, k, combo[0], combo[2], seed=41)
+    ref = reference(a, b, sa, sb)
+    api.POISON_OUTPUT = True
+    for splits in (2, 3, 7):
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+        fused = api.prepare_plan(plan, a, b, sa, sb, splits=splits, split_mode="fused")
+        assert fused.reduce is None and fused.splits == splits
+        outs = []
+        for _ in range(3):
+            fused()
+            outs.append(fused.result().clone())
+        planes = api.run_plan(plan, a, b, sa, sb, splits=splits, split_mode="planes")
+        torch.cuda.synchronize()
+        assert not torch.isnan(outs[0]).any()
+        for o in outs:
+            assert torch.equal(o, planes), (splits, int((o != planes).sum()))
+        assert rel_err(outs[0], ref) <= TOLERANCE[combo[1]]
+
+
 @pytest.mark.parametrize("out_kind", ["bf16", "fp32"])
 @pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False)])
 def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: str) -> None:

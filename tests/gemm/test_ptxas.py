@@ -75,9 +75,11 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
 
     builds = list(all_builds([VARIANTS["promote"]]))
     assert all(b.config.promote == (b.in_kind == "e4m3") for b in builds)
-    hoist = {(b.in_kind, b.out_kind, b.b_kmajor, b.config.splitk): b.config for b in all_builds([VARIANTS["hoist"]])}
-    assert all(b.config == hoist[(b.in_kind, b.out_kind, b.b_kmajor, b.config.splitk)] for b in builds
-               if b.in_kind != "e4m3")
+    def key(b: Build) -> tuple:
+        return b.in_kind, b.out_kind, b.b_kmajor, b.config.splitk, b.config.splitk_fused
+
+    hoist = {key(b): b.config for b in all_builds([VARIANTS["hoist"]])}
+    assert all(b.config == hoist[key(b)] for b in builds if b.in_kind != "e4m3")
     fp8 = [b for b in builds if b.in_kind == "e4m3"]
     results = build_all(fp8, workers=os.cpu_count() or 2)
     _assert_clean(results)

@@ -118,7 +118,7 @@ def test_streamk_variants_build_streamk_and_split_k_without_it() -> None:
 
     for name in ("streamk", "streamk_cm1"):
         main, split = configs_of(VARIANTS[name])
-        assert main.streamk and main.tma_store and not split.streamk and split.splitk
+        assert main.streamk and main.tma_store and not split.streamk and split.splitk_fused
         assert "#define STREAMK 1\n" in codegen.render(main, "fp16", "fp32", False)
         assert "#define STREAMK 1" not in codegen.render(split, "fp16", "fp32", False)
     assert "#define STREAMK 1" not in codegen.render(VARIANTS["hoist"].config, "fp16", "fp32", False)

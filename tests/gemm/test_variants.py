@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from tcforge.errors import TcforgeError
 from tcforge.gemm import codegen
 from tcforge.gemm.build import all_builds, configs_of
 from tcforge.gemm.variants import LADDER, MAX_SMEM, SWEEP, VARIANTS, choose_splits
@@ -73,9 +74,10 @@ def test_epilogue_buffers_are_counted_and_named() -> None:
     assert "#define EPI_BUFS 4\n" in src and "#define PRODUCER_REGS 40\n" in src and "#define STAGES 3\n" in src
     assert "_e4" in codegen.tag(e4, "bf16", "bf16", True)
     assert "_e" not in codegen.tag(VARIANTS["hoist"].config, "bf16", "bf16", True).split("_h")[-1]
-    # the split-K build stores fp32 partials directly: no staging buffers, shared with any epi_bufs
-    split = [c for c in configs_of(VARIANTS["epi4"]) if c.splitk]
-    assert len(split) == 1 and split[0].epi_bufs == 2 and not split[0].tma_store
+    # the split-K build keeps the staged epilogue (the in-kernel reduction's last split stores through it)
+    split = [c for c in configs_of(VARIANTS["epi4"]) if c.splitk_fused or c.splitk]
+    assert len(split) == 1 and split[0].splitk_fused and split[0].epi_bufs == 4 and split[0].tma_store
+    assert split[0].smem_bytes() == e4.smem_bytes()
     whole = VARIANTS["epi8_bk32"].config
     assert whole.epi_bufs * 128 // 4 == whole.bn  # 8 sub-tiles of 32 fp32 columns = the whole 256-column tile
     assert whole.smem_bytes() <= MAX_SMEM
@@ -83,8 +85,6 @@ def test_epilogue_buffers_are_counted_and_named() -> None:
 
 def test_config_refuses_bad_epilogue_and_register_splits() -> None:
     from dataclasses import replace
-
-    from tcforge.errors import TcforgeError
 
     e4 = VARIANTS["epi4"].config
     for bad in (
@@ -110,3 +110,46 @@ def test_persistent_grid_is_one_round_of_resident_clusters() -> None:
     assert persistent_clusters(512, 132, 4, 32) == 32
     assert persistent_clusters(10, 132, 4, 32) == 10  # fewer work units than resident clusters
     assert persistent_clusters(512, 132, 2, 0) == 66  # failed query: SMs / cluster size
+
+
+def test_split_k_builds_reduce_inside_the_kernel_or_through_planes() -> None:
+    """Every TMA split-K variant's split build is SK_FUSED (one build, two reductions chosen per launch); the cp.async
+    baseline has only planes; the fused build refuses the planes build, stream-K and the cp.async path."""
+    from dataclasses import replace
+
+    from tcforge.gemm.build import split_config
+
+    for v in LADDER + SWEEP:
+        if not v.splitk_auto:
+            continue
+        main, split = configs_of(v)
+        assert split.splitk_fused and not split.splitk and not split.streamk, v.name
+        assert split.tma_store == main.tma_store and split.epi_bufs == main.epi_bufs, v.name
+        src = codegen.render(split, "fp16", "fp32", False)
+        assert "#define SK_FUSED 1\n" in src and "#define SPLITK 0\n" in src
+        assert "_fsk" in codegen.tag(split, "fp16", "fp32", False)
+    assert "SK_FUSED 1" not in codegen.render(VARIANTS["hoist"].config, "fp16", "fp32", False)
+    assert split_config(VARIANTS["baseline"].config).splitk  # no TMA path: planes, written directly
+    for bad in (replace(VARIANTS["hoist"].config, splitk_fused=True, splitk=True),
+                replace(VARIANTS["streamk"].config, splitk_fused=True),
+                replace(VARIANTS["baseline"].config, splitk_fused=True)):
+        with pytest.raises(TcforgeError):
+            bad.check()
+
+
+def test_split_reduction_choice_follows_the_load_batches() -> None:
+    """The in-kernel reduction's last split reads every slot in batches of loads (fused_split_batches mirrors the
+    kernel): one batch for the swapped 16-row tile's two splits, one per slot for the 64x128 tile, 8 per slot beside
+    rung 9's 128 accumulators. Where a slice needs many batches and the planes are small, the planes win (measured
+    at 16 splits: 256x256x65536, 512x512x16384)."""
+    from tcforge.gemm.variants import fused_split_batches, fused_split_pays
+
+    v = VARIANTS
+    assert fused_split_batches(v["sw16"].config, 2) == 1 and fused_split_batches(v["sw16"].config, 4) == 1
+    assert fused_split_batches(v["sw32"].config, 2) == 1 and fused_split_batches(v["sw64"].config, 2) == 2
+    assert fused_split_batches(v["t64"].config, 4) == 4 and fused_split_batches(v["hoist"].config, 4) == 16
+    assert fused_split_batches(v["tuned_pp"].config, 2) == 2 * 2 * 2  # two m-blocks per ping-pong warpgroup
+    assert fused_split_pays(v["sw16"].config, 16, 4096, 2) and fused_split_pays(v["sw64"].config, 64, 4096, 2)
+    assert fused_split_pays(v["hoist"].config, 1024, 1024, 4)
+    assert not fused_split_pays(v["t64"].config, 256, 256, 16)
+    assert not fused_split_pays(v["hoist"].config, 512, 512, 16)

@@ -22,6 +22,7 @@ from tcforge.gemm.variants import (
     choose_streamk,
     choose_streamk_small,
     cluster_tiles,
+    fused_split_pays,
     kernel_dims,
 )
 
@@ -82,19 +83,21 @@ def resident_clusters(fn: Any, threads: int, smem: int, cm: int, sms: int) -> in
 _sk_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
 
 
-def streamk_workspace(device: int, stream: int, slots: int, slot_floats: int) -> tuple[Any, Any]:
-    """Stream-K partial slots (float32) and their ready flags (int32, zero between launches: each launch's owners
-    reset what they consumed), one pair per (device, stream), grown on demand. Launches on one stream run in order;
-    two streams get two workspaces. (A CUDA graph keeps the workspace of the stream it was captured on.)"""
+def partial_workspace(device: int, stream: int, flags: int, floats: int) -> tuple[Any, Any]:
+    """fp32 partial slots and int32 flags or counters for stream-K and in-kernel split-K, one pair per (device,
+    stream), grown on demand. The flags are zero between launches (each launch resets what it used), so the two
+    kinds of launch share them. Launches on one stream run in order; two streams get two workspaces. (A CUDA graph
+    keeps the workspace of the stream it was captured on.)"""
     import torch
 
     key = (device, stream)
     have = _sk_buffers.get(key)
-    if have is None or have[1].numel() < slots or have[0].numel() < slots * slot_floats:
-        n = max(slots, have[1].numel() if have is not None else 0)
-        ws = torch.empty(n * slot_floats, dtype=torch.float32, device=f"cuda:{device}")
-        flags = torch.zeros(n, dtype=torch.int32, device=f"cuda:{device}")
-        have = _sk_buffers[key] = (ws, flags)
+    if have is None or have[1].numel() < flags or have[0].numel() < floats:
+        nf = max(flags, have[1].numel() if have is not None else 0)
+        nw = max(floats, have[0].numel() if have is not None else 0)
+        ws = torch.empty(nw, dtype=torch.float32, device=f"cuda:{device}")
+        fl = torch.zeros(nf, dtype=torch.int32, device=f"cuda:{device}")
+        have = _sk_buffers[key] = (ws, fl)
     return have
 
 
@@ -155,6 +158,9 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
     return cfg, splits
 
 
+SPLIT_MODES = ("auto", "fused", "planes")
+
+
 def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
     """Clusters when stream-K `variant` shares every unit of a launch it would otherwise split over K (as many pieces
     at once as split-K, each >= 4 k-tiles: no fp32 planes, no reduction kernel); 0 when it would not."""
@@ -180,7 +186,6 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         AUTO_SK,
         MID_AUTO,
         SMALL_AUTO,
-        SMALL_AUTO_SK,
         STREAMK_MIN_GAIN,
         SWAP_MAX_M,
         TILE_MARGIN,
@@ -212,14 +217,9 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
             t = estimate_us(VARIANTS[name], *args)
             if t < t_best:
                 best, t_best = VARIANTS[name], t
-    if best is not small:
-        return replace(plan, variant=best)
-    # stream-K moves whole 64-row partial fragments where split-K's planes hold only the rows that exist: below
-    # one full tile of rows split-K is cheaper (16x4096x4096: 0.81x vs 0.75x of cuBLAS, gemm_small_auto_v1.json)
-    sk = VARIANTS[SMALL_AUTO_SK]
-    if plan.m >= sk.config.bm and small_streamk(sk, plan, sms):
-        return replace(plan, variant=sk)
-    return replace(plan, variant=small)
+    # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
+    # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
+    return replace(plan, variant=best)
 
 
 def run_plan(
@@ -231,9 +231,10 @@ def run_plan(
     *,
     splits: int | None = None,
     streamk: tuple[int, int] | None = None,
+    split_mode: str = "auto",
 ) -> Any:
     """Execute a validated plan (padding copies, tensor maps, launch, split-K reduction) and return C."""
-    prepared = prepare_plan(plan, a, b, scale_a, scale_b, splits=splits, streamk=streamk)
+    prepared = prepare_plan(plan, a, b, scale_a, scale_b, splits=splits, streamk=streamk, split_mode=split_mode)
     prepared()
     return prepared.result()
 
@@ -254,10 +255,12 @@ class Prepared:
         keep: list[Any],
         sk_units: int = 0,
         poison: list[Any] | None = None,
+        splits: int = 1,
     ) -> None:
         self.fn, self.grid, self.threads, self.smem, self.args = fn, grid, threads, smem, args
         self.reduce, self.c, self.n, self.keep = reduce, c, n, keep
         self.sk_units = sk_units  # units shared by stream-K in this launch (0: none)
+        self.splits = splits  # K splits of each tile (1: none)
         self.poison = poison or []  # buffers filled with NaN before each launch when POISON_OUTPUT is set
 
     def __call__(self) -> None:
@@ -288,9 +291,14 @@ def prepare_plan(
     *,
     splits: int | None = None,
     streamk: tuple[int, int] | None = None,
+    split_mode: str = "auto",
 ) -> Prepared:
     """Build buffers, tensor maps and kernel arguments for a validated plan (no launch). `splits` forces a split-K
-    factor, `streamk=(clusters, sk_units)` a stream-K grid and share (tests: both roles on small shapes)."""
+    factor, `streamk=(clusters, sk_units)` a stream-K grid and share (tests: both roles on small shapes). A split
+    launch of a TMA variant reduces inside the kernel ("fused") or through fp32 planes and tcf_splitk_reduce
+    ("planes"), the same bits either way; `split_mode="auto"` takes the one `fused_split_pays` predicts faster."""
+    if split_mode not in SPLIT_MODES:
+        raise TcforgeError(f"split_mode must be one of {', '.join(SPLIT_MODES)}, got {split_mode!r}")
     import torch
 
     from tcforge.runtime import tensormap as tm
@@ -337,8 +345,12 @@ def prepare_plan(
         oc = 16 // ob
         ldc = -(-n // oc) * oc
         c = torch.empty((m, ldc), dtype=_torch_dtype(plan.out_kind), device=a.device)
+        fused = cfg.splitk_fused and nsplit > 1
+        if fused and split_mode != "fused":
+            fused = split_mode == "auto" and fused_split_pays(cfg, m, n, nsplit)
+        planes = nsplit > 1 and not fused  # one fp32 plane of C per split, summed by tcf_splitk_reduce
         target = c
-        if nsplit > 1:
+        if planes:
             target = torch.empty((nsplit, m, ldc), dtype=torch.float32, device=a.device)
 
         build = Build(cfg, plan.in_kind, plan.out_kind, plan.b_kmajor)
@@ -383,7 +395,8 @@ def prepare_plan(
                 resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm, sms)
             clusters = persistent_clusters(units, sms, cfg.cm, resident)
             if small_sk and not resident:  # no residency count: stream-K is off, split K as the variant would
-                return prepare_plan(plan, a, b, scale_a, scale_b, splits=launch_config(plan.variant, plan, sms)[1])
+                return prepare_plan(plan, a, b, scale_a, scale_b, splits=launch_config(plan.variant, plan, sms)[1],
+                                    split_mode=split_mode)
             if small_sk:
                 clusters, sk_units = min(small_sk, resident), units
             elif cfg.streamk and resident:
@@ -397,17 +410,23 @@ def prepare_plan(
             if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, num_kt)):
                 raise TcforgeError(f"forced stream-K needs clusters >= 1, 0 <= sk_units <= {units}, a 32-bit schedule")
         sk_ws = sk_flags = None
-        if sk_units:
+        slot_floats = 128 * (cfg.wg_rows // 64) * (cfg.bn // 2)  # one consumer warpgroup's fp32 accumulators
+        stream = torch.cuda.current_stream().cuda_stream
+        if sk_units:  # a slot and a flag per (cluster, CTA, consumer warpgroup)
             slots = clusters * cfg.cm * cfg.nc
-            slot_floats = 128 * (cfg.wg_rows // 64) * (cfg.bn // 2)
-            sk_ws, sk_flags = streamk_workspace(dev, torch.cuda.current_stream().cuda_stream, slots, slot_floats)
+            sk_ws, sk_flags = partial_workspace(dev, stream, slots, slots * slot_floats)
+        elif planes and cfg.splitk_fused:  # the in-kernel split-K build writes its planes into sk_ws
+            sk_ws = target
+        elif fused:  # a counter per tile slice, a slot per slice and split
+            slices = cluster_tiles(cfg, m, n) * cfg.cm * (1 if cfg.pingpong else cfg.nc)
+            sk_ws, sk_flags = partial_workspace(dev, stream, slices, slices * nsplit * slot_floats)
         args = [
             map_a,
             map_b,
             map_c,
             ctypes.c_void_p(ka_ptr),
             ctypes.c_void_p(kb_ptr),
-            ctypes.c_void_p(target.data_ptr()),
+            ctypes.c_void_p((c if cfg.splitk_fused else target).data_ptr()),
             ctypes.c_int(km),
             ctypes.c_int(kn),
             ctypes.c_int(kp),
@@ -424,7 +443,7 @@ def prepare_plan(
         ]
         grid = (clusters * cfg.cm, 1, 1)
         reduce = None
-        if nsplit > 1:
+        if planes:
             total = m * ldc
             rgrid = max(1, min(_ceil(total, 256), sms * 8))
             rargs = [
@@ -441,5 +460,5 @@ def prepare_plan(
             reduce = ((rgrid, 1, 1), rargs)
         keep = [c, target, a2, b_keep, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
-        poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units else [])
-        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison)
+        poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
+        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit)

@@ -39,12 +39,17 @@ class Build:
 
 
 def split_config(config: KernelConfig) -> KernelConfig:
-    """The split-K build of a config: fp32 partials stored directly, so no staging buffers."""
+    """The split-K build of a config. TMA variants: the same kernel with SK_FUSED, which per launch either reduces
+    inside the kernel (the last split of a tile adds the others' partials and runs the normal epilogue) or writes
+    fp32 planes for tcf_splitk_reduce (api.prepare_plan's split_mode). The cp.async baseline: planes only, written
+    directly (no staging buffers)."""
+    if config.use_tma:
+        return replace(config, splitk_fused=True, streamk=False, streamk_trace=False)
     return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
 
 
 def configs_of(variant: Variant) -> list[KernelConfig]:
-    """The kernel configs a variant may launch (its own, plus the split-K build when it splits)."""
+    """The kernel configs a variant may launch (its own, plus its split-K build when it splits)."""
     out = [variant.config]
     if variant.splitk_auto:
         out.append(split_config(variant.config))

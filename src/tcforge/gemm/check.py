@@ -108,9 +108,11 @@ def check_one(
     splits: int | None = None,
     streamk: tuple[int, int] | None = None,
     with_cublas: bool = True,
+    split_mode: str = "auto",
 ) -> CheckResult:
     """Run one variant on fresh data and compare with float64 and cuBLAS (`with_cublas=False`: not cuBLAS — under
-    compute-sanitizer, whose racecheck reports hazards inside some cuBLAS kernels)."""
+    compute-sanitizer, whose racecheck reports hazards inside some cuBLAS kernels; `split_mode`: how a split launch
+    reduces, api.prepare_plan)."""
     import torch
 
     from tcforge.gemm import api
@@ -124,7 +126,7 @@ def check_one(
         tol = max(tol, FP8_TOLERANCE_SHORT_K if k <= 8192 else FP8_TOLERANCE_LONG_K)
     try:
         plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
-        out = api.run_plan(plan, a, b, sa, sb, splits=splits, streamk=streamk)
+        out = api.run_plan(plan, a, b, sa, sb, splits=splits, streamk=streamk, split_mode=split_mode)
         torch.cuda.synchronize()
         ref = reference(a, b, sa, sb)
         err = rel_err(out, ref)

@@ -71,6 +71,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
         **({"STREAMK": 1} if config.streamk else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
+        **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
         **({"A_MN": 1} if a_mn else {}),  # swapped, row-major B: an MN-major A operand
     }
@@ -107,6 +108,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> st
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
         ("sw", config.swap_ab),
+        ("fsk", config.splitk_fused),
     )
     parts += [f for f, on in flags if on]
     if config.epi_bufs != 2:

@@ -55,6 +55,7 @@ class KernelConfig:
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
+    splitk_fused: bool = False  # split-K inside the kernel: the last split of a tile adds the partials and stores it
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -83,8 +84,9 @@ class KernelConfig:
             raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 128 accumulators")
         if self.bk_bytes not in (64, 128):
             raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
-        if self.smem_bytes() > MAX_SMEM:
-            raise TcforgeError(f"{self}: needs {self.smem_bytes()} B of shared memory (> {MAX_SMEM})")
+        static = 16 if self.splitk_fused else 0  # the in-kernel split-K's per-warpgroup "last" flags
+        if self.smem_bytes() + static > MAX_SMEM:
+            raise TcforgeError(f"{self}: needs {self.smem_bytes() + static} B of shared memory (> {MAX_SMEM})")
         if (self.cm > 1 or self.tma_store) and not self.use_tma:
             raise TcforgeError(f"{self}: clusters and the staged epilogue need the TMA path")
         if not 2 <= self.epi_bufs <= 8:
@@ -103,6 +105,8 @@ class KernelConfig:
             raise TcforgeError(f"{self}: the stream-K trace needs a stream-K build")
         if self.streamk and (not self.use_tma or self.pingpong or self.splitk or self.promote):
             raise TcforgeError(f"{self}: stream-K needs the TMA path, no ping-pong, no split-K build, no promotion")
+        if self.splitk_fused and (not self.use_tma or self.splitk or self.streamk):
+            raise TcforgeError(f"{self}: in-kernel split-K needs the TMA path and neither the planes nor stream-K")
         if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64 or self.bn % 8):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
                                "consumer warpgroup and BN a multiple of 8 up to 64")
@@ -369,7 +373,13 @@ COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (64, 128, 1): 0.30,
               (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # the last three: swapped (sw16/32/64)
 COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (64, 128, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
-SPLIT_BYTES_PER_US = 1.1e6
+# a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
+# slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
+# batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
+FUSED_FIXED_US = 0.8
+FUSED_BATCH_US = 0.4
+PLANES_FIXED_US = 1.4
+PLANES_US_PER_BYTE = 0.6e-6
 # no launch is faster than streaming its operands and C once from HBM (small M: B alone). The swapped 16- and
 # 32-column tiles reach 4.2 TB/s (16x4096x4096: 33.6 MB in 9.6 us with 2 us fixed and a reduction, a
 # device-to-device copy 4.27), the 64x128 tile and the swapped 64-column tile 90 % of it (gemm_small_swap.json,
@@ -407,7 +417,39 @@ def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int
         t = tiles * kt / clusters * COST_KT_US[key]
         return max(t, floor) + COST_FIXED_US[key] + STREAMK_FIXUP_US[in_kind]
     t = _cdiv(tiles * splits, clusters) * _cdiv(kt, splits) * COST_KT_US[key]
-    return max(t, floor) + COST_FIXED_US[key] + (splits * m * n * 4 / SPLIT_BYTES_PER_US if splits > 1 else 0.0)
+    return max(t, floor) + COST_FIXED_US[key] + (split_reduce_us(c, m, n, splits) if splits > 1 else 0.0)
+
+
+def fused_split_batches(config: KernelConfig, splits: int) -> int:
+    """Batches of loads in flight the in-kernel split-K's last split issues per thread (mirrors C4 / G / U in
+    fused_split_arrive): up to 16 float4 of one slot (8 beside 128 accumulators), several slots when one holds
+    fewer than 8."""
+    mi, c4 = config.wg_rows // 64, config.bn // 8
+    g = c4 if c4 <= 16 and mi * c4 * 4 <= 64 else min(c4, 8)
+    u = 8 // c4 if g == c4 and c4 < 8 else 1
+    return mi * _cdiv(c4, g) * _cdiv(splits, u)
+
+
+def fused_split_us(config: KernelConfig, splits: int) -> float:
+    """Predicted cost of reducing a split launch inside the kernel (the last split's loads, latency-bound)."""
+    return FUSED_FIXED_US + FUSED_BATCH_US * fused_split_batches(config, splits)
+
+
+def planes_split_us(m: int, n: int, splits: int) -> float:
+    """Predicted cost of reducing a split launch through fp32 planes (a second launch, bytes of planes)."""
+    return PLANES_FIXED_US + splits * m * n * 4 * PLANES_US_PER_BYTE
+
+
+def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
+    """Whether a split launch reduces inside the kernel rather than through planes: measured faster up to a few
+    slots per tile (no second launch), slower where one SM must read many (16 splits: 256x256x65536)."""
+    return fused_split_us(config, splits) <= planes_split_us(m, n, splits)
+
+
+def split_reduce_us(config: KernelConfig, m: int, n: int, splits: int) -> float:
+    """What reducing a split launch adds: the cheaper of the two ways (the cp.async baseline has only planes)."""
+    planes = planes_split_us(m, n, splits)
+    return min(planes, fused_split_us(config, splits)) if config.use_tma else planes
 
 
 def kernel_dims(config: KernelConfig, m: int, n: int) -> tuple[int, int]:

@@ -12,6 +12,8 @@
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
 //   clusters; a piece that ends before its unit's K does leaves its fp32 partial in a workspace slot, the cluster
 //   whose piece ends the unit's K adds the partials and stores the tile)
+//   SK_FUSED (split-K inside the kernel: the splits of a tile leave fp32 partials in workspace slots and count
+//   themselves in; the one arriving last adds them in split order and stores the tile: no planes, no second launch)
 //   TRANS_C (swapped product: the kernel computes C^T = B^T A^T, its A operand being B — K-major from column-major
 //   B, MN-major from row-major 16-bit B with A_MN — and its B operand A (K-major); M and N below are then the
 //   problem's N and M, and the epilogue writes each accumulator tile transposed into row-major C: small M becomes
@@ -34,6 +36,9 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #endif
 #ifndef A_MN
 #define A_MN 0   // swapped product with row-major B: the kernel's A operand (B^T) is MN-major, loaded in 64-column slabs
+#endif
+#ifndef SK_FUSED
+#define SK_FUSED 0
 #endif
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
@@ -70,6 +75,7 @@ static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block p
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
+static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || (TRANS_C && BM == 64 && IN_KIND != 2), "an MN-major A: swapped 16-bit product, 64 rows");
@@ -174,8 +180,10 @@ __device__ __forceinline__ uint32_t swz(uint32_t off, uint32_t mask) { return of
 //@@WGMMA@@
 
 // ---------------------------------------------------------------- output conversion
+// PLANE: an fp32 split-K plane, whatever the output type (the in-kernel split-K build's planes mode)
+template <bool PLANE = false>
 __device__ __forceinline__ void store_pair(void* C, int64_t idx, float x, float y, bool two) {
-  if constexpr (OUT_BYTES == 4) {
+  if constexpr (OUT_BYTES == 4 || PLANE) {
     float* c = reinterpret_cast<float*>(C) + idx;
     if (two) *reinterpret_cast<float2*>(c) = make_float2(x, y); else c[0] = x;
   } else if constexpr (OUT_KIND == 1) {
@@ -292,6 +300,73 @@ __device__ __forceinline__ void sk_add_partial(float (&acc)[MI][ACC_N], const fl
     }
 }
 
+#if SK_FUSED
+// ---------------------------------------------------------------- split-K inside the kernel (no planes, no reduction)
+// Every split of a tile slice (one consumer warpgroup's rows of one CTA) stores its fp32 partial in the slice's slot
+// for that split and counts itself in on the slice's counter; the split that arrives last adds all slots in split
+// order starting from 0 (the order of tcf_splitk_reduce: bit-identical results) and stores the tile through the
+// normal epilogue, resetting the counter for the next launch. Nobody waits. Returns whether this warpgroup stores.
+constexpr int FS_SLICES = PINGPONG ? 1 : NC;   // counters per CTA tile: one per warpgroup that owns rows of it
+__device__ __forceinline__ bool fused_split_arrive(float (&acc)[MI][ACC_N], float* slots, int* counter, int split,
+                                                   int splits, int wg, volatile int* last) {
+  const int lt = threadIdx.x % 128;
+  float4* mine = reinterpret_cast<float4*>(slots + (int64_t)split * SK_SLOT) + lt;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_N / 4; ++i)
+      __stcg(mine + (mi * ACC_N / 4 + i) * 128,
+             make_float4(acc[mi][4 * i], acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]));
+  named_sync(5 + wg, 128);   // every thread's stores precede the count below
+  if (lt == 0) {
+    int old;
+    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+    const int is_last = old == splits - 1;
+    if (is_last) asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(counter), "r"(0) : "memory");
+    *last = is_last;
+  }
+  named_sync(5 + wg, 128);   // the acquire above precedes every thread's loads
+  if (!*last) return false;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_N; ++i) acc[mi][i] = 0.f;
+  // the loads are latency-bound (one SM reads every split's slot): per batch up to 16 float4 per thread in flight
+  // (8 beside 128 accumulators: no spill), several slots per batch when a slot holds fewer
+  constexpr int C4 = ACC_N / 4;                          // float4 per thread per m-block in one slot
+  constexpr int G = C4 <= 16 && MI * ACC_N <= 64 ? C4 : (C4 < 8 ? C4 : 8);   // float4 of one slot per batch
+  constexpr int U = G == C4 && C4 < 8 ? 8 / C4 : 1;      // slots per batch
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int g = 0; g < C4; g += G) {
+      const float4* src = reinterpret_cast<const float4*>(slots) + (mi * C4 + g) * 128 + lt;
+#pragma unroll 1
+      for (int z = 0; z < splits; z += U, src += U * (SK_SLOT / 4)) {
+        float4 p[U][G];
+#pragma unroll
+        for (int v = 0; v < U; ++v)
+#pragma unroll
+          for (int i = 0; i < G; ++i)
+            if (z + v < splits) p[v][i] = __ldcg(src + v * (SK_SLOT / 4) + i * 128);
+#pragma unroll
+        for (int v = 0; v < U; ++v) {   // in split order
+          if (z + v < splits) {
+#pragma unroll
+            for (int i = 0; i < G; ++i) {
+              acc[mi][4 * (g + i)] += p[v][i].x;
+              acc[mi][4 * (g + i) + 1] += p[v][i].y;
+              acc[mi][4 * (g + i) + 2] += p[v][i].z;
+              acc[mi][4 * (g + i) + 3] += p[v][i].w;
+            }
+          }
+        }
+      }
+    }
+  return true;
+}
+#endif
+
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
   if constexpr (A_MN) return make_desc(a_stage + ks * 16 * 128, BK * 128, 1024, 1);   // one 64-column slab
@@ -326,6 +401,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
 }
 
 // ---------------------------------------------------------------- epilogues (one consumer warpgroup's rows)
+template <bool PLANE = false>
 __device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C, int M, int N, int64_t ldc,
                                                 int row0, int col0, float alpha) {
   const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
@@ -341,12 +417,12 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C
         if (row < M && col < N) {
           const float x = acc[mi][j * 4 + h * 2] * alpha, y = acc[mi][j * 4 + h * 2 + 1] * alpha;
           if constexpr (TRANS_C) {   // C^T: this (row, col) is C[col][row]; the pair runs down a column of C
-            store_pair(C, (int64_t)col * ldc + row, x, 0.f, false);
-            if (col + 1 < N) store_pair(C, (int64_t)(col + 1) * ldc + row, y, 0.f, false);
+            store_pair<PLANE>(C, (int64_t)col * ldc + row, x, 0.f, false);
+            if (col + 1 < N) store_pair<PLANE>(C, (int64_t)(col + 1) * ldc + row, y, 0.f, false);
           } else {
             const bool two = pair_ok && col + 1 < N;
-            store_pair(C, (int64_t)row * ldc + col, x, y, two);
-            if (!two && col + 1 < N) store_pair(C, (int64_t)row * ldc + col + 1, y, 0.f, false);
+            store_pair<PLANE>(C, (int64_t)row * ldc + col, x, y, two);
+            if (!two && col + 1 < N) store_pair<PLANE>(C, (int64_t)row * ldc + col + 1, y, 0.f, false);
           }
         }
       }
@@ -618,6 +694,22 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       if constexpr (PINGPONG) {
         if (u + num_clusters < units) named_arrive(ORDER_BAR + (1 - wg), 256);   // the other may start its tile
       }
+#if SK_FUSED
+      if (splits > 1) {
+        if (sk_flags == nullptr) {   // planes mode: an fp32 plane of C per split in sk_ws, tcf_splitk_reduce sums
+          const int64_t plane = (int64_t)(TRANS_C ? N : M) * ldc;
+          epilogue_direct<true>(acc, sk_ws + (u % splits) * plane, M, N, ldc,
+                                w.m_tile * BM + wg * WG_A * WG_ROWS, w.n_tile * BN, 1.f);
+          continue;
+        }
+        // slice = (cluster tile, CTA rank, warpgroup): its counter, then its `splits` slots
+        __shared__ int fs_last[NC];
+        const int slice = ((u / splits) * CM + rank) * FS_SLICES + (PINGPONG ? 0 : wg);
+        if (!fused_split_arrive(acc, sk_ws + (int64_t)slice * splits * SK_SLOT, sk_flags + slice, u % splits, splits,
+                                wg, fs_last + wg))
+          continue;
+      }
+#endif
       store(w, u % splits);
     }
     if constexpr (STREAMK) {
