@@ -177,8 +177,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     `estimate_us` predicts fastest (a smaller tile must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
     tile (sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
     stream-K build where its last round of tiles is under half full and the model predicts >= STREAMK_MIN_GAIN
-    from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS); the 64x128 tile its stream-K build
-    where it would split K and M fills its 64 rows. Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
+    from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS). A split launch reduces inside the
+    kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
     0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
     -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
     from tcforge.gemm.variants import (

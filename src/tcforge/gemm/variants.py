@@ -311,7 +311,7 @@ for _v in LADDER:
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (1536^3, 3072^3)
-SMALL_AUTO, SMALL_AUTO_SK = "t64", "t64_sk"  # `auto` for small M and launches rung 9 would split over K
+SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
