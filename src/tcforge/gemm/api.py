@@ -345,9 +345,8 @@ def prepare_plan(
         oc = 16 // ob
         ldc = -(-n // oc) * oc
         c = torch.empty((m, ldc), dtype=_torch_dtype(plan.out_kind), device=a.device)
-        fused = cfg.splitk_fused and nsplit > 1
-        if fused and split_mode != "fused":
-            fused = split_mode == "auto" and fused_split_pays(cfg, m, n, nsplit)
+        fused = cfg.splitk_fused and nsplit > 1 and (
+            split_mode == "fused" or (split_mode == "auto" and fused_split_pays(cfg, m, n, nsplit)))
         planes = nsplit > 1 and not fused  # one fp32 plane of C per split, summed by tcf_splitk_reduce
         target = c
         if planes:

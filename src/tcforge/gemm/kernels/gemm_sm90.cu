@@ -265,15 +265,19 @@ __device__ __forceinline__ SkShare sk_share(int c, int sk_units, int num_kt, int
 }
 // slot of (cluster, CTA rank, consumer warpgroup): MI * ACC_N floats per thread, stored [i / 4][thread] as float4
 constexpr int SK_SLOT = 128 * MI * ACC_N;
-__device__ __forceinline__ void sk_store_partial(float (&acc)[MI][ACC_N], float* slot, int* flag, int wg) {
-  const int lt = threadIdx.x % 128;
-  float4* dst = reinterpret_cast<float4*>(slot) + lt;
+// one consumer warpgroup's accumulators into a slot in that layout (L2 only: another SM reads them)
+__device__ __forceinline__ void store_slot(float (&acc)[MI][ACC_N], float* slot) {
+  float4* dst = reinterpret_cast<float4*>(slot) + threadIdx.x % 128;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
     for (int i = 0; i < ACC_N / 4; ++i)
       __stcg(dst + (mi * ACC_N / 4 + i) * 128,
              make_float4(acc[mi][4 * i], acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]));
+}
+__device__ __forceinline__ void sk_store_partial(float (&acc)[MI][ACC_N], float* slot, int* flag, int wg) {
+  const int lt = threadIdx.x % 128;
+  store_slot(acc, slot);
   named_sync(5 + wg, 128);   // every thread's stores precede the release below
   if (lt == 0) asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(flag), "r"(1) : "memory");
 }
@@ -310,13 +314,7 @@ constexpr int FS_SLICES = PINGPONG ? 1 : NC;   // counters per CTA tile: one per
 __device__ __forceinline__ bool fused_split_arrive(float (&acc)[MI][ACC_N], float* slots, int* counter, int split,
                                                    int splits, int wg, volatile int* last) {
   const int lt = threadIdx.x % 128;
-  float4* mine = reinterpret_cast<float4*>(slots + (int64_t)split * SK_SLOT) + lt;
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int i = 0; i < ACC_N / 4; ++i)
-      __stcg(mine + (mi * ACC_N / 4 + i) * 128,
-             make_float4(acc[mi][4 * i], acc[mi][4 * i + 1], acc[mi][4 * i + 2], acc[mi][4 * i + 3]));
+  store_slot(acc, slots + (int64_t)split * SK_SLOT);
   named_sync(5 + wg, 128);   // every thread's stores precede the count below
   if (lt == 0) {
     int old;
