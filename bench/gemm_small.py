@@ -2,10 +2,11 @@
 kernels' device time read with torch.profiler, so a slow shape shows whether the kernel or the launch costs the time.
 
     python3 bench/gemm_small.py [--variants auto,hoist,bm64,t128,t64,t64_sk] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
-        [--shapes 512x512x512,1024x1024x1024] [--b-col] [--tag NAME]
+        [--shapes 512x512x512,1024x1024x1024] [--b-col] [--a-col] [--tag NAME]
 
 A variant written NAME@fused or NAME@planes forces how its split launches reduce (inside the kernel, or through
 fp32 planes and the reduction kernel); plain NAME lets the launcher choose (api.prepare_plan's split_mode="auto").
+`--a-col` stores 16-bit a column-major (a transposed view, the kernel's MN-major A operand; cuBLAS gets the same view).
 
 Writes bench/results/gemm_small[_TAG].json: per (shape, dtype pair, variant) the check (error vs float64 and its
 bound), the CUDA-graph median time and TFLOP/s, cuBLAS's in the same run (fp8: both accumulation modes), the ratio,
@@ -45,7 +46,11 @@ def kernel_times(fn: Any, calls: int = 20) -> list[dict[str, Any]]:
 
 
 def run(
-    shapes: list[tuple[int, int, int]], combos: list[tuple[str, str]], variants: list[str], b_col: bool = False
+    shapes: list[tuple[int, int, int]],
+    combos: list[tuple[str, str]],
+    variants: list[str],
+    b_col: bool = False,
+    a_col: bool = False,
 ) -> list[dict]:
     import torch
 
@@ -59,8 +64,9 @@ def run(
     for m, n, k in shapes:
         for in_kind, out_kind in combos:
             kmajor = in_kind == "e4m3" or b_col  # 16-bit B column-major with --b-col (nn.Linear's weight.t())
+            akmajor = not (a_col and in_kind != "e4m3")  # 16-bit a column-major with --a-col
             seed = int(time.time() * 1000) % 100000  # fresh inputs every run
-            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed)
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed, akmajor)
             od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
             flop = 2.0 * m * n * k
             peers = {"cublas": partial(cublas, a, b, sa, sb, out_kind)}
@@ -71,11 +77,12 @@ def run(
             for spec in variants:
                 v, _, mode = spec.partition("@")
                 mode = mode or "auto"
-                chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode)
+                chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode,
+                                a_kmajor=akmajor)
                 api.POISON_OUTPUT = False
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
-                                       "split_mode": mode, "b_kmajor": kmajor, "ok": chk.ok, "rel_err": chk.rel_err,
-                                       "tol": chk.tol, "error": chk.error}
+                                       "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "ok": chk.ok,
+                                       "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
                 try:
                     plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
                     prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode)
@@ -110,12 +117,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--shapes", default="", help="comma list of MxNxK (default: the small set)")
     ap.add_argument("--tag", default="")
     ap.add_argument("--b-col", action="store_true", help="16-bit B column-major too (fp8 B always is)")
+    ap.add_argument("--a-col", action="store_true", help="16-bit a column-major (fp8 a stays row-major)")
     ap.add_argument("--out", default="bench/results")
     args = ap.parse_args(argv)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     combos = [tuple(c.split(":")) for c in args.combos.split(",")]
     t0 = time.time()
-    rows = run(shapes, combos, args.variants.split(","), args.b_col)  # type: ignore[arg-type]
+    rows = run(shapes, combos, args.variants.split(","), args.b_col, args.a_col)  # type: ignore[arg-type]
     import torch
 
     path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"

@@ -35,6 +35,9 @@ STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((204
 STREAMK_SMALL = [(256, 4096, 4096), (1024, 1024, 1024), (200, 3000, 5000)]
 # the swapped product's own case: small M (one tile or a part of one along M), split-K when N leaves SMs idle
 SWAP_SHAPES = [(16, 4096, 4096), (33, 1000, 2000), (64, 300, 8192), (100, 4096, 1024)]
+# a column-major a (the kernel's MN-major A operand): partial tiles, M not a multiple of 8 (the padded copy), split K
+A_COL_SHAPES = [(129, 257, 136), (1000, 1000, 1000), (37, 4096, 4096), (256, 384, 65536)]
+A_COL_COMBOS = [("fp16", "fp32", False), ("bf16", "bf16", True), ("fp16", "fp16", True), ("bf16", "fp32", False)]
 
 
 def _streamk_variants() -> list[str]:
@@ -72,7 +75,14 @@ def run_one_variant(name: str, small: bool) -> None:
             seed += 1
             r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed)
             print(json.dumps(r.as_dict()), flush=True)
-    if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "sw16", "sw32", "sw64"):
+    if name not in VARIANTS or not VARIANTS[name].config.swap_ab:  # column-major a (16-bit)
+        for (in_kind, out_kind, bk), (m, n, k) in itertools.product(A_COL_COMBOS, A_COL_SHAPES[:2] if small else
+                                                                     A_COL_SHAPES):
+            seed += 1
+            d = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, a_kmajor=False).as_dict()
+            d["variant"] = f"{name}(a col)"
+            print(json.dumps(d), flush=True)
+    if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "sw8", "sw16", "sw32", "sw64"):
         for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
             for (m, n, k), mode in itertools.product(((300, 500, 4096), (1, 8, 65536)), ("fused", "planes")):
                 seed += 1
@@ -169,6 +179,9 @@ def main() -> int:
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
                 r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False)
                 print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
+                if combo[0] != "e4m3" and not v.config.swap_ab:  # column-major a: the MN-major A operand
+                    r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False, a_kmajor=False)
+                    print(f"sanitize-shot {v.name}(a col) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
                 if v.config.swap_ab:  # small M: a C tile narrower than the wgmma's N
                     r = check_one(v.name, *combo, 13, 300, 520, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(13 rows) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
@@ -176,11 +189,16 @@ def main() -> int:
                            ("promote_cm1", ("e4m3", "bf16", True)), ("t128", ("bf16", "bf16", True)),
                            ("t64", ("fp16", "fp32", False)), ("sw16", ("fp16", "fp32", False)),
                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True)),
+                           ("sw8", ("e4m3", "bf16", True)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False))):
             if not only or name in only:  # split-K reduced inside the kernel, and through fp32 planes
                 for mode in ("fused", "planes"):
                     r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False, split_mode=mode)
                     print(f"sanitize-shot {name}(splits=3, {mode}) ok={r.ok} {r.error}", flush=True)
+                    if combo[0] != "e4m3" and not name.startswith("sw"):
+                        r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False,
+                                      split_mode=mode, a_kmajor=False)
+                        print(f"sanitize-shot {name}(a col, splits=3, {mode}) ok={r.ok} {r.error}", flush=True)
         for name in STREAMK_VARIANTS:
             if only and name not in only:
                 continue

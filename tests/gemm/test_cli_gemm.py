@@ -25,3 +25,8 @@ def test_unknown_variant_is_a_clean_error(capsys: pytest.CaptureFixture[str]) ->
 def test_run_rejects_unknown_dtype(capsys: pytest.CaptureFixture[str]) -> None:
     assert tcforge_main(["gemm", "run", "--dtype", "fp64"]) == 2
     assert "--dtype must be one of" in capsys.readouterr().err
+
+
+def test_run_refuses_a_column_major_fp8_a(capsys: pytest.CaptureFixture[str]) -> None:
+    assert tcforge_main(["gemm", "run", "--dtype", "e4m3", "--a-col-major"]) == 2
+    assert "fp8 wgmma reads A K-major" in capsys.readouterr().err

@@ -96,6 +96,40 @@ def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
     assert torch.equal(outs[0], outs[1])
 
 
+NOT_SWAPPED = [v.name for v in LADDER + SWEEP if not v.config.swap_ab]
+A_COL_COMBOS = [("fp16", "fp32", False), ("bf16", "bf16", True), ("fp16", "fp16", True), ("bf16", "fp32", False)]
+
+
+@pytest.mark.parametrize("combo", A_COL_COMBOS, ids=_pair_id)
+@pytest.mark.parametrize("variant", NOT_SWAPPED + ["auto"])
+def test_column_major_a_bits_equal_row_major(variant: str, combo: tuple) -> None:
+    """A column-major a (a transposed view) is read by wgmma as an MN-major A operand: the tensor core sums the same
+    products in the same order, so C is bit-identical to the row-major a's — on partial tiles, with M not a multiple
+    of 8 (the padded copy), with K split (forced 3 ways) — and within the bound of float64 and cuBLAS."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    _check(variant, combo, 129, 257, 136, seed=51)
+    od = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[combo[1]]
+    api.POISON_OUTPUT = True
+    for (m, n, k), splits in (((129, 257, 136), None), ((1000, 1000, 1000), None), ((37, 300, 4096), 3)):
+        a, b, _, _ = make_inputs(m, n, k, combo[0], combo[2], seed=m + k)
+        a_col = a.t().contiguous().t()
+        assert a_col.stride(0) == 1 and torch.equal(a_col, a)
+        plans = [plan_matmul(x, b, out_dtype=od, variant=variant) for x in (a, a_col)]
+        assert plans[0].a_kmajor and not plans[1].a_kmajor and plans[1].copy_a == (m % 8 != 0)
+        if not plans[0].variant.splitk_auto:  # forced split-K only where the variant has a split build
+            splits = None
+        row = api.run_plan(plans[0], a, b, splits=splits)
+        col = api.run_plan(plans[1], a_col, b, splits=splits)
+        torch.cuda.synchronize()
+        assert not torch.isnan(col).any()
+        assert torch.equal(col, row), (m, n, k, int((col != row).sum()))
+
+
 @pytest.mark.parametrize(
     "shape", [(512, 512, 512), (64, 4096, 4096), (1024, 1024, 1024), (100, 300, 2000), (1536, 1536, 1536)]
 )
@@ -114,7 +148,7 @@ def test_forced_split_k(splits: int) -> None:
 
 
 # variants whose split launches are compared between the two reductions of their split-K build
-FUSED_VS_PLANES = ["splitk", "t64", "t192", "sw16", "sw64", "tuned_pp", "promote"]
+FUSED_VS_PLANES = ["splitk", "t64", "t192", "sw8", "sw16", "sw64", "tuned_pp", "promote"]
 
 
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True),

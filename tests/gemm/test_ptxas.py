@@ -17,12 +17,18 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is no
 
 
 def _representative() -> list[Build]:
-    """One build per variant (fp16 -> fp32, row-major B) plus the last rung's fp8 and column-major builds."""
+    """One build per variant (fp16 -> fp32, row-major a and B) plus the last rung's fp8 and column-major-B builds,
+    and the column-major-a builds (MN-major A operand) of the cp.async baseline, the last rung and the small tile."""
+    from tcforge.gemm.variants import SMALL_AUTO, VARIANTS
+
     out = []
     for v in LADDER + SWEEP:
-        out += [b for b in all_builds([v]) if (b.in_kind, b.out_kind, b.b_kmajor) == ("fp16", "fp32", False)]
+        builds = all_builds([v], a_col=False)
+        out += [b for b in builds if (b.in_kind, b.out_kind, b.b_kmajor) == ("fp16", "fp32", False)]
     last = LADDER[-1]
-    out += [b for b in all_builds([last]) if (b.in_kind, b.b_kmajor) in (("e4m3", True), ("bf16", True))]
+    out += [b for b in all_builds([last], a_col=False) if (b.in_kind, b.b_kmajor) in (("e4m3", True), ("bf16", True))]
+    for v in (LADDER[0], last, VARIANTS[SMALL_AUTO]):
+        out += [b for b in all_builds([v]) if not b.a_kmajor and (b.in_kind, b.out_kind) == ("bf16", "bf16")]
     return out
 
 
@@ -43,7 +49,8 @@ def test_representative_builds_do_not_spill() -> None:
 @needs_nvcc
 @pytest.mark.slow
 def test_every_variant_every_input_type_does_not_spill() -> None:
-    """Each variant with each input type's default output and every B layout (`tcforge gemm build` does all 375)."""
+    """Each variant with each input type's default output and every operand layout (`tcforge gemm build` does all
+    879 builds)."""
     builds = [b for b in all_builds() if b.out_kind == SUPPORTED[b.in_kind][0]]
     _assert_clean(build_all(builds, workers=os.cpu_count() or 2))
 

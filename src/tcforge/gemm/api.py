@@ -42,9 +42,10 @@ def matmul(
     scale_b: Any = None,
     variant: str | int = "auto",
 ) -> Any:
-    """C = (scale_a * a) @ (scale_b * b) on an sm_90a GPU; a (M, K) row-major, b (K, N) row- or column-major.
+    """C = (scale_a * a) @ (scale_b * b) on an sm_90a GPU; a (M, K) and b (K, N) each row- or column-major.
 
-    fp16 -> fp16/fp32, bf16 -> bf16/fp32, e4m3 -> bf16/fp16/fp32 (b column-major, per-tensor float32 scales).
+    fp16 -> fp16/fp32, bf16 -> bf16/fp32, e4m3 -> bf16/fp16/fp32 (a row-major, b column-major, per-tensor float32
+    scales). A column-major 16-bit a (a transposed view) is read in place as the kernel's MN-major A operand.
     Any M, N, K >= 1. Operands whose row stride or base is not 16-byte aligned are first copied into a padded buffer
     (a documented slower path); wrong dtypes, shapes, layouts or devices raise TcforgeError saying what to change.
     """
@@ -175,7 +176,7 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 def refine_auto(plan: Plan, sms: int) -> Plan:
     """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192 tile and the 64x128 tile, the one
     `estimate_us` predicts fastest (a smaller tile must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
-    tile (sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
+    tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
     stream-K build where its last round of tiles is under half full and the model predicts >= STREAMK_MIN_GAIN
     from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS). A split launch reduces inside the
     kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
@@ -212,7 +213,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     for v, t in cands[1:]:
         if t * (1 + TILE_MARGIN) < t_best:
             best, t_best = v, t
-    if plan.m <= SWAP_MAX_M:  # the swapped product C^T = B^T A^T puts M in the wgmma's N: small M, small launches
+    # the swapped product C^T = B^T A^T puts M in the wgmma's N (small M, small launches); it reads a K-major
+    if plan.m <= SWAP_MAX_M and plan.a_kmajor:
         for name in swap_order(plan.m):
             t = estimate_us(VARIANTS[name], *args)
             if t < t_best:
@@ -319,12 +321,21 @@ def prepare_plan(
         small_sk = small_streamk(plan.variant, plan, sms) if splits is None and streamk is None else 0
         if small_sk:
             cfg, nsplit = plan.variant.config, 1
-        if plan.copy_a:
+        if not plan.a_kmajor:  # column-major a: its (K, M) storage, a.t(), is the kernel's MN-major A
+            at = a.t()
+            if plan.copy_a:
+                mpad = -(-m // align) * align
+                at = torch.zeros((kp, mpad), dtype=a.dtype, device=a.device)
+                at[:k, :m] = a.t()
+            a2 = at
+            lda = at.stride(0) if kp > 1 else -(-m // align) * align
+        elif plan.copy_a:
             a2 = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
             a2[:, :k] = a
+            lda = a2.stride(0) if m > 1 else kp
         else:
             a2 = a
-        lda = a2.stride(0) if m > 1 else kp
+            lda = a2.stride(0) if m > 1 else kp
         if plan.b_kmajor:
             bt = b.t()  # (N, K), K contiguous
             if plan.copy_b:
@@ -352,7 +363,7 @@ def prepare_plan(
         if planes:
             target = torch.empty((nsplit, m, ldc), dtype=torch.float32, device=a.device)
 
-        build = Build(cfg, plan.in_kind, plan.out_kind, plan.b_kmajor)
+        build = Build(cfg, plan.in_kind, plan.out_kind, plan.b_kmajor, plan.a_kmajor)
         fn = kernel_for(build, dev)
         bk = cfg.bk(plan.in_kind)
         # the kernel's operands: (A, B) = (a, b); the swapped product C^T = B^T A^T takes B^T as its A (K-major from
@@ -363,7 +374,8 @@ def prepare_plan(
             ka_ptr, k_lda, kb_ptr, k_ldb = kb_ptr, k_ldb, ka_ptr, k_lda
         if cfg.use_tma:
             dt = _tma_dtype(plan.in_kind)
-            if cfg.swap_ab and not plan.b_kmajor:  # B^T from row-major B: 64-column slabs, as an MN-major B loads
+            if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
+                # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
                 map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128)
             else:
                 map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes)

@@ -13,25 +13,30 @@ from tcforge.runtime.compile import CompiledModule, compile_cuda
 
 @dataclass(frozen=True)
 class Build:
-    """One cubin: a kernel config for one input/output type pair and B layout."""
+    """One cubin: a kernel config for one input/output type pair and operand layouts (B row- or column-major; a
+    row-major, or column-major for the 16-bit non-swapped tiles)."""
 
     config: KernelConfig
     in_kind: str
     out_kind: str
     b_kmajor: bool
+    a_kmajor: bool = True
 
     def __post_init__(self) -> None:
+        if not self.a_kmajor and not a_mn_ok(self.config, self.in_kind):
+            raise ValueError(f"no column-major-a build of {self.config} for {self.in_kind}: fp8 and the swapped tiles "
+                             "read a K-major")
         # fp32 promotion exists for fp8 only: a 16-bit build of a promoting variant is the plain build
         if self.config.promote and self.in_kind != "e4m3":
             object.__setattr__(self, "config", replace(self.config, promote=False))
 
     def source(self) -> str:
         """The rendered CUDA source."""
-        return codegen.render(self.config, self.in_kind, self.out_kind, self.b_kmajor)
+        return codegen.render(self.config, self.in_kind, self.out_kind, self.b_kmajor, self.a_kmajor)
 
     def tag(self) -> str:
         """Readable cache-file prefix."""
-        return codegen.tag(self.config, self.in_kind, self.out_kind, self.b_kmajor)
+        return codegen.tag(self.config, self.in_kind, self.out_kind, self.b_kmajor, self.a_kmajor)
 
     def compile(self) -> CompiledModule:
         """Compile (or fetch from the disk cache) for sm_90a."""
@@ -62,18 +67,31 @@ def b_layouts(in_kind: str) -> tuple[bool, ...]:
     return (True,) if in_kind == "e4m3" else (False, True)
 
 
-def all_builds(variants: list[Variant] | None = None) -> Iterator[Build]:
-    """Every distinct build of the given variants (default: the ladder and the sweep) over all supported types."""
+def a_mn_ok(config: KernelConfig, in_kind: str) -> bool:
+    """Whether a column-major a can be the kernel's MN-major A operand: 16-bit inputs (fp8 wgmma reads A K-major),
+    tiles that are not swapped (the swapped product reads a as its K-major B)."""
+    return in_kind != "e4m3" and not config.swap_ab
+
+
+def a_layouts(config: KernelConfig, in_kind: str) -> tuple[bool, ...]:
+    """a layouts a config is built for: row-major always, column-major where `a_mn_ok`."""
+    return (True, False) if a_mn_ok(config, in_kind) else (True,)
+
+
+def all_builds(variants: list[Variant] | None = None, a_col: bool = True) -> Iterator[Build]:
+    """Every distinct build of the given variants (default: the ladder and the sweep) over all supported types and
+    operand layouts (`a_col=False`: row-major a only)."""
     seen: set[Build] = set()
     for v in variants if variants is not None else LADDER + SWEEP:
         for cfg in configs_of(v):
             for in_kind, outs in SUPPORTED.items():
                 for out_kind in outs:
                     for bk in b_layouts(in_kind):
-                        b = Build(cfg, in_kind, out_kind, bk)
-                        if b not in seen:
-                            seen.add(b)
-                            yield b
+                        for ak in a_layouts(cfg, in_kind) if a_col else (True,):
+                            b = Build(cfg, in_kind, out_kind, bk, ak)
+                            if b not in seen:
+                                seen.add(b)
+                                yield b
 
 
 def build_all(builds: list[Build] | None = None, workers: int = 2) -> list[tuple[Build, CompiledModule]]:

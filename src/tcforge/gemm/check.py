@@ -35,14 +35,18 @@ class CheckResult:
     tol: float
     ok: bool
     error: str = ""
+    a_kmajor: bool = True
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return asdict(self)
 
 
-def make_inputs(m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int) -> tuple[Any, Any, Any, Any]:
-    """Random a (M, K) and b (K, N) on the GPU (b column-major when b_kmajor), plus fp8 scales (else None)."""
+def make_inputs(
+    m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int, a_kmajor: bool = True
+) -> tuple[Any, Any, Any, Any]:
+    """Random a (M, K) and b (K, N) on the GPU (b column-major when b_kmajor; a column-major, a transposed view,
+    when not a_kmajor), plus fp8 scales (else None)."""
     import torch
 
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -55,7 +59,7 @@ def make_inputs(m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int)
         sb = torch.rand((), generator=g, device="cuda") + 0.5
         return a, bt.t(), sa.float(), sb.float()
     dt = torch.float16 if in_kind == "fp16" else torch.bfloat16
-    a = a.to(dt)
+    a = a.to(dt) if a_kmajor else a.t().contiguous().to(dt).t()
     b = bt.to(dt).t() if b_kmajor else bt.t().contiguous().to(dt)
     return a, b, None, None
 
@@ -109,6 +113,7 @@ def check_one(
     streamk: tuple[int, int] | None = None,
     with_cublas: bool = True,
     split_mode: str = "auto",
+    a_kmajor: bool = True,
 ) -> CheckResult:
     """Run one variant on fresh data and compare with float64 and cuBLAS (`with_cublas=False`: not cuBLAS — under
     compute-sanitizer, whose racecheck reports hazards inside some cuBLAS kernels; `split_mode`: how a split launch
@@ -119,7 +124,7 @@ def check_one(
     from tcforge.gemm.validate import plan_matmul
 
     api.POISON_OUTPUT = True
-    a, b, sa, sb = make_inputs(m, n, k, in_kind, b_kmajor, seed)
+    a, b, sa, sb = make_inputs(m, n, k, in_kind, b_kmajor, seed, a_kmajor)
     od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
     tol = TOLERANCE[out_kind]
     if in_kind == "e4m3":
@@ -136,7 +141,7 @@ def check_one(
             with contextlib.suppress(Exception):  # cuBLAS refuses some shapes (fp8 needs multiples of 16)
                 cb = rel_err(cublas(a, b, sa, sb, out_kind), ref)
         ok = (not nan) and err <= tol and tuple(out.shape) == (m, n) and out.dtype == od
-        return CheckResult(variant, in_kind, out_kind, b_kmajor, m, n, k, err, cb, nan, tol, ok)
+        return CheckResult(variant, in_kind, out_kind, b_kmajor, m, n, k, err, cb, nan, tol, ok, a_kmajor=a_kmajor)
     except Exception as exc:  # reported, not raised: one failing variant must not hide the others
         return CheckResult(
             variant,
@@ -152,4 +157,5 @@ def check_one(
             tol,
             False,
             f"{type(exc).__name__}: {exc}"[:500],
+            a_kmajor,
         )

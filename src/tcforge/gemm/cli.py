@@ -59,7 +59,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.dtype not in SUPPORTED:
         raise TcforgeError(f"--dtype must be one of {', '.join(SUPPORTED)}")
     out = args.out or SUPPORTED[args.dtype][0]
-    r = check_one(args.variant, args.dtype, out, args.b_col_major or args.dtype == "e4m3", args.m, args.n, args.k)
+    if args.a_col_major and args.dtype == "e4m3":
+        raise TcforgeError("--a-col-major is for 16-bit inputs: fp8 wgmma reads A K-major (a row-major)")
+    r = check_one(args.variant, args.dtype, out, args.b_col_major or args.dtype == "e4m3", args.m, args.n, args.k,
+                  a_kmajor=not args.a_col_major)
     print(json.dumps(r.as_dict(), indent=1))
     return 0 if r.ok else 1
 
@@ -80,5 +83,6 @@ def main(argv: list[str]) -> int:
     r.add_argument("--out", default=None, help="fp32, fp16 or bf16 (default: the input's default)")
     r.add_argument("--variant", default="auto")
     r.add_argument("--b-col-major", action="store_true", help="store b column-major (K-major)")
+    r.add_argument("--a-col-major", action="store_true", help="store a column-major (a transposed view; 16-bit)")
     args = ap.parse_args(argv)
     return {"list": _cmd_list, "build": _cmd_build, "run": _cmd_run}[args.cmd](args)

@@ -39,15 +39,20 @@ def wgmma_wrapper(
     )
 
 
-def operand_layouts(config: KernelConfig, b_kmajor: bool) -> tuple[bool, bool]:
-    """The kernel's (B K-major, A MN-major) for a problem B layout: the swapped product's B is A^T (K-major) and its
-    A is B^T, MN-major when B is row-major."""
-    return (True, not b_kmajor) if config.swap_ab else (b_kmajor, False)
+def operand_layouts(config: KernelConfig, b_kmajor: bool, a_kmajor: bool = True) -> tuple[bool, bool]:
+    """The kernel's (B K-major, A MN-major) for the problem's operand layouts: the swapped product's B is A^T
+    (K-major: a row-major a only) and its A is B^T, MN-major when B is row-major; otherwise A is MN-major when a is
+    column-major (16-bit only)."""
+    if config.swap_ab:
+        if not a_kmajor:
+            raise ValueError("the swapped product reads a as its K-major B operand: a must be row-major")
+        return True, not b_kmajor
+    return b_kmajor, not a_kmajor
 
 
-def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> dict[str, int]:
+def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kmajor: bool = True) -> dict[str, int]:
     """The #define values one cubin is built with."""
-    kb, a_mn = operand_layouts(config, b_kmajor)
+    kb, a_mn = operand_layouts(config, b_kmajor, a_kmajor)
     return {
         "IN_KIND": IN_KINDS[in_kind],
         "OUT_KIND": OUT_KINDS[out_kind],
@@ -73,17 +78,17 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
-        **({"A_MN": 1} if a_mn else {}),  # swapped, row-major B: an MN-major A operand
+        **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
     }
 
 
-def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> str:
+def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kmajor: bool = True) -> str:
     """Full CUDA source of one variant (what gets hashed, compiled and cached)."""
     config.check()
-    head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor).items())
+    head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor, a_kmajor).items())
     # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but the kernel is not a
     # template, so its discarded `if constexpr` branch still needs the name declared
-    kb, a_mn = operand_layouts(config, b_kmajor)
+    kb, a_mn = operand_layouts(config, b_kmajor, a_kmajor)
     wrappers = wgmma_wrapper(config.bn, in_kind, kb, a_mn=a_mn)
     wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_half", scale_arg=True, a_mn=a_mn)
     # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
@@ -93,10 +98,11 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) ->
     return head + body
 
 
-def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool) -> str:
+def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kmajor: bool = True) -> str:
     """A readable cache-file prefix for one build."""
-    d = defines(config, in_kind, out_kind, b_kmajor)
-    parts = [f"{in_kind}_{out_kind}", "bk" if b_kmajor else "bn", f"{config.bm}x{config.bn}x{d['BK']}s{config.stages}"]
+    d = defines(config, in_kind, out_kind, b_kmajor, a_kmajor)
+    layouts = ([] if a_kmajor else ["am"]) + ["bk" if b_kmajor else "bn"]
+    parts = [f"{in_kind}_{out_kind}", *layouts, f"{config.bm}x{config.bn}x{d['BK']}s{config.stages}"]
     parts += [f"nc{config.nc}", "tma" if config.use_tma else "cpa", f"cm{config.cm}"]
     flags = (
         ("st", config.tma_store),

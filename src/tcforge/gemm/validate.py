@@ -37,6 +37,7 @@ class Plan:
     variant: Variant
     device_index: int
     auto: bool = False  # the caller asked for variant="auto" (the launcher may refine the choice by shape)
+    a_kmajor: bool = True  # a row-major (K contiguous); False: column-major a, the kernel's MN-major A (16-bit)
 
 
 def _is_tensor(x: object) -> bool:
@@ -119,8 +120,23 @@ def plan_matmul(
     ib = IN_BYTES[in_kind]
     align = 16 // ib  # elements per 16 bytes
     sa0, sa1 = (int(x) for x in a.stride())  # type: ignore[attr-defined]
-    if sa1 != 1 and k > 1:
-        raise TcforgeError(f"a must be row-major (a.stride(1) == 1), got strides {(sa0, sa1)}; call a.contiguous()")
+    a_kmajor = sa1 == 1 or k == 1
+    if not a_kmajor:
+        if sa0 != 1 and m > 1:
+            raise TcforgeError(
+                f"a must be row-major or column-major (one stride equal to 1), got strides {(sa0, sa1)}; "
+                "call a.contiguous()"
+            )
+        if in_kind == "e4m3":
+            raise TcforgeError(
+                f"float8 a must be row-major (a.stride(1) == 1: fp8 wgmma reads A K-major), got strides "
+                f"{(sa0, sa1)}; call a.contiguous()"
+            )
+        if v.config.swap_ab:
+            raise TcforgeError(
+                f"variant {v.name!r} computes C^T = B^T A^T and reads a as a K-major operand: it needs a row-major "
+                f"a, got strides {(sa0, sa1)}; call a.contiguous() or use variant='auto'"
+            )
     sb0, sb1 = (int(x) for x in b.stride())  # type: ignore[attr-defined]
     row_major_b = sb1 == 1 or n == 1
     col_major_b = sb0 == 1 or k == 1
@@ -141,11 +157,16 @@ def plan_matmul(
             "call b.contiguous()"
         )
     k_padded = -(-k // align) * align
-    lda = sa0 if m > 1 else k
-    a_ok = k_padded == k and lda % align == 0 and a.data_ptr() % 16 == 0  # type: ignore[attr-defined]
+    # a's leading stride: between rows (row-major) or between columns (column-major: the (K, M) storage's rows)
+    lda = (sa0 if m > 1 else k) if a_kmajor else sa1
+    # (a leading stride below the row length — rows that overlap, as in a broadcast view — is copied too)
+    a_ok = k_padded == k and lda % align == 0 and lda >= (k if a_kmajor else m)
+    a_ok = a_ok and a.data_ptr() % 16 == 0  # type: ignore[attr-defined]
     ldb = (sb1 if n > 1 else k) if b_kmajor else (sb0 if k > 1 else n)
-    b_ok = k_padded == k and ldb % align == 0 and b.data_ptr() % 16 == 0  # type: ignore[attr-defined]
-    return Plan(m, n, k, in_kind, out_kind, b_kmajor, not a_ok, not b_ok, k_padded, v, idx_a, auto=variant == "auto")
+    b_ok = k_padded == k and ldb % align == 0 and ldb >= (k if b_kmajor else n)
+    b_ok = b_ok and b.data_ptr() % 16 == 0  # type: ignore[attr-defined]
+    return Plan(m, n, k, in_kind, out_kind, b_kmajor, not a_ok, not b_ok, k_padded, v, idx_a, auto=variant == "auto",
+                a_kmajor=a_kmajor)
 
 
 def _numel(t: object) -> int:

@@ -300,7 +300,7 @@ _SW = KernelConfig(bm=64, bn=16, bk_bytes=128, stages=18, nc=1, setmaxnreg=False
 SWEEP += [
     Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
             "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
-    for bn, st in ((16, 18), (32, 16), (64, 12))
+    for bn, st in ((8, 18), (16, 18), (32, 16), (64, 12))
 ]
 
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
@@ -312,14 +312,15 @@ AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting 
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (1536^3, 3072^3)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
-SWAP_AUTO = {16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
+SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
 
 def swap_order(m: int) -> list[str]:
-    """The swapped tiles `auto` weighs, the one whose BN fits M first (the narrowest of 16 / 32 / 64 columns that
-    holds M; 64 above): where the model cannot tell them apart (launches bound by streaming B) the fitting one runs,
-    as measured (16x4096x4096: sw16 9.6 us, sw64 16.1)."""
+    """The swapped tiles `auto` weighs, the one whose BN fits M first (the narrowest of 8 / 16 / 32 / 64 columns
+    that holds M; 64 above): where the model cannot tell them apart (launches bound by streaming B) the fitting one
+    runs, as measured (16x4096x4096: sw16 9.6 us, sw64 16.1; 1x4096x4096: sw8 8.8 us, sw16 9.7 — fewer of the
+    activation box's rows are TMA zero fill)."""
     fit = next((v for bn, v in SWAP_AUTO.items() if m <= bn), SWAP_AUTO[64])
     return [fit] + [v for v in SWAP_AUTO.values() if v != fit]
 
@@ -369,9 +370,9 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # (BM, BN, CM): microseconds per k-tile of one tile (128x256 per CTA in 2-CTA clusters; 128x192 and 64x128 per CTA)
 # and the fixed cost of a launch; the rate at which split-K's fp32 planes are written and reduced; what stream-K's
 # fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit)
-COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (64, 128, 1): 0.30,
-              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # the last three: swapped (sw16/32/64)
-COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (64, 128, 1): 2.0,
+COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
+              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # the last four: swapped (sw8/16/32/64)
+COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
@@ -383,9 +384,11 @@ PLANES_US_PER_BYTE = 0.6e-6
 # no launch is faster than streaming its operands and C once from HBM (small M: B alone). The swapped 16- and
 # 32-column tiles reach 4.2 TB/s (16x4096x4096: 33.6 MB in 9.6 us with 2 us fixed and a reduction, a
 # device-to-device copy 4.27), the 64x128 tile and the swapped 64-column tile 90 % of it (gemm_small_swap.json,
-# gemm_small_swap_rowb.json: with these, `auto` is within 3.3 % of the best measured variant on all 72 points)
+# gemm_small_swap_rowb.json: with these, `auto` is within 3.3 % of the best measured variant on all 72 points); the
+# 8-column swapped tile streams B faster than the copy rate (1x4096x4096: 33.6 MB in 8.8 us including a 2-way split
+# reduced in the kernel, ~4.5 TB/s: gemm_small_sw8_a.json)
 HBM_BYTES_PER_US = 4.2e6
-HBM_EFFICIENCY = {(64, 128, 1): 0.9, (64, 64, 1): 0.9}
+HBM_EFFICIENCY = {(64, 128, 1): 0.9, (64, 64, 1): 0.9, (64, 8, 1): 1.1}
 STREAMK_FIXUP_US = {"fp16": 6.0, "bf16": 6.0, "e4m3": 10.0}
 # stream-K for rung 9 only where the model predicts at least this gain: the idle SMs of a thin last round cost less
 # than their share of the time on a power-capped GPU (4096^3: 3 % predicted, 1-4 % lost; 8192x14336x8192 2.8 %
@@ -401,7 +404,7 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False) -> float:
-    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t64, the swapped sw16/32/64): rounds of
+    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t64, the swapped sw8/16/32/64): rounds of
     tiles over the clusters, each round one unit's k-tiles, or streaming the operands from HBM if that takes longer,
     plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even share of all
     k-tiles plus the fix-up. Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3 and 1024x1024x65536;

@@ -35,7 +35,8 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #define TRANS_C 0
 #endif
 #ifndef A_MN
-#define A_MN 0   // swapped product with row-major B: the kernel's A operand (B^T) is MN-major, loaded in 64-column slabs
+#define A_MN 0   // an MN-major A operand (16-bit only), loaded in 64-column slabs: a column-major a, or the swapped
+                 // product's B^T from row-major B
 #endif
 #ifndef SK_FUSED
 #define SK_FUSED 0
@@ -78,7 +79,7 @@ static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
-static_assert(!A_MN || (TRANS_C && BM == 64 && IN_KIND != 2), "an MN-major A: swapped 16-bit product, 64 rows");
+static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
 static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= WG_ROWS),
               "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 64 columns");
 static_assert(!TRANS_C || !TMA_STORE || WG_ROWS * OUT_BYTES / 128 <= EPI_BUFS,
@@ -367,7 +368,8 @@ __device__ __forceinline__ bool fused_split_arrive(float (&acc)[MI][ACC_N], floa
 
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
-  if constexpr (A_MN) return make_desc(a_stage + ks * 16 * 128, BK * 128, 1024, 1);   // one 64-column slab
+  if constexpr (A_MN)   // the 64-column slab of this m64 block: BK rows of 128 bytes
+    return make_desc(a_stage + ((wg * WG_A * WG_ROWS) / 64 + mi) * (BK * 128) + ks * 16 * 128, BK * 128, 1024, 1);
   return make_desc(a_stage + (wg * WG_A * WG_ROWS + mi * 64) * BK_BYTES + ks * 32, 16, 8 * BK_BYTES, K_SWZ);
 }
 __device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
@@ -582,8 +584,13 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           mbar_wait(empty_bar + s * 8, ((it / STAGES) & 1) ^ 1);
           const uint32_t fb = full_bar + s * 8;
           mbar_expect_tx(fb, STAGE_TX);
-          if constexpr (A_MN) tma_load(a_ring + s * A_TILE, &mapA, w.m_tile * BM, kt * BK, fb);   // {64, BK} box
-          else tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
+          if constexpr (A_MN) {   // BM/64 boxes of {64, BK}: one slab per 64 rows of the tile
+#pragma unroll
+            for (int i = 0; i < BM / 64; ++i)
+              tma_load(a_ring + s * A_TILE + i * (BK * 128), &mapA, w.m_tile * BM + i * 64, kt * BK, fb);
+          } else {
+            tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
+          }
           const uint32_t bs = b_ring + s * B_TILE;
           if constexpr (B_KMAJOR) {
             constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B and multicasts them
@@ -761,11 +768,20 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       for (int i = 0; i < (A_CHUNKS + NTHREADS - 1) / NTHREADS; ++i) {
         const int c = threadIdx.x + i * NTHREADS;
         if (c < A_CHUNKS) {
-          const int r = c / ROW_CHUNKS, kc = c % ROW_CHUNKS;
-          const int gk = k0 + kc * (16 / IN_BYTES);
-          const bool ok = (m0 + r < M) && (gk < K);
-          const void* src = ok ? Ab + ((int64_t)(m0 + r) * lda + gk) * IN_BYTES : A;
-          cp_async16(a_ring + s * A_TILE + swz(r * BK_BYTES + kc * 16, K_SWZ_MASK), src, ok);
+          if constexpr (A_MN) {   // A stored (K, M) with row stride lda: 64-column slabs, as an MN-major B
+            constexpr int MCH = BM / 8;   // 16-byte chunks along M
+            const int kr = c / MCH, mc = c % MCH;
+            const int gm = m0 + mc * 8;
+            const bool ok = (k0 + kr < K) && (gm < M);
+            const void* src = ok ? Ab + ((int64_t)(k0 + kr) * lda + gm) * IN_BYTES : A;
+            cp_async16(a_ring + s * A_TILE + (mc / 8) * (BK * 128) + swz(kr * 128 + (mc % 8) * 16, 0x70u), src, ok);
+          } else {
+            const int r = c / ROW_CHUNKS, kc = c % ROW_CHUNKS;
+            const int gk = k0 + kc * (16 / IN_BYTES);
+            const bool ok = (m0 + r < M) && (gk < K);
+            const void* src = ok ? Ab + ((int64_t)(m0 + r) * lda + gk) * IN_BYTES : A;
+            cp_async16(a_ring + s * A_TILE + swz(r * BK_BYTES + kc * 16, K_SWZ_MASK), src, ok);
+          }
         }
       }
       constexpr int B_CHUNKS = B_TILE / 16;
