@@ -130,6 +130,39 @@ def test_column_major_a_bits_equal_row_major(variant: str, combo: tuple) -> None
         assert torch.equal(col, row), (m, n, k, int((col != row).sum()))
 
 
+@pytest.mark.parametrize("variant", ["baseline", "t64", "hoist"])
+def test_broadcast_and_strided_views_take_the_padded_copy(variant: str) -> None:
+    """Views whose leading stride is shorter than a row (expand: stride 0) or not 16-byte aligned (a column slice)
+    are copied into a padded buffer first: the result equals the same product of the materialised tensors, bit for
+    bit, for either a layout."""
+    import torch
+
+    from tcforge.gemm import api, matmul
+    from tcforge.gemm.validate import plan_matmul
+
+    api.POISON_OUTPUT = True
+    g = torch.Generator(device="cuda").manual_seed(61)
+    row = torch.randn((1, 520), generator=g, device="cuda").half()
+    col = torch.randn((300, 1), generator=g, device="cuda").half()
+    wide = torch.randn((520, 600), generator=g, device="cuda").half()
+    b = torch.randn((520, 264), generator=g, device="cuda").half()
+    bcol = torch.randn((520, 1), generator=g, device="cuda").half()
+    cases = [
+        (row.expand(300, 520), b),  # a: every row the same (strides (0, 1))
+        (col.expand(300, 520), b),  # a: column-major with stride 0 between columns
+        (wide[:, 5:305].t(), b),  # a: column-major, column stride 600, base 10 bytes in: not aligned
+        (torch.randn((300, 520), generator=g, device="cuda").half(), bcol.expand(520, 264)),  # b: columns stride 0
+    ]
+    for a, bb in cases:
+        plan = plan_matmul(a, bb, out_dtype=torch.float32, variant=variant)
+        assert plan.copy_a or plan.copy_b
+        ours = matmul(a, bb, out_dtype=torch.float32, variant=variant)
+        dense = matmul(a.contiguous(), bb.contiguous(), out_dtype=torch.float32, variant=variant)
+        torch.cuda.synchronize()
+        assert not torch.isnan(ours).any()
+        assert torch.equal(ours, dense), (a.stride(), bb.stride())
+
+
 @pytest.mark.parametrize(
     "shape", [(512, 512, 512), (64, 4096, 4096), (1024, 1024, 1024), (100, 300, 2000), (1536, 1536, 1536)]
 )
