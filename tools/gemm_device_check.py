@@ -90,6 +90,14 @@ def run_one_variant(name: str, small: bool) -> None:
                 d = r.as_dict()
                 d["variant"] = f"{name}(splits=3, {mode})"
                 print(json.dumps(d), flush=True)
+    if not small and name in VARIANTS and VARIANTS[name].config.swap_ab:  # two splits through DSMEM (pair)
+        for (in_kind, out_kind, bk), (m, n, k) in itertools.product(
+                (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)),
+                ((16, 4096, 4096), (13, 9000, 2048), (64, 300, 8192))):
+            seed += 1
+            d = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, splits=2, split_mode="pair").as_dict()
+            d["variant"] = f"{name}(splits=2, pair)"
+            print(json.dumps(d), flush=True)
     if name in STREAMK_VARIANTS:
         # both stream-K roles on small grids (the shapes above share nothing but 4096^3's last 58 units)
         for in_kind, out_kind, bk in combos():
@@ -199,6 +207,12 @@ def main() -> int:
                         r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False,
                                       split_mode=mode, a_kmajor=False)
                         print(f"sanitize-shot {name}(a col, splits=3, {mode}) ok={r.ok} {r.error}", flush=True)
+        for name, combo in (("sw8", ("fp16", "fp32", False)), ("sw16", ("e4m3", "bf16", True)),
+                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("fp16", "fp32", True))):
+            if not only or name in only:  # two splits through DSMEM: one round, and pairs running several tiles
+                for m, n, k in ((37, 1000, 1024), (13, 9000, 512)):
+                    r = check_one(name, *combo, m, n, k, seed=9, splits=2, with_cublas=False, split_mode="pair")
+                    print(f"sanitize-shot {name}(splits=2, pair, {m}x{n}x{k}) ok={r.ok} {r.error}", flush=True)
         for name in STREAMK_VARIANTS:
             if only and name not in only:
                 continue

@@ -219,6 +219,57 @@ def test_split_k_inside_the_kernel_equals_planes(variant: str, combo: tuple) -> 
         assert rel_err(outs[0], ref) <= TOLERANCE[combo[1]]
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True),
+                                   ("fp16", "fp16", True)])
+@pytest.mark.parametrize("variant", SWAPPED)
+def test_pair_split_k_through_dsmem_equals_planes(variant: str, combo: tuple) -> None:
+    """Two splits of a swapped tile as a 2-CTA cluster (split 1 stores its partial into split 0's shared memory with
+    st.async): exactly the planes path's bits, launched three times in a row with poisoned outputs; on one round of
+    tiles (37x1000x4096) and on a persistent grid where each pair runs two or three tiles and split 1 must wait for
+    split 0 to free the receive slot (13x9000x2048: 282 or more units on 132 CTAs); `auto` takes it for two splits."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import TOLERANCE, make_inputs, reference, rel_err
+    from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.variants import cluster_tiles
+
+    od = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[combo[1]]
+    api.POISON_OUTPUT = True
+    for m, n, k in ((37, 1000, 4096), (13, 9000, 2048)):
+        a, b, sa, sb = make_inputs(m, n, k, combo[0], combo[2], seed=m + n)
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+        pair = api.prepare_plan(plan, a, b, sa, sb, splits=2, split_mode="pair")
+        assert pair.reduce is None and pair.splits == 2 and pair.grid[0] % 2 == 0
+        assert pair.grid[0] == min(132, 2 * cluster_tiles(plan.variant.config, m, n))
+        auto = api.prepare_plan(plan, a, b, sa, sb, splits=2)
+        assert auto.fn is pair.fn  # the pair build is what a two-way split of a swapped tile runs
+        outs = []
+        for _ in range(3):
+            pair()
+            outs.append(pair.result().clone())
+        planes = api.run_plan(plan, a, b, sa, sb, splits=2, split_mode="planes")
+        torch.cuda.synchronize()
+        assert not torch.isnan(outs[0]).any()
+        for o in outs:
+            assert torch.equal(o, planes), (m, n, k, int((o != planes).sum()))
+        tol = max(TOLERANCE[combo[1]], 3e-3 if combo[0] == "e4m3" else 0.0)
+        assert rel_err(outs[0], reference(a, b, sa, sb)) <= tol
+
+
+def test_pair_split_k_is_refused_where_it_does_not_apply() -> None:
+    """split_mode="pair" needs a swapped tile split exactly two ways: a clear error otherwise."""
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    a, b, _, _ = make_inputs(37, 1000, 4096, "fp16", False, seed=3)
+    for variant, splits in (("t64", 2), ("sw16", 3)):
+        with pytest.raises(TcforgeError, match="split exactly 2 ways"):
+            api.prepare_plan(plan_matmul(a, b, variant=variant), a, b, splits=splits, split_mode="pair")
+
+
 @pytest.mark.parametrize("out_kind", ["bf16", "fp32"])
 @pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False)])
 def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: str) -> None:

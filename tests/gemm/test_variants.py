@@ -122,8 +122,14 @@ def test_split_k_builds_reduce_inside_the_kernel_or_through_planes() -> None:
     for v in LADDER + SWEEP:
         if not v.splitk_auto:
             continue
-        main, split = configs_of(v)
+        main, split, *pair = configs_of(v)
         assert split.splitk_fused and not split.splitk and not split.streamk, v.name
+        # the swapped tiles add the pair build (two splits in a 2-CTA cluster, the partial moved through DSMEM)
+        assert [p.split_pair for p in pair] == ([True] if v.config.swap_ab else []), v.name
+        if pair:
+            assert pair[0] == replace(split, split_pair=True)
+            assert "#define SK_PAIR 1\n" in codegen.render(pair[0], "fp16", "fp32", False)
+            assert pair[0].smem_bytes() > split.smem_bytes()
         assert split.tma_store == main.tma_store and split.epi_bufs == main.epi_bufs, v.name
         src = codegen.render(split, "fp16", "fp32", False)
         assert "#define SK_FUSED 1\n" in src and "#define SPLITK 0\n" in src
@@ -131,6 +137,8 @@ def test_split_k_builds_reduce_inside_the_kernel_or_through_planes() -> None:
     assert "SK_FUSED 1" not in codegen.render(VARIANTS["hoist"].config, "fp16", "fp32", False)
     assert split_config(VARIANTS["baseline"].config).splitk  # no TMA path: planes, written directly
     for bad in (replace(VARIANTS["hoist"].config, splitk_fused=True, splitk=True),
+                replace(VARIANTS["hoist"].config, splitk_fused=True, split_pair=True),  # a 2-CTA cluster already
+                replace(VARIANTS["sw16"].config, split_pair=True),  # no in-kernel split-K build
                 replace(VARIANTS["streamk"].config, splitk_fused=True),
                 replace(VARIANTS["baseline"].config, splitk_fused=True)):
         with pytest.raises(TcforgeError):

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from tcforge.errors import TcforgeError
-from tcforge.gemm.build import Build, split_config
+from tcforge.gemm.build import Build, pair_config, split_config
 from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.streamk import fits_int32
 from tcforge.gemm.validate import Plan, plan_matmul
@@ -159,7 +159,7 @@ def launch_config(variant: Variant, plan: Plan, sms: int) -> tuple[KernelConfig,
     return cfg, splits
 
 
-SPLIT_MODES = ("auto", "fused", "planes")
+SPLIT_MODES = ("auto", "fused", "planes", "pair")
 
 
 def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
@@ -298,7 +298,9 @@ def prepare_plan(
     """Build buffers, tensor maps and kernel arguments for a validated plan (no launch). `splits` forces a split-K
     factor, `streamk=(clusters, sk_units)` a stream-K grid and share (tests: both roles on small shapes). A split
     launch of a TMA variant reduces inside the kernel ("fused") or through fp32 planes and tcf_splitk_reduce
-    ("planes"), the same bits either way; `split_mode="auto"` takes the one `fused_split_pays` predicts faster."""
+    ("planes"), the same bits either way; two splits of a swapped tile run as 2-CTA clusters whose split 1 sends its
+    partial into split 0's shared memory ("pair", the same bits again). `split_mode="auto"` takes the pair where
+    there is one, else the one `fused_split_pays` predicts faster."""
     if split_mode not in SPLIT_MODES:
         raise TcforgeError(f"split_mode must be one of {', '.join(SPLIT_MODES)}, got {split_mode!r}")
     import torch
@@ -356,8 +358,16 @@ def prepare_plan(
         oc = 16 // ob
         ldc = -(-n // oc) * oc
         c = torch.empty((m, ldc), dtype=_torch_dtype(plan.out_kind), device=a.device)
+        # two splits of a swapped tile: a 2-CTA cluster whose split 1 moves its partial into split 0 through DSMEM
+        pair = pair_config(plan.variant.config) if cfg.splitk_fused and nsplit == 2 else None
+        if split_mode == "pair" and pair is None:
+            raise TcforgeError(f"split_mode='pair' needs a swapped tile split exactly 2 ways, not {plan.variant.name} "
+                               f"with {nsplit} split(s)")
+        if pair is not None and split_mode in ("auto", "pair"):
+            cfg = pair
         fused = cfg.splitk_fused and nsplit > 1 and (
-            split_mode == "fused" or (split_mode == "auto" and fused_split_pays(cfg, m, n, nsplit)))
+            split_mode in ("fused", "pair") or (split_mode == "auto" and (cfg.split_pair or
+                                                                          fused_split_pays(cfg, m, n, nsplit))))
         planes = nsplit > 1 and not fused  # one fp32 plane of C per split, summed by tcf_splitk_reduce
         target = c
         if planes:
@@ -416,6 +426,8 @@ def prepare_plan(
                 sk_units = 0
         else:
             clusters = units
+        if cfg.split_pair:  # CTAs launch in pairs (a split-0 CTA and its split-1 peer): an even grid
+            clusters -= clusters % 2
         if streamk is not None and cfg.streamk:  # forced (tests)
             clusters, sk_units = streamk
             if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, num_kt)):
@@ -428,6 +440,8 @@ def prepare_plan(
             sk_ws, sk_flags = partial_workspace(dev, stream, slots, slots * slot_floats)
         elif planes and cfg.splitk_fused:  # the in-kernel split-K build writes its planes into sk_ws
             sk_ws = target
+        elif fused and cfg.split_pair:  # no workspace: a non-null flag pointer selects the in-kernel reduction
+            sk_ws, sk_flags = partial_workspace(dev, stream, 1, 4)
         elif fused:  # a counter per tile slice, a slot per slice and split
             slices = cluster_tiles(cfg, m, n) * cfg.cm * (1 if cfg.pingpong else cfg.nc)
             sk_ws, sk_flags = partial_workspace(dev, stream, slices, slices * nsplit * slot_floats)

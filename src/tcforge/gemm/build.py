@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from tcforge.gemm import codegen
-from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, KernelConfig, Variant
+from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, KernelConfig, Variant, pair_split_ok
 from tcforge.runtime.compile import CompiledModule, compile_cuda
 
 
@@ -53,11 +53,21 @@ def split_config(config: KernelConfig) -> KernelConfig:
     return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
 
 
+def pair_config(config: KernelConfig) -> KernelConfig | None:
+    """The pair split-K build of a config (two splits, the partial moved by DSMEM inside a 2-CTA cluster), or None
+    where it does not apply: the swapped tiles only (their split launches are latency-bound by the in-kernel
+    reduction's L2 round trips; rung 9 and t64 have no room for a receive slot beside their rings)."""
+    return replace(split_config(config), split_pair=True) if pair_split_ok(config) else None
+
+
 def configs_of(variant: Variant) -> list[KernelConfig]:
-    """The kernel configs a variant may launch (its own, plus its split-K build when it splits)."""
+    """The kernel configs a variant may launch (its own, plus its split-K builds when it splits)."""
     out = [variant.config]
     if variant.splitk_auto:
         out.append(split_config(variant.config))
+        pair = pair_config(variant.config)
+        if pair is not None:
+            out.append(pair)
     return out
 
 

@@ -77,6 +77,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"STREAMK": 1} if config.streamk else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
+        **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
     }
@@ -115,6 +116,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("trace", config.streamk_trace),
         ("sw", config.swap_ab),
         ("fsk", config.splitk_fused),
+        ("pair", config.split_pair),
     )
     parts += [f for f, on in flags if on]
     if config.epi_bufs != 2:

@@ -56,6 +56,7 @@ class KernelConfig:
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
     splitk_fused: bool = False  # split-K inside the kernel: the last split of a tile adds the partials and stores it
+    split_pair: bool = False  # with splitk_fused, 2 splits: a tile's two CTAs in a cluster, the partial sent by DSMEM
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -75,7 +76,8 @@ class KernelConfig:
         """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source."""
         ring = self.stages * (self.bm + self.bn) * self.bk_bytes
         epi = self.nc * self.epi_bufs * self.wg_rows * 128 if (self.tma_store and not self.splitk) else 0
-        return ring + epi + 2 * self.stages * 8 + 1024
+        pair = self.nc * (128 * self.wg_rows // 64 * self.bn // 2 * 4 + 16) if self.split_pair else 0
+        return ring + epi + pair + 2 * self.stages * 8 + 1024
 
     def check(self) -> None:
         """Refuse configurations the kernel cannot build (the static_asserts, in Python words)."""
@@ -107,6 +109,8 @@ class KernelConfig:
             raise TcforgeError(f"{self}: stream-K needs the TMA path, no ping-pong, no split-K build, no promotion")
         if self.splitk_fused and (not self.use_tma or self.splitk or self.streamk):
             raise TcforgeError(f"{self}: in-kernel split-K needs the TMA path and neither the planes nor stream-K")
+        if self.split_pair and (not self.splitk_fused or self.cm != 1 or self.pingpong):
+            raise TcforgeError(f"{self}: pair split-K needs an in-kernel split-K build without a cluster or ping-pong")
         if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64 or self.bn % 8):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
                                "consumer warpgroup and BN a multiple of 8 up to 64")
@@ -381,6 +385,11 @@ FUSED_FIXED_US = 0.8
 FUSED_BATCH_US = 0.4
 PLANES_FIXED_US = 1.4
 PLANES_US_PER_BYTE = 0.6e-6
+# two splits of a swapped tile through DSMEM cost the fixed part only (split_reduce_us: split 0 reads the partial
+# from its own shared memory; measured 0-0.5 us below the L2 slots, more for larger slots: gemm_small_pair_a.json,
+# gemm_small_pair_b.json; with it `auto` takes the pair-split 64-column tile at 64x4096x4096 fp8, 7.1 us against the
+# 32-column tile's 7.9)
+
 # no launch is faster than streaming its operands and C once from HBM (small M: B alone). The swapped 16- and
 # 32-column tiles reach 4.2 TB/s (16x4096x4096: 33.6 MB in 9.6 us with 2 us fixed and a reduction, a
 # device-to-device copy 4.27), the 64x128 tile and the swapped 64-column tile 90 % of it (gemm_small_swap.json,
@@ -449,9 +458,19 @@ def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
     return fused_split_us(config, splits) <= planes_split_us(m, n, splits)
 
 
+def pair_split_ok(config: KernelConfig) -> bool:
+    """Whether a config has a pair split-K build (two splits in a 2-CTA cluster, the partial moved through DSMEM):
+    the swapped tiles, whose receive slot fits beside their ring."""
+    pair = replace(config, splitk_fused=True, split_pair=True, streamk=False, streamk_trace=False)
+    return config.swap_ab and config.use_tma and pair.smem_bytes() + 16 <= MAX_SMEM
+
+
 def split_reduce_us(config: KernelConfig, m: int, n: int, splits: int) -> float:
-    """What reducing a split launch adds: the cheaper of the two ways (the cp.async baseline has only planes)."""
+    """What reducing a split launch adds: the cheapest way (the cp.async baseline has only planes; two splits of a
+    swapped tile pass the partial through DSMEM)."""
     planes = planes_split_us(m, n, splits)
+    if splits == 2 and pair_split_ok(config):
+        return min(planes, FUSED_FIXED_US)
     return min(planes, fused_split_us(config, splits)) if config.use_tma else planes
 
 

@@ -14,6 +14,9 @@
 //   whose piece ends the unit's K adds the partials and stores the tile)
 //   SK_FUSED (split-K inside the kernel: the splits of a tile leave fp32 partials in workspace slots and count
 //   themselves in; the one arriving last adds them in split order and stores the tile: no planes, no second launch)
+//   SK_PAIR (with SK_FUSED, two splits only: the two CTAs of a tile form a cluster; split 1 writes its fp32 partial
+//   straight into split 0's shared memory (st.async, completing on split 0's mbarrier), split 0 adds it and stores
+//   the tile — no round trips through L2)
 //   TRANS_C (swapped product: the kernel computes C^T = B^T A^T, its A operand being B — K-major from column-major
 //   B, MN-major from row-major 16-bit B with A_MN — and its B operand A (K-major); M and N below are then the
 //   problem's N and M, and the epilogue writes each accumulator tile transposed into row-major C: small M becomes
@@ -41,6 +44,9 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef SK_FUSED
 #define SK_FUSED 0
 #endif
+#ifndef SK_PAIR
+#define SK_PAIR 0
+#endif
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
 #endif
@@ -64,8 +70,10 @@ constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns o
 constexpr int EPI_BUF = WG_ROWS * 128;
 constexpr int RING_BYTES = STAGES * STAGE_TX;
 constexpr int EPI_BYTES = TMA_STORE ? NC * EPI_BUFS * EPI_BUF : 0;
-constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES;
-constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;   // + alignment slack
+constexpr int PAIR_BYTES = SK_PAIR ? NC * 128 * MI * ACC_N * 4 : 0;   // split 0's receive slots (one per warpgroup)
+constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES + PAIR_BYTES;
+constexpr int PAIR_BARS = SK_PAIR ? 2 * NC : 0;   // per warpgroup: "partial landed" (split 0), "slot free" (split 1)
+constexpr int SMEM_BYTES = BAR_OFFSET + (2 * STAGES + PAIR_BARS) * 8 + 1024;   // + alignment slack
 static_assert(EPI_BUFS >= 2 && EPI_BUFS <= 8, "2..8 epilogue staging buffers per consumer warpgroup");
 static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a multiple of 64 rows");
 static_assert(ACC_N * MI <= 128, "accumulators must fit in 128 registers per thread");
@@ -77,6 +85,7 @@ static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
+static_assert(!SK_PAIR || (SK_FUSED && CM == 1 && !PINGPONG), "pair split-K: an in-kernel split-K build, no cluster");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
@@ -102,6 +111,13 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n.reg .pred p;\nWAIT_%=:\n"
       "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
+}
+// the same wait with cluster-scope acquire: the phase was completed by another CTA of the cluster
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred p;\nWAIT_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
       "@!p bra WAIT_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
 }
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
@@ -366,6 +382,61 @@ __device__ __forceinline__ bool fused_split_arrive(float (&acc)[MI][ACC_N], floa
 }
 #endif
 
+#if SK_PAIR
+// ---------------------------------------------------------------- split-K of two CTAs in a cluster (DSMEM)
+// Split 1 (cluster rank 1) waits until split 0's receive slot for its warpgroup is free, then stores its fp32
+// partial into it with st.async, each store completing bytes on split 0's "landed" mbarrier; split 0 arms that
+// barrier with the slot's bytes, waits, adds the partial to its own in split order from 0 (0 + p0 + p1: the planes'
+// bits) and frees the slot with one remote arrive. Returns whether this warpgroup stores the tile.
+constexpr int PAIR_SLOT = 128 * MI * ACC_N;   // floats: one warpgroup's accumulators, [i / 4][thread] as float4
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t map_to(uint32_t addr, uint32_t cta) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(cta));
+  return r;
+}
+__device__ __forceinline__ bool pair_split_exchange(float (&acc)[MI][ACC_N], uint32_t slot, uint32_t landed,
+                                                    uint32_t freed, uint32_t phase, int wg) {
+  const int lt = threadIdx.x % 128;
+  if (cluster_rank() == 1) {
+    mbar_wait_cluster(freed, phase ^ 1);   // split 0 has read this slot's previous partial (at once the first time)
+    const uint32_t dst = map_to(slot, 0) + lt * 16, bar = map_to(landed, 0);
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+      for (int i = 0; i < ACC_N / 4; ++i)
+        asm volatile(
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];" ::"r"(
+                dst + (uint32_t)((mi * ACC_N / 4 + i) * 128 * 16)),
+            "f"(acc[mi][4 * i]), "f"(acc[mi][4 * i + 1]), "f"(acc[mi][4 * i + 2]), "f"(acc[mi][4 * i + 3]),
+            "r"(bar)
+            : "memory");
+    return false;
+  }
+  if (lt == 0) mbar_expect_tx(landed, PAIR_SLOT * 4);   // the one arrival of the phase, plus the bytes to land
+  mbar_wait(landed, phase);
+  const uint8_t* src = reinterpret_cast<const uint8_t*>(__cvta_shared_to_generic(slot)) + lt * 16;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_N / 4; ++i) {
+      const float4 p = *reinterpret_cast<const float4*>(src + (mi * ACC_N / 4 + i) * 128 * 16);
+      acc[mi][4 * i] = (0.f + acc[mi][4 * i]) + p.x;
+      acc[mi][4 * i + 1] = (0.f + acc[mi][4 * i + 1]) + p.y;
+      acc[mi][4 * i + 2] = (0.f + acc[mi][4 * i + 2]) + p.z;
+      acc[mi][4 * i + 3] = (0.f + acc[mi][4 * i + 3]) + p.w;
+    }
+  named_sync(5 + wg, 128);   // every thread has read the slot before split 1 may write it again
+  if (lt == 0)
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(map_to(freed, 1)) : "memory");
+  return true;
+}
+#endif
+
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
   if constexpr (A_MN)   // the 64-column slab of this m64 block: BK rows of 128 bytes
@@ -517,6 +588,8 @@ template <int R> __device__ __forceinline__ void zero(float (&d)[R]) {
 // ---------------------------------------------------------------- the kernel
 #if CM > 1
 #define TCF_CLUSTER __cluster_dims__(CM, 1, 1)
+#elif SK_PAIR
+#define TCF_CLUSTER __cluster_dims__(2, 1, 1)   // the two splits of a tile
 #else
 #define TCF_CLUSTER
 #endif
@@ -569,9 +642,10 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       mbar_init(full_bar + s * 8, 1);
       mbar_init(empty_bar + s * 8, READERS * CM);   // one arrive per consumer warp of every CTA reading the slot
     }
+    for (int i = 0; i < PAIR_BARS; ++i) mbar_init(empty_bar + (STAGES + i) * 8, 1);   // pair split-K
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  if constexpr (CM > 1) cluster_sync(); else __syncthreads();
+  if constexpr (CM > 1 || SK_PAIR) cluster_sync(); else __syncthreads();
 
   if (wg_id == 0) {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
@@ -621,7 +695,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     const int lane = threadIdx.x % 32;
     const float alpha = load_alpha(scale_a, scale_b);
     const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
-    uint32_t it = 0, epi_count = 0;
+    uint32_t it = 0, epi_count = 0, pair_it = 0;
     float acc[MI][ACC_N];
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
     auto consume = [&](const Unit& w) {
@@ -707,12 +781,21 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
                                 w.m_tile * BM + wg * WG_A * WG_ROWS, w.n_tile * BN, 1.f);
           continue;
         }
+#if SK_PAIR
+        {   // two splits in a cluster: split 1's partial lands in split 0's shared memory
+          if (splits != 2) __trap();   // the launcher runs this build with exactly two splits
+          const uint32_t slot = ring + RING_BYTES + EPI_BYTES + wg * PAIR_SLOT * 4;
+          const uint32_t landed = empty_bar + (STAGES + wg) * 8, freed = empty_bar + (STAGES + NC + wg) * 8;
+          if (!pair_split_exchange(acc, slot, landed, freed, pair_it++ & 1, wg)) continue;
+        }
+#else
         // slice = (cluster tile, CTA rank, warpgroup): its counter, then its `splits` slots
         __shared__ int fs_last[NC];
         const int slice = ((u / splits) * CM + rank) * FS_SLICES + (PINGPONG ? 0 : wg);
         if (!fused_split_arrive(acc, sk_ws + (int64_t)slice * splits * SK_SLOT, sk_flags + slice, u % splits, splits,
                                 wg, fs_last + wg))
           continue;
+#endif
       }
 #endif
       store(w, u % splits);
@@ -750,7 +833,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     }
     if constexpr (STREAMK) sk_stamp(sk_flags, wg, 6);
   }
-  if constexpr (CM > 1) cluster_sync();
+  if constexpr (CM > 1 || SK_PAIR) cluster_sync();   // no CTA leaves while its cluster peers may still address it
 #else
   // ------------------------------------------------ baseline: every thread copies with cp.async, then all issue wgmma
   const int wg = threadIdx.x / 128;
