@@ -55,8 +55,8 @@ def split_config(config: KernelConfig) -> KernelConfig:
 
 def pair_config(config: KernelConfig) -> KernelConfig | None:
     """The pair split-K build of a config (two splits, the partial moved by DSMEM inside a 2-CTA cluster), or None
-    where it does not apply: the swapped tiles only (their split launches are latency-bound by the in-kernel
-    reduction's L2 round trips; rung 9 and t64 have no room for a receive slot beside their rings)."""
+    where it does not apply: the swapped tiles only (rung 9 and t64 have no room for a receive slot beside their
+    rings). Measured 0-0.5 us faster than the in-kernel reduction through L2 slots, the same bits."""
     return replace(split_config(config), split_pair=True) if pair_split_ok(config) else None
 
 
