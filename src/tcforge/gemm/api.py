@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from tcforge.errors import TcforgeError
-from tcforge.gemm.build import Build, pair_config, split_config
+from tcforge.gemm.build import Build
 from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.streamk import fits_int32
 from tcforge.gemm.validate import Plan, plan_matmul
@@ -24,6 +24,8 @@ from tcforge.gemm.variants import (
     cluster_tiles,
     fused_split_pays,
     kernel_dims,
+    pair_config,
+    split_config,
 )
 
 _kernels: dict[tuple[Build, int], Any] = {}
@@ -104,6 +106,21 @@ def partial_workspace(device: int, stream: int, flags: int, floats: int) -> tupl
 
 def _ceil(x: int, y: int) -> int:
     return -(-x // y)
+
+
+def _storage(x: Any, copy: bool, k_inner: bool, kp: int, align: int) -> tuple[Any, int]:
+    """An operand's 2-D storage (rows of contiguous elements, K along the rows when `k_inner`, else down them) and
+    its row stride in elements. With `copy` it is first copied into zeros: K padded to `kp`, an MN-major row to
+    `align` elements (TMA's 16-byte strides). A single row gets the padded row length as its stride."""
+    import torch
+
+    rows, cols = (int(d) for d in x.shape)
+    shape = (rows, kp) if k_inner else (kp, _ceil(cols, align) * align)
+    if copy:
+        padded = torch.zeros(shape, dtype=x.dtype, device=x.device)
+        padded[:rows, :cols] = x
+        x = padded
+    return x, (x.stride(0) if x.shape[0] > 1 else shape[1])
 
 
 def _torch_dtype(kind: str) -> Any:
@@ -307,7 +324,7 @@ def prepare_plan(
 
     from tcforge.runtime import tensormap as tm
 
-    m, n, k, kp = plan.m, plan.n, plan.k, plan.k_padded
+    m, n, kp = plan.m, plan.n, plan.k_padded
     ib, ob = IN_BYTES[plan.in_kind], OUT_BYTES[plan.out_kind]
     align = 16 // ib
     dev = plan.device_index
@@ -323,38 +340,10 @@ def prepare_plan(
         small_sk = small_streamk(plan.variant, plan, sms) if splits is None and streamk is None else 0
         if small_sk:
             cfg, nsplit = plan.variant.config, 1
-        if not plan.a_kmajor:  # column-major a: its (K, M) storage, a.t(), is the kernel's MN-major A
-            at = a.t()
-            if plan.copy_a:
-                mpad = -(-m // align) * align
-                at = torch.zeros((kp, mpad), dtype=a.dtype, device=a.device)
-                at[:k, :m] = a.t()
-            a2 = at
-            lda = at.stride(0) if kp > 1 else -(-m // align) * align
-        elif plan.copy_a:
-            a2 = torch.zeros((m, kp), dtype=a.dtype, device=a.device)
-            a2[:, :k] = a
-            lda = a2.stride(0) if m > 1 else kp
-        else:
-            a2 = a
-            lda = a2.stride(0) if m > 1 else kp
-        if plan.b_kmajor:
-            bt = b.t()  # (N, K), K contiguous
-            if plan.copy_b:
-                bt = torch.zeros((n, kp), dtype=b.dtype, device=b.device)
-                bt[:, :k] = b.t()
-            ldb = bt.stride(0) if n > 1 else kp
-            b_ptr = bt.data_ptr()
-            b_keep = bt
-        else:
-            b2 = b
-            if plan.copy_b:
-                npad = -(-n // align) * align
-                b2 = torch.zeros((kp, npad), dtype=b.dtype, device=b.device)
-                b2[:k, :n] = b
-            ldb = b2.stride(0) if kp > 1 else -(-n // align) * align
-            b_ptr = b2.data_ptr()
-            b_keep = b2
+        # each operand's 2-D storage as TMA reads it: a (M, K) or, column-major, a.t() (K, M) — the MN-major A; b
+        # (K, N) row-major (MN-major) or, column-major, b.t() (N, K)
+        a2, lda = _storage(a if plan.a_kmajor else a.t(), plan.copy_a, plan.a_kmajor, kp, align)
+        b2, ldb = _storage(b.t() if plan.b_kmajor else b, plan.copy_b, plan.b_kmajor, kp, align)
         oc = 16 // ob
         ldc = -(-n // oc) * oc
         c = torch.empty((m, ldc), dtype=_torch_dtype(plan.out_kind), device=a.device)
@@ -379,7 +368,7 @@ def prepare_plan(
         # the kernel's operands: (A, B) = (a, b); the swapped product C^T = B^T A^T takes B^T as its A (K-major from
         # column-major b, MN-major from row-major b) and A^T (a's K-major rows) as its K-major B, over (M, N) = (n, m)
         km, kn = kernel_dims(cfg, m, n)
-        ka_ptr, k_lda, kb_ptr, k_ldb = a2.data_ptr(), lda, b_ptr, ldb
+        ka_ptr, k_lda, kb_ptr, k_ldb = a2.data_ptr(), lda, b2.data_ptr(), ldb
         if cfg.swap_ab:
             ka_ptr, k_lda, kb_ptr, k_ldb = kb_ptr, k_ldb, ka_ptr, k_lda
         if cfg.use_tma:
@@ -433,7 +422,7 @@ def prepare_plan(
             if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, num_kt)):
                 raise TcforgeError(f"forced stream-K needs clusters >= 1, 0 <= sk_units <= {units}, a 32-bit schedule")
         sk_ws = sk_flags = None
-        slot_floats = 128 * (cfg.wg_rows // 64) * (cfg.bn // 2)  # one consumer warpgroup's fp32 accumulators
+        slot_floats = cfg.slot_floats
         stream = torch.cuda.current_stream().cuda_stream
         if sk_units:  # a slot and a flag per (cluster, CTA, consumer warpgroup)
             slots = clusters * cfg.cm * cfg.nc
@@ -483,7 +472,7 @@ def prepare_plan(
                 ctypes.c_int(OUT_KINDS[plan.out_kind]),
             ]
             reduce = ((rgrid, 1, 1), rargs)
-        keep = [c, target, a2, b_keep, scale_a, scale_b, sk_flags, sk_ws]
+        keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
         return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit)

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from tcforge.gemm import codegen
-from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, KernelConfig, Variant, pair_split_ok
+from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, KernelConfig, Variant, pair_config, split_config
 from tcforge.runtime.compile import CompiledModule, compile_cuda
 
 
@@ -41,23 +41,6 @@ class Build:
     def compile(self) -> CompiledModule:
         """Compile (or fetch from the disk cache) for sm_90a."""
         return compile_cuda(self.source(), arch="sm_90a", name=self.tag())
-
-
-def split_config(config: KernelConfig) -> KernelConfig:
-    """The split-K build of a config. TMA variants: the same kernel with SK_FUSED, which per launch either reduces
-    inside the kernel (the last split of a tile adds the others' partials and runs the normal epilogue) or writes
-    fp32 planes for tcf_splitk_reduce (api.prepare_plan's split_mode). The cp.async baseline: planes only, written
-    directly (no staging buffers)."""
-    if config.use_tma:
-        return replace(config, splitk_fused=True, streamk=False, streamk_trace=False)
-    return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
-
-
-def pair_config(config: KernelConfig) -> KernelConfig | None:
-    """The pair split-K build of a config (two splits, the partial moved by DSMEM inside a 2-CTA cluster), or None
-    where it does not apply: the swapped tiles only (rung 9 and t64 have no room for a receive slot beside their
-    rings). Measured 0-0.5 us faster than the in-kernel reduction through L2 slots, the same bits."""
-    return replace(split_config(config), split_pair=True) if pair_split_ok(config) else None
 
 
 def configs_of(variant: Variant) -> list[KernelConfig]:
