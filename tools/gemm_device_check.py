@@ -28,6 +28,8 @@ CHECK_SHAPES = [
     (2048, 2048, 2048),
 ]
 SMALL_SHAPES = [(129, 257, 136), (7, 7, 7)]
+# sanitizer shots of chained GEMMs launched back to back with programmatic dependent launch
+PDL_CHAIN_VARIANTS = ["baseline", "hoist", "pingpong", "t64", "streamk", "sw8", "sw16", "promote"]
 BIG = (4096, 4096, 4096)
 # forced stream-K grids: (shape, (clusters, shared units)) — owners adding two partials; ranges inside one tile
 STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((2048, 512, 8192), (7, 5))]
@@ -213,6 +215,19 @@ def main() -> int:
                 for m, n, k in ((37, 1000, 1024), (13, 9000, 512)):
                     r = check_one(name, *combo, m, n, k, seed=9, splits=2, with_cublas=False, split_mode="pair")
                     print(f"sanitize-shot {name}(splits=2, pair, {m}x{n}x{k}) ok={r.ok} {r.error}", flush=True)
+        import torch
+
+        from tcforge.gemm.check import gemm_chain
+
+        for name in PDL_CHAIN_VARIANTS:
+            if only and name not in only:
+                continue
+            for fp8 in (False, True):  # back-to-back PDL launches, each reading the previous output
+                m = 16 if name.startswith("sw") else 129
+                got = gemm_chain(name, m, 256, 3, fp8, pdl=True, sync=False)
+                want = gemm_chain(name, m, 256, 3, fp8, pdl=False, sync=True)
+                ok = all(torch.equal(x, y) for x, y in zip(got, want, strict=True))
+                print(f"sanitize-shot {name}(pdl chain, {'fp8' if fp8 else 'fp16'}) ok={ok} ", flush=True)
         for name in STREAMK_VARIANTS:
             if only and name not in only:
                 continue

@@ -338,3 +338,26 @@ def test_streamk_4096_equals_dp_outside_shared_units(
     ref = reference(a, b, sa, sb)
     assert rel_err(ours[shared], ref[shared]) <= tol
     assert not torch.isnan(ours).any()
+
+
+PDL_CHAINS = [(v.name, 16 if v.config.swap_ab else 512) for v in LADDER + SWEEP] + [
+    ("auto", 1), ("auto", 64), ("auto", 128), ("auto", 2048)]
+
+
+@pytest.mark.parametrize(("variant", "m"), PDL_CHAINS)
+def test_pdl_chain_reads_each_previous_output(variant: str, m: int) -> None:
+    """Programmatic dependent launch: each GEMM of a chain may start while the one before it (whose output is its
+    a) still runs, and must wait (griddepcontrol.wait) before touching global memory. The chain launched back to
+    back with PDL gives exactly the bits of the same chain without PDL and with a synchronize after each step, and
+    no NaN (the outputs' memory held NaN before); fp16 through every variant, fp8 (a torch cast between the GEMMs)
+    where the variant takes fp8."""
+    import torch
+
+    from tcforge.gemm.check import gemm_chain
+
+    for fp8 in (False, True):
+        with_pdl = gemm_chain(variant, m, 1024, 4, fp8, pdl=True, sync=False)
+        plain = gemm_chain(variant, m, 1024, 4, fp8, pdl=False, sync=True)
+        for i, (x, y) in enumerate(zip(with_pdl, plain, strict=True)):
+            assert not torch.isnan(x.float()).any(), (fp8, i)
+            assert torch.equal(x, y), (fp8, i, int((x != y).sum()))

@@ -161,3 +161,28 @@ def test_split_reduction_choice_follows_the_load_batches() -> None:
     assert fused_split_pays(v["hoist"].config, 1024, 1024, 4)
     assert not fused_split_pays(v["t64"].config, 256, 256, 16)
     assert not fused_split_pays(v["hoist"].config, 512, 512, 16)
+
+
+def test_pdl_policy_follows_the_measured_points() -> None:
+    """PDL where it was measured faster (gemm_pdl_s16b*/s16c*/s16e*.json): every swapped tile, every fp8 launch,
+    16-bit t64 with <= 16 k-tiles per CTA (1024^3, 128x4096x1024 split 2); not 16-bit t64 with 32-64 k-tiles per
+    CTA on 112-128 CTAs, nor 16-bit rung 9 at 4096^3."""
+    from tcforge.gemm.variants import VARIANTS, choose_splits, cluster_tiles, pdl_pays, split_config
+
+    def policy(name: str, m: int, n: int, k: int, in_kind: str = "fp16", splits: int | None = None) -> bool:
+        v = VARIANTS[name]
+        c = v.config
+        s = splits if splits is not None else choose_splits(c, m, n, k, in_kind, 132) if v.splitk_auto else 1
+        cfg = c if s == 1 else split_config(c)
+        units = cluster_tiles(cfg, m, n) * s
+        ctas = min(units, 132 // cfg.cm) if v.persistent else units
+        return pdl_pays(cfg, in_kind, units, ctas, -(-k // cfg.bk(in_kind)), s)
+
+    for name in ("sw8", "sw16", "sw32", "sw64"):
+        assert policy(name, 1, 4096, 4096) and policy(name, 128, 4096, 4096, "e4m3")
+    assert policy("t64", 1024, 1024, 1024) and policy("t64", 1024, 1024, 1024, "e4m3")
+    assert policy("t64", 128, 4096, 1024, splits=2)
+    assert not policy("t64", 128, 4096, 4096, splits=2)
+    assert not policy("t64", 256, 4096, 4096) and not policy("t64", 64, 14336, 4096)
+    assert policy("t64", 256, 4096, 4096, "e4m3") and policy("hoist", 2048, 2048, 2048, "e4m3")
+    assert not policy("hoist", 4096, 4096, 4096) and not policy("hoist", 4096, 4096, 4096, "bf16")

@@ -71,3 +71,76 @@ def test_tiled_arguments_are_checked_before_the_driver(kwargs: dict, msg: str) -
         "address": 1 << 20,
     }
     tensormap.check_tiled_args(**ok)
+
+
+def _cuda_h() -> str | None:
+    """cuda.h from a CUDA toolkit or Triton's wheel (None: neither here)."""
+    import glob
+    import importlib.util
+    import os
+    from pathlib import Path
+
+    cands = [Path(os.environ[v]) / "include" / "cuda.h" for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    cands += [Path(p) for p in sorted(glob.glob("/usr/local/cuda*/include/cuda.h"), reverse=True)]
+    spec = importlib.util.find_spec("triton")
+    if spec is not None and spec.origin is not None:
+        cands.append(Path(spec.origin).parent / "backends" / "nvidia" / "include" / "cuda.h")
+    for c in cands:
+        if c.is_file():
+            return c.read_text(errors="replace")
+    return None
+
+
+def test_launch_attribute_ids_and_pdl_value_match_cuda_h() -> None:
+    import re
+
+    text = _cuda_h()
+    if text is None:
+        pytest.skip("no cuda.h on this machine")
+    for name in ("CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"):
+        found = re.search(rf"^\s*,?\s*{name}\s*=\s*(\d+)", text, re.M)
+        assert found is not None, name
+        assert int(found.group(1)) == getattr(driver, name)
+    # the PDL flag is the union's first int, as the cluster dims are its first three uints
+    assert re.search(r"int programmaticStreamSerializationAllowed;", text)
+    assert driver._LaunchAttrValue.flag.offset == 0 and driver._LaunchAttrValue.cluster.offset == 0
+    assert ctypes.sizeof(driver._LaunchAttrValue) == 64
+
+
+class _FakeLaunch:
+    """Stands in for libcuda's cuLaunchKernelEx: records the launch config's attributes."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, tuple[int, int, int], int]] = []
+        self.num = -1
+
+    def cuLaunchKernelEx(self, cfg_ref: object, fn: object, params: object, extra: object) -> int:  # noqa: N802
+        cfg = ctypes.cast(cfg_ref, ctypes.POINTER(driver._LaunchConfig)).contents
+        self.num = cfg.numAttrs
+        for i in range(cfg.numAttrs):
+            a = cfg.attrs[i]
+            self.seen.append((a.id, tuple(a.value.cluster), a.value.flag))
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("cluster", "pdl", "want"),
+    [
+        (None, False, []),
+        ((1, 1, 1), False, []),
+        ((2, 1, 1), False, [(4, (2, 1, 1))]),
+        (None, True, [(6, 1)]),
+        ((2, 1, 1), True, [(4, (2, 1, 1)), (6, 1)]),
+    ],
+)
+def test_launch_passes_cluster_and_pdl_attributes(monkeypatch: pytest.MonkeyPatch, cluster, pdl, want) -> None:
+    fake = _FakeLaunch()
+    monkeypatch.setattr(driver, "lib", lambda: fake)
+    driver.launch(driver.Function(1, "k"), (4, 1, 1), (128, 1, 1), [ctypes.c_int(3)], cluster=cluster, pdl=pdl)
+    assert fake.num == len(want)
+    for (kind, cl, flag), (wkind, wval) in zip(fake.seen, want, strict=True):
+        assert kind == wkind
+        if kind == driver.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            assert cl == wval
+        else:
+            assert flag == wval

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from dataclasses import replace
 from typing import Any
@@ -25,6 +26,7 @@ from tcforge.gemm.variants import (
     fused_split_pays,
     kernel_dims,
     pair_config,
+    pdl_pays,
     split_config,
 )
 
@@ -33,6 +35,11 @@ _sms: dict[int, int] = {}
 _lock = threading.Lock()
 # tests set this: C (and the split-K workspace) is filled with NaN before every launch, so unwritten outputs show
 POISON_OUTPUT = False
+# programmatic dependent launch: a GEMM launch may start (set up its barriers, fetch its tensor maps) while the
+# kernel before it in the stream finishes; the kernel waits for that kernel's completion before it touches global
+# memory (griddepcontrol.wait), so results are the same. Used where variants.pdl_pays says it was measured faster;
+# TCFORGE_PDL=0 (or api.PDL = False) launches everything plainly.
+PDL = os.environ.get("TCFORGE_PDL", "1") != "0"
 
 
 def matmul(
@@ -281,6 +288,7 @@ class Prepared:
         self.sk_units = sk_units  # units shared by stream-K in this launch (0: none)
         self.splits = splits  # K splits of each tile (1: none)
         self.poison = poison or []  # buffers filled with NaN before each launch when POISON_OUTPUT is set
+        self.pdl = PDL  # the GEMM launch may overlap the previous kernel's tail (PDL; prepare_plan: pdl_pays)
 
     def __call__(self) -> None:
         """Enqueue on the current torch stream (graph capture works)."""
@@ -292,7 +300,8 @@ class Prepared:
             for t in self.poison:
                 t.fill_(float("nan"))
         stream = torch.cuda.current_stream().cuda_stream
-        driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream)
+        driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream,
+                      pdl=self.pdl)
         if self.reduce is not None:
             driver.launch(self.fn.reduce, self.reduce[0], (256, 1, 1), self.reduce[1], stream=stream)
 
@@ -475,4 +484,6 @@ def prepare_plan(
         keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
-        return Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit)
+        prepared = Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit)
+        prepared.pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit)
+        return prepared

@@ -206,6 +206,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--sweep", choices=sweeps, default="full", help="size sweep (tail: stream-K's shapes)")
     ap.add_argument("--sweep-variants", default="", help="comma list for the sweep (default: the ladder's best)")
     ap.add_argument("--no-graph", action="store_true", help="time plain launches instead of CUDA-graph replays")
+    ap.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch (PDL)")
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--no-plot", action="store_true", help="write JSON only")
@@ -219,6 +220,9 @@ def main(argv: list[str]) -> int:
     combos = LADDER_COMBOS if args.combos == "all" else [tuple(c.split(":")) for c in args.combos.split(",")]
     names = [v.name for v in LADDER + SWEEP] if args.variants == "ladder" else args.variants.split(",")
     graph = not args.no_graph
+    from tcforge.gemm import api
+
+    api.PDL = api.PDL and not args.no_pdl
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -229,6 +233,7 @@ def main(argv: list[str]) -> int:
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "timing": "do_bench_cudagraph median" if graph else "do_bench median",
+        "pdl": api.PDL,
         "ladder_size": args.size,
     }
     ladder = run_ladder(args.size, combos, names, graph)

@@ -159,3 +159,42 @@ def check_one(
             f"{type(exc).__name__}: {exc}"[:500],
             a_kmajor,
         )
+
+
+def gemm_chain(variant: str, m: int, k: int, steps: int, fp8: bool, pdl: bool, sync: bool) -> list:
+    """`steps` GEMMs back to back, each taking the one before's output as its a (16-bit: fp16 -> fp16 directly;
+    fp8: e4m3 -> bf16, then a torch cast to e4m3 between the GEMMs). Without `sync` the whole chain is queued
+    behind a ~30 ms GPU sleep, so the kernels run back to back (with `pdl`, each may start before the one it reads
+    has finished); with `sync` every step is finished before the next is launched. Fresh outputs land in blocks the
+    caching allocator last held NaN in, so a read before the previous kernel's writes shows up as NaN."""
+    import torch
+
+    from tcforge.gemm import api
+
+    g = torch.Generator(device="cuda").manual_seed(m * 7 + k)
+    dt = torch.float8_e4m3fn if fp8 else torch.float16
+    a = torch.randn((m, k), generator=g, device="cuda").to(dt)
+    bs = [(torch.randn((k, k), generator=g, device="cuda") / k**0.5) for _ in range(steps)]
+    bs = [b.to(dt).t().contiguous().t() if fp8 else b.to(dt) for b in bs]  # fp8: b column-major
+    sc = torch.ones((), device="cuda") if fp8 else None
+    od = torch.bfloat16 if fp8 else dt
+    api.matmul(a, bs[0], out_dtype=od, scale_a=sc, scale_b=sc, variant=variant)  # compiled and loaded before timing
+    junk = [torch.full((m, k), float("nan"), device="cuda", dtype=od) for _ in range(8)]
+    del junk
+    torch.cuda.synchronize()
+    api.PDL, saved = pdl, api.PDL
+    try:
+        outs = []
+        x = a
+        if not sync:
+            torch.cuda._sleep(50_000_000)
+        for b in bs:
+            c = api.matmul(x, b, out_dtype=od, scale_a=sc, scale_b=sc, variant=variant)
+            outs.append(c)
+            x = c.to(torch.float8_e4m3fn) if fp8 else c
+            if sync:
+                torch.cuda.synchronize()
+        torch.cuda.synchronize()
+    finally:
+        api.PDL = saved
+    return outs

@@ -466,6 +466,25 @@ def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
     return fused_split_us(config, splits) <= planes_split_us(m, n, splits)
 
 
+# programmatic dependent launch (api.PDL): 16-bit launches of the non-swapped tiles whose CTAs each run at most this
+# many k-tiles get it (the fixed launch and set-up time it hides is a large part of such a launch)
+PDL_MAX_KTILES = 16
+
+
+def pdl_pays(config: KernelConfig, in_kind: str, units: int, ctas: int, num_kt: int, splits: int) -> bool:
+    """Whether a launch of `units` work units (tiles x splits) on `ctas` CTAs (clusters for clustered builds) is
+    made with programmatic dependent launch. Measured, each point with and without it in one run
+    (gemm_pdl_s16b*.json, gemm_pdl_s16c*.json, gemm_pdl_s16e_mid.json): the swapped tiles 0.4-0.8 us faster at every
+    point (1-128 rows, 512^3; all dtype pairs; pair and fused splits); fp8 never slower (t64 1024^3 +15 %, 256x4096x4096
+    +5-10 %, rung 9 2048^3 +4 %, 4096^3 within noise); 16-bit t64 faster with <= 16 k-tiles per CTA (1024^3 7.4 ->
+    6.7 us, 128x4096x1024) but 1-9 % slower with 32-64 (128-512 x 4096 x 4096, 64 x 14336 x 4096), rung 9 and t192
+    within +-2 %. The cause of the 16-bit loss is not found (the cubin is the same; only the launch attribute
+    differs)."""
+    if config.swap_ab or in_kind == "e4m3":
+        return True
+    return _cdiv(units, max(1, ctas)) * _cdiv(num_kt, max(1, splits)) <= PDL_MAX_KTILES
+
+
 def split_config(config: KernelConfig) -> KernelConfig:
     """The split-K build of a config. TMA variants: the same kernel with SK_FUSED, which per launch either reduces
     inside the kernel (the last split of a tile adds the others' partials and runs the normal epilogue) or writes

@@ -22,6 +22,7 @@ CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
 
 
 class CudaError(TcforgeError):
@@ -29,7 +30,7 @@ class CudaError(TcforgeError):
 
 
 class _LaunchAttrValue(ctypes.Union):
-    _fields_ = [("pad", ctypes.c_char * 64), ("cluster", ctypes.c_uint * 3)]
+    _fields_ = [("pad", ctypes.c_char * 64), ("cluster", ctypes.c_uint * 3), ("flag", ctypes.c_int)]
 
 
 class _LaunchAttr(ctypes.Structure):
@@ -199,21 +200,33 @@ def launch(
     shared_bytes: int = 0,
     stream: int = 0,
     cluster: tuple[int, int, int] | None = None,
+    pdl: bool = False,
 ) -> None:
-    """Launch with cuLaunchKernelEx (a cluster dimension attribute when `cluster` is given)."""
+    """Launch with cuLaunchKernelEx: a cluster dimension attribute when `cluster` is given; with `pdl` the
+    programmatic-stream-serialisation attribute (the grid may start while the previous kernel in the stream finishes:
+    the kernel must `griddepcontrol.wait` before touching global memory)."""
     if any(g < 1 for g in grid) or any(b < 1 for b in block):
         raise TcforgeError(f"grid {grid} and block {block} must be positive")
     params, keep = pack_args(args)
     cfg = _LaunchConfig(*grid, *block, int(shared_bytes), ctypes.c_void_p(stream), None, 0)
-    attrs = None
+    wanted: list[tuple[int, tuple[int, int, int] | int]] = []
     if cluster is not None and cluster != (1, 1, 1):
-        attrs = (_LaunchAttr * 1)()
-        attrs[0].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-        attrs[0].value.cluster[0], attrs[0].value.cluster[1], attrs[0].value.cluster[2] = cluster
+        wanted.append((CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, cluster))
+    if pdl:
+        wanted.append((CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1))
+    attrs = None
+    if wanted:
+        attrs = (_LaunchAttr * len(wanted))()
+        for attr, (kind, value) in zip(attrs, wanted, strict=True):
+            attr.id = kind
+            if isinstance(value, tuple):
+                attr.value.cluster[0], attr.value.cluster[1], attr.value.cluster[2] = value
+            else:
+                attr.value.flag = value
         cfg.attrs = ctypes.cast(attrs, ctypes.POINTER(_LaunchAttr))
-        cfg.numAttrs = 1
+        cfg.numAttrs = len(wanted)
     check(
         lib().cuLaunchKernelEx(ctypes.byref(cfg), ctypes.c_void_p(fn.handle), params, None),
-        f"cuLaunchKernelEx({fn.name}, grid={grid}, block={block}, smem={shared_bytes}, cluster={cluster})",
+        f"cuLaunchKernelEx({fn.name}, grid={grid}, block={block}, smem={shared_bytes}, cluster={cluster}, pdl={pdl})",
     )
     del keep, attrs

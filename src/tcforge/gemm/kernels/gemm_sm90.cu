@@ -70,7 +70,10 @@ constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns o
 constexpr int EPI_BUF = WG_ROWS * 128;
 constexpr int RING_BYTES = STAGES * STAGE_TX;
 constexpr int EPI_BYTES = TMA_STORE ? NC * EPI_BUFS * EPI_BUF : 0;
-constexpr int PAIR_BYTES = SK_PAIR ? NC * 128 * MI * ACC_N * 4 : 0;   // split 0's receive slots (one per warpgroup)
+// an accumulator slot: one consumer warpgroup's MI * ACC_N fp32 per thread, stored [i / 4][thread] as float4 (split-K
+// and stream-K workspace slots in L2, the pair split-K's receive slots in shared memory)
+constexpr int SK_SLOT = 128 * MI * ACC_N;
+constexpr int PAIR_BYTES = SK_PAIR ? NC * SK_SLOT * 4 : 0;   // split 0's receive slots (one per warpgroup)
 constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES + PAIR_BYTES;
 constexpr int PAIR_BARS = SK_PAIR ? 2 * NC : 0;   // per warpgroup: "partial landed" (split 0), "slot free" (split 1)
 constexpr int SMEM_BYTES = BAR_OFFSET + (2 * STAGES + PAIR_BARS) * 8 + 1024;   // + alignment slack
@@ -176,6 +179,16 @@ __device__ __forceinline__ void named_sync(int id, int threads) {
 __device__ __forceinline__ void named_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// programmatic dependent launch: launched with the PDL attribute, this grid may start while the kernel before it in
+// the stream is still finishing; griddepcontrol.wait blocks until that kernel has completed and its writes are
+// visible (at once for a normal launch), so every global access of the kernel comes after it. launch_dependents lets
+// the next PDL launch be scheduled as soon as every CTA of this grid has issued it or exited (its CTAs then set up
+// on SMs this grid frees, and wait in turn).
+__device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void pdl_launch_dependents() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+__device__ __forceinline__ void prefetch_tensormap(const void* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(map) : "memory");
+}
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
@@ -280,8 +293,23 @@ __device__ __forceinline__ SkShare sk_share(int c, int sk_units, int num_kt, int
   }
   return r;
 }
-// slot of (cluster, CTA rank, consumer warpgroup): MI * ACC_N floats per thread, stored [i / 4][thread] as float4
-constexpr int SK_SLOT = 128 * MI * ACC_N;
+// the float4 `ld(j)` (j = m-block * ACC_N / 4 + i: this thread's j-th of a slot) added to the accumulators; FROM_ZERO
+// sums (0 + acc) + p, the order of tcf_splitk_reduce's planes (bits equal to theirs, -0 included)
+template <bool FROM_ZERO, typename Load> __device__ __forceinline__ void add_slot(float (&acc)[MI][ACC_N], Load ld) {
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < ACC_N / 4; ++i) {
+      const float4 p = ld(mi * ACC_N / 4 + i);
+      float* a = &acc[mi][4 * i];
+      if constexpr (FROM_ZERO) {
+        a[0] = (0.f + a[0]) + p.x, a[1] = (0.f + a[1]) + p.y, a[2] = (0.f + a[2]) + p.z, a[3] = (0.f + a[3]) + p.w;
+      } else {
+        a[0] += p.x, a[1] += p.y, a[2] += p.z, a[3] += p.w;
+      }
+    }
+}
+// slot of (cluster, CTA rank, consumer warpgroup) in the workspace: SK_SLOT floats
 // one consumer warpgroup's accumulators into a slot in that layout (L2 only: another SM reads them)
 __device__ __forceinline__ void store_slot(float (&acc)[MI][ACC_N], float* slot) {
   float4* dst = reinterpret_cast<float4*>(slot) + threadIdx.x % 128;
@@ -309,16 +337,7 @@ __device__ __forceinline__ void sk_add_partial(float (&acc)[MI][ACC_N], const fl
   }
   named_sync(5 + wg, 128);   // the acquire above precedes every thread's loads
   const float4* src = reinterpret_cast<const float4*>(slot) + lt;
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int i = 0; i < ACC_N / 4; ++i) {
-      const float4 p = __ldcg(src + (mi * ACC_N / 4 + i) * 128);
-      acc[mi][4 * i] += p.x;
-      acc[mi][4 * i + 1] += p.y;
-      acc[mi][4 * i + 2] += p.z;
-      acc[mi][4 * i + 3] += p.w;
-    }
+  add_slot<false>(acc, [&](int j) { return __ldcg(src + j * 128); });
 }
 
 #if SK_FUSED
@@ -388,7 +407,6 @@ __device__ __forceinline__ bool fused_split_arrive(float (&acc)[MI][ACC_N], floa
 // partial into it with st.async, each store completing bytes on split 0's "landed" mbarrier; split 0 arms that
 // barrier with the slot's bytes, waits, adds the partial to its own in split order from 0 (0 + p0 + p1: the planes'
 // bits) and frees the slot with one remote arrive. Returns whether this warpgroup stores the tile.
-constexpr int PAIR_SLOT = 128 * MI * ACC_N;   // floats: one warpgroup's accumulators, [i / 4][thread] as float4
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r;
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
@@ -417,19 +435,10 @@ __device__ __forceinline__ bool pair_split_exchange(float (&acc)[MI][ACC_N], uin
             : "memory");
     return false;
   }
-  if (lt == 0) mbar_expect_tx(landed, PAIR_SLOT * 4);   // the one arrival of the phase, plus the bytes to land
+  if (lt == 0) mbar_expect_tx(landed, SK_SLOT * 4);   // the one arrival of the phase, plus the bytes to land
   mbar_wait(landed, phase);
-  const uint8_t* src = reinterpret_cast<const uint8_t*>(__cvta_shared_to_generic(slot)) + lt * 16;
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-    for (int i = 0; i < ACC_N / 4; ++i) {
-      const float4 p = *reinterpret_cast<const float4*>(src + (mi * ACC_N / 4 + i) * 128 * 16);
-      acc[mi][4 * i] = (0.f + acc[mi][4 * i]) + p.x;
-      acc[mi][4 * i + 1] = (0.f + acc[mi][4 * i + 1]) + p.y;
-      acc[mi][4 * i + 2] = (0.f + acc[mi][4 * i + 2]) + p.z;
-      acc[mi][4 * i + 3] = (0.f + acc[mi][4 * i + 3]) + p.w;
-    }
+  const float4* src = reinterpret_cast<const float4*>(__cvta_shared_to_generic(slot)) + lt;
+  add_slot<true>(acc, [&](int j) { return src[j * 128]; });
   named_sync(5 + wg, 128);   // every thread has read the slot before split 1 may write it again
   if (lt == 0)
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(map_to(freed, 1)) : "memory");
@@ -644,8 +653,12 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     }
     for (int i = 0; i < PAIR_BARS; ++i) mbar_init(empty_bar + (STAGES + i) * 8, 1);   // pair split-K
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    prefetch_tensormap(&mapA);
+    prefetch_tensormap(&mapB);
+    if constexpr (TMA_STORE) prefetch_tensormap(&mapC);
   }
   if constexpr (CM > 1 || SK_PAIR) cluster_sync(); else __syncthreads();
+  pdl_wait();   // everything above is this CTA's own set-up; from here on global memory is read and written
 
   if (wg_id == 0) {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
@@ -688,6 +701,10 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       for (int u = cluster; u < dp_units; u += num_clusters)
         produce(unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m));
       if constexpr (STREAMK) sk_walk([&](const Unit& w, int, bool) { produce(w); });
+      // every load of this CTA is issued: the next PDL launch may be scheduled once all CTAs are here (it sets up
+      // on SMs as they free and waits for this grid). Triggered at the kernel's start instead, a 128x4096x4096
+      // split launch measured 8 % slower (docs/gemm.md, "Programmatic dependent launch").
+      pdl_launch_dependents();
     }
   } else {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
@@ -784,7 +801,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #if SK_PAIR
         {   // two splits in a cluster: split 1's partial lands in split 0's shared memory
           if (splits != 2) __trap();   // the launcher runs this build with exactly two splits
-          const uint32_t slot = ring + RING_BYTES + EPI_BYTES + wg * PAIR_SLOT * 4;
+          const uint32_t slot = ring + RING_BYTES + EPI_BYTES + wg * SK_SLOT * 4;
           const uint32_t landed = empty_bar + (STAGES + wg) * 8, freed = empty_bar + (STAGES + NC + wg) * 8;
           if (!pair_split_exchange(acc, slot, landed, freed, pair_it++ & 1, wg)) continue;
         }
@@ -837,6 +854,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #else
   // ------------------------------------------------ baseline: every thread copies with cp.async, then all issue wgmma
   const int wg = threadIdx.x / 128;
+  pdl_wait();
   const float alpha = load_alpha(scale_a, scale_b);
   const uint8_t* Ab = reinterpret_cast<const uint8_t*>(A);
   const uint8_t* Bb = reinterpret_cast<const uint8_t*>(B);
@@ -916,6 +934,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     }
     asm volatile("cp.async.wait_group 0;" ::: "memory");
     __syncthreads();
+    if (threadIdx.x == 0 && u + (int)gridDim.x >= units) pdl_launch_dependents();   // this CTA's last unit is loaded
     const int split = u % splits;
     epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, m0 + wg * WG_ROWS, n0,
                     alpha);
