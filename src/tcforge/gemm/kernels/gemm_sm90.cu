@@ -309,8 +309,8 @@ template <bool FROM_ZERO, typename Load> __device__ __forceinline__ void add_slo
       }
     }
 }
-// slot of (cluster, CTA rank, consumer warpgroup) in the workspace: SK_SLOT floats
-// one consumer warpgroup's accumulators into a slot in that layout (L2 only: another SM reads them)
+// one consumer warpgroup's accumulators into its workspace slot (one per cluster, CTA rank and consumer warpgroup;
+// L2 only: another SM reads them)
 __device__ __forceinline__ void store_slot(float (&acc)[MI][ACC_N], float* slot) {
   float4* dst = reinterpret_cast<float4*>(slot) + threadIdx.x % 128;
 #pragma unroll
@@ -702,8 +702,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         produce(unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m));
       if constexpr (STREAMK) sk_walk([&](const Unit& w, int, bool) { produce(w); });
       // every load of this CTA is issued: the next PDL launch may be scheduled once all CTAs are here (it sets up
-      // on SMs as they free and waits for this grid). Triggered at the kernel's start instead, a 128x4096x4096
-      // split launch measured 8 % slower (docs/gemm.md, "Programmatic dependent launch").
+      // on SMs as they free and waits for this grid). A trigger at the kernel's start measured the same
+      // (docs/gemm.md, "Programmatic dependent launch"); this one leaves the next grid queued for less time.
       pdl_launch_dependents();
     }
   } else {
