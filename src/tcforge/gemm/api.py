@@ -57,6 +57,8 @@ def matmul(
     scales). A column-major 16-bit a (a transposed view) is read in place as the kernel's MN-major A operand.
     Any M, N, K >= 1. Operands whose row stride or base is not 16-byte aligned are first copied into a padded buffer
     (a documented slower path); wrong dtypes, shapes, layouts or devices raise TcforgeError saying what to change.
+    Where measured faster the launch uses programmatic dependent launch (it may set up while the previous kernel in
+    the stream finishes, and reads nothing before that kernel has completed); TCFORGE_PDL=0 turns that off.
     """
     plan = plan_matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant)
     return run_plan(plan, a, b, scale_a, scale_b)
