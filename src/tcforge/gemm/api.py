@@ -284,13 +284,14 @@ class Prepared:
         sk_units: int = 0,
         poison: list[Any] | None = None,
         splits: int = 1,
+        pdl: bool = False,
     ) -> None:
         self.fn, self.grid, self.threads, self.smem, self.args = fn, grid, threads, smem, args
         self.reduce, self.c, self.n, self.keep = reduce, c, n, keep
         self.sk_units = sk_units  # units shared by stream-K in this launch (0: none)
         self.splits = splits  # K splits of each tile (1: none)
         self.poison = poison or []  # buffers filled with NaN before each launch when POISON_OUTPUT is set
-        self.pdl = PDL  # the GEMM launch may overlap the previous kernel's tail (PDL; prepare_plan: pdl_pays)
+        self.pdl = pdl  # the GEMM launch may overlap the previous kernel's tail (PDL; prepare_plan: pdl_pays)
 
     def __call__(self) -> None:
         """Enqueue on the current torch stream (graph capture works)."""
@@ -486,6 +487,7 @@ def prepare_plan(
         keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
-        prepared = Prepared(fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit)
-        prepared.pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit)
-        return prepared
+        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit)
+        return Prepared(
+            fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit, pdl
+        )

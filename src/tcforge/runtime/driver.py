@@ -209,22 +209,19 @@ def launch(
         raise TcforgeError(f"grid {grid} and block {block} must be positive")
     params, keep = pack_args(args)
     cfg = _LaunchConfig(*grid, *block, int(shared_bytes), ctypes.c_void_p(stream), None, 0)
-    wanted: list[tuple[int, tuple[int, int, int] | int]] = []
+    attrs = (_LaunchAttr * 2)()
+    n = 0
     if cluster is not None and cluster != (1, 1, 1):
-        wanted.append((CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, cluster))
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        attrs[n].value.cluster[0], attrs[n].value.cluster[1], attrs[n].value.cluster[2] = cluster
+        n += 1
     if pdl:
-        wanted.append((CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, 1))
-    attrs = None
-    if wanted:
-        attrs = (_LaunchAttr * len(wanted))()
-        for attr, (kind, value) in zip(attrs, wanted, strict=True):
-            attr.id = kind
-            if isinstance(value, tuple):
-                attr.value.cluster[0], attr.value.cluster[1], attr.value.cluster[2] = value
-            else:
-                attr.value.flag = value
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attrs[n].value.flag = 1
+        n += 1
+    if n:
         cfg.attrs = ctypes.cast(attrs, ctypes.POINTER(_LaunchAttr))
-        cfg.numAttrs = len(wanted)
+        cfg.numAttrs = n
     check(
         lib().cuLaunchKernelEx(ctypes.byref(cfg), ctypes.c_void_p(fn.handle), params, None),
         f"cuLaunchKernelEx({fn.name}, grid={grid}, block={block}, smem={shared_bytes}, cluster={cluster}, pdl={pdl})",
