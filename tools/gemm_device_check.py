@@ -29,7 +29,7 @@ CHECK_SHAPES = [
 ]
 SMALL_SHAPES = [(129, 257, 136), (7, 7, 7)]
 # sanitizer shots of chained GEMMs launched back to back with programmatic dependent launch
-PDL_CHAIN_VARIANTS = ["baseline", "hoist", "pingpong", "t64", "streamk", "sw8", "sw16", "promote"]
+PDL_CHAIN_VARIANTS = ["baseline", "hoist", "pingpong", "t64", "t144", "streamk", "sw8", "sw16", "promote"]
 BIG = (4096, 4096, 4096)
 # forced stream-K grids: (shape, (clusters, shared units)) — owners adding two partials; ranges inside one tile
 STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((2048, 512, 8192), (7, 5))]
@@ -84,7 +84,8 @@ def run_one_variant(name: str, small: bool) -> None:
             d = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed, a_kmajor=False).as_dict()
             d["variant"] = f"{name}(a col)"
             print(json.dumps(d), flush=True)
-    if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "sw8", "sw16", "sw32", "sw64"):
+    if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "t144", "sw8", "sw16", "sw32",
+                              "sw64"):
         for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
             for (m, n, k), mode in itertools.product(((300, 500, 4096), (1, 8, 65536)), ("fused", "planes")):
                 seed += 1
@@ -200,7 +201,8 @@ def main() -> int:
                            ("t64", ("fp16", "fp32", False)), ("sw16", ("fp16", "fp32", False)),
                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True)),
                            ("sw8", ("e4m3", "bf16", True)),
-                           ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False))):
+                           ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
+                           ("t144", ("fp16", "fp32", False))):
             if not only or name in only:  # split-K reduced inside the kernel, and through fp32 planes
                 for mode in ("fused", "planes"):
                     r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False, split_mode=mode)

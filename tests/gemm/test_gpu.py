@@ -96,6 +96,31 @@ def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
     assert torch.equal(outs[0], outs[1])
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("fp16", "fp16", True), ("bf16", "bf16", False),
+                                   ("bf16", "fp32", True), ("e4m3", "bf16", True), ("e4m3", "fp32", True)],
+                         ids=_pair_id)
+@pytest.mark.parametrize("shape", [(1536, 1536, 1536), (1000, 1000, 520), (257, 4097, 136)])
+def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) -> None:
+    """t144's tiles (2.25 slabs of B, 16 columns stored from registers) sum each element's products in the same K
+    order as the 128x192 and 128x256 tiles: without split-K the three outputs are bit-identical, partial tiles and
+    the columns past N included."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
+    a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], sum(shape))
+    outs = []
+    for variant in ("t144", "t192", "hoist"):
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+        outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
+    torch.cuda.synchronize()
+    assert not torch.isnan(outs[0]).any()
+    assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
+
+
 NOT_SWAPPED = [v.name for v in LADDER + SWEEP if not v.config.swap_ab]
 A_COL_COMBOS = [("fp16", "fp32", False), ("bf16", "bf16", True), ("fp16", "fp16", True), ("bf16", "fp32", False)]
 
@@ -169,7 +194,7 @@ def test_broadcast_and_strided_views_take_the_padded_copy(variant: str) -> None:
 def test_auto_small_launches(shape: tuple) -> None:
     """`auto` on launches whose rung-9 tiles leave half the SMs idle: the 64x128 tile, sharing units by stream-K
     where it would split K too (512^3 16-bit, 64x4096x4096, 100x300x2000 fp8), else whole tiles or split-K;
-    1536^3 runs the 128x192 tile."""
+    1536^3 runs the 128x144 tile."""
     for combo in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True), ("fp16", "fp16", True)):
         _check("auto", combo, *shape, seed=sum(shape))
 
@@ -181,7 +206,7 @@ def test_forced_split_k(splits: int) -> None:
 
 
 # variants whose split launches are compared between the two reductions of their split-K build
-FUSED_VS_PLANES = ["splitk", "t64", "t192", "sw8", "sw16", "sw64", "tuned_pp", "promote"]
+FUSED_VS_PLANES = ["splitk", "t64", "t192", "t144", "sw8", "sw16", "sw64", "tuned_pp", "promote"]
 
 
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True),

@@ -101,6 +101,26 @@ def test_config_refuses_bad_epilogue_and_register_splits() -> None:
             bad.check()
 
 
+def test_a_tile_width_of_partial_slabs_reserves_whole_slabs() -> None:
+    """t144 (128x144): an MN-major B is loaded in whole 64-column slabs, so each stage reserves 3 slabs (192 rows
+    of 128 bytes) — for either layout — and the 144 columns are one m64n144 wgmma; the staged epilogue stores the
+    whole 128-byte sub-tiles by TMA and the last 16 columns from registers (the kernel's BN % EPI_N tail)."""
+    from dataclasses import replace
+
+    t144 = VARIANTS["t144"].config
+    assert (t144.bm, t144.bn, t144.cm, t144.b_rows) == (128, 144, 1, 192)
+    # 4 stages x (128 + 192) rows x 128 B + 2 consumers x 2 buffers x 64 rows x 128 B + barriers + slack
+    assert t144.smem_bytes() == 4 * 320 * 128 + 2 * 2 * 64 * 128 + 2 * 4 * 8 + 1024
+    assert VARIANTS["t192"].config.b_rows == 192 and VARIANTS["sw8"].config.b_rows == 8  # swapped: K-major, exact
+    src = codegen.render(t144, "fp16", "fp32", False)
+    assert "#define BN 144\n" in src and "m64n144k16.f32.f16.f16" in src and "p, 1, 1, 0, 1;" in src
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 72 + 36 + 72  # m64n144: 72 accumulators (tile, half, tile_sd)
+    assert "m64n144k32.f32.e4m3.e4m3" in codegen.render(t144, "e4m3", "bf16", True)
+    for bad in (replace(t144, cm=2), replace(t144, bn=140), replace(t144, bn=264), replace(t144, use_tma=False)):
+        with pytest.raises(TcforgeError, match="BN|slabs|accumulators"):
+            bad.check()
+
+
 def test_persistent_grid_is_one_round_of_resident_clusters() -> None:
     from tcforge.gemm.api import persistent_clusters
 

@@ -212,6 +212,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         AUTO,
         AUTO_SK,
         MID_AUTO,
+        NARROW_AUTO,
         SMALL_AUTO,
         STREAMK_MIN_GAIN,
         SWAP_MAX_M,
@@ -225,16 +226,22 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         return plan
     big, mid, small = VARIANTS[AUTO], VARIANTS[MID_AUTO], VARIANTS[SMALL_AUTO]
     args = (plan.m, plan.n, plan.k_padded, plan.in_kind, sms)
-    t_big = estimate_us(big, *args)
+    kw = {"b_kmajor": plan.b_kmajor}  # a tile of partial slabs costs more over an MN-major B
+    t_big = estimate_us(big, *args, **kw)
     # a thin last round of rung 9's cluster tiles: stream-K shares it (and one round more) over every cluster
     clusters = sms // big.config.cm
     units = cluster_tiles(big.config, plan.m, plan.n)
     if units > clusters and units % clusters < clusters / 2:
-        t_sk = estimate_us(big, *args, streamk=True)
+        t_sk = estimate_us(big, *args, streamk=True, **kw)
         if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):
             big, t_big = VARIANTS[AUTO_SK], t_sk
     # candidates from the largest tile down: a smaller one is taken only if predicted TILE_MARGIN faster
-    cands = [(big, t_big), (mid, estimate_us(mid, *args)), (small, estimate_us(small, *args))]
+    cands = [(big, t_big), (mid, estimate_us(mid, *args, **kw)), (small, estimate_us(small, *args, **kw))]
+    # the 144-column tile is there to fill a round without splitting K (its split launches measured 1.3-1.8 us
+    # slower than the model: 768x1536x1536)
+    narrow = VARIANTS[NARROW_AUTO]
+    if choose_splits(narrow.config, *args) == 1:
+        cands.insert(2, (narrow, estimate_us(narrow, *args, **kw)))
     best, t_best = cands[0]
     for v, t in cands[1:]:
         if t * (1 + TILE_MARGIN) < t_best:
@@ -242,7 +249,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # the swapped product C^T = B^T A^T puts M in the wgmma's N (small M, small launches); it reads a K-major
     if plan.m <= SWAP_MAX_M and plan.a_kmajor:
         for name in swap_order(plan.m):
-            t = estimate_us(VARIANTS[name], *args)
+            t = estimate_us(VARIANTS[name], *args, **kw)
             if t < t_best:
                 best, t_best = VARIANTS[name], t
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K

@@ -77,9 +77,16 @@ class KernelConfig:
         """One consumer warpgroup's fp32 accumulators (SK_SLOT in the kernel): a stream-K / split-K partial slot."""
         return 128 * (self.wg_rows // 64) * (self.bn // 2)
 
+    @property
+    def b_rows(self) -> int:
+        """B's rows of K-major bytes per ring stage: BN, rounded up to whole 64-column slabs when BN is not a
+        multiple of 64 (B_SLABS in the kernel: an MN-major B loads whole slabs; the K-major build of such a tile
+        keeps the same reservation, a few KB it does not use)."""
+        return self.bn if self.swap_ab or self.bn % 64 == 0 else -(-self.bn // 64) * 64
+
     def smem_bytes(self) -> int:
-        """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source."""
-        ring = self.stages * (self.bm + self.bn) * self.bk_bytes
+        """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source (at least it: see b_rows)."""
+        ring = self.stages * (self.bm + self.b_rows) * self.bk_bytes
         epi = self.nc * self.epi_bufs * self.wg_rows * 128 if (self.tma_store and not self.splitk) else 0
         pair = self.nc * (self.slot_floats * 4 + 16) if self.split_pair else 0  # receive slots + their two mbarriers
         return ring + epi + pair + 2 * self.stages * 8 + 1024
@@ -93,6 +100,10 @@ class KernelConfig:
         rows = self.wg_rows
         if rows % 64 or (rows // 64) * self.bn // 2 > 128:
             raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 128 accumulators")
+        if self.bn % 8 or not 8 <= self.bn <= 256:
+            raise TcforgeError(f"{self}: BN must be a multiple of 8 up to 256 (the wgmma N)")
+        if self.bn % 64 and not self.swap_ab and (self.cm > 1 or not self.use_tma):
+            raise TcforgeError(f"{self}: a BN of partial 64-column slabs needs the TMA path and no cluster")
         if self.bk_bytes not in (64, 128):
             raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
         if self.smem_total() > MAX_SMEM:
@@ -302,6 +313,15 @@ SWEEP.append(
             "split-K + hoisted", KernelConfig(bm=128, bn=192, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
                                              hoist=True), True, 8, True)
 )
+# a tile width that is not a multiple of 64, so the tiles fill one round of the SMs where no 64-multiple does
+# (1536^3: 12 x 11 = 132 tiles of 128x144 against t192's 96 of 128x192; cuBLAS runs 96x192 tiles there, 128 of
+# them). Row-major B is still loaded in whole 64-column slabs (3 per stage, the third a quarter used) and the last
+# 16 columns of each tile are stored from registers (a 128-byte TMA sub-tile would cross into the next tile).
+SWEEP.append(
+    Variant("t144", 9, "128x144 tile, two consumer warpgroups (64x144 each), no cluster, 4 stages, persistent + "
+            "split-K + hoisted", KernelConfig(bm=128, bn=144, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
+                                             hoist=True), True, 8, True)
+)
 
 # small M: the swapped product C^T = B^T A^T puts M in the wgmma's N (16, 32 or 64) instead of padding it to 64
 # rows, and 64-row tiles run over N (cuBLAS's 64x16 / 64x32 / 64x64 tiles for M = 16 / 64 / 128); B becomes the A
@@ -322,7 +342,8 @@ for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
-MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (1536^3, 3072^3)
+MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
+NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
@@ -382,9 +403,9 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # (BM, BN, CM): microseconds per k-tile of one tile (128x256 per CTA in 2-CTA clusters; 128x192 and 64x128 per CTA)
 # and the fixed cost of a launch; the rate at which split-K's fp32 planes are written and reduced; what stream-K's
 # fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit)
-COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
+COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (128, 144, 1): 0.52, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
               (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # the last four: swapped (sw8/16/32/64)
-COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
+COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (128, 144, 1): 2.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
@@ -420,14 +441,17 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False) -> float:
-    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t64, the swapped sw8/16/32/64): rounds of
-    tiles over the clusters, each round one unit's k-tiles, or streaming the operands from HBM if that takes longer,
-    plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even share of all
-    k-tiles plus the fix-up. Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3 and 1024x1024x65536;
-    used only to rank the tiles for `auto`."""
+def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False,
+                b_kmajor: bool = True) -> float:
+    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t144, t64, the swapped sw8/16/32/64):
+    rounds of tiles over the clusters, each round one unit's k-tiles, or streaming the operands from HBM if that
+    takes longer, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even
+    share of all k-tiles plus the fix-up. A tile of partial 64-column slabs (t144) over an MN-major B (row-major
+    16-bit `b`) loads whole slabs and costs per k-tile what the tile of that padded width does (measured: t144 and
+    t192 0.51 / 0.52 us per k-tile at 1536^3 fp16). Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3
+    and 1024x1024x65536; used only to rank the tiles for `auto`."""
     c = variant.config
-    key = (c.bm, c.bn, c.cm)
+    key = (c.bm, c.bn if b_kmajor else c.b_rows, c.cm)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
     tiles = cluster_tiles(c, m, n)
     clusters = max(1, sms // c.cm)

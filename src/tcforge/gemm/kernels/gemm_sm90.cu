@@ -55,7 +55,9 @@ constexpr int IN_BYTES = (IN_KIND == 2) ? 1 : 2;
 constexpr int OUT_BYTES = (OUT_KIND == 0 || SPLITK) ? 4 : 2;
 constexpr int BK_BYTES = BK * IN_BYTES;            // bytes of one K-major tile row: the swizzle span
 constexpr int A_TILE = BM * BK_BYTES;
-constexpr int B_TILE = BN * BK_BYTES;
+constexpr int B_SLAB = BK * 128;                   // MN-major B: one 64-column slab, BK rows of 128 bytes
+constexpr int B_SLABS = (BN + 63) / 64;            // MN-major B: slabs per stage (a BN of 144 loads and keeps 3)
+constexpr int B_TILE = B_KMAJOR ? BN * BK_BYTES : B_SLABS * B_SLAB;   // B's bytes per stage
 constexpr int STAGE_TX = A_TILE + B_TILE;          // bytes landing in one CTA per stage (multicast halves included)
 constexpr int WG_ROWS = PINGPONG ? BM : BM / NC;   // rows of C per consumer warpgroup
 constexpr int MI = WG_ROWS / 64;                   // m64 wgmma blocks per consumer warpgroup
@@ -65,7 +67,6 @@ constexpr int KSTEPS = BK / WG_K;
 constexpr int NTHREADS = USE_TMA ? 128 * (NC + 1) : 128 * NC;
 constexpr int K_SWZ = BK_BYTES == 128 ? 1 : (BK_BYTES == 64 ? 2 : 3);   // wgmma descriptor swizzle code
 constexpr uint32_t K_SWZ_MASK = BK_BYTES == 128 ? 0x70u : (BK_BYTES == 64 ? 0x30u : 0x10u);
-constexpr int B_SLAB = BK * 128;                   // MN-major B: one 64-column slab, BK rows of 128 bytes
 constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns of one 128-byte sub-tile row
 constexpr int EPI_BUF = WG_ROWS * 128;
 constexpr int RING_BYTES = STAGES * STAGE_TX;
@@ -81,6 +82,9 @@ static_assert(EPI_BUFS >= 2 && EPI_BUFS <= 8, "2..8 epilogue staging buffers per
 static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a multiple of 64 rows");
 static_assert(ACC_N * MI <= 128, "accumulators must fit in 128 registers per thread");
 static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
+static_assert(BN % 8 == 0 && BN <= 256, "BN: a multiple of 8 up to 256 (the wgmma N)");
+static_assert(B_KMAJOR || BN % (64 * CM) == 0 || (CM == 1 && USE_TMA),
+              "an MN-major B tile of partial 64-column slabs: TMA path, no multicast (each CTA loads whole slabs)");
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
@@ -481,7 +485,8 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
 }
 
 // ---------------------------------------------------------------- epilogues (one consumer warpgroup's rows)
-template <bool PLANE = false>
+// (columns from J0 * 8 on: the staged epilogue's tail when BN is not a whole number of 128-byte sub-tiles)
+template <bool PLANE = false, int J0 = 0>
 __device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C, int M, int N, int64_t ldc,
                                                 int row0, int col0, float alpha) {
   const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
@@ -489,7 +494,7 @@ __device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
+    for (int j = J0; j < BN / 8; ++j) {
       const int col = col0 + j * 8 + 2 * (lane % 4);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -547,15 +552,20 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
 }
 
 __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
-                                             int row0, int col0, float alpha, uint32_t& epi_count) {
+                                             int row0, int col0, float alpha, uint32_t& epi_count, void* C, int M,
+                                             int N, int64_t ldc) {
   if constexpr (TRANS_C) {
     epilogue_tma_trans(acc, mapC, epi, wg, row0, col0, alpha);
     return;
   }
   const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
   constexpr int JS = EPI_N / 8;   // 8-column fragments per sub-tile
+  constexpr int SUBTILES = BN / EPI_N;
+  // a BN that is not a whole number of sub-tiles (144: 4.5 fp32 / 2.25 16-bit ones): the last columns go straight
+  // from registers to C (a sub-tile store would write the next tile's columns)
+  if constexpr (BN % EPI_N != 0) epilogue_direct<false, SUBTILES * JS>(acc, C, M, N, ldc, row0, col0, alpha);
 #pragma unroll
-  for (int c = 0; c < BN / EPI_N; ++c) {
+  for (int c = 0; c < SUBTILES; ++c) {
     uint8_t* buf = epi + (wg * EPI_BUFS + (epi_count % EPI_BUFS)) * EPI_BUF;
     if (lt == 0) tma_store_wait_read<EPI_BUFS - 1>();   // the store that last used this buffer has read it
     named_sync(1 + wg, 128);
@@ -686,7 +696,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             else
               tma_load(bs, &mapB, kt * BK, w.n_tile * BN, fb);
           } else {
-            constexpr int SLABS = BN / 64 / CM;
+            constexpr int SLABS = B_SLABS / CM;
 #pragma unroll
             for (int i = 0; i < SLABS; ++i) {
               const int slab = rank * SLABS + i;
@@ -768,7 +778,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     auto store = [&](const Unit& w, int split) {
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
       if constexpr (TMA_STORE && !SPLITK) {
-        epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count);
+        epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
       } else {
         epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, row0, col0, alpha);
       }
