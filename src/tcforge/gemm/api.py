@@ -200,13 +200,15 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192 tile and the 64x128 tile, the one
-    `estimate_us` predicts fastest (a smaller tile must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
+    """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192 tile, the 128x144 tile (where it needs no
+    split) and the 64x128 tile, the one `estimate_us` predicts fastest for the operands' B layout (a smaller tile
+    must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
     tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
     stream-K build where its last round of tiles is under half full and the model predicts >= STREAMK_MIN_GAIN
     from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS). A split launch reduces inside the
     kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
-    0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
+    0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144;
+    16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
     -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
