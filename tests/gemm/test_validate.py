@@ -192,7 +192,7 @@ def test_auto_takes_the_144_column_tile_where_it_fills_a_round_over_k_major_b() 
     assert pick(1536, 1536, 1536, f16, False) == "t192"
     assert pick(1536, 1536, 6144, f8, True) == "t144"
     assert pick(2560, 2560, 2560, f16, True) == "t144"  # 3 rounds of 144 columns against rung 9's 2 of 256
-    assert pick(768, 1536, 1536, f8, True) == "t64"  # t144 would split K in two
+    assert pick(768, 1536, 1536, f8, True) == "t128"  # t144 would split K in two; 72 tiles of 128x128 need not
     assert pick(4096, 4096, 4096, f16, True) == "hoist" and pick(3072, 3072, 3072, f16, True) == "t192"
     t144, t192 = VARIANTS["t144"], VARIANTS["t192"]
     assert estimate_us(t144, 1536, 1536, 1536, "fp16", 132, b_kmajor=False) == estimate_us(
@@ -436,6 +436,67 @@ MEASURED_T144 = {
     ((3072, 3072, 3072), "fp16", "row"): {"hoist": 119.2, "t192": 103.8, "t144": 113.0},
 }
 
+# the 128x128 tile beside the others (same session, bench/results/gemm_small_smallm_t128a.json / _t128b.json and
+# gemm_small_t128c.json / _t128d.json, the b files with --b-col); merged last: its figures replace earlier ones
+MEASURED_T128 = {
+    ((768, 1536, 1536), "e4m3", "col"): {"hoist": 15.5, "streamk": 14.2, "t192": 11.6, "t144": 10.7, "t128": 7.5,
+                                        "t64": 9.0},
+    ((768, 1536, 1536), "fp16", "col"): {"hoist": 19.1, "streamk": 21.2, "t192": 14.9, "t144": 13.4, "t128": 11.7,
+                                        "t64": 15.0},
+    ((768, 1536, 1536), "fp16", "row"): {"hoist": 19.0, "streamk": 21.0, "t192": 14.9, "t144": 14.6, "t128": 11.8,
+                                        "t64": 14.3},
+    ((128, 4096, 4096), "e4m3", "col"): {"hoist": 15.4, "t192": 14.6, "t144": 12.3, "t128": 10.7, "t64": 9.0},
+    ((128, 4096, 4096), "fp16", "col"): {"hoist": 20.9, "t192": 21.4, "t144": 17.0, "t128": 14.7, "t64": 12.9},
+    ((128, 4096, 4096), "fp16", "row"): {"hoist": 20.8, "t192": 20.0, "t144": 18.7, "t128": 14.8, "t64": 13.4},
+    ((2048, 1024, 1024), "e4m3", "col"): {"hoist": 15.1, "streamk": 13.6, "t192": 7.6, "t144": 6.7, "t128": 6.5,
+                                        "t64": 7.7},
+    ((2048, 1024, 1024), "fp16", "col"): {"hoist": 18.7, "streamk": 18.6, "t192": 12.3, "t144": 10.5, "t128": 10.3,
+                                        "t64": 12.2},
+    ((2048, 1024, 1024), "fp16", "row"): {"hoist": 18.4, "streamk": 18.8, "t192": 11.8, "t144": 13.1, "t128": 10.3,
+                                        "t64": 11.7},
+    ((1408, 1408, 1408), "e4m3", "col"): {"hoist": 11.7, "streamk": 12.1, "t192": 8.9, "t144": 7.6, "t128": 7.4,
+                                        "t64": 8.9},
+    ((1408, 1408, 1408), "fp16", "col"): {"hoist": 19.2, "streamk": 19.3, "t192": 14.4, "t144": 12.6, "t128": 12.3,
+                                        "t64": 15.0},
+    ((1408, 1408, 1408), "fp16", "row"): {"hoist": 19.2, "streamk": 19.3, "t192": 14.6, "t144": 13.3, "t128": 12.5,
+                                        "t64": 14.5},
+    ((256, 4096, 4096), "e4m3", "col"): {"hoist": 19.9, "t192": 15.1, "t144": 13.6, "t128": 13.1, "t64": 10.6},
+    ((256, 4096, 4096), "fp16", "col"): {"hoist": 30.6, "t192": 26.4, "t144": 24.3, "t128": 22.6, "t64": 19.7},
+    ((256, 4096, 4096), "fp16", "row"): {"hoist": 38.0, "t192": 25.4, "t144": 24.7, "t128": 21.6, "t64": 19.8},
+    ((1024, 2048, 2048), "e4m3", "col"): {"hoist": 17.5, "streamk": 17.8, "t192": 11.1, "t144": 10.2, "t128": 9.9,
+                                        "t64": 11.8},
+    ((1024, 2048, 2048), "fp16", "col"): {"hoist": 26.1, "streamk": 24.5, "t192": 19.3, "t144": 17.4, "t128": 17.0,
+                                        "t64": 20.5},
+    ((1024, 2048, 2048), "fp16", "row"): {"hoist": 23.8, "streamk": 24.3, "t192": 19.5, "t144": 19.2, "t128": 17.0,
+                                        "t64": 19.8},
+    ((4096, 1024, 1024), "e4m3", "col"): {"hoist": 10.8, "streamk": 10.9, "t192": 13.2, "t144": 11.5, "t128": 11.1,
+                                        "t64": 13.8},
+    ((4096, 1024, 1024), "fp16", "col"): {"hoist": 18.3, "streamk": 18.3, "t192": 22.1, "t144": 20.2, "t128": 19.1,
+                                        "t64": 23.4},
+    ((4096, 1024, 1024), "fp16", "row"): {"hoist": 18.4, "streamk": 18.4, "t192": 21.9, "t144": 22.8, "t128": 18.5,
+                                        "t64": 21.9},
+    ((384, 4096, 4096), "e4m3", "col"): {"hoist": 23.0, "t192": 17.1, "t144": 14.9, "t128": 14.6, "t64": 17.6},
+    ((384, 4096, 4096), "fp16", "row"): {"hoist": 35.9, "t192": 31.2, "t144": 31.5, "t128": 27.9, "t64": 34.1},
+    ((512, 4096, 4096), "e4m3", "col"): {"hoist": 23.1, "t192": 18.6, "t144": 17.0, "t128": 16.9, "t64": 20.2},
+    ((512, 4096, 4096), "fp16", "col"): {"hoist": 38.5, "t192": 36.7, "t144": 33.0, "t128": 33.8, "t64": 39.2},
+    ((512, 4096, 4096), "fp16", "row"): {"hoist": 37.8, "t192": 37.0, "t144": 35.9, "t128": 32.9, "t64": 44.7},
+    ((2048, 2048, 2048), "e4m3", "col"): {"hoist": 17.2, "streamk": 17.4, "t192": 20.1, "t144": 18.6, "t128": 18.3,
+                                        "t64": 22.3},
+    ((2048, 2048, 2048), "fp16", "col"): {"hoist": 31.8, "streamk": 31.1, "t192": 37.6, "t144": 34.0, "t128": 33.2,
+                                        "t64": 41.2},
+    ((2048, 2048, 2048), "fp16", "row"): {"hoist": 31.9, "streamk": 30.5, "t192": 37.9, "t144": 37.3, "t128": 33.2,
+                                        "t64": 42.8},
+    ((256, 14336, 4096), "e4m3", "col"): {"hoist": 32.6, "t192": 41.2, "t144": 39.4, "t128": 39.6, "t64": 43.4},
+    ((256, 14336, 4096), "fp16", "col"): {"hoist": 59.0, "t192": 76.5, "t144": 68.8, "t128": 64.2, "t64": 78.4},
+    ((256, 14336, 4096), "fp16", "row"): {"hoist": 59.7, "t192": 77.1, "t144": 71.7, "t128": 63.1, "t64": 74.6},
+    ((2048, 1024, 8192), "e4m3", "col"): {"hoist": 48.8, "streamk": 46.9, "t192": 38.7, "t144": 35.9, "t128": 34.4,
+                                        "t64": 42.1},
+    ((2048, 1024, 8192), "fp16", "col"): {"hoist": 67.3, "streamk": 67.8, "t192": 70.2, "t144": 66.2, "t128": 62.9,
+                                        "t64": 81.4},
+    ((2048, 1024, 8192), "fp16", "row"): {"hoist": 65.7, "streamk": 69.6, "t192": 73.4, "t144": 80.2, "t128": 65.3,
+                                        "t64": 79.2},
+}
+
 
 def _merged(*tables: dict) -> dict:
     """One dict of measured points; a point in several tables (2048^3: the mid-size run and the long-K run) keeps
@@ -447,23 +508,22 @@ def _merged(*tables: dict) -> dict:
     return out
 
 
-MEASURED = _merged(MEASURED_MID_TAIL, MEASURED_SMALL_M, MEASURED_LONG_K, MEASURED_T144)
-# where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 12 %)
+MEASURED = _merged(MEASURED_MID_TAIL, MEASURED_SMALL_M, MEASURED_LONG_K, MEASURED_T144, MEASURED_T128)
+# where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 9.2 %)
 SLOW_AUTO = [
     ((1024, 1024, 16384), "e4m3", "col"),  # rung 9 + split-K 40.4 us, the 64x128 tile 37.6: predicted the other way
-    ((2048, 2048, 2048), "fp16", "row"),  # rung 9 31.8 us, its stream-K build 30.4: under STREAMK_MIN_GAIN
+    ((2048, 2048, 2048), "fp16", "row"),  # rung 9 31.9 us, its stream-K build 30.5: under STREAMK_MIN_GAIN
     ((3072, 1536, 1536), "fp16", "row"),  # stream-K 33.2 us, t192 30.4: the fix-up is dearer than modelled here
-    ((1408, 1408, 1408), "fp16", "row"),  # t64 14.1 us, t144 13.3: over MN-major B t144 is costed as t192
-    ((768, 1536, 1536), "fp16", "col"),  # t192 14.8 us, t144 split in two 13.2: auto never splits t144
+    ((2048, 1024, 8192), "fp16", "col"),  # rung 9 67.3 us, t128 62.9: one cost per k-tile misses t128's 2nd round
 ]
 
 
 def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
     """On the measured points `auto` runs a variant at most 4 % slower than the fastest measured there — on all but
-    the five of 93 in SLOW_AUTO, those at most 13 % — and the model's time for it is within 30 % of the measured
-    kernel. Between 1536^3 and 8192^3 the candidates are rung 9, its stream-K build, t192 and t144 (where it needs
-    no split; 8192^3 fp16's stream-K, 3.2 % faster, is not taken); for small M the swapped tiles (sw8 / sw16 /
-    sw32 / sw64, the one fitting M first) weigh in too."""
+    the four of 110 in SLOW_AUTO, those at most 10 % — and the model's time for it is within 30 % of the measured
+    kernel. The candidates are rung 9, its stream-K build, the 64x128 tile, and t192, t144 and t128 where they need
+    no split (t128 above SMALL_M rows; 8192^3 fp16's stream-K, 3.2 % faster, is not taken); for small M the swapped
+    tiles (sw8 / sw16 / sw32 / sw64, the one fitting M first) weigh in too."""
     from tcforge.gemm.api import refine_auto
     from tcforge.gemm.variants import VARIANTS, estimate_us
 
@@ -475,11 +535,11 @@ def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
         picked = refine_auto(plan_matmul(FakeTensor((m, k), dt), b), 132).variant.name
         assert picked in times, (shape, kind, layout, picked)
         best = min(times.values())
-        assert times[picked] <= 1.13 * best, (shape, kind, layout, picked, times)
+        assert times[picked] <= 1.10 * best, (shape, kind, layout, picked, times)
         if times[picked] > 1.04 * best:
             slow.append((shape, kind, layout))
         sk = picked == "streamk"
         predicted = estimate_us(VARIANTS["hoist" if sk else picked], m, n, k, kind, 132, streamk=sk,
                                 b_kmajor=layout == "col")
         assert abs(predicted / times[picked] - 1) < 0.3, (shape, kind, picked, predicted, times[picked])
-    assert len(MEASURED) == 93 and sorted(slow) == sorted(SLOW_AUTO), slow
+    assert len(MEASURED) == 110 and sorted(slow) == sorted(SLOW_AUTO), slow

@@ -200,15 +200,15 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192 tile, the 128x144 tile (where it needs no
-    split) and the 64x128 tile, the one `estimate_us` predicts fastest for the operands' B layout (a smaller tile
+    """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192, 128x144 and 128x128 tiles (where they need
+    no split) and the 64x128 tile, the one `estimate_us` predicts fastest for the operands' B layout (a smaller tile
     must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
     tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
     stream-K build where its last round of tiles is under half full and the model predicts >= STREAMK_MIN_GAIN
     from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS). A split launch reduces inside the
     kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
-    0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144;
-    16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
+    0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144,
+    512x4096x4096 0.74-0.81x -> 0.90-0.98x with t128; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
     -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
@@ -216,6 +216,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         MID_AUTO,
         NARROW_AUTO,
         SMALL_AUTO,
+        SMALL_M,
+        SQUARE_AUTO,
         STREAMK_MIN_GAIN,
         SWAP_MAX_M,
         TILE_MARGIN,
@@ -226,7 +228,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
 
     if not plan.auto:
         return plan
-    big, mid, small = VARIANTS[AUTO], VARIANTS[MID_AUTO], VARIANTS[SMALL_AUTO]
+    big, small = VARIANTS[AUTO], VARIANTS[SMALL_AUTO]
     args = (plan.m, plan.n, plan.k_padded, plan.in_kind, sms)
     kw = {"b_kmajor": plan.b_kmajor}  # a tile of partial slabs costs more over an MN-major B
     t_big = estimate_us(big, *args, **kw)
@@ -237,13 +239,17 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         t_sk = estimate_us(big, *args, streamk=True, **kw)
         if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):
             big, t_big = VARIANTS[AUTO_SK], t_sk
-    # candidates from the largest tile down: a smaller one is taken only if predicted TILE_MARGIN faster
-    cands = [(big, t_big), (mid, estimate_us(mid, *args, **kw)), (small, estimate_us(small, *args, **kw))]
-    # the 144-column tile is there to fill a round without splitting K (its split launches measured 1.3-1.8 us
-    # slower than the model: 768x1536x1536)
-    narrow = VARIANTS[NARROW_AUTO]
-    if choose_splits(narrow.config, *args) == 1:
-        cands.insert(2, (narrow, estimate_us(narrow, *args, **kw)))
+    # candidates from the largest tile down: a smaller one is taken only if predicted TILE_MARGIN faster. The
+    # two-consumer 128x192, 128x144 and 128x128 tiles are there to fill rounds without splitting K: their split
+    # launches ran 1.3-3 us above the model (t144 at 768x1536x1536, t192 at 384x4096x4096, t128 at
+    # 256x4096x4096), so they are weighed only where they need no split; t128 above SMALL_M rows only (below it the
+    # 64x128 tile pads no rows)
+    cands = [(big, t_big)]
+    for name in (MID_AUTO, NARROW_AUTO, SQUARE_AUTO):
+        v = VARIANTS[name]
+        if choose_splits(v.config, *args) == 1 and (name != SQUARE_AUTO or plan.m > SMALL_M):
+            cands.append((v, estimate_us(v, *args, **kw)))
+    cands.append((small, estimate_us(small, *args, **kw)))
     best, t_best = cands[0]
     for v, t in cands[1:]:
         if t * (1 + TILE_MARGIN) < t_best:

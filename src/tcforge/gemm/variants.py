@@ -344,6 +344,7 @@ AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting 
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
 NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
+SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
@@ -399,14 +400,16 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 
 
 # `auto`'s launch-time model (measured on the H200, power-capped, bench/results/gemm_small_edges.json,
-# gemm_small_auto_v1.json, gemm_small_owner_last.json, gemm_small_mid.json, gemm_small_bigtail.json), by tile
-# (BM, BN, CM): microseconds per k-tile of one tile (128x256 per CTA in 2-CTA clusters; 128x192 and 64x128 per CTA)
+# gemm_small_auto_v1.json, gemm_small_owner_last.json, gemm_small_mid.json, gemm_small_bigtail.json; the 128x144 and
+# 128x128 tiles from gemm_small_t144a..c.json and gemm_small_t128c..d.json, gemm_small_smallm_t128a..b.json), by
+# tile (BM, BN, CM): microseconds per k-tile of one tile (128x256 per CTA in 2-CTA clusters; the others per CTA)
 # and the fixed cost of a launch; the rate at which split-K's fp32 planes are written and reduced; what stream-K's
-# fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit)
-COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (128, 144, 1): 0.52, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
-              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # the last four: swapped (sw8/16/32/64)
-COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (128, 144, 1): 2.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
-                 (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
+# fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit). t128 measured
+# 0.40 us per k-tile in one round of 96 CTAs (384x4096x4096) to 0.53 in two rounds of 132 (4096x1024x1024).
+COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 128, 1): 0.30,
+              (64, 8, 1): 0.17, (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
+COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 128, 1): 2.0,
+                 (64, 8, 1): 2.0, (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
