@@ -194,7 +194,7 @@ def test_broadcast_and_strided_views_take_the_padded_copy(variant: str) -> None:
 def test_auto_small_launches(shape: tuple) -> None:
     """`auto` on launches whose rung-9 tiles leave half the SMs idle: the 64x128 tile, sharing units by stream-K
     where it would split K too (512^3 16-bit, 64x4096x4096, 100x300x2000 fp8), else whole tiles or split-K;
-    1536^3 runs the 128x144 tile."""
+    1536^3 runs the 128x144 tile (the 128x192 one over a row-major 16-bit B)."""
     for combo in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True), ("fp16", "fp16", True)):
         _check("auto", combo, *shape, seed=sum(shape))
 

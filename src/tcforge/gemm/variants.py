@@ -314,9 +314,10 @@ SWEEP.append(
                                              hoist=True), True, 8, True)
 )
 # a tile width that is not a multiple of 64, so the tiles fill one round of the SMs where no 64-multiple does
-# (1536^3: 12 x 11 = 132 tiles of 128x144 against t192's 96 of 128x192; cuBLAS runs 96x192 tiles there, 128 of
-# them). Row-major B is still loaded in whole 64-column slabs (3 per stage, the third a quarter used) and the last
-# 16 columns of each tile are stored from registers (a 128-byte TMA sub-tile would cross into the next tile).
+# (1536^3: 12 x 11 = 132 tiles of 128x144 against t192's 96 of 128x192; cuBLAS runs 192x96 tiles there for 16-bit,
+# 144x128 for fp8). Row-major B is still loaded in whole 64-column slabs (3 per stage, the third a quarter used:
+# 16-column 32B-swizzled slabs measured 25-50 % slower) and the last 16 columns of each tile are stored from
+# registers (a 128-byte TMA sub-tile would cross into the next tile).
 SWEEP.append(
     Variant("t144", 9, "128x144 tile, two consumer warpgroups (64x144 each), no cluster, 4 stages, persistent + "
             "split-K + hoisted", KernelConfig(bm=128, bn=144, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
@@ -446,7 +447,7 @@ def _cdiv(a: int, b: int) -> int:
 
 def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False,
                 b_kmajor: bool = True) -> float:
-    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t144, t64, the swapped sw8/16/32/64):
+    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t144, t128, t64, the swapped sw8/16/32/64):
     rounds of tiles over the clusters, each round one unit's k-tiles, or streaming the operands from HBM if that
     takes longer, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even
     share of all k-tiles plus the fix-up. A tile of partial 64-column slabs (t144) over an MN-major B (row-major
