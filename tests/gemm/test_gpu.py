@@ -76,23 +76,32 @@ def test_swapped_product_small_m(variant: str, shape: tuple) -> None:
         _check(variant, combo, *shape, seed=sum(shape))
 
 
-@pytest.mark.parametrize("combo", [("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True)])
-def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
-    """Each element of the swapped product sums the same products in the same K order as the 64x128 tile's: the
-    outputs are bit-identical (no split-K on either side)."""
+def _unsplit_outputs(variants: tuple[str, ...], shape: tuple, combo: tuple, seed: int) -> list:
+    """The same fresh random product run by each variant without split-K (so each element's K order is the tile's
+    own), synchronised: for the bit-identity tests across tiles."""
     import torch
 
     from tcforge.gemm import api
     from tcforge.gemm.check import make_inputs
     from tcforge.gemm.validate import plan_matmul
 
-    od = {"fp32": torch.float32, "bf16": torch.bfloat16}[combo[1]]
-    a, b, sa, sb = make_inputs(48, 1000, 1024, combo[0], combo[2], 11)
+    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
+    a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], seed)
     outs = []
-    for variant in ("sw64", "t64"):
+    for variant in variants:
         plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
         outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
     torch.cuda.synchronize()
+    return outs
+
+
+@pytest.mark.parametrize("combo", [("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True)])
+def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
+    """Each element of the swapped product sums the same products in the same K order as the 64x128 tile's: the
+    outputs are bit-identical (no split-K on either side)."""
+    import torch
+
+    outs = _unsplit_outputs(("sw64", "t64"), (48, 1000, 1024), combo, 11)
     assert torch.equal(outs[0], outs[1])
 
 
@@ -106,17 +115,7 @@ def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) ->
     the columns past N included."""
     import torch
 
-    from tcforge.gemm import api
-    from tcforge.gemm.check import make_inputs
-    from tcforge.gemm.validate import plan_matmul
-
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
-    a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], sum(shape))
-    outs = []
-    for variant in ("t144", "t192", "hoist"):
-        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
-        outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
-    torch.cuda.synchronize()
+    outs = _unsplit_outputs(("t144", "t192", "hoist"), shape, combo, sum(shape))
     assert not torch.isnan(outs[0]).any()
     assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
 

@@ -130,7 +130,7 @@ class KernelConfig:
             raise TcforgeError(f"{self}: in-kernel split-K needs the TMA path and neither the planes nor stream-K")
         if self.split_pair and (not self.splitk_fused or self.cm != 1 or self.pingpong):
             raise TcforgeError(f"{self}: pair split-K needs an in-kernel split-K build without a cluster or ping-pong")
-        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64 or self.bn % 8):
+        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
                                "consumer warpgroup and BN a multiple of 8 up to 64")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
