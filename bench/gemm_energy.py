@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     for combo_name, layout in cases:
         combo = combo_name if combo_name.startswith("e4m3") else f"{combo_name}/{layout}"
         in_kind, out_kind = combo_name.split(":")
-        od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+        od = api.torch_dtype(out_kind)
         a, b, sa, sb = make_inputs(m, n, k, in_kind, layout == "col", seed=7 + len(rows))
         kernels: dict[str, Callable[[], Any]] = {}
         for v in args.variants.split(","):

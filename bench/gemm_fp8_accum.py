@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     from tcforge.gemm.check import cublas, make_inputs, reference, rel_err
     from tcforge.gemm.validate import plan_matmul
 
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[args.out_kind]
+    od = api.torch_dtype(args.out_kind)
     rows = []
     for m, n, k in SHAPES:
         a, b, sa, sb = make_inputs(m, n, k, "e4m3", True, seed=m + 3 * n + 7 * k)

@@ -91,7 +91,7 @@ def run(
     for m, n, k in shapes:
         for in_kind, out_kind in combos:
             for variant in variants:
-                od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+                od = api.torch_dtype(out_kind)
                 seed = int(time.time_ns() % 1_000_003)
                 a, b, sa, sb = make_inputs(m, n, k, in_kind, b_col or in_kind == "e4m3", seed=seed)
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": variant,

@@ -52,8 +52,6 @@ def run(
     b_col: bool = False,
     a_col: bool = False,
 ) -> list[dict]:
-    import torch
-
     from tcforge.gemm import api
     from tcforge.gemm.api import multiprocessor_count, refine_auto
     from tcforge.gemm.bench import _time_ms
@@ -67,7 +65,7 @@ def run(
             akmajor = not (a_col and in_kind != "e4m3")  # 16-bit a column-major with --a-col
             seed = int(time.time() * 1000) % 100000  # fresh inputs every run
             a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed, akmajor)
-            od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+            od = api.torch_dtype(out_kind)
             flop = 2.0 * m * n * k
             peers = {"cublas": partial(cublas, a, b, sa, sb, out_kind)}
             if kmajor:

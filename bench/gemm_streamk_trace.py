@@ -39,7 +39,7 @@ def traced(size: int, combo: tuple[str, str], forced: tuple[int, int] | None, ba
     v = VARIANTS[base]
     tv = replace(v, name=f"{base}_trace", config=replace(v.config, streamk_trace=True))
     a, b, sa, sb = make_inputs(size, size, size, combo[0], combo[0] == "e4m3", seed=5)
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
+    od = api.torch_dtype(combo[1])
     stream = torch.cuda.current_stream().cuda_stream
     flag_words = 1024 + 8 * 2 * 264 * 2  # the flags, then the trace's timestamps
     api.partial_workspace(torch.cuda.current_device(), stream, flag_words, flag_words * 128 * 128)
@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
     for combo in [tuple(c.split(":")) for c in args.combos.split(",")]:
         key = f"{combo[0]}:{combo[1]}"
         a, b, sa, sb = make_inputs(n, n, n, combo[0], combo[0] == "e4m3", seed=3)
-        od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
+        od = api.torch_dtype(combo[1])
         api.POISON_OUTPUT = False
         cases: dict[str, Any] = {}
         for name in ("hoist", "tuned"):

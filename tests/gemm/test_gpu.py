@@ -85,7 +85,7 @@ def _unsplit_outputs(variants: tuple[str, ...], shape: tuple, combo: tuple, seed
     from tcforge.gemm.check import make_inputs
     from tcforge.gemm.validate import plan_matmul
 
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[combo[1]]
+    od = api.torch_dtype(combo[1])
     a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], seed)
     outs = []
     for variant in variants:
@@ -137,7 +137,7 @@ def test_column_major_a_bits_equal_row_major(variant: str, combo: tuple) -> None
     from tcforge.gemm.validate import plan_matmul
 
     _check(variant, combo, 129, 257, 136, seed=51)
-    od = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[combo[1]]
+    od = api.torch_dtype(combo[1])
     api.POISON_OUTPUT = True
     for (m, n, k), splits in (((129, 257, 136), None), ((1000, 1000, 1000), None), ((37, 300, 4096), 3)):
         a, b, _, _ = make_inputs(m, n, k, combo[0], combo[2], seed=m + k)
@@ -222,7 +222,7 @@ def test_split_k_inside_the_kernel_equals_planes(variant: str, combo: tuple) -> 
     from tcforge.gemm.check import TOLERANCE, make_inputs, reference, rel_err
     from tcforge.gemm.validate import plan_matmul
 
-    od = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[combo[1]]
+    od = api.torch_dtype(combo[1])
     m, n, k = (37, 1000, 4096) if variant.startswith("sw") else (300, 500, 4096)
     a, b, sa, sb = make_inputs(m, n, k, combo[0], combo[2], seed=41)
     ref = reference(a, b, sa, sb)
@@ -258,7 +258,7 @@ def test_pair_split_k_through_dsmem_equals_planes(variant: str, combo: tuple) ->
     from tcforge.gemm.validate import plan_matmul
     from tcforge.gemm.variants import cluster_tiles
 
-    od = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[combo[1]]
+    od = api.torch_dtype(combo[1])
     api.POISON_OUTPUT = True
     for m, n, k in ((37, 1000, 4096), (13, 9000, 2048)):
         a, b, sa, sb = make_inputs(m, n, k, combo[0], combo[2], seed=m + n)
@@ -305,7 +305,7 @@ def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: st
     from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
 
-    od = {"bf16": torch.bfloat16, "fp32": torch.float32}[out_kind]
+    od = api.torch_dtype(out_kind)
     a, b, sa, sb = make_inputs(1024, 768, 4096, "e4m3", True, seed=11)
     api.POISON_OUTPUT = True
     ours = api.run_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant), a, b, sa, sb,
@@ -342,7 +342,7 @@ def test_streamk_4096_equals_dp_outside_shared_units(
     from tcforge.gemm.streamk import unit_tile
     from tcforge.gemm.validate import plan_matmul
 
-    od = {"fp32": torch.float32, "bf16": torch.bfloat16}[combo[1]]
+    od = api.torch_dtype(combo[1])
     a, b, sa, sb = make_inputs(4096, 4096, 4096, combo[0], combo[2], seed=31)
     api.POISON_OUTPUT = True
     prep = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant), a, b, sa, sb)

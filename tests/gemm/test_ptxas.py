@@ -98,3 +98,30 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
     q = [ln for ln in sass.splitlines() if "QGMMA" in ln]
     assert len(q) == 2 * 4 and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), q
     assert sum("RZ, !UPT" in ln for ln in q) == 2  # the first k-step of each half ignores the old partial
+
+
+@needs_nvcc
+def test_diagnostic_builds_leave_out_what_they_name() -> None:
+    """bench/gemm_bound.py's builds of rung 9: no stores (2) has no TMA store, no wgmma (4) no HGMMA, no loads (1)
+    still loads (the ring's first fill) and keeps its HGMMAs; all spill-free."""
+    from dataclasses import replace
+
+    tool = find_tool("cuobjdump")
+    r9 = LADDER[-1].config
+    builds = [Build(replace(r9, diag=d), "fp16", "fp32", False) for d in (1, 2, 4)]
+    results = build_all(builds, workers=os.cpu_count() or 2)
+    _assert_clean(results)
+    if tool is None:
+        pytest.skip("no cuobjdump here")
+    sass = {b.config.diag: subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
+                                          env=sass_env()).stdout for b, m in results}
+    def hgmmas(s: str) -> int:
+        return sum("HGMMA.64x256x16" in ln for ln in s.splitlines())
+
+    assert "UTMALDG" in sass[1] and "UTMASTG" in sass[1] and hgmmas(sass[1]) >= 4
+    # no stores: the stores stay in the binary behind a branch never taken, so the accumulators stay live (with them
+    # gone ptxas replaced every wgmma by a dummy 64x8x16 one); the same HGMMAs as rung 9 itself
+    assert hgmmas(sass[2]) == hgmmas(sass[1])
+    # no wgmma: ptxas keeps one zero-register HGMMA.64x8x16 per commit group (1/32 of one 64x256x16), no real one
+    assert hgmmas(sass[4]) == 0 and "UTMALDG" in sass[4] and "UTMASTG" in sass[4]
+    assert all("RZ, !UPT" in ln for ln in sass[4].splitlines() if "HGMMA" in ln)

@@ -206,3 +206,25 @@ def test_pdl_policy_follows_the_measured_points() -> None:
     assert not policy("t64", 256, 4096, 4096) and not policy("t64", 64, 14336, 4096)
     assert policy("t64", 256, 4096, 4096, "e4m3") and policy("hoist", 2048, 2048, 2048, "e4m3")
     assert not policy("hoist", 4096, 4096, 4096) and not policy("hoist", 4096, 4096, 4096, "bf16")
+
+
+def test_diagnostic_builds_are_named_defined_and_refused_where_meaningless() -> None:
+    """`diag` (bench/gemm_bound.py): a #define and a tag suffix only when set, so every other build's source (and
+    cache key) is unchanged; refused outside 1..7 and on split, stream-K, promoting, ping-pong or cp.async builds;
+    never a named variant (matmul cannot reach it)."""
+    from dataclasses import replace
+
+    r9 = VARIANTS["hoist"].config
+    plain = codegen.render(r9, "fp16", "fp32", False)
+    assert "#define DIAG" not in plain.split("#ifndef DIAG")[0]
+    d3 = replace(r9, diag=3)
+    src = codegen.render(d3, "fp16", "fp32", False)
+    assert src.startswith("#define IN_KIND") and "#define DIAG 3\n" in src.split("#ifndef DIAG")[0]
+    assert codegen.tag(d3, "fp16", "fp32", False) == codegen.tag(r9, "fp16", "fp32", False) + "_diag3"
+    for bad in (replace(r9, diag=8), replace(r9, diag=-1), replace(r9, diag=1, splitk=True),
+                replace(r9, diag=2, streamk=True, producer_regs=48, consumer_regs=224),
+                replace(r9, diag=1, splitk_fused=True), replace(r9, diag=4, promote=True),
+                replace(VARIANTS["pingpong"].config, diag=3), replace(VARIANTS["baseline"].config, diag=2)):
+        with pytest.raises(TcforgeError, match="diag"):
+            bad.check()
+    assert all(v.config.diag == 0 for v in VARIANTS.values())

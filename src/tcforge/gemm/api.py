@@ -132,7 +132,8 @@ def _storage(x: Any, copy: bool, k_inner: bool, kp: int, align: int) -> tuple[An
     return x, (x.stride(0) if x.shape[0] > 1 else shape[1])
 
 
-def _torch_dtype(kind: str) -> Any:
+def torch_dtype(kind: str) -> Any:
+    """The torch dtype of a type kind ('fp16', 'bf16', 'fp32', 'e4m3')."""
     import torch
 
     return {
@@ -373,7 +374,7 @@ def prepare_plan(
         b2, ldb = _storage(b.t() if plan.b_kmajor else b, plan.copy_b, plan.b_kmajor, kp, align)
         oc = 16 // ob
         ldc = -(-n // oc) * oc
-        c = torch.empty((m, ldc), dtype=_torch_dtype(plan.out_kind), device=a.device)
+        c = torch.empty((m, ldc), dtype=torch_dtype(plan.out_kind), device=a.device)
         # two splits of a swapped tile: a 2-CTA cluster whose split 1 moves its partial into split 0 through DSMEM
         pair = pair_config(plan.variant.config) if cfg.splitk_fused and nsplit == 2 else None
         if split_mode == "pair" and pair is None:

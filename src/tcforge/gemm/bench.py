@@ -66,7 +66,7 @@ def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, gr
     in_kind, out_kind = combo
     api.POISON_OUTPUT = False
     a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=m * 31 + n * 7 + k)
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+    od = api.torch_dtype(out_kind)
     flop = 2.0 * m * n * k
     row: dict[str, Any] = {"variant": variant, "in": in_kind, "out": out_kind, "m": m, "n": n, "k": k}
     try:

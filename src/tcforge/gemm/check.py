@@ -10,6 +10,8 @@ import contextlib
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tcforge.gemm.api import torch_dtype
+
 # bound on ||C - ref|| / ||ref||: output rounding dominates (fp32 accumulation error is ~1e-6 at these K)
 TOLERANCE = {"fp32": 2e-4, "fp16": 2e-3, "bf16": 1e-2}
 # Hopper's fp8 wgmma accumulates with fewer mantissa bits than fp32 (no promotion here, unlike cuBLAS): the error
@@ -78,7 +80,7 @@ def cublas(a: Any, b: Any, sa: Any, sb: Any, out_kind: str, fast_accum: bool = F
     core's own fp8 accumulator throughout, as tcforge's fp8 kernels do (the like-for-like speed comparison)."""
     import torch
 
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+    od = torch_dtype(out_kind)
     if sa is not None:
         return torch._scaled_mm(a, b, scale_a=sa, scale_b=sb, out_dtype=od, use_fast_accum=fast_accum)
     if od == a.dtype:
@@ -125,7 +127,7 @@ def check_one(
 
     api.POISON_OUTPUT = True
     a, b, sa, sb = make_inputs(m, n, k, in_kind, b_kmajor, seed, a_kmajor)
-    od = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[out_kind]
+    od = torch_dtype(out_kind)
     tol = TOLERANCE[out_kind]
     if in_kind == "e4m3":
         tol = max(tol, FP8_TOLERANCE_SHORT_K if k <= 8192 else FP8_TOLERANCE_LONG_K)

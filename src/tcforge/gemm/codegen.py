@@ -80,6 +80,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
+        **({"DIAG": config.diag} if config.diag else {}),  # diagnostics only (bench/gemm_bound.py)
     }
 
 
@@ -119,6 +120,8 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("pair", config.split_pair),
     )
     parts += [f for f, on in flags if on]
+    if config.diag:
+        parts.append(f"diag{config.diag}")
     if config.epi_bufs != 2:
         parts.append(f"e{config.epi_bufs}")
     if (config.producer_regs, config.consumer_regs) != (40, 232):

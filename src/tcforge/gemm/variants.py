@@ -57,6 +57,9 @@ class KernelConfig:
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
     splitk_fused: bool = False  # split-K inside the kernel: the last split of a tile adds the partials and stores it
     split_pair: bool = False  # with splitk_fused, 2 splits: a tile's two CTAs in a cluster, the partial sent by DSMEM
+    # diagnostics only (bench/gemm_bound.py; C is not computed, never reachable through matmul): bit 1 no loads after
+    # each CTA's first ring fill, bit 2 no epilogue stores, bit 4 no wgmma
+    diag: int = 0
 
     def bk(self, in_kind: str) -> int:
         """K elements per stage for an input type."""
@@ -122,6 +125,12 @@ class KernelConfig:
         if self.setmaxnreg and regs > pool:
             raise TcforgeError(f"{self}: setmaxnreg targets need {regs} registers, the CTA holds {pool} "
                                f"({self.threads} threads): lower a target")
+        if not 0 <= self.diag <= 7:
+            raise TcforgeError(f"{self}: diag is a 3-bit mask (1 no loads, 2 no stores, 4 no wgmma)")
+        if self.diag and (not self.use_tma or self.splitk or self.streamk or self.splitk_fused or self.promote
+                          or self.pingpong):
+            raise TcforgeError(f"{self}: the diagnostic builds are unsplit TMA builds without stream-K, promotion or "
+                               "ping-pong")
         if self.streamk_trace and not self.streamk:
             raise TcforgeError(f"{self}: the stream-K trace needs a stream-K build")
         if self.streamk and (not self.use_tma or self.pingpong or self.splitk or self.promote):

@@ -50,6 +50,10 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
 #endif
+#ifndef DIAG
+#define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
+                 // first fill, bit 2 no epilogue stores, bit 4 no wgmma — what the rest of the kernel costs alone
+#endif
 
 constexpr int IN_BYTES = (IN_KIND == 2) ? 1 : 2;
 constexpr int OUT_BYTES = (OUT_KIND == 0 || SPLITK) ? 4 : 2;
@@ -680,6 +684,12 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           const int s = it % STAGES;
           mbar_wait(empty_bar + s * 8, ((it / STAGES) & 1) ^ 1);
           const uint32_t fb = full_bar + s * 8;
+          if constexpr ((DIAG & 1) != 0) {   // the consumers re-read the first fill's stages
+            if (it >= STAGES) {
+              mbar_arrive_local(fb);
+              continue;
+            }
+          }
           mbar_expect_tx(fb, STAGE_TX);
           if constexpr (A_MN) {   // BM/64 boxes of {64, BK}: one slab per 64 rows of the tile
 #pragma unroll
@@ -761,7 +771,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
           wgmma_fence();
-          mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, kt == w.kt0);
+          if constexpr ((DIAG & 4) == 0)
+            mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, kt == w.kt0);
           wgmma_commit();
           wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
 #pragma unroll
@@ -776,6 +787,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     };
     // write acc as this warpgroup's rows of unit w (split `split` of a split-K launch: its workspace plane)
     auto store = [&](const Unit& w, int split) {
+      if constexpr ((DIAG & 2) != 0) {   // M >= 0 always: nothing is stored, yet acc stays live (else ptxas drops the wgmmas)
+        if (M >= 0) return;
+      }
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
       if constexpr (TMA_STORE && !SPLITK) {
         epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);

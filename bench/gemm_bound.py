@@ -1,0 +1,146 @@
+"""How fast can any GEMM of rung 9's design be at the H200's power cap? Rung 9 with parts taken out, timed and
+metered beside rung 9 and cuBLAS in one run.
+
+At 4096^3 every kernel runs at the 700 W limit (docs/gemm.md, "Joules per GEMM"), so its time is its energy. The
+diagnostic builds of rung 9 (`KernelConfig.diag`, never reachable through `matmul`: they do not compute C) leave out
+parts of the kernel: `d1` the loads after each CTA's first ring fill (the consumers re-read stale stages), `d2` the
+epilogue's stores, `d3` both (the GEMM's wgmmas from shared memory with rung 9's barriers and nothing else), `d4` the
+wgmmas (loads and stores only), `d7` everything but the barrier handshakes. `d3` moves the fewest bytes any GEMM of
+this wgmma form can, so its speed over cuBLAS's bounds the ratio a real kernel of the form can reach.
+
+For each dtype pair the kernels are alternated round by round (graphs of `--per-graph` launches replayed for
+`--seconds` each, NVML sampled: bench/gemm_energy.py's `measure`); rung 9's output is first checked against
+cuBLAS's on the same fresh random inputs. Writes bench/results/gemm_bound.json.
+
+    python3 bench/gemm_bound.py [--size 4096] [--combos fp16:fp32,bf16:bf16,e4m3:bf16] [--diags 1,2,3,4,7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gemm_energy import cublas_kernel_name, measure  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "results" / "gemm_bound.json"
+WHAT = {0: "rung 9", 1: "no loads after the first fill", 2: "no stores", 3: "wgmma only (no loads, no stores)",
+        4: "no wgmma (loads and stores)", 5: "stores only", 6: "loads only", 7: "barriers only"}
+
+
+def diag_kernel(base: str, diag: int, a: Any, b: Any, sa: Any, sb: Any, od: Any) -> Callable[[], None]:
+    """A prepared launch of variant `base` built with `diag` (rung 9's launch policy, its grid and tile order)."""
+    from tcforge.gemm import api
+    from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.variants import VARIANTS
+
+    v = VARIANTS[base]
+    plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=base)
+    if diag:
+        plan = replace(plan, variant=replace(v, name=f"{base}_d{diag}", config=replace(v.config, diag=diag)))
+    prep = api.prepare_plan(plan, a, b, sa, sb)
+    if prep.splits != 1 or prep.sk_units:
+        raise SystemExit(f"{base} splits this shape ({prep.splits} splits, {prep.sk_units} stream-K units): "
+                         "the diagnostic builds are unsplit; pick a larger --size")
+    return prep
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--base", default="hoist", help="the variant the diagnostic builds are made of (rung 9)")
+    ap.add_argument("--diags", default="1,2,3,4,7", help="diagnostic masks: 1 no loads, 2 no stores, 4 no wgmma")
+    ap.add_argument("--combos", default="fp16:fp32,bf16:bf16,e4m3:bf16")
+    ap.add_argument("--seconds", type=float, default=1.5)
+    ap.add_argument("--per-graph", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args(argv)
+    diags = [int(x) for x in args.diags.split(",") if x]
+    if any(not 1 <= d <= 7 for d in diags):
+        ap.error("--diags are masks 1..7")
+
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import cublas, make_inputs, rel_err
+    from tcforge.runtime.nvml import Nvml
+
+    props = torch.cuda.get_device_properties(0)
+    bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+    nv = Nvml(0, bus)
+    m = n = k = args.size
+    flop = 2.0 * m * n * k
+    rows: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
+    for ci, combo in enumerate(args.combos.split(",")):
+        in_kind, out_kind = combo.split(":")
+        od = api.torch_dtype(out_kind)
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=int(time.time()) % 100000 + ci)
+        kernels: dict[str, Callable[[], Any]] = {
+            "cublas": lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o)}
+        if in_kind == "e4m3":  # without fp32 promotion, as ours
+            kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
+        rung9 = diag_kernel(args.base, 0, a, b, sa, sb, od)
+        # correct first: rung 9 on these inputs, its output poisoned before the launch, against cuBLAS's like-for-like
+        # product (fp8: bit-identical to use_fast_accum=True where nothing splits)
+        api.POISON_OUTPUT = True
+        rung9()
+        mine = rung9.result().float()
+        ref = (kernels.get("cublas_fast") or kernels["cublas"])().float()
+        err = rel_err(mine, ref)
+        ok = bool(torch.isfinite(mine).all()) and err < (1e-2 if out_kind != "fp32" else 1e-4)
+        checks.append(dict(combo=combo, rel_err_vs_cublas=err, bit_equal=bool(torch.equal(mine, ref)), ok=ok))
+        print(f"{combo}: {args.base} vs cuBLAS rel err {err:.3e} bit-equal {checks[-1]['bit_equal']} "
+              f"{'ok' if ok else 'FAILED'}", flush=True)
+        if not ok:
+            raise SystemExit(f"{args.base} disagrees with cuBLAS on {combo}: not timing")
+        api.POISON_OUTPUT = False
+        kernels[args.base] = rung9
+        for d in diags:
+            kernels[f"d{d}"] = diag_kernel(args.base, d, a, b, sa, sb, od)
+        names = {kn: cublas_kernel_name(fn) for kn, fn in kernels.items() if kn.startswith("cublas")}
+        for rnd in range(args.rounds):
+            for kname, fn in kernels.items():
+                r = measure(fn, nv, args.seconds, args.per_graph)
+                r.update(kernel=kname, combo=combo, round=rnd, tflops=flop / r["ms"] / 1e9,
+                         what=WHAT[int(kname[1:])] if kname[0] == "d" else kname)
+                if kname.startswith("cublas"):
+                    r["cublas_kernel"] = names[kname]
+                rows.append(r)
+                print(f"{combo:10s} {kname:11s} r{rnd} {r['tflops']:7.1f} TFLOP/s {r['joules'] * 1e3:7.2f} mJ/GEMM "
+                      f"{r['watts']:5.0f} W {r['sm_mhz']:5.0f} MHz capped {r['power_capped']:.0%}", flush=True)
+    summary = []
+    for combo in dict.fromkeys(r["combo"] for r in rows):
+        sel = [r for r in rows if r["combo"] == combo]
+        peer = "cublas_fast" if combo.startswith("e4m3") else "cublas"
+        ref_ms = statistics.median(x["ms"] for x in sel if x["kernel"] == peer)
+        ref_j = statistics.median(x["joules"] for x in sel if x["kernel"] == peer)
+        for kname in dict.fromkeys(r["kernel"] for r in sel):
+            mine = [x for x in sel if x["kernel"] == kname]
+            ms = statistics.median(x["ms"] for x in mine)
+            joules = statistics.median(x["joules"] for x in mine)
+            summary.append(dict(combo=combo, kernel=kname, peer=peer, what=mine[0]["what"], ms=ms,
+                                tflops=flop / ms / 1e9, speed_ratio=ref_ms / ms, mj=joules * 1e3,
+                                energy_ratio=joules / ref_j, sm_mhz=statistics.median(x["sm_mhz"] for x in mine),
+                                power_capped=min(x["power_capped"] for x in mine)))
+            s = summary[-1]
+            print(f"{combo:10s} {kname:11s} {s['tflops']:7.1f} TFLOP/s  x{s['speed_ratio']:.3f} of {peer}  "
+                  f"{s['mj']:6.1f} mJ (x{s['energy_ratio']:.3f})  {s['sm_mhz']:5.0f} MHz  {s['what']}", flush=True)
+    out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), device=props.name,
+               power_limit_w=nv.power_limit_mw() / 1e3, size=args.size, base=args.base, checks=checks, rows=rows,
+               summary=summary, command="python3 bench/gemm_bound.py " + " ".join(argv or []))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
