@@ -102,8 +102,9 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
 
 @needs_nvcc
 def test_diagnostic_builds_leave_out_what_they_name() -> None:
-    """bench/gemm_bound.py's builds of rung 9: no stores (2) has no TMA store, no wgmma (4) no HGMMA, no loads (1)
-    still loads (the ring's first fill) and keeps its HGMMAs; all spill-free."""
+    """bench/gemm_bound.py's builds of rung 9: no loads (1) still loads (the ring's first fill) and keeps its
+    HGMMAs; no stores (2) keeps the same HGMMAs (its stores stay in the binary behind a branch never taken); no wgmma
+    (4) has no real HGMMA; all spill-free."""
     from dataclasses import replace
 
     tool = find_tool("cuobjdump")
