@@ -8,11 +8,17 @@ epilogue's stores, `d3` both (the GEMM's wgmmas from shared memory with rung 9's
 wgmmas (loads and stores only), `d7` everything but the barrier handshakes. `d3` moves the fewest bytes any GEMM of
 this wgmma form can, so its speed over cuBLAS's bounds the ratio a real kernel of the form can reach.
 
+`--streamk` adds rung 9's stream-K build (`streamk`) with a forced share: `skN` shares the last N cluster units k-tile
+by k-tile over all clusters (`sk0`: none; at 4096^3 the variant's own choice is the 58 units past three full rounds,
+all 256 units de-synchronise every cluster's epilogues). It tests whether epilogues that all SMs reach at the same
+moment cost more than the same work spread over time. These are real GEMMs: each is checked against cuBLAS too.
+
 For each dtype pair the kernels are alternated round by round (graphs of `--per-graph` launches replayed for
 `--seconds` each, NVML sampled: bench/gemm_energy.py's `measure`); rung 9's output is first checked against
 cuBLAS's on the same fresh random inputs. Writes bench/results/gemm_bound.json.
 
     python3 bench/gemm_bound.py [--size 4096] [--combos fp16:fp32,bf16:bf16,e4m3:bf16] [--diags 1,2,3,4,7]
+                                [--streamk 58,124,256]
 """
 
 from __future__ import annotations
@@ -28,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_energy import cublas_kernel_name, measure  # noqa: E402
+from gemm_energy import cublas_kernel_name, run_rounds  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "gemm_bound.json"
+SK_VARIANT = "streamk"
 WHAT = {0: "rung 9", 1: "no loads after the first fill", 2: "no stores", 3: "wgmma only (no loads, no stores)",
         4: "no wgmma (loads and stores)", 5: "stores only", 6: "loads only", 7: "barriers only"}
 
@@ -52,18 +59,40 @@ def diag_kernel(base: str, diag: int, a: Any, b: Any, sa: Any, sb: Any, od: Any)
     return prep
 
 
+def streamk_kernel(units: int, a: Any, b: Any, sa: Any, sb: Any, od: Any) -> Any:
+    """A prepared launch of the stream-K build sharing its last `units` cluster units over its default grid."""
+    from tcforge.gemm import api
+    from tcforge.gemm.validate import plan_matmul
+
+    plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=SK_VARIANT)
+    own = api.prepare_plan(plan, a, b, sa, sb)
+    clusters = own.grid[0] // plan.variant.config.cm
+    return api.prepare_plan(plan, a, b, sa, sb, streamk=(clusters, units))
+
+
+def what_of(kname: str) -> str:
+    """The row label of a kernel name: cuBLAS, the base variant, a diagnostic mask or a stream-K share."""
+    if kname.startswith("sk"):
+        return f"stream-K over the last {kname[2:]} cluster units"
+    if kname[0] == "d" and kname[1:].isdigit():
+        return WHAT[int(kname[1:])]
+    return kname
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--base", default="hoist", help="the variant the diagnostic builds are made of (rung 9)")
     ap.add_argument("--diags", default="1,2,3,4,7", help="diagnostic masks: 1 no loads, 2 no stores, 4 no wgmma")
     ap.add_argument("--combos", default="fp16:fp32,bf16:bf16,e4m3:bf16")
+    ap.add_argument("--streamk", default="", help="stream-K shares to add (cluster units, comma-separated)")
     ap.add_argument("--seconds", type=float, default=1.5)
     ap.add_argument("--per-graph", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     diags = [int(x) for x in args.diags.split(",") if x]
+    shares = [int(x) for x in args.streamk.split(",") if x]
     if any(not 1 <= d <= 7 for d in diags):
         ap.error("--diags are masks 1..7")
 
@@ -89,34 +118,29 @@ def main(argv: list[str] | None = None) -> int:
         if in_kind == "e4m3":  # without fp32 promotion, as ours
             kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
         rung9 = diag_kernel(args.base, 0, a, b, sa, sb, od)
-        # correct first: rung 9 on these inputs, its output poisoned before the launch, against cuBLAS's like-for-like
-        # product (fp8: bit-identical to use_fast_accum=True where nothing splits)
-        api.POISON_OUTPUT = True
-        rung9()
-        mine = rung9.result().float()
+        real = {args.base: rung9, **{f"sk{u}": streamk_kernel(u, a, b, sa, sb, od) for u in shares}}
+        # correct first: each real GEMM on these inputs, its output poisoned before the launch, against cuBLAS's
+        # like-for-like product (fp8: rung 9 is bit-identical to use_fast_accum=True where nothing splits)
         ref = (kernels.get("cublas_fast") or kernels["cublas"])().float()
-        err = rel_err(mine, ref)
-        ok = bool(torch.isfinite(mine).all()) and err < (1e-2 if out_kind != "fp32" else 1e-4)
-        checks.append(dict(combo=combo, rel_err_vs_cublas=err, bit_equal=bool(torch.equal(mine, ref)), ok=ok))
-        print(f"{combo}: {args.base} vs cuBLAS rel err {err:.3e} bit-equal {checks[-1]['bit_equal']} "
-              f"{'ok' if ok else 'FAILED'}", flush=True)
-        if not ok:
-            raise SystemExit(f"{args.base} disagrees with cuBLAS on {combo}: not timing")
+        api.POISON_OUTPUT = True
+        for kname, fn in real.items():
+            fn()
+            mine = fn.result().float()
+            err = rel_err(mine, ref)
+            ok = bool(torch.isfinite(mine).all()) and err < (1e-2 if out_kind != "fp32" else 1e-4)
+            checks.append(dict(combo=combo, kernel=kname, rel_err_vs_cublas=err, bit_equal=bool(torch.equal(mine, ref)),
+                               ok=ok))
+            print(f"{combo}: {kname} vs cuBLAS rel err {err:.3e} bit-equal {checks[-1]['bit_equal']} "
+                  f"{'ok' if ok else 'FAILED'}", flush=True)
+            if not ok:
+                raise SystemExit(f"{kname} disagrees with cuBLAS on {combo}: not timing")
         api.POISON_OUTPUT = False
-        kernels[args.base] = rung9
+        kernels.update(real)
         for d in diags:
             kernels[f"d{d}"] = diag_kernel(args.base, d, a, b, sa, sb, od)
         names = {kn: cublas_kernel_name(fn) for kn, fn in kernels.items() if kn.startswith("cublas")}
-        for rnd in range(args.rounds):
-            for kname, fn in kernels.items():
-                r = measure(fn, nv, args.seconds, args.per_graph)
-                r.update(kernel=kname, combo=combo, round=rnd, tflops=flop / r["ms"] / 1e9,
-                         what=WHAT[int(kname[1:])] if kname[0] == "d" else kname)
-                if kname.startswith("cublas"):
-                    r["cublas_kernel"] = names[kname]
-                rows.append(r)
-                print(f"{combo:10s} {kname:11s} r{rnd} {r['tflops']:7.1f} TFLOP/s {r['joules'] * 1e3:7.2f} mJ/GEMM "
-                      f"{r['watts']:5.0f} W {r['sm_mhz']:5.0f} MHz capped {r['power_capped']:.0%}", flush=True)
+        rows += run_rounds(kernels, nv, combo=combo, rounds=args.rounds, seconds=args.seconds,
+                           per_graph=args.per_graph, flop=flop, names=names, what=what_of)
     summary = []
     for combo in dict.fromkeys(r["combo"] for r in rows):
         sel = [r for r in rows if r["combo"] == combo]

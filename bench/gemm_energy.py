@@ -84,6 +84,27 @@ def measure(fn: Callable[[], Any], nv: Any, seconds: float, per_graph: int) -> d
                 power_capped=sum(1 for s in busy if s.reasons & 0x4) / len(busy))
 
 
+def run_rounds(kernels: dict[str, Callable[[], Any]], nv: Any, *, combo: str, rounds: int, seconds: float,
+               per_graph: int, flop: float, names: dict[str, str],
+               what: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+    """Measure every kernel once per round, in turn (A B A B: drift hits all alike); one printed and returned row per
+    measurement, tagged with the combo, the round, TFLOP/s, cuBLAS's kernel name (`names`) and `what(kernel)`."""
+    rows = []
+    for rnd in range(rounds):
+        for kname, fn in kernels.items():
+            r = measure(fn, nv, seconds, per_graph)
+            r.update(kernel=kname, combo=combo, round=rnd, tflops=flop / r["ms"] / 1e9,
+                     tflop_per_joule=flop / r["joules"] / 1e12)
+            if what is not None:
+                r["what"] = what(kname)
+            if kname in names:
+                r["cublas_kernel"] = names[kname]
+            rows.append(r)
+            print(f"{combo:14s} {kname:11s} r{rnd} {r['tflops']:7.1f} TFLOP/s {r['joules'] * 1e3:7.2f} mJ/GEMM "
+                  f"{r['watts']:5.0f} W {r['sm_mhz']:5.0f} MHz capped {r['power_capped']:.0%}", flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=4096)
@@ -127,16 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         if in_kind == "e4m3":  # without fp32 promotion, as ours
             kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
         names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}
-        for rnd in range(args.rounds):
-            for kname, fn in kernels.items():
-                r = measure(fn, nv, args.seconds, args.per_graph)
-                r.update(kernel=kname, combo=combo, round=rnd, tflops=flop / r["ms"] / 1e9,
-                         tflop_per_joule=flop / r["joules"] / 1e12)
-                if kname.startswith("cublas"):
-                    r["cublas_kernel"] = names[kname]
-                rows.append(r)
-                print(f"{combo:14s} {kname:9s} r{rnd} {r['tflops']:7.1f} TFLOP/s {r['joules'] * 1e3:7.2f} mJ/GEMM "
-                      f"{r['watts']:5.0f} W  {r['sm_mhz']:5.0f} MHz  capped {r['power_capped']:.0%}", flush=True)
+        rows += run_rounds(kernels, nv, combo=combo, rounds=args.rounds, seconds=args.seconds,
+                           per_graph=args.per_graph, flop=flop, names=names)
     summary = []
     for combo in dict.fromkeys(r["combo"] for r in rows):
         sel = [r for r in rows if r["combo"] == combo]

@@ -1,5 +1,5 @@
 """CI without a GPU: every variant compiles for sm_90a with no spill or stack frame and no wgmma serialisation (ptxas
-remark C7515); its SASS holds HGMMA/QGMMA."""
+remarks C7515 / C7511); its SASS holds HGMMA/QGMMA."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _assert_clean(results: list) -> None:
     bad = {b.tag(): m.stats["tcf_gemm"] for b, m in results if m.stats["tcf_gemm"].spills}
     assert not bad, f"register spills / stack frames: {bad}"
     serialized = [b.tag() for b, m in results if m.wgmma_serialized]
-    assert not serialized, f"ptxas serialised the wgmma pipeline (C7515): {serialized}"
+    assert not serialized, f"ptxas serialised the wgmma pipeline (C7515 / C7511): {serialized}"
     for _, m in results:
         assert m.stats["tcf_gemm"].registers <= 255
 
@@ -126,3 +126,31 @@ def test_diagnostic_builds_leave_out_what_they_name() -> None:
     # no wgmma: ptxas keeps one zero-register HGMMA.64x8x16 per commit group (1/32 of one 64x256x16), no real one
     assert hgmmas(sass[4]) == 0 and "UTMALDG" in sass[4] and "UTMASTG" in sass[4]
     assert all("RZ, !UPT" in ln for ln in sass[4].splitlines() if "HGMMA" in ln)
+
+
+@needs_nvcc
+def test_rung9_epilogue_stages_with_shared_stores_and_per_warp_tma_stores() -> None:
+    """Rung 9's staged epilogue: 16-bit C through stmatrix (16 STSM per warp and tile), fp32 C through st.shared.v2
+    (64 per warp and tile), no generic stores; each warp issues its own TMA store per sub-tile (4 for bf16, 8 for
+    fp32) and no named barrier is left in the kernel; the main loop keeps one m64n256 chain of KSTEPS wgmmas."""
+    tool = find_tool("cuobjdump")
+    r9 = LADDER[-1].config
+    builds = [Build(r9, "bf16", "bf16", False), Build(r9, "fp16", "fp32", False), Build(r9, "e4m3", "bf16", True)]
+    results = build_all(builds, workers=os.cpu_count() or 2)
+    _assert_clean(results)
+    if tool is None:
+        pytest.skip("no cuobjdump here")
+    sass = [subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
+                           env=sass_env()).stdout.splitlines() for _, m in results]
+
+    def count(lines: list[str], op: str) -> int:
+        return sum(op in ln for ln in lines)
+
+    bf16, fp32, fp8 = sass
+    assert count(bf16, "STSM.16.M88.4") == 16 and count(bf16, "UTMASTG") == 4
+    assert count(fp32, "STS.64") == 64 and count(fp32, "UTMASTG") == 8 and count(fp32, "STSM") == 0
+    assert count(fp8, "STSM.16.M88.4") == 16 and count(fp8, "UTMASTG") == 4
+    for lines in (bf16, fp32, fp8):
+        assert count(lines, "ST.E") == 0 and count(lines, "BAR.SYNC") == 0
+        assert count(lines, "GMMA.64x128") == 0
+    assert count(bf16, "HGMMA.64x256x16") % 4 == 0 and count(fp8, "QGMMA.64x256x32") % 4 == 0

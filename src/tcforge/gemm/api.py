@@ -415,7 +415,7 @@ def prepare_plan(
             map_a = map_b = tm.TensorMap.zeros()
         if cfg.tma_store and not cfg.splitk:
             # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
-            box_c = [128 // ob, cfg.bn if cfg.swap_ab else cfg.wg_rows]
+            box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
             map_c = tm.encode_tiled(_tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
         else:
             map_c = tm.TensorMap.zeros()

@@ -49,7 +49,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
             f"{b.tag():<56} regs {s.registers:>3} stack {s.stack_frame} spill {s.spill_stores}/{s.spill_loads} {flag}"
         )
     print(f"{len(results)} cubins for sm_90a, {spilled} with spills or a stack frame, {serialized} with wgmma "
-          "serialised by ptxas (C7515)")
+          "serialised by ptxas (C7515 / C7511)")
     return 1 if spilled or serialized else 0
 
 

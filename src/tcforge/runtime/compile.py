@@ -60,9 +60,10 @@ class CompiledModule:
 
     @property
     def wgmma_serialized(self) -> bool:
-        """ptxas serialised the wgmma pipeline (remark C7515: every wgmma waits for the one before) — a 5-10 %
-        GEMM slowdown that no spill count shows."""
-        return "C7515" in self.log
+        """ptxas serialised the wgmma pipeline (every wgmma waits for the one before: remark C7515, or C7511 when it
+        lacks registers for the pipeline, or any other reason it gives) — a 5-10 % GEMM slowdown that no spill count
+        shows."""
+        return "C7515" in self.log or "C7511" in self.log or "wgmma.mma_async instructions are serialized" in self.log
 
 
 def cache_dir() -> Path:

@@ -237,6 +237,20 @@ __device__ __forceinline__ uint32_t pack_pair(float x, float y) {
   else { __nv_bfloat162 h = __floats2bfloat162_rn(x, y); return *reinterpret_cast<uint32_t*>(&h); }
 }
 
+// the per-tensor fp8 scales' product; 16-bit inputs take no scales (validate.py refuses them), so no multiply
+__device__ __forceinline__ float scaled(float x, float alpha) {
+  if constexpr (IN_KIND == 2) return x * alpha;
+  else return x;
+}
+__device__ __forceinline__ void st_shared_f2(uint32_t addr, float x, float y) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+// four 8x8 b16 matrices from the mma fragment layout into shared memory (row addresses from lanes 8i..8i+7)
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3) : "memory");
+}
+
 // ---------------------------------------------------------------- work units (tiles x K splits), grouped order
 struct Unit { int m_tile, n_tile, kt0, kt1; };
 __device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, int num_kt, int splits, int group_m) {
@@ -555,6 +569,8 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
   }
 }
 
+// this warpgroup's rows, one 128-byte-wide sub-tile at a time: each warp stages its 16 rows of a sub-tile and stores
+// them with its own TMA store (box EPI_N x 16), so no warp waits for another
 __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
                                              int row0, int col0, float alpha, uint32_t& epi_count, void* C, int M,
                                              int N, int64_t ldc) {
@@ -562,35 +578,58 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
     epilogue_tma_trans(acc, mapC, epi, wg, row0, col0, alpha);
     return;
   }
-  const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
+  // lane and warp read here (volatile), not hoisted out of the tile loop: kept live across the mainloop, the
+  // addresses below cost the stream-K builds a spill
+  uint32_t lane, warp;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(warp));
+  warp = (warp % 128) / 32;
   constexpr int JS = EPI_N / 8;   // 8-column fragments per sub-tile
   constexpr int SUBTILES = BN / EPI_N;
   // a BN that is not a whole number of sub-tiles (144: 4.5 fp32 / 2.25 16-bit ones): the last columns go straight
   // from registers to C (a sub-tile store would write the next tile's columns)
   if constexpr (BN % EPI_N != 0) epilogue_direct<false, SUBTILES * JS>(acc, C, M, N, ldc, row0, col0, alpha);
+  // staging rows are 128 bytes whose 16-byte chunks are XORed with row % 8 (TMA's 128-byte swizzle); every row a
+  // thread writes has row % 8 == its fragment row, so the XOR is a per-thread constant. 16-bit C: stmatrix, lane L
+  // giving the row address of matrix L / 8 (fragment jj + L / 16, rows + 8 * ((L / 8) % 2)); fp32 C: a float2 per
+  // fragment row with st.shared.v2 (the 8 bytes at column 2 * (lane % 4))
+  const uint32_t frow = OUT_BYTES == 4 ? lane / 4 : (lane % 8) + 8 * ((lane / 8) % 2);   // row inside 16
+  const uint32_t fxor = OUT_BYTES == 4 ? ((((lane % 4) / 2) ^ (lane / 4)) << 4) | (8 * (lane % 2))
+                                       : (((lane / 16) ^ (lane % 8)) << 4);
+  const uint32_t warp_rows = smem_u32(epi) + wg * EPI_BUFS * EPI_BUF + warp * 16 * 128;   // 16 rows, 1024-aligned
 #pragma unroll
   for (int c = 0; c < SUBTILES; ++c) {
-    uint8_t* buf = epi + (wg * EPI_BUFS + (epi_count % EPI_BUFS)) * EPI_BUF;
-    if (lt == 0) tma_store_wait_read<EPI_BUFS - 1>();   // the store that last used this buffer has read it
-    named_sync(1 + wg, 128);
+    const uint32_t buf = warp_rows + (epi_count % EPI_BUFS) * EPI_BUF;
+    if (lane == 0) tma_store_wait_read<(EPI_BUFS - 1) * MI>();   // this warp's store that last used it has read it
+    __syncwarp();
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
+      const uint32_t rows = buf + (mi * 64 + frow) * 128;
+      if constexpr (OUT_BYTES == 4) {
 #pragma unroll
-      for (int jj = 0; jj < JS; ++jj) {
-        const int j = c * JS + jj;
+        for (int jj = 0; jj < JS; ++jj) {
+          const float* f = &acc[mi][(c * JS + jj) * 4];
+          const uint32_t off = (jj * 32) ^ fxor;
+          st_shared_f2(rows + off, scaled(f[0], alpha), scaled(f[1], alpha));
+          st_shared_f2(rows + 8 * 128 + off, scaled(f[2], alpha), scaled(f[3], alpha));
+        }
+      } else {
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const uint32_t r = mi * 64 + warp * 16 + lane / 4 + h * 8;
-          const uint32_t off = swz(r * 128 + (jj * 8 + 2 * (lane % 4)) * OUT_BYTES, 0x70u);
-          const float x = acc[mi][j * 4 + h * 2] * alpha, y = acc[mi][j * 4 + h * 2 + 1] * alpha;
-          if constexpr (OUT_BYTES == 4) *reinterpret_cast<float2*>(buf + off) = make_float2(x, y);
-          else *reinterpret_cast<uint32_t*>(buf + off) = pack_pair(x, y);
+        for (int jj = 0; jj < JS; jj += 2) {
+          const float* f = &acc[mi][(c * JS + jj) * 4];   // fragments jj and jj + 1: 8 values
+          stmatrix_x4(rows + ((jj * 16) ^ fxor), pack_pair(scaled(f[0], alpha), scaled(f[1], alpha)),
+                      pack_pair(scaled(f[2], alpha), scaled(f[3], alpha)),
+                      pack_pair(scaled(f[4], alpha), scaled(f[5], alpha)),
+                      pack_pair(scaled(f[6], alpha), scaled(f[7], alpha)));
         }
       }
     }
-    fence_proxy_async();
-    named_sync(1 + wg, 128);
-    if (lt == 0) tma_store(mapC, col0 + c * EPI_N, row0, smem_u32(buf));
+    fence_proxy_async();   // each thread's staging writes, before the async proxy reads them
+    __syncwarp();
+    if (lane == 0) {
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) tma_store(mapC, col0 + c * EPI_N, row0 + mi * 64 + warp * 16, buf + mi * 64 * 128);
+    }
     ++epi_count;
   }
 }
@@ -870,7 +909,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       });
     }
     if constexpr (TMA_STORE && !SPLITK) {
-      if (threadIdx.x % 128 == 0) tma_store_wait_all();
+      if (threadIdx.x % 32 == 0) tma_store_wait_all();   // each warp's lane 0 issued its own stores
     }
     if constexpr (STREAMK) sk_stamp(sk_flags, wg, 6);
   }
