@@ -45,14 +45,14 @@ def old_function(prep: Any, build: Any, old_cache: Path, device: int, c_rows: in
     old = copy.copy(prep)
     old.fn = fn
     if c_rows is not None:
-        from tcforge.gemm.api import _tma_dtype
+        from tcforge.gemm.api import tma_dtype
         from tcforge.gemm.variants import OUT_BYTES
         from tcforge.runtime import tensormap as tm
 
         ob = OUT_BYTES[build.out_kind]
         m, ldc = prep.c.shape
         old.args = list(prep.args)
-        old.args[2] = tm.encode_tiled(_tma_dtype(build.out_kind), ob, prep.c.data_ptr(), [prep.n, m], [ldc * ob],
+        old.args[2] = tm.encode_tiled(tma_dtype(build.out_kind), ob, prep.c.data_ptr(), [prep.n, m], [ldc * ob],
                                       [128 // ob, c_rows], swizzle=128)
     return old
 

@@ -171,7 +171,8 @@ def kernel_for(build: Build, device: int) -> Any:
     return fn
 
 
-def _tma_dtype(kind: str) -> int:
+def tma_dtype(kind: str) -> int:
+    """The tensor-map element type of a dtype kind (fp8 travels as bytes)."""
     from tcforge.runtime import tensormap as tm
 
     return {"fp16": tm.DTYPE_FLOAT16, "bf16": tm.DTYPE_BFLOAT16, "e4m3": tm.DTYPE_UINT8, "fp32": tm.DTYPE_FLOAT32}[kind]
@@ -400,7 +401,7 @@ def prepare_plan(
         if cfg.swap_ab:
             ka_ptr, k_lda, kb_ptr, k_ldb = kb_ptr, k_ldb, ka_ptr, k_lda
         if cfg.use_tma:
-            dt = _tma_dtype(plan.in_kind)
+            dt = tma_dtype(plan.in_kind)
             if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
                 # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
                 map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128)
@@ -416,7 +417,7 @@ def prepare_plan(
         if cfg.tma_store and not cfg.splitk:
             # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
             box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
-            map_c = tm.encode_tiled(_tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
+            map_c = tm.encode_tiled(tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
         else:
             map_c = tm.TensorMap.zeros()
         sa = ctypes.c_void_p(scale_a.data_ptr() if scale_a is not None else None)
