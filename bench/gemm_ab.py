@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_energy import cublas_kernel_name, run_rounds  # noqa: E402
+from gemm_energy import check_against_cublas, cublas_kernel_name, cublas_peers, run_rounds  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "gemm_ab.json"
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tcforge.gemm import api
     from tcforge.gemm.build import Build
-    from tcforge.gemm.check import cublas, make_inputs, rel_err
+    from tcforge.gemm.check import make_inputs
     from tcforge.gemm.validate import plan_matmul
     from tcforge.runtime.nvml import Nvml
 
@@ -98,26 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         if prep.splits != 1 or prep.sk_units:
             raise SystemExit(f"{args.variant} splits {combo} at {args.size}: A/B covers unsplit launches")
         build = Build(plan.variant.config, in_kind, out_kind, plan.b_kmajor, plan.a_kmajor)
-        kernels: dict[str, Any] = {"cublas": lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o)}
-        if in_kind == "e4m3":
-            kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
+        kernels: dict[str, Any] = cublas_peers(a, b, sa, sb, in_kind, out_kind)
         kernels[new] = prep
         for oname, odir, orows in olds:
             kernels[oname] = old_function(prep, build, odir, a.device.index or 0, orows)
         ref = (kernels.get("cublas_fast") or kernels["cublas"])().float()
-        api.POISON_OUTPUT = True
-        for kname in (new, *(o[0] for o in olds)):
-            kernels[kname]()
-            mine = kernels[kname].result().float()
-            err = rel_err(mine, ref)
-            ok = bool(torch.isfinite(mine).all()) and err < (1e-2 if out_kind != "fp32" else 1e-4)
-            checks.append(dict(combo=combo, kernel=kname, rel_err_vs_cublas=err, bit_equal=bool(torch.equal(mine, ref)),
-                               ok=ok))
-            print(f"{combo}: {kname} vs cuBLAS rel err {err:.3e} bit-equal {checks[-1]['bit_equal']} "
-                  f"{'ok' if ok else 'FAILED'}", flush=True)
-            if not ok:
-                raise SystemExit(f"{kname} disagrees with cuBLAS on {combo}: not timing")
-        api.POISON_OUTPUT = False
+        checks += check_against_cublas({k: kernels[k] for k in (new, *(o[0] for o in olds))}, ref, combo, out_kind)
         names = {kn: cublas_kernel_name(fn) for kn, fn in kernels.items() if kn.startswith("cublas")}
         rows += run_rounds(kernels, nv, combo=combo, rounds=args.rounds, seconds=args.seconds,
                            per_graph=args.per_graph, flop=flop, names=names)

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_energy import cublas_kernel_name, run_rounds  # noqa: E402
+from gemm_energy import check_against_cublas, cublas_kernel_name, cublas_peers, run_rounds  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "gemm_bound.json"
 SK_VARIANT = "streamk"
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.check import cublas, make_inputs, rel_err
+    from tcforge.gemm.check import make_inputs
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
@@ -113,28 +113,13 @@ def main(argv: list[str] | None = None) -> int:
         in_kind, out_kind = combo.split(":")
         od = api.torch_dtype(out_kind)
         a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=int(time.time()) % 100000 + ci)
-        kernels: dict[str, Callable[[], Any]] = {
-            "cublas": lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o)}
-        if in_kind == "e4m3":  # without fp32 promotion, as ours
-            kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
+        kernels: dict[str, Callable[[], Any]] = cublas_peers(a, b, sa, sb, in_kind, out_kind)
         rung9 = diag_kernel(args.base, 0, a, b, sa, sb, od)
         real = {args.base: rung9, **{f"sk{u}": streamk_kernel(u, a, b, sa, sb, od) for u in shares}}
-        # correct first: each real GEMM on these inputs, its output poisoned before the launch, against cuBLAS's
-        # like-for-like product (fp8: rung 9 is bit-identical to use_fast_accum=True where nothing splits)
+        # against cuBLAS's like-for-like product (fp8: rung 9 is bit-identical to use_fast_accum=True where nothing
+        # splits)
         ref = (kernels.get("cublas_fast") or kernels["cublas"])().float()
-        api.POISON_OUTPUT = True
-        for kname, fn in real.items():
-            fn()
-            mine = fn.result().float()
-            err = rel_err(mine, ref)
-            ok = bool(torch.isfinite(mine).all()) and err < (1e-2 if out_kind != "fp32" else 1e-4)
-            checks.append(dict(combo=combo, kernel=kname, rel_err_vs_cublas=err, bit_equal=bool(torch.equal(mine, ref)),
-                               ok=ok))
-            print(f"{combo}: {kname} vs cuBLAS rel err {err:.3e} bit-equal {checks[-1]['bit_equal']} "
-                  f"{'ok' if ok else 'FAILED'}", flush=True)
-            if not ok:
-                raise SystemExit(f"{kname} disagrees with cuBLAS on {combo}: not timing")
-        api.POISON_OUTPUT = False
+        checks += check_against_cublas(real, ref, combo, out_kind)
         kernels.update(real)
         for d in diags:
             kernels[f"d{d}"] = diag_kernel(args.base, d, a, b, sa, sb, od)

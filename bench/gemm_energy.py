@@ -36,6 +36,45 @@ def cublas_kernel_name(fn: Callable[[], Any]) -> str:
     return max(evs, key=lambda e: e.device_time).name[:200]
 
 
+def cublas_peers(a: Any, b: Any, sa: Any, sb: Any, in_kind: str, out_kind: str) -> dict[str, Callable[[], Any]]:
+    """cuBLAS on these inputs: "cublas" (fp8: torch._scaled_mm's default, promoted) and, for fp8, "cublas_fast"
+    (use_fast_accum=True, which accumulates as ours does)."""
+    from tcforge.gemm.check import cublas
+
+    peers: dict[str, Callable[[], Any]] = {"cublas": lambda: cublas(a, b, sa, sb, out_kind)}
+    if in_kind == "e4m3":
+        peers["cublas_fast"] = lambda: cublas(a, b, sa, sb, out_kind, fast_accum=True)
+    return peers
+
+
+def check_against_cublas(kernels: dict[str, Any], ref: Any, combo: str, out_kind: str) -> list[dict[str, Any]]:
+    """Correct first: run each prepared launch once with its output poisoned (NaN) and compare it with cuBLAS's
+    like-for-like product `ref` (relative error under 1e-2, fp32 output 1e-4, and finite); one row per launch, and a
+    SystemExit naming the first that disagrees (nothing is timed then)."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import rel_err
+
+    rows = []
+    api.POISON_OUTPUT = True
+    try:
+        for kname, fn in kernels.items():
+            fn()
+            mine = fn.result().float()
+            err = rel_err(mine, ref)
+            ok = bool(torch.isfinite(mine).all()) and err < (1e-2 if out_kind != "fp32" else 1e-4)
+            rows.append(dict(combo=combo, kernel=kname, rel_err_vs_cublas=err, bit_equal=bool(torch.equal(mine, ref)),
+                             ok=ok))
+            print(f"{combo}: {kname} vs cuBLAS rel err {err:.3e} bit-equal {rows[-1]['bit_equal']} "
+                  f"{'ok' if ok else 'FAILED'}", flush=True)
+            if not ok:
+                raise SystemExit(f"{kname} disagrees with cuBLAS on {combo}: not timing")
+    finally:
+        api.POISON_OUTPUT = False
+    return rows
+
+
 def measure(fn: Callable[[], Any], nv: Any, seconds: float, per_graph: int) -> dict[str, float]:
     """Replay a graph of `per_graph` calls for about `seconds`; energy, time and clock statistics per call."""
     import torch
@@ -120,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.check import make_inputs
     from tcforge.gemm.validate import plan_matmul
     from tcforge.runtime.nvml import Nvml
 
@@ -144,9 +183,7 @@ def main(argv: list[str] | None = None) -> int:
         for v in args.variants.split(","):
             kernels[v] = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v),
                                           a, b, sa, sb)
-        kernels["cublas"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o)
-        if in_kind == "e4m3":  # without fp32 promotion, as ours
-            kernels["cublas_fast"] = lambda a=a, b=b, sa=sa, sb=sb, o=out_kind: cublas(a, b, sa, sb, o, fast_accum=True)
+        kernels.update(cublas_peers(a, b, sa, sb, in_kind, out_kind))
         names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}
         rows += run_rounds(kernels, nv, combo=combo, rounds=args.rounds, seconds=args.seconds,
                            per_graph=args.per_graph, flop=flop, names=names)
