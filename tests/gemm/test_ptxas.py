@@ -154,3 +154,28 @@ def test_rung9_epilogue_stages_with_shared_stores_and_per_warp_tma_stores() -> N
         assert count(lines, "ST.E") == 0 and count(lines, "BAR.SYNC") == 0
         assert count(lines, "GMMA.64x128") == 0
     assert count(bf16, "HGMMA.64x256x16") % 4 == 0 and count(fp8, "QGMMA.64x256x32") % 4 == 0
+
+
+@needs_nvcc
+def test_rung9_wgmma_descriptors_stay_in_uniform_registers() -> None:
+    """Rung 9's hoisted descriptors live in uniform registers: between the wgmmas of one chain (up to its gsb0
+    commit) no R2UR moves a descriptor over from vector registers (the template before computed them from threadIdx:
+    18 such moves in the bf16 build, ~20 instructions per wgmma per warp; docs/gemm.md "Same design, more cycles")."""
+    tool = find_tool("cuobjdump")
+    r9 = LADDER[-1].config
+    builds = [Build(r9, "bf16", "bf16", False), Build(r9, "fp16", "fp32", True), Build(r9, "e4m3", "bf16", True)]
+    results = build_all(builds, workers=os.cpu_count() or 2)
+    _assert_clean(results)
+    if tool is None:
+        pytest.skip("no cuobjdump here")
+    for _, m in results:
+        lines = subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
+                               env=sass_env()).stdout.splitlines()
+        moves, chain, wgmmas = 0, False, 0
+        for ln in lines:
+            if "GMMA.64x256" in ln:
+                wgmmas += 1
+                chain = "gsb0" not in ln
+            elif chain and "R2UR" in ln:
+                moves += 1
+        assert wgmmas >= 4 and moves == 0, (m.cubin_path.name, wgmmas, moves)

@@ -770,7 +770,11 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     const int wg = wg_id - 1;
     const int lane = threadIdx.x % 32;
     const float alpha = load_alpha(scale_a, scale_b);
-    const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
+    // the A descriptor's warpgroup taken warp-uniform (a shuffle from lane 0), so the compiler keeps the hoisted
+    // descriptors in uniform registers: from threadIdx it built every wgmma's descriptor in vector registers and
+    // moved it over (R2UR), ~20 instructions per wgmma per warp. (wg itself stays as it was: made uniform for the
+    // whole branch, it cost the stream-K builds without a cluster an 8-byte spill.)
+    const uint64_t da0 = desc_a(a_ring, __shfl_sync(0xffffffffu, wg, 0), 0, 0), db0 = desc_b(b_ring, 0);
     uint32_t it = 0, epi_count = 0, pair_it = 0;
     float acc[MI][ACC_N];
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)

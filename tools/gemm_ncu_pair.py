@@ -1,0 +1,93 @@
+"""Launch tcforge variants and cuBLAS side by side at one shape, for an ncu comparison of the same GEMM (cycles at a
+locked clock, instructions, bytes at each level): each launch three times on fresh random inputs, ours checked
+against cuBLAS's output first. Then `--summarize CSV` prints the metrics per kernel in columns.
+
+    ncu --clock-control base --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,... \\
+        --kernel-name regex:'tcf_gemm|nvjet' python3 tools/gemm_ncu_pair.py --shape 2048x2048x2048 \\
+        --combos bf16:bf16 --variants hoist > pair.csv
+    python3 tools/gemm_ncu_pair.py --summarize pair.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def summarize(path: str) -> None:
+    """Median of each metric over each run of consecutive launches of one kernel, one column per run (launch
+    order: per type pair, each variant's repeats, then cuBLAS's)."""
+    import csv
+    import statistics
+
+    vals: dict[str, dict[str, list[float]]] = {}
+    units: dict[str, str] = {}
+    with open(path, newline="") as f:
+        rows = [r for r in csv.reader(f) if len(r) > 10]
+    head, body = rows[0], rows[1:]
+    ix = {h: i for i, h in enumerate(head)}
+    group, last_id, last_name = 0, None, None
+    for r in body:
+        if r[ix["ID"]] != last_id:  # a new launch: consecutive launches of one kernel are one group (one column)
+            name = r[ix["Kernel Name"]][:24]
+            group += name != last_name
+            last_id, last_name = r[ix["ID"]], name
+        if not r[ix["Metric Value"]].replace(",", "").replace(".", "").isdigit():
+            continue
+        kernel = f"{group}:{last_name}"
+        metric = r[ix["Metric Name"]]
+        units[metric] = r[ix["Metric Unit"]]
+        vals.setdefault(kernel, {}).setdefault(metric, []).append(float(r[ix["Metric Value"]].replace(",", "")))
+    kernels = list(vals)
+    metrics = sorted({m for k in kernels for m in vals[k]})
+    print(f"{'metric':64s}" + "".join(f"{k[:24]:>26s}" for k in kernels))
+    for m in metrics:
+        cells = []
+        for k in kernels:
+            v = vals[k].get(m)
+            cells.append(f"{statistics.median(v):26.4g}" if v else f"{'-':>26s}")
+        print(f"{(m + ' [' + units[m] + ']')[:64]:64s}" + "".join(cells))
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--summarize", default=None, help="print the CSV ncu wrote (--csv) as a table and exit")
+    ap.add_argument("--shape", default="2048x2048x2048")
+    ap.add_argument("--combos", default="bf16:bf16")
+    ap.add_argument("--variants", default="hoist")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--b-col", action="store_true", help="16-bit B column-major (fp8 B always is)")
+    args = ap.parse_args(argv)
+    if args.summarize:
+        summarize(args.summarize)
+        return 0
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    m, n, k = (int(x) for x in args.shape.split("x"))
+    for i, combo in enumerate(args.combos.split(",")):
+        in_kind, out_kind = combo.split(":")
+        fp8 = in_kind == "e4m3"
+        od = api.torch_dtype(out_kind)
+        for v in args.variants.split(","):
+            for r in range(args.repeats):
+                a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + r)
+                plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
+                prep = api.prepare_plan(plan, a, b, sa, sb)
+                prep()
+                if r == 0:
+                    ref = cublas(a, b, sa, sb, out_kind, fast_accum=fp8)
+                    diff = (prep.result().float() - ref.float()).abs().max().item()
+                    print(f"{combo} {v}: max |ours - cuBLAS| = {diff:.3g}", file=sys.stderr)
+        for r in range(args.repeats):
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + 50 + r)
+            cublas(a, b, sa, sb, out_kind, fast_accum=fp8)
+    torch.cuda.synchronize()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
