@@ -1,6 +1,7 @@
 """Launch tcforge variants and cuBLAS side by side at one shape, for an ncu comparison of the same GEMM (cycles at a
-locked clock, instructions, bytes at each level): each launch three times on fresh random inputs, ours checked
-against cuBLAS's output first. Then `--summarize CSV` prints the metrics per kernel in columns.
+locked clock, instructions, bytes at each level): each launch `--repeats` times on fresh random inputs, the largest
+difference of ours from cuBLAS's output printed (a NaN stops the run). Then `--summarize CSV` prints the metrics per
+run of launches in columns.
 
     ncu --clock-control base --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,... \\
         --kernel-name regex:'tcf_gemm|nvjet' python3 tools/gemm_ncu_pair.py --shape 2048x2048x2048 \\
@@ -82,6 +83,8 @@ def main(argv: list[str]) -> int:
                     ref = cublas(a, b, sa, sb, out_kind, fast_accum=fp8)
                     diff = (prep.result().float() - ref.float()).abs().max().item()
                     print(f"{combo} {v}: max |ours - cuBLAS| = {diff:.3g}", file=sys.stderr)
+                    if diff != diff:
+                        raise SystemExit(f"{combo} {v}: NaN in the output")
         for r in range(args.repeats):
             a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + 50 + r)
             cublas(a, b, sa, sb, out_kind, fast_accum=fp8)

@@ -333,10 +333,11 @@ SWEEP.append(
                                              hoist=True), True, 8, True)
 )
 
-# Also measured on the 16-bit mid shapes where t128 / t192 trail cuBLAS (docs/gemm.md, "Mid shapes: cuBLAS's tiles
-# tried"), not kept: a 128x128 ping-pong tile with the 2-CTA cluster (cuBLAS's choice there: 0.61-0.97x, below
-# t128 everywhere), t128 with the cluster and / or 6 stages (within +-0.03 of t128, the cluster 0.1 below it at
-# 384-1408 rows), and a 192x96 tile of three 64x96 consumers (1536^3 0.76-0.84x against t192's 0.83-0.85x).
+# Also measured on the 16-bit mid shapes where t128 / t192 trail cuBLAS (docs/gemm.md, "Same design, more cycles"),
+# not kept: a 128x128 ping-pong tile with the 2-CTA cluster (cuBLAS's choice there: 0.56-0.97x, below t128
+# everywhere), t128 with 6 stages (within +-0.04 of t128), t128 with the cluster (0.1-0.2 below it at 384 and 1408
+# rows, +0.03 at 2048x1024x8192), and a 192x96 tile of three 64x96 consumers (1536^3 0.76-0.85x, t192 0.82-0.85x,
+# `auto` 0.82-0.97x).
 
 # small M: the swapped product C^T = B^T A^T puts M in the wgmma's N (16, 32 or 64) instead of padding it to 64
 # rows, and 64-row tiles run over N (cuBLAS's 64x16 / 64x32 / 64x64 tiles for M = 16 / 64 / 128); B becomes the A
