@@ -41,6 +41,18 @@ def _assert_clean(results: list) -> None:
         assert m.stats["tcf_gemm"].registers <= 255
 
 
+def _clean_sass(builds: list[Build]) -> list[tuple[Build, str]]:
+    """Compile the builds (asserting no spill and no wgmma serialisation), then each one's SASS text; skips the test
+    where cuobjdump is missing (after the compile checks have run)."""
+    results = build_all(builds, workers=os.cpu_count() or 2)
+    _assert_clean(results)
+    tool = find_tool("cuobjdump")
+    if tool is None:
+        pytest.skip("no cuobjdump here")
+    return [(b, subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
+                               env=sass_env()).stdout) for b, m in results]
+
+
 @needs_nvcc
 def test_representative_builds_do_not_spill() -> None:
     _assert_clean(build_all(_representative(), workers=os.cpu_count() or 2))
@@ -88,13 +100,7 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
     hoist = {key(b): b.config for b in all_builds([VARIANTS["hoist"]])}
     assert all(b.config == hoist[key(b)] for b in builds if b.in_kind != "e4m3")
     fp8 = [b for b in builds if b.in_kind == "e4m3"]
-    results = build_all(fp8, workers=os.cpu_count() or 2)
-    _assert_clean(results)
-    tool = find_tool("cuobjdump")
-    if tool is None:
-        pytest.skip("no cuobjdump here")
-    b, m = results[0]
-    sass = subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True, env=sass_env()).stdout
+    sass = _clean_sass(fp8)[0][1]
     q = [ln for ln in sass.splitlines() if "QGMMA" in ln]
     assert len(q) == 2 * 4 and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), q
     assert sum("RZ, !UPT" in ln for ln in q) == 2  # the first k-step of each half ignores the old partial
@@ -107,15 +113,9 @@ def test_diagnostic_builds_leave_out_what_they_name() -> None:
     (4) has no real HGMMA; all spill-free."""
     from dataclasses import replace
 
-    tool = find_tool("cuobjdump")
     r9 = LADDER[-1].config
-    builds = [Build(replace(r9, diag=d), "fp16", "fp32", False) for d in (1, 2, 4)]
-    results = build_all(builds, workers=os.cpu_count() or 2)
-    _assert_clean(results)
-    if tool is None:
-        pytest.skip("no cuobjdump here")
-    sass = {b.config.diag: subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
-                                          env=sass_env()).stdout for b, m in results}
+    sass = {b.config.diag: text for b, text in _clean_sass([Build(replace(r9, diag=d), "fp16", "fp32", False)
+                                                            for d in (1, 2, 4)])}
     def hgmmas(s: str) -> int:
         return sum("HGMMA.64x256x16" in ln for ln in s.splitlines())
 
@@ -133,15 +133,9 @@ def test_rung9_epilogue_stages_with_shared_stores_and_per_warp_tma_stores() -> N
     """Rung 9's staged epilogue: 16-bit C through stmatrix (16 STSM per warp and tile), fp32 C through st.shared.v2
     (64 per warp and tile), no generic stores; each warp issues its own TMA store per sub-tile (4 for bf16, 8 for
     fp32) and no named barrier is left in the kernel; the main loop keeps one m64n256 chain of KSTEPS wgmmas."""
-    tool = find_tool("cuobjdump")
     r9 = LADDER[-1].config
     builds = [Build(r9, "bf16", "bf16", False), Build(r9, "fp16", "fp32", False), Build(r9, "e4m3", "bf16", True)]
-    results = build_all(builds, workers=os.cpu_count() or 2)
-    _assert_clean(results)
-    if tool is None:
-        pytest.skip("no cuobjdump here")
-    sass = [subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
-                           env=sass_env()).stdout.splitlines() for _, m in results]
+    sass = [text.splitlines() for _, text in _clean_sass(builds)]
 
     def count(lines: list[str], op: str) -> int:
         return sum(op in ln for ln in lines)
@@ -161,21 +155,14 @@ def test_rung9_wgmma_descriptors_stay_in_uniform_registers() -> None:
     """Rung 9's hoisted descriptors live in uniform registers: between the wgmmas of one chain (up to its gsb0
     commit) no R2UR moves a descriptor over from vector registers (the template before computed them from threadIdx:
     18 such moves in the bf16 build, ~20 instructions per wgmma per warp; docs/gemm.md "Same design, more cycles")."""
-    tool = find_tool("cuobjdump")
     r9 = LADDER[-1].config
     builds = [Build(r9, "bf16", "bf16", False), Build(r9, "fp16", "fp32", True), Build(r9, "e4m3", "bf16", True)]
-    results = build_all(builds, workers=os.cpu_count() or 2)
-    _assert_clean(results)
-    if tool is None:
-        pytest.skip("no cuobjdump here")
-    for _, m in results:
-        lines = subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
-                               env=sass_env()).stdout.splitlines()
+    for b, text in _clean_sass(builds):
         moves, chain, wgmmas = 0, False, 0
-        for ln in lines:
+        for ln in text.splitlines():
             if "GMMA.64x256" in ln:
                 wgmmas += 1
                 chain = "gsb0" not in ln
             elif chain and "R2UR" in ln:
                 moves += 1
-        assert wgmmas >= 4 and moves == 0, (m.cubin_path.name, wgmmas, moves)
+        assert wgmmas >= 4 and moves == 0, (b.tag(), wgmmas, moves)
