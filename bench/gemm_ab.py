@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
 import statistics
 import sys
 import time
@@ -22,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_energy import check_against_cublas, cublas_kernel_name, cublas_peers, run_rounds  # noqa: E402
+from gemm_energy import (  # noqa: E402
+    check_against_cublas,
+    cublas_kernel_name,
+    cublas_peers,
+    run_rounds,
+    write_result,
+)
 
 OUT = Path(__file__).resolve().parent / "results" / "gemm_ab.json"
 
@@ -124,11 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{combo:10s} {kname:11s} {s['tflops']:7.1f} TFLOP/s  x{s['speed_ratio']:.3f} of {peer} "
                   f"(rounds {' '.join(f'{r:.3f}' for r in s['per_round_ratio'])})  {s['mj']:6.1f} mJ "
                   f"{s['sm_mhz']:5.0f} MHz", flush=True)
-    out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), device=props.name, size=args.size,
-               variant=args.variant, old_cache=args.old_cache, checks=checks, rows=rows, summary=summary,
-               command="python3 bench/gemm_ab.py " + " ".join(argv or []))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    write_result(args.out, "gemm_ab.py", argv, device=props.name, size=args.size, variant=args.variant,
+                 old_cache=args.old_cache, checks=checks, rows=rows, summary=summary)
     return 0
 
 

@@ -24,7 +24,6 @@ cuBLAS's on the same fresh random inputs. Writes bench/results/gemm_bound.json.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -34,7 +33,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_energy import check_against_cublas, cublas_kernel_name, cublas_peers, run_rounds  # noqa: E402
+from gemm_energy import (  # noqa: E402
+    check_against_cublas,
+    cublas_kernel_name,
+    cublas_peers,
+    run_rounds,
+    write_result,
+)
 
 OUT = Path(__file__).resolve().parent / "results" / "gemm_bound.json"
 SK_VARIANT = "streamk"
@@ -143,11 +148,8 @@ def main(argv: list[str] | None = None) -> int:
             s = summary[-1]
             print(f"{combo:10s} {kname:11s} {s['tflops']:7.1f} TFLOP/s  x{s['speed_ratio']:.3f} of {peer}  "
                   f"{s['mj']:6.1f} mJ (x{s['energy_ratio']:.3f})  {s['sm_mhz']:5.0f} MHz  {s['what']}", flush=True)
-    out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), device=props.name,
-               power_limit_w=nv.power_limit_mw() / 1e3, size=args.size, base=args.base, checks=checks, rows=rows,
-               summary=summary, command="python3 bench/gemm_bound.py " + " ".join(argv or []))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    write_result(args.out, "gemm_bound.py", argv, device=props.name, power_limit_w=nv.power_limit_mw() / 1e3,
+                 size=args.size, base=args.base, checks=checks, rows=rows, summary=summary)
     return 0
 
 

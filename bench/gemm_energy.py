@@ -123,6 +123,14 @@ def measure(fn: Callable[[], Any], nv: Any, seconds: float, per_graph: int) -> d
                 power_capped=sum(1 for s in busy if s.reasons & 0x4) / len(busy))
 
 
+def write_result(path: str, script: str, argv: list[str] | None, **fields: Any) -> None:
+    """The metered scripts' JSON: a UTC time stamp, the fields, and the command line that reproduces the run."""
+    out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **fields,
+               command=f"python3 bench/{script} " + " ".join(argv or []))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(out, indent=1))
+
+
 def run_rounds(kernels: dict[str, Callable[[], Any]], nv: Any, *, combo: str, rounds: int, seconds: float,
                per_graph: int, flop: float, names: dict[str, str],
                what: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
@@ -200,11 +208,8 @@ def main(argv: list[str] | None = None) -> int:
     for s in sorted(summary, key=lambda s: (s["combo"], s["kernel"])):
         print(f"{s['combo']:14s} {s['kernel']:9s} speed x{s['speed_ratio']:.3f} of cuBLAS, "
               f"energy x{s['energy_ratio']:.3f} of cuBLAS's J/GEMM")
-    out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), device=props.name,
-               power_limit_w=nv.power_limit_mw() / 1e3, size=args.size, rows=rows, summary=summary,
-               command="python3 bench/gemm_energy.py " + " ".join(argv or []))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1))
+    write_result(args.out, "gemm_energy.py", argv, device=props.name, power_limit_w=nv.power_limit_mw() / 1e3,
+                 size=args.size, rows=rows, summary=summary)
     return 0
 
 
