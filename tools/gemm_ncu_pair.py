@@ -1,7 +1,10 @@
 """Launch tcforge variants and cuBLAS side by side at one shape, for an ncu comparison of the same GEMM (cycles at a
-locked clock, instructions, bytes at each level): each launch `--repeats` times on fresh random inputs, the largest
-difference of ours from cuBLAS's output printed (a NaN stops the run). Then `--summarize CSV` prints the metrics per
-run of launches in columns.
+locked clock, instructions, bytes at each level). Per type pair: cuBLAS once (the reference), each variant checked
+against it with bench/gemm_energy.py's gate (poisoned output, bounded error; a failure stops the run), then each
+variant `--repeats` times and cuBLAS `--repeats` times, every launch on fresh random inputs. `--summarize CSV` prints
+the metrics per run of consecutive launches of one kernel, so the columns per type pair read: cuBLAS's reference,
+ours (the check and the repeats), cuBLAS. Launches of one kernel name in a row share a column: compare variants in
+separate calls.
 
     ncu --clock-control base --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,... \\
         --kernel-name regex:'tcf_gemm|nvjet' python3 tools/gemm_ncu_pair.py --shape 2048x2048x2048 \\
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def summarize(path: str) -> None:
@@ -68,23 +72,27 @@ def main(argv: list[str]) -> int:
     from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from gemm_energy import check_against_cublas
+
     m, n, k = (int(x) for x in args.shape.split("x"))
+
+    def launch(v: str, in_kind: str, out_kind: str, seed: int) -> object:
+        """Variant v prepared on fresh inputs (seeded)."""
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3" or args.b_col, seed=seed)
+        plan = plan_matmul(a, b, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb, variant=v)
+        return api.prepare_plan(plan, a, b, sa, sb)
+
     for i, combo in enumerate(args.combos.split(",")):
         in_kind, out_kind = combo.split(":")
         fp8 = in_kind == "e4m3"
-        od = api.torch_dtype(out_kind)
-        for v in args.variants.split(","):
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i)
+        ref = cublas(a, b, sa, sb, out_kind, fast_accum=fp8).float()
+        variants = args.variants.split(",")
+        check_against_cublas({v: launch(v, in_kind, out_kind, 100 * i) for v in variants}, ref, combo, out_kind)
+        for v in variants:
             for r in range(args.repeats):
-                a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + r)
-                plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
-                prep = api.prepare_plan(plan, a, b, sa, sb)
-                prep()
-                if r == 0:
-                    ref = cublas(a, b, sa, sb, out_kind, fast_accum=fp8)
-                    diff = (prep.result().float() - ref.float()).abs().max().item()
-                    print(f"{combo} {v}: max |ours - cuBLAS| = {diff:.3g}", file=sys.stderr)
-                    if diff != diff:
-                        raise SystemExit(f"{combo} {v}: NaN in the output")
+                launch(v, in_kind, out_kind, 100 * i + 1 + r)()
         for r in range(args.repeats):
             a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + 50 + r)
             cublas(a, b, sa, sb, out_kind, fast_accum=fp8)
