@@ -417,11 +417,7 @@ def prepare_plan(
         if cfg.tma_store and not cfg.splitk:
             # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
             box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
-            swz_c = 128
-            if cfg.mma_t:  # one warp's 16 columns by 64 (16-bit) or 32 (fp32) rows: 2 KB (kernel: epilogue_tma_mt)
-                box_c, swz_c = [16, 2048 // (16 * ob)], 16 * ob
-            map_c = tm.encode_tiled(tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c,
-                                    swizzle=swz_c)
+            map_c = tm.encode_tiled(tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
         else:
             map_c = tm.TensorMap.zeros()
         sa = ctypes.c_void_p(scale_a.data_ptr() if scale_a is not None else None)

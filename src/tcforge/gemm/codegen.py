@@ -79,8 +79,6 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
-        **({"MMA_T": 1} if config.mma_t else {}),
-        **({"EPI_OVERLAP": 1} if config.epi_overlap else {}),
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
         **({"DIAG": config.diag} if config.diag else {}),  # diagnostics only (bench/gemm_bound.py)
     }
@@ -93,14 +91,11 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_
     # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but the kernel is not a
     # template, so its discarded `if constexpr` branch still needs the name declared
     kb, a_mn = operand_layouts(config, b_kmajor, a_kmajor)
-    # the wgmma's N and operand majors: with exchanged operands its A is B (MN-major when B is) and its B is A
-    # (MN-major when a is column-major), N the tile's BM
-    wn, wkb, wamn = (config.bm, not a_mn, not kb) if config.mma_t else (config.bn, kb, a_mn)
-    wrappers = wgmma_wrapper(wn, in_kind, wkb, a_mn=wamn)
-    wrappers += wgmma_wrapper(wn // 2, in_kind, wkb, name="wgmma_half", scale_arg=True, a_mn=wamn)
+    wrappers = wgmma_wrapper(config.bn, in_kind, kb, a_mn=a_mn)
+    wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_half", scale_arg=True, a_mn=a_mn)
     # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
     # wgmma of the kernel (C7515) when zeroing instructions define them on one of several paths into the mainloop
-    wrappers += wgmma_wrapper(wn, in_kind, wkb, name="wgmma_tile_sd", scale_arg=True, a_mn=wamn)
+    wrappers += wgmma_wrapper(config.bn, in_kind, kb, name="wgmma_tile_sd", scale_arg=True, a_mn=a_mn)
     body = template().replace("//@@WGMMA@@", wrappers)
     return head + body
 
@@ -123,8 +118,6 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("sw", config.swap_ab),
         ("fsk", config.splitk_fused),
         ("pair", config.split_pair),
-        ("mt", config.mma_t),
-        ("ov", config.epi_overlap),
     )
     parts += [f for f, on in flags if on]
     if config.diag:

@@ -57,11 +57,6 @@ class KernelConfig:
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
     splitk_fused: bool = False  # split-K inside the kernel: the last split of a tile adds the partials and stores it
     split_pair: bool = False  # with splitk_fused, 2 splits: a tile's two CTAs in a cluster, the partial sent by DSMEM
-    # the wgmma's operands exchanged (MMA_T): B's stage is its A (64 columns per m64 block), A's stage its B (the
-    # tile's BM rows as the wgmma's N); each consumer owns BN/NC columns over all BM rows and holds C^T
-    mma_t: bool = False
-    # with mma_t, unsplit launches: a tile's m64 block 0 is stored while block 1's last wgmmas run (EPI_OVERLAP)
-    epi_overlap: bool = False
     # diagnostics only (bench/gemm_bound.py; C is not computed, never reachable through matmul): bit 1 no loads after
     # each CTA's first ring fill, bit 2 no epilogue stores, bit 4 no wgmma
     diag: int = 0
@@ -81,19 +76,9 @@ class KernelConfig:
         return self.bm if self.pingpong else self.bm // self.nc
 
     @property
-    def acc_blocks(self) -> int:
-        """m64 wgmma blocks per consumer warpgroup (MI in the kernel): over its rows, or with `mma_t` its columns."""
-        return self.bn // self.nc // 64 if self.mma_t else self.wg_rows // 64
-
-    @property
-    def acc_n(self) -> int:
-        """fp32 accumulators per thread per m64 block (ACC_N in the kernel): half the wgmma's N."""
-        return (self.bm if self.mma_t else self.bn) // 2
-
-    @property
     def slot_floats(self) -> int:
         """One consumer warpgroup's fp32 accumulators (SK_SLOT in the kernel): a stream-K / split-K partial slot."""
-        return 128 * self.acc_blocks * self.acc_n
+        return 128 * (self.wg_rows // 64) * (self.bn // 2)
 
     @property
     def b_rows(self) -> int:
@@ -157,16 +142,6 @@ class KernelConfig:
         if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
                                "consumer warpgroup and BN a multiple of 8 up to 64")
-        if self.mma_t and (not (self.use_tma and self.hoist and self.tma_store) or self.pingpong or self.promote
-                           or self.swap_ab or self.streamk or rows != 64 or (self.bn // self.nc) % 64
-                           or self.bm % 64 or self.bm > 256 or self.acc_blocks * self.acc_n > 128):
-            raise TcforgeError(f"{self}: exchanged wgmma operands need a hoisted TMA build with the staged epilogue, "
-                               "no ping-pong, promotion, swap or stream-K, 64 tile rows per consumer warpgroup, "
-                               "BN/NC a multiple of 64, BM a multiple of 64 up to 256, <= 128 accumulators")
-        if self.epi_overlap and (not self.mma_t or self.acc_blocks != 2 or self.splitk_fused or self.splitk
-                                 or self.diag):
-            raise TcforgeError(f"{self}: the overlapped epilogue needs exchanged operands with two m64 blocks per "
-                               "consumer warpgroup, an unsplit build and no diagnostics")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
@@ -238,20 +213,6 @@ SWEEP += [
     ),
     Variant("tuned_cm2", 9, "rung 9 + relaxed slot release", replace(_R9, relaxed=True), True, 8, True),
     Variant("tuned", 9, "rung 9 without the cluster, relaxed release", replace(_R9, cm=1, relaxed=True), True, 8, True),
-]
-# rung 9 with the wgmma's operands exchanged (cuBLAS's HGMMA.64x128x16 with A transposed, two m64 blocks of columns
-# per consumer, for the same tile, cluster, BK and stages: docs/gemm.md, "Exchanged operands"); the producer gets 48
-# registers (40 spill 4 bytes in the column-major-a builds with a K-major B), the consumers 224
-_MT = replace(_R9, mma_t=True, producer_regs=48, consumer_regs=224)
-SWEEP += [
-    Variant("hoist_t", 9, "rung 9 with exchanged wgmma operands: C^T per consumer, 2 x m64n128 over its 128 columns",
-            _MT, True, 8, True),
-    Variant("tuned_t", 9, "hoist_t without the cluster, relaxed release", replace(_MT, cm=1, relaxed=True), True, 8,
-            True),
-    Variant("hoist_ov", 9, "hoist_t with m64 block 0 of each tile stored while block 1's last wgmmas run",
-            replace(_MT, epi_overlap=True), True, 8, True),
-    Variant("tuned_ov", 9, "hoist_ov without the cluster, relaxed release",
-            replace(_MT, cm=1, relaxed=True, epi_overlap=True), True, 8, True),
 ]
 
 # small M: a 64-row tile (one consumer warpgroup), no cluster, split-K when the tiles leave SMs idle
@@ -372,6 +333,10 @@ SWEEP.append(
                                              hoist=True), True, 8, True)
 )
 
+# Also measured at 2048^3-8192^3 and 4096x14336x4096 (docs/gemm.md, "Exchanged operands"), not kept (code in commit
+# 9d0b0ec): rung 9 with the wgmma's operands exchanged as cuBLAS issues them (B's stage as A, 64 columns per m64
+# block, A's 128 rows as N, C^T per consumer written back transposed) — bit-identical, 0-4 % slower; with block 0 of
+# each tile stored while block 1's last wgmmas run, level with rung 9 at a locked clock, no faster.
 # Also measured on the 16-bit mid shapes where t128 / t192 trail cuBLAS (docs/gemm.md, "Same design, more cycles"),
 # not kept: a 128x128 ping-pong tile with the 2-CTA cluster (cuBLAS's choice there: 0.56-0.97x, below t128
 # everywhere), t128 with 6 stages (within +-0.04 of t128), t128 with the cluster (0.1-0.2 below it at 384 and 1408
@@ -526,7 +491,7 @@ def fused_split_batches(config: KernelConfig, splits: int) -> int:
     """Batches of loads in flight the in-kernel split-K's last split issues per thread (mirrors C4 / G / U in
     fused_split_arrive): up to 16 float4 of one slot (8 beside 128 accumulators), several slots when one holds
     fewer than 8."""
-    mi, c4 = config.acc_blocks, config.acc_n // 4
+    mi, c4 = config.wg_rows // 64, config.bn // 8
     g = c4 if c4 <= 16 and mi * c4 * 4 <= 64 else min(c4, 8)
     u = 8 // c4 if g == c4 and c4 < 8 else 1
     return mi * _cdiv(c4, g) * _cdiv(splits, u)
@@ -573,7 +538,7 @@ def split_config(config: KernelConfig) -> KernelConfig:
     fp32 planes for tcf_splitk_reduce (api.prepare_plan's split_mode). The cp.async baseline: planes only, written
     directly (no staging buffers)."""
     if config.use_tma:
-        return replace(config, splitk_fused=True, streamk=False, streamk_trace=False, epi_overlap=False)
+        return replace(config, splitk_fused=True, streamk=False, streamk_trace=False)
     return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
 
 

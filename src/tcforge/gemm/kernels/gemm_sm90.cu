@@ -21,12 +21,6 @@
 //   B, MN-major from row-major 16-bit B with A_MN — and its B operand A (K-major); M and N below are then the
 //   problem's N and M, and the epilogue writes each accumulator tile transposed into row-major C: small M becomes
 //   the wgmma's N instead of 64 padded rows)
-//   MMA_T (the same tiles, loads and cluster as without it, the wgmma's operands exchanged: its A is B's stage, 64
-//   columns of N per m64 block, its B is A's stage with the tile's BM rows as the wgmma's N; each consumer warpgroup
-//   owns BN/NC columns of the tile over all BM rows, so its accumulators hold C^T, and the staged epilogue writes
-//   them transposed — cuBLAS's instruction shape for the same tile, HGMMA.64xBMx16 with A transposed)
-//   EPI_OVERLAP (MMA_T, unsplit launches: a tile's last k-tile commits its two m64 blocks as two groups, and block
-//   0's epilogue runs while block 1's wgmmas finish)
 // codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
 // with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
@@ -42,12 +36,6 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #endif
 #ifndef TRANS_C
 #define TRANS_C 0
-#endif
-#ifndef MMA_T
-#define MMA_T 0
-#endif
-#ifndef EPI_OVERLAP
-#define EPI_OVERLAP 0
 #endif
 #ifndef A_MN
 #define A_MN 0   // an MN-major A operand (16-bit only), loaded in 64-column slabs: a column-major a, or the swapped
@@ -76,9 +64,8 @@ constexpr int B_SLABS = (BN + 63) / 64;            // MN-major B: slabs per stag
 constexpr int B_TILE = B_KMAJOR ? BN * BK_BYTES : B_SLABS * B_SLAB;   // B's bytes per stage
 constexpr int STAGE_TX = A_TILE + B_TILE;          // bytes landing in one CTA per stage (multicast halves included)
 constexpr int WG_ROWS = PINGPONG ? BM : BM / NC;   // rows of C per consumer warpgroup
-constexpr int WG_COLS = MMA_T ? BN / NC : BN;     // columns of C per consumer warpgroup
-constexpr int MI = MMA_T ? WG_COLS / 64 : WG_ROWS / 64;   // m64 wgmma blocks per consumer warpgroup (MMA_T: over N)
-constexpr int ACC_N = (MMA_T ? BM : BN) / 2;       // fp32 accumulators per thread per m64 block
+constexpr int MI = WG_ROWS / 64;                   // m64 wgmma blocks per consumer warpgroup
+constexpr int ACC_N = BN / 2;                      // fp32 accumulators per thread per m64 block
 constexpr int WG_K = 32 / IN_BYTES;                // K of one wgmma (32 bytes)
 constexpr int KSTEPS = BK / WG_K;
 constexpr int NTHREADS = USE_TMA ? 128 * (NC + 1) : 128 * NC;
@@ -117,12 +104,6 @@ static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 
               "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 64 columns");
 static_assert(!TRANS_C || !TMA_STORE || WG_ROWS * OUT_BYTES / 128 <= EPI_BUFS,
               "swapped product: one staging buffer per 128 bytes of a warpgroup's 64 C columns");
-static_assert(!MMA_T || (USE_TMA && HOIST && TMA_STORE && !PINGPONG && !DO_PROMOTE && !TRANS_C && !STREAMK &&
-                         WG_COLS % 64 == 0 && BM % 64 == 0 && BM <= 256 && WG_ROWS == 64),
-              "exchanged operands: hoisted TMA build with the staged epilogue, no ping-pong, promotion, swap or "
-              "stream-K; 64-column blocks per consumer, BM a multiple of 64 up to 256, 8 KB of staging per buffer");
-static_assert(!EPI_OVERLAP || (MMA_T && MI == 2 && !SK_FUSED && !SPLITK && DIAG == 0),
-              "overlapped epilogue: exchanged operands with two m64 blocks per consumer, unsplit, no diagnostics");
 constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
 constexpr int WG_A = PINGPONG ? 0 : 1;             // A-row offset factor of consumer warpgroup wg inside a tile
 constexpr int READERS = (PINGPONG ? 1 : NC) * 4;   // consumer warps that read each stage in one CTA
@@ -498,17 +479,6 @@ __device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
   else return make_desc(b_stage + ks * 16 * 128, B_SLAB, 1024, 1);
 }
 
-// MMA_T: the wgmma's A is consumer warpgroup wg's WG_COLS columns of B's stage (K-major rows, or 64-column
-// MN-major slabs: transposed A), its B all BM rows of A's stage (K-major, or MN-major slabs from a column-major a)
-__device__ __forceinline__ uint64_t desc_bt(uint32_t b_stage, int wg) {
-  if constexpr (B_KMAJOR) return make_desc(b_stage + wg * WG_COLS * BK_BYTES, 16, 8 * BK_BYTES, K_SWZ);
-  else return make_desc(b_stage + wg * (WG_COLS / 64) * B_SLAB, B_SLAB, 1024, 1);
-}
-__device__ __forceinline__ uint64_t desc_at(uint32_t a_stage) {
-  if constexpr (A_MN) return make_desc(a_stage, BK * 128, 1024, 1);
-  else return make_desc(a_stage, 16, 8 * BK_BYTES, K_SWZ);
-}
-
 // one k-tile of MMAs for consumer warpgroup `wg` on stage buffers at a_stage / b_stage
 // (`first`: the segment's first k-tile — stream-K builds then start each m-block with scale-d 0, no zeroing)
 __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_stage, uint32_t b_stage, int wg,
@@ -518,10 +488,7 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
       uint64_t da, db;
-      if constexpr (MMA_T) {   // m-block mi: the next 64 columns of B; every m-block reads all of A's stage
-        da = da0 + (uint64_t)((stage * B_TILE + (B_KMAJOR ? mi * 64 * BK_BYTES + ks * 32 : mi * B_SLAB + ks * 2048)) >> 4);
-        db = db0 + (uint64_t)((stage * A_TILE + (A_MN ? ks * 2048 : ks * 32)) >> 4);
-      } else if constexpr (HOIST) {
+      if constexpr (HOIST) {
         // base descriptors built once; a stage/k/m step is an add on the 14-bit address field (16-byte units)
         da = da0 + (uint64_t)((stage * A_TILE + mi * 64 * BK_BYTES + (A_MN ? ks * 2048 : ks * 32)) >> 4);
         db = db0 + (uint64_t)((stage * B_TILE + (B_KMAJOR ? ks * 32 : ks * 2048)) >> 4);
@@ -535,40 +502,12 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
   }
 }
 
-// MMA_T, m64 block mi only (EPI_OVERLAP: a tile's last k-tile, one commit group per block)
-__device__ __forceinline__ void mma_block(float (&acc)[ACC_N], int mi, uint64_t da0, uint64_t db0, int stage) {
-#pragma unroll
-  for (int ks = 0; ks < KSTEPS; ++ks) {
-    const uint64_t da = da0 + (uint64_t)((stage * B_TILE + (B_KMAJOR ? mi * 64 * BK_BYTES + ks * 32 : mi * B_SLAB + ks * 2048)) >> 4);
-    const uint64_t db = db0 + (uint64_t)((stage * A_TILE + (A_MN ? ks * 2048 : ks * 32)) >> 4);
-    wgmma_tile(acc, da, db);
-  }
-}
-
 // ---------------------------------------------------------------- epilogues (one consumer warpgroup's rows)
 // (columns from J0 * 8 on: the staged epilogue's tail when BN is not a whole number of 128-byte sub-tiles)
 template <bool PLANE = false, int J0 = 0>
 __device__ __forceinline__ void epilogue_direct(float (&acc)[MI][ACC_N], void* C, int M, int N, int64_t ldc,
                                                 int row0, int col0, float alpha) {
   const int lt = threadIdx.x % 128, warp = lt / 32, lane = lt % 32;
-  if constexpr (MMA_T) {   // acc[mi][j*4 + h*2 + e] is C[row0 + j*8 + 2*(lane%4) + e][col0 + mi*64 + warp*16 + lane/4 + h*8]
-    const int rbase = row0 + 2 * (lane % 4), cbase = col0 + warp * 16 + lane / 4;
-#pragma unroll
-    for (int j = J0; j < ACC_N / 4; ++j)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int row = rbase + j * 8 + e;
-        if (row >= M) continue;
-        const int64_t at = (int64_t)row * ldc + cbase;
-#pragma unroll
-        for (int mi = 0; mi < MI; ++mi)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            if (cbase + mi * 64 + h * 8 < N)
-              store_pair<PLANE>(C, at + mi * 64 + h * 8, acc[mi][j * 4 + h * 2 + e] * alpha, 0.f, false);
-      }
-    return;
-  }
   const bool pair_ok = (ldc % 2) == 0;
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
@@ -630,77 +569,6 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
   }
 }
 
-// four 8x8 b16 matrices stored transposed: row k of matrix i (address from lane 8i + k) takes column k of the
-// fragment's matrix
-__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0),
-               "r"(r1), "r"(r2), "r"(r3) : "memory");
-}
-// MMA_T: a warp's accumulators are, per m64 block, C's BM rows by 16 columns (its fragment rows are C's columns).
-// Each warp stages them in 2 KB sub-tiles of MT_ROWS rows by 16 columns — 32-byte rows (16-bit C: stmatrix .trans,
-// TMA's 32-byte swizzle) or 64-byte rows (fp32: each pair swapped with the lane holding the neighbouring column so a
-// thread writes two adjacent columns of one row, 64-byte swizzle) — and stores each with its own TMA store (box
-// {16, MT_ROWS}); no warp waits for another
-constexpr int MT_BUF = 2048;
-constexpr int MT_ROWS = MT_BUF / (16 * OUT_BYTES);
-// (one m64 block `mi`: C's columns col0 + mi * 64 + warp * 16 ..)
-__device__ __forceinline__ void epilogue_tma_mt_block(float (&acc)[ACC_N], int mi, const TmaDesc* mapC, uint8_t* epi,
-                                                      int wg, int row0, int col0, float alpha, uint32_t& epi_count) {
-  uint32_t lane, warp;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(warp));
-  warp = (warp % 128) / 32;
-  constexpr int JS = MT_ROWS / 8;   // 8-row fragments per sub-tile
-  const uint32_t bufs = smem_u32(epi) + (wg * 4 + warp) * EPI_BUFS * MT_BUF;
-  {
-#pragma unroll
-    for (int s = 0; s < BM / MT_ROWS; ++s) {
-      const uint32_t buf = bufs + (epi_count % EPI_BUFS) * MT_BUF;
-      if (lane == 0) tma_store_wait_read<EPI_BUFS - 1>();   // this warp's store that last used it has read it
-      __syncwarp();
-      if constexpr (OUT_BYTES == 4) {
-        const uint32_t odd = (lane / 4) % 2;       // odd column: this lane writes row + 1, columns (n - 1, n)
-        const uint32_t rf = 2 * (lane % 4) + odd;  // row inside an 8-row fragment
-        const uint32_t nb = (lane / 4) & ~1u;      // the first of the two columns (inside 8)
-#pragma unroll
-        for (int jj = 0; jj < JS; ++jj) {
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const float* f = &acc[(s * JS + jj) * 4 + h * 2];
-            const float x0 = scaled(f[0], alpha), x1 = scaled(f[1], alpha);
-            const float recv = __shfl_xor_sync(0xffffffffu, odd ? x0 : x1, 4);
-            const uint32_t r = jj * 8 + rf, n = nb + 8 * h;
-            st_shared_f2(buf + r * 64 + ((((n / 4) ^ (r >> 1)) & 3) << 4) + (n % 4) * 4, odd ? recv : x0,
-                         odd ? x1 : recv);
-          }
-        }
-      } else {
-        // lanes 8q..8q+7 address rows (jj + q/2)*8 + lane%8 at 16-byte chunk q%2: fragment jj + q/2, columns 8*(q%2)..
-        const uint32_t rf = (lane / 16) * 8 + lane % 8, chunk = (lane / 8) % 2;
-#pragma unroll
-        for (int jj = 0; jj < JS; jj += 2) {
-          const float* f = &acc[(s * JS + jj) * 4];
-          const uint32_t r = jj * 8 + rf;
-          stmatrix_x4_trans(buf + r * 32 + ((chunk ^ ((r >> 2) & 1)) << 4),
-                            pack_pair(scaled(f[0], alpha), scaled(f[1], alpha)),
-                            pack_pair(scaled(f[2], alpha), scaled(f[3], alpha)),
-                            pack_pair(scaled(f[4], alpha), scaled(f[5], alpha)),
-                            pack_pair(scaled(f[6], alpha), scaled(f[7], alpha)));
-        }
-      }
-      fence_proxy_async();   // each thread's staging writes, before the async proxy reads them
-      __syncwarp();
-      if (lane == 0) tma_store(mapC, col0 + mi * 64 + warp * 16, row0 + s * MT_ROWS, buf);
-      ++epi_count;
-    }
-  }
-}
-__device__ __forceinline__ void epilogue_tma_mt(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
-                                                int row0, int col0, float alpha, uint32_t& epi_count) {
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi) epilogue_tma_mt_block(acc[mi], mi, mapC, epi, wg, row0, col0, alpha, epi_count);
-}
-
 // this warpgroup's rows, one 128-byte-wide sub-tile at a time: each warp stages its 16 rows of a sub-tile and stores
 // them with its own TMA store (box EPI_N x 16), so no warp waits for another
 __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
@@ -708,10 +576,6 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
                                              int N, int64_t ldc) {
   if constexpr (TRANS_C) {
     epilogue_tma_trans(acc, mapC, epi, wg, row0, col0, alpha);
-    return;
-  }
-  if constexpr (MMA_T) {
-    epilogue_tma_mt(acc, mapC, epi, wg, row0, col0, alpha, epi_count);
     return;
   }
   // lane and warp read here (volatile), not hoisted out of the tile loop: kept live across the mainloop, the
@@ -910,11 +774,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     // descriptors in uniform registers: from threadIdx it built every wgmma's descriptor in vector registers and
     // moved it over (R2UR), ~20 instructions per wgmma per warp. (wg itself stays as it was: made uniform for the
     // whole branch, it cost the stream-K builds without a cluster an 8-byte spill.)
-#if MMA_T
-    const uint64_t da0 = desc_bt(b_ring, __shfl_sync(0xffffffffu, wg, 0)), db0 = desc_at(a_ring);
-#else
     const uint64_t da0 = desc_a(a_ring, __shfl_sync(0xffffffffu, wg, 0), 0, 0), db0 = desc_b(b_ring, 0);
-#endif
     uint32_t it = 0, epi_count = 0, pair_it = 0;
     float acc[MI][ACC_N];
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
@@ -973,56 +833,13 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       if constexpr ((DIAG & 2) != 0) {   // M >= 0 always: nothing is stored, yet acc stays live (else ptxas drops the wgmmas)
         if (M >= 0) return;
       }
-      const int row0 = w.m_tile * BM + (MMA_T ? 0 : wg * WG_A * WG_ROWS), col0 = w.n_tile * BN + (MMA_T ? wg * WG_COLS : 0);
+      const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
       if constexpr (TMA_STORE && !SPLITK) {
         epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
       } else {
         epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, row0, col0, alpha);
       }
     };
-#if EPI_OVERLAP
-    // Each tile's last k-tile is issued as two groups, block 0's wgmmas then block 1's; block 0 is stored while
-    // block 1's run. (Overlapping block 1's store with the next tile's first wgmmas as well reads registers that a
-    // wgmma of the previous loop iteration wrote: ptxas then serialises every wgmma of the kernel, C7514.)
-    for (int u = cluster; u < dp_units; u += num_clusters) {
-      const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
-      const int row0 = w.m_tile * BM, col0 = w.n_tile * BN + wg * WG_COLS;
-      zero(acc[0]);
-      zero(acc[1]);
-      for (int kt = w.kt0; kt < w.kt1 - 1; ++kt, ++it) {
-        const int s = it % STAGES;
-        mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
-        fence_regs(acc[0]);
-        fence_regs(acc[1]);
-        wgmma_fence();
-        mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, false);
-        wgmma_commit();
-        wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
-        fence_regs(acc[0]);
-        fence_regs(acc[1]);
-        if (kt > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
-      }
-      const int s = it % STAGES;
-      mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
-      fence_regs(acc[0]);
-      fence_regs(acc[1]);
-      wgmma_fence();
-      mma_block(acc[0], 0, da0, db0, s);
-      wgmma_commit();
-      wgmma_fence();
-      mma_block(acc[1], 1, da0, db0, s);
-      wgmma_commit();
-      wgmma_wait<1>();   // block 0 (and the k-tiles before) done; block 1 runs on
-      fence_regs(acc[0]);
-      if (w.kt1 - 1 > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
-      epilogue_tma_mt_block(acc[0], 0, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count);
-      wgmma_wait<0>();
-      fence_regs(acc[1]);
-      if (lane == 0) release_slot(empty_bar + s * 8);
-      epilogue_tma_mt_block(acc[1], 1, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count);
-      ++it;
-    }
-#else
     int j = 0;
     sk_stamp(sk_flags, wg, 0);
     for (int u = cluster; u < dp_units; u += num_clusters, ++j) {
@@ -1045,8 +862,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         if (sk_flags == nullptr) {   // planes mode: an fp32 plane of C per split in sk_ws, tcf_splitk_reduce sums
           const int64_t plane = (int64_t)(TRANS_C ? N : M) * ldc;
           epilogue_direct<true>(acc, sk_ws + (u % splits) * plane, M, N, ldc,
-                                w.m_tile * BM + (MMA_T ? 0 : wg * WG_A * WG_ROWS),
-                                w.n_tile * BN + (MMA_T ? wg * WG_COLS : 0), 1.f);
+                                w.m_tile * BM + wg * WG_A * WG_ROWS, w.n_tile * BN, 1.f);
           continue;
         }
 #if SK_PAIR
@@ -1068,7 +884,6 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #endif
       store(w, u % splits);
     }
-#endif  // EPI_OVERLAP
     if constexpr (STREAMK) {
       sk_stamp(sk_flags, wg, 1);
       const int slot_of_cta = rank * NC + wg;   // + cluster * CM * NC
