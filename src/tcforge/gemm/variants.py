@@ -43,6 +43,7 @@ class KernelConfig:
     nc: int = 2  # consumer warpgroups
     setmaxnreg: bool = True
     cm: int = 1  # CTAs per cluster along M (B multicast)
+    multicast: bool = True  # with cm > 1: False = each CTA loads all of B (the pair still releases slots together)
     tma_store: bool = False
     splitk: bool = False
     hoist: bool = False
@@ -113,6 +114,8 @@ class KernelConfig:
             raise TcforgeError(f"{self}: needs {self.smem_total()} B of shared memory (> {MAX_SMEM})")
         if (self.cm > 1 or self.tma_store) and not self.use_tma:
             raise TcforgeError(f"{self}: clusters and the staged epilogue need the TMA path")
+        if not self.multicast and self.cm == 1:
+            raise TcforgeError(f"{self}: a cluster without multicast needs cm > 1")
         if not 2 <= self.epi_bufs <= 8:
             raise TcforgeError(f"{self}: epi_bufs must be 2..8")
         regs = self.producer_regs * 128 + self.consumer_regs * 128 * self.nc
@@ -263,6 +266,11 @@ SWEEP += [
     Variant("cluster4", 9, "rung 9 with a 4-CTA cluster (B multicast to 4)", replace(_R9, cm=4), True, 4, True),
     Variant("hoist_g16", 9, "rung 9 with 16 cluster rows per raster group", _R9, True, 16, True),
 ]
+# cuBLAS's same-design kernel reads 16-35 % fewer L2 sectors than rung 9 (docs/gemm.md, "Same design, more cycles"),
+# and rung 9 without the cluster fewer too: the L2 counts simultaneous identical reads of two SMs about once, the
+# multicast's not. Rung 9's pair, still releasing slots together (so its reads coincide), each CTA loading all of B
+SWEEP.append(Variant("hoist_nomc", 9, "rung 9, the 2-CTA cluster without multicast (each CTA loads all of B)",
+                     replace(_R9, multicast=False), True, 8, True))
 
 # fp8 with fp32 promotion (as cuBLAS without use_fast_accum): each stage's 4 k-steps are summed by the tensor core
 # in two 128-column halves (64 partial registers beside the 128 totals), then added into the fp32 totals; 16-bit
