@@ -120,6 +120,28 @@ def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) ->
     assert torch.equal(outs[0], outs[1]) and torch.equal(outs[0], outs[2])
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)],
+                         ids=_pair_id)
+@pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 1024, 1000)])
+def test_auto_one_round_runs_rung9_without_the_cluster(combo: tuple, shape: tuple) -> None:
+    """Where rung 9's cluster tiles fill one round (and M >= 1024) `auto` runs `tuned`: the same tile and K order
+    without the cluster, so its output is rung 9's bit for bit."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    api.POISON_OUTPUT = True
+    a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], sum(shape))
+    plan = plan_matmul(a, b, out_dtype=api.torch_dtype(combo[1]), scale_a=sa, scale_b=sb, variant="auto")
+    assert api.refine_auto(plan, api.multiprocessor_count(plan.device_index)).variant.name == "tuned"
+    ours = api.matmul(a, b, out_dtype=api.torch_dtype(combo[1]), scale_a=sa, scale_b=sb)  # `auto`, no split here
+    outs = _unsplit_outputs(("tuned", "hoist"), shape, combo, sum(shape))
+    assert not torch.isnan(ours).any()
+    assert torch.equal(ours, outs[0]) and torch.equal(outs[0], outs[1])
+
+
 NOT_SWAPPED = [v.name for v in LADDER + SWEEP if not v.config.swap_ab]
 A_COL_COMBOS = [("fp16", "fp32", False), ("bf16", "bf16", True), ("fp16", "fp16", True), ("bf16", "fp32", False)]
 

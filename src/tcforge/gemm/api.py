@@ -202,7 +202,8 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` by shape: of rung 9 (128x256 cluster tiles), the 128x192, 128x144 and 128x128 tiles (where they need
+    """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round
+    and M >= CM1_MIN_M: 2048^3 4-6 % faster), the 128x192, 128x144 and 128x128 tiles (where they need
     no split) and the 64x128 tile, the one `estimate_us` predicts fastest for the operands' B layout (a smaller tile
     must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
     tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
@@ -214,7 +215,9 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
+        AUTO_CM1,
         AUTO_SK,
+        CM1_MIN_M,
         MID_AUTO,
         NARROW_AUTO,
         SMALL_AUTO,
@@ -233,10 +236,14 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     big, small = VARIANTS[AUTO], VARIANTS[SMALL_AUTO]
     args = (plan.m, plan.n, plan.k_padded, plan.in_kind, sms)
     kw = {"b_kmajor": plan.b_kmajor}  # a tile of partial slabs costs more over an MN-major B
-    t_big = estimate_us(big, *args, **kw)
-    # a thin last round of rung 9's cluster tiles: stream-K shares it (and one round more) over every cluster
     clusters = sms // big.config.cm
     units = cluster_tiles(big.config, plan.m, plan.n)
+    # rung 9's cluster tiles in one round, over half of it (no split): rung 9 without the cluster, whose CTAs do not
+    # wait for each other (the pair's multicast pays where tiles run in several rounds at the power cap, or M is small)
+    if clusters / 2 < units <= clusters and plan.m >= CM1_MIN_M:
+        big = VARIANTS[AUTO_CM1]
+    t_big = estimate_us(big, *args, **kw)
+    # a thin last round of rung 9's cluster tiles: stream-K shares it (and one round more) over every cluster
     if units > clusters and units % clusters < clusters / 2:
         t_sk = estimate_us(big, *args, streamk=True, **kw)
         if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):

@@ -80,7 +80,6 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
-        **({"NO_MC": 1} if not config.multicast else {}),
         **({"DIAG": config.diag} if config.diag else {}),  # diagnostics only (bench/gemm_bound.py)
     }
 
@@ -119,7 +118,6 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("sw", config.swap_ab),
         ("fsk", config.splitk_fused),
         ("pair", config.split_pair),
-        ("nomc", not config.multicast),
     )
     parts += [f for f, on in flags if on]
     if config.diag:

@@ -43,7 +43,6 @@ class KernelConfig:
     nc: int = 2  # consumer warpgroups
     setmaxnreg: bool = True
     cm: int = 1  # CTAs per cluster along M (B multicast)
-    multicast: bool = True  # with cm > 1: False = each CTA loads all of B (the pair still releases slots together)
     tma_store: bool = False
     splitk: bool = False
     hoist: bool = False
@@ -114,8 +113,6 @@ class KernelConfig:
             raise TcforgeError(f"{self}: needs {self.smem_total()} B of shared memory (> {MAX_SMEM})")
         if (self.cm > 1 or self.tma_store) and not self.use_tma:
             raise TcforgeError(f"{self}: clusters and the staged epilogue need the TMA path")
-        if not self.multicast and self.cm == 1:
-            raise TcforgeError(f"{self}: a cluster without multicast needs cm > 1")
         if not 2 <= self.epi_bufs <= 8:
             raise TcforgeError(f"{self}: epi_bufs must be 2..8")
         regs = self.producer_regs * 128 + self.consumer_regs * 128 * self.nc
@@ -266,11 +263,6 @@ SWEEP += [
     Variant("cluster4", 9, "rung 9 with a 4-CTA cluster (B multicast to 4)", replace(_R9, cm=4), True, 4, True),
     Variant("hoist_g16", 9, "rung 9 with 16 cluster rows per raster group", _R9, True, 16, True),
 ]
-# cuBLAS's same-design kernel reads 16-35 % fewer L2 sectors than rung 9 (docs/gemm.md, "Same design, more cycles"),
-# and rung 9 without the cluster fewer too: the L2 counts simultaneous identical reads of two SMs about once, the
-# multicast's not. Rung 9's pair, still releasing slots together (so its reads coincide), each CTA loading all of B
-SWEEP.append(Variant("hoist_nomc", 9, "rung 9, the 2-CTA cluster without multicast (each CTA loads all of B)",
-                     replace(_R9, multicast=False), True, 8, True))
 
 # fp8 with fp32 promotion (as cuBLAS without use_fast_accum): each stage's 4 k-steps are summed by the tensor core
 # in two 128-column halves (64 partial registers beside the 128 totals), then added into the fp32 totals; 16-bit
@@ -345,6 +337,9 @@ SWEEP.append(
 # 9d0b0ec): rung 9 with the wgmma's operands exchanged as cuBLAS issues them (B's stage as A, 64 columns per m64
 # block, A's 128 rows as N, C^T per consumer written back transposed) — bit-identical, 0-4 % slower; with block 0 of
 # each tile stored while block 1's last wgmmas run, level with rung 9 at a locked clock, no faster.
+# Also measured at 2048^3-8192^3 and mid shapes (docs/gemm.md, "A pair without multicast"), not kept (code in commit
+# 41b9405): rung 9's 2-CTA pair with each CTA loading all of B itself (slots still released by the pair, so the two
+# CTAs ask L2 for the same rows at about the same time) — 0-3 % slower than rung 9, 10-11 % more L2 sectors read.
 # Also measured on the 16-bit mid shapes where t128 / t192 trail cuBLAS (docs/gemm.md, "Same design, more cycles"),
 # not kept: a 128x128 ping-pong tile with the 2-CTA cluster (cuBLAS's choice there: 0.56-0.97x, below t128
 # everywhere), t128 with 6 stages (within +-0.04 of t128), t128 with the cluster (0.1-0.2 below it at 384 and 1408
@@ -370,6 +365,14 @@ for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
+# rung 9 without the cluster: `auto` instead of rung 9 where rung 9's cluster tiles fill one round, more than half of
+# it (no split), and M >= CM1_MIN_M. Measured (gemm_small_s22_cm.json, kernel time): 2048^3 4-6 %, 4096x1024x1024
+# 6-8 %, 2048x2048x4096 2-3 %, 1024x4096x4096 0-3 % faster than rung 9; with two rounds or more mixed (2560^3
+# 0-2 %, 2048x4096x2048 -0.5 to +4 %, 4096x2048x2048 -2 to 0 %) and slower from four (4096^3 1-2 %, 8192^3 0-4 %:
+# there the pair's multicast saves energy under the power cap); at 256 rows (256x14336x4096) level to 4 % slower
+# (gemm_small_s20_cm1_rowb.json: the pair halves the weight rows' L2 traffic, which small M is bound by)
+AUTO_CM1 = "tuned"
+CM1_MIN_M = 1024
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
 NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
@@ -433,11 +436,14 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # tile (BM, BN, CM): microseconds per k-tile of one tile (128x256 per CTA in 2-CTA clusters; the others per CTA)
 # and the fixed cost of a launch; the rate at which split-K's fp32 planes are written and reduced; what stream-K's
 # fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit). t128 measured
-# 0.40 us per k-tile in one round of 96 CTAs (384x4096x4096) to 0.53 in two rounds of 132 (4096x1024x1024).
-COST_KT_US = {(128, 256, 2): 0.87, (128, 192, 1): 0.66, (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 128, 1): 0.30,
-              (64, 8, 1): 0.17, (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
-COST_FIXED_US = {(128, 256, 2): 4.0, (128, 192, 1): 4.0, (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 128, 1): 2.0,
-                 (64, 8, 1): 2.0, (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
+# 0.40 us per k-tile in one round of 96 CTAs (384x4096x4096) to 0.53 in two rounds of 132 (4096x1024x1024). Rung 9
+# without the cluster (128, 256, 1) from its one-round launches only, where `auto` weighs it (gemm_small_s22_cm.json:
+# 16-64 k-tiles, 9.7-56.5 us).
+COST_KT_US = {(128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 144, 1): 0.52, (128, 128, 1): 0.50,
+              (64, 128, 1): 0.30, (64, 8, 1): 0.17, (64, 16, 1): 0.17, (64, 32, 1): 0.18,
+              (64, 64, 1): 0.20}  # 64 x 8..64: swapped
+COST_FIXED_US = {(128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 144, 1): 2.5, (128, 128, 1): 2.0,
+                 (64, 128, 1): 2.0, (64, 8, 1): 2.0, (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes

@@ -50,9 +50,6 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
 #endif
-#ifndef NO_MC
-#define NO_MC 0   // a cluster without multicast: each CTA loads all of B itself, the pair still releases slots together
-#endif
 #ifndef DIAG
 #define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
                  // first fill, bit 2 no epilogue stores, bit 4 no wgmma — what the rest of the kernel costs alone
@@ -96,7 +93,6 @@ static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
-static_assert(!NO_MC || CM > 1, "a cluster without multicast needs a cluster");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
@@ -744,29 +740,19 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           const uint32_t bs = b_ring + s * B_TILE;
           if constexpr (B_KMAJOR) {
             constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B and multicasts them
-            if constexpr (CM > 1 && NO_MC) {   // each CTA asks L2 for the same rows as its peer, at about the same time
-#pragma unroll
-              for (int r = 0; r < CM; ++r)
-                tma_load(bs + r * ROWS * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + r * ROWS, fb);
-            } else if constexpr (CM > 1)
+            if constexpr (CM > 1)
               tma_load_mc(bs + rank * ROWS * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + rank * ROWS, fb, (1 << CM) - 1);
             else
               tma_load(bs, &mapB, kt * BK, w.n_tile * BN, fb);
           } else {
             constexpr int SLABS = B_SLABS / CM;
-            if constexpr (CM > 1 && NO_MC) {   // all slabs, one at a time (unrolled, a column-major a's builds spill)
-#pragma unroll 1
-              for (int slab = 0; slab < B_SLABS; ++slab)
-                tma_load(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb);
-            } else {
 #pragma unroll
-              for (int i = 0; i < SLABS; ++i) {
-                const int slab = rank * SLABS + i;
-                if constexpr (CM > 1)
-                  tma_load_mc(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb, (1 << CM) - 1);
-                else
-                  tma_load(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb);
-              }
+            for (int i = 0; i < SLABS; ++i) {
+              const int slab = rank * SLABS + i;
+              if constexpr (CM > 1)
+                tma_load_mc(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb, (1 << CM) - 1);
+              else
+                tma_load(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb);
             }
           }
         }
