@@ -203,7 +203,7 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
     """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round
-    and M >= CM1_MIN_M: 2048^3 4-6 % faster), the 128x192, 128x144 and 128x128 tiles (where they need
+    and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x192, 128x144 and 128x128 tiles (where they need
     no split) and the 64x128 tile, the one `estimate_us` predicts fastest for the operands' B layout (a smaller tile
     must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
     tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its

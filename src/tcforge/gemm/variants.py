@@ -366,11 +366,13 @@ for _v in LADDER:
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 # rung 9 without the cluster: `auto` instead of rung 9 where rung 9's cluster tiles fill one round, more than half of
-# it (no split), and M >= CM1_MIN_M. Measured (gemm_small_s22_cm.json, kernel time): 2048^3 4-6 %, 4096x1024x1024
-# 6-8 %, 2048x2048x4096 2-3 %, 1024x4096x4096 0-3 % faster than rung 9; with two rounds or more mixed (2560^3
-# 0-2 %, 2048x4096x2048 -0.5 to +4 %, 4096x2048x2048 -2 to 0 %) and slower from four (4096^3 1-2 %, 8192^3 0-4 %:
-# there the pair's multicast saves energy under the power cap); at 256 rows (256x14336x4096) level to 4 % slower
-# (gemm_small_s20_cm1_rowb.json: the pair halves the weight rows' L2 traffic, which small M is bound by)
+# it (no split), and M >= CM1_MIN_M. Measured (gemm_small_s22_cm.json, kernel time, three dtype pairs): 2048^3
+# 4.6-6.3 %, 4096x1024x1024 6.6-9.1 %, 2048x2048x4096 2.0-2.8 %, 1024x4096x4096 -0.5-2.9 % faster than rung 9, with
+# column-major B 1.3-11.5 % at the same four shapes (gemm_small_s22_cm_colb.json); with two rounds mixed (2560^3
+# 0-1.8 %, 2048x4096x2048 -0.5-4.0 %, 4096x2048x2048 -1.6-0 %, 512x14336x4096 -2.6-0.3 %) and slower from four
+# (4096^3 0.2-2.3 %, 8192^3 0.3-4.2 %: there the pair's multicast saves energy under the power cap); at 256 rows
+# (256x14336x4096) level to 4.5 % slower (gemm_small_s20_cm1_rowb.json too: the pair halves the weight rows' L2
+# traffic, which small M is bound by)
 AUTO_CM1 = "tuned"
 CM1_MIN_M = 1024
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
