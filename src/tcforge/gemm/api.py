@@ -219,6 +219,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         AUTO_SK,
         CM1_MIN_M,
         MID_AUTO,
+        NARROW160_AUTO,
         NARROW_AUTO,
         SMALL_AUTO,
         SMALL_M,
@@ -249,13 +250,16 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):
             big, t_big = VARIANTS[AUTO_SK], t_sk
     # candidates from the largest tile down: a smaller one is taken only if predicted TILE_MARGIN faster. The
-    # two-consumer 128x192, 128x144 and 128x128 tiles are there to fill rounds without splitting K: their split
+    # two-consumer 128x192, 128x160, 128x144 and 128x128 tiles are there to fill rounds without splitting K: their split
     # launches ran 1.3-3 us above the model (t144 at 768x1536x1536, t192 at 384x4096x4096, t128 at
     # 256x4096x4096), so they are weighed only where they need no split; t128 above SMALL_M rows only (below it the
-    # 64x128 tile pads no rows)
+    # 64x128 tile pads no rows); t160 where its tiles fill at most two rounds (in three or more it measured up to 7 %
+    # behind rung 9 and stream-K, which the model does not see: gemm_small_s22_t160b_colb.json)
     cands = [(big, t_big)]
-    for name in (MID_AUTO, NARROW_AUTO, SQUARE_AUTO):
+    for name in (MID_AUTO, NARROW160_AUTO, NARROW_AUTO, SQUARE_AUTO):
         v = VARIANTS[name]
+        if name == NARROW160_AUTO and cluster_tiles(v.config, plan.m, plan.n) > 2 * sms:
+            continue
         if choose_splits(v.config, *args) == 1 and (name != SQUARE_AUTO or plan.m > SMALL_M):
             cands.append((v, estimate_us(v, *args, **kw)))
     cands.append((small, estimate_us(small, *args, **kw)))

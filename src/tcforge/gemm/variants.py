@@ -332,6 +332,11 @@ SWEEP.append(
             "split-K + hoisted", KernelConfig(bm=128, bn=144, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
                                              hoist=True), True, 8, True)
 )
+SWEEP.append(
+    Variant("t160", 9, "128x160 tile, two consumer warpgroups (64x160 each), no cluster, 4 stages, persistent + "
+            "split-K + hoisted", KernelConfig(bm=128, bn=160, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
+                                             hoist=True), True, 8, True)
+)
 
 # Also measured at 2048^3-8192^3 and 4096x14336x4096 (docs/gemm.md, "Exchanged operands"), not kept (code in commit
 # 9d0b0ec): rung 9 with the wgmma's operands exchanged as cuBLAS issues them (B's stage as A, 64 columns per m64
@@ -377,6 +382,7 @@ AUTO_CM1 = "tuned"
 CM1_MIN_M = 1024
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
 NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
+NARROW160_AUTO = "t160"  # `auto` where 128x160 tiles fill the rounds better (1280x4096x4096, 2304x1024x4096)
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
@@ -441,11 +447,12 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # 0.40 us per k-tile in one round of 96 CTAs (384x4096x4096) to 0.53 in two rounds of 132 (4096x1024x1024). Rung 9
 # without the cluster (128, 256, 1) from its one-round launches only, where `auto` weighs it (gemm_small_s22_cm.json:
 # 16-64 k-tiles, 9.7-56.5 us).
-COST_KT_US = {(128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 144, 1): 0.52, (128, 128, 1): 0.50,
-              (64, 128, 1): 0.30, (64, 8, 1): 0.17, (64, 16, 1): 0.17, (64, 32, 1): 0.18,
-              (64, 64, 1): 0.20}  # 64 x 8..64: swapped
-COST_FIXED_US = {(128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 144, 1): 2.5, (128, 128, 1): 2.0,
-                 (64, 128, 1): 2.0, (64, 8, 1): 2.0, (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
+COST_KT_US = {(128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 160, 1): 0.57,
+              (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 128, 1): 0.30, (64, 8, 1): 0.17, (64, 16, 1): 0.17,
+              (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
+COST_FIXED_US = {(128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5, (128, 144, 1): 2.5,
+                 (128, 128, 1): 2.0, (64, 128, 1): 2.0, (64, 8, 1): 2.0, (64, 16, 1): 2.0, (64, 32, 1): 2.0,
+                 (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
@@ -476,21 +483,28 @@ STREAMK_MIN_GAIN = 0.04
 TILE_MARGIN = 0.02
 
 
+# tiles of partial slabs costed by their own width over an MN-major B as well: t160 measured 0.51-0.59 us per k-tile
+# over row-major 16-bit B (1536^3, 512x5120x4096, 2304x1024x4096, 1280x4096x4096: gemm_small_s22_t160_rowb.json),
+# as over a column-major one, 5-7 % below t192 at the same rounds
+MN_OWN_WIDTH = {160}
+
+
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
 def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False,
                 b_kmajor: bool = True) -> float:
-    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t144, t128, t64, the swapped sw8/16/32/64):
-    rounds of tiles over the clusters, each round one unit's k-tiles, or streaming the operands from HBM if that
-    takes longer, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every cluster's even
-    share of all k-tiles plus the fix-up. A tile of partial 64-column slabs (t144) over an MN-major B (row-major
-    16-bit `b`) loads whole slabs and costs per k-tile what the tile of that padded width does (measured: t144 and
-    t192 0.51 / 0.52 us per k-tile at 1536^3 fp16). Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3
-    and 1024x1024x65536; used only to rank the tiles for `auto`."""
+    """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t160, t144, t128, t64, the swapped
+    sw8/16/32/64): rounds of tiles over the clusters, each round one unit's k-tiles, or streaming the operands from
+    HBM if that takes longer, plus the fixed cost and, when it splits K, the fp32 planes; with `streamk`, every
+    cluster's even share of all k-tiles plus the fix-up. t144 over an MN-major B (row-major 16-bit `b`) loads whole
+    slabs and costs per k-tile what the tile of that padded width does (measured: t144 and t192 0.51 / 0.52 us per
+    k-tile at 1536^3 fp16); t160 loads whole slabs too but measured its own width's cost over either B layout
+    (MN_OWN_WIDTH). Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3 and 1024x1024x65536; used only to
+    rank the tiles for `auto`."""
     c = variant.config
-    key = (c.bm, c.bn if b_kmajor else c.b_rows, c.cm)
+    key = (c.bm, c.bn if b_kmajor or c.bn in MN_OWN_WIDTH else c.b_rows, c.cm)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
     tiles = cluster_tiles(c, m, n)
     clusters = max(1, sms // c.cm)
