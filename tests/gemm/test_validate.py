@@ -657,7 +657,7 @@ def _merged(*tables: dict) -> dict:
 MEASURED = _merged(MEASURED_MID_TAIL, MEASURED_SMALL_M, MEASURED_LONG_K, MEASURED_T144, MEASURED_T128, MEASURED_CM1,
                    MEASURED_CM1_COLB, MEASURED_T160, MEASURED_T160B,
                    MEASURED_T160C)
-# where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 9.2 %)
+# where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 8.3 %)
 SLOW_AUTO = [
     ((1024, 1024, 16384), "e4m3", "col"),  # rung 9 + split-K 40.4 us, t64_sk 37.3: predicted the other way
     ((2048, 1024, 8192), "fp16", "col"),  # rung 9 67.3 us, t128 62.9: one cost per k-tile misses t128's 2nd round
