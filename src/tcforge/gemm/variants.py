@@ -332,6 +332,10 @@ SWEEP.append(
             "split-K + hoisted", KernelConfig(bm=128, bn=144, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
                                              hoist=True), True, 8, True)
 )
+# 160 columns: 1280x4096x4096 makes 260 tiles, two full rounds (rung 9's cluster tiles 80 on 66 clusters, t192's 220
+# on 132 SMs); 2.5 slabs of a row-major B (three loaded), the last 32 columns of 16-bit C stored from registers.
+# Measured 1-13 % faster than `auto`'s earlier pick where its tiles fill at most two rounds, up to 8 % slower than
+# rung 9 / stream-K in three or more (docs/gemm.md, "A pair without multicast, ... a 128x160 tile")
 SWEEP.append(
     Variant("t160", 9, "128x160 tile, two consumer warpgroups (64x160 each), no cluster, 4 stages, persistent + "
             "split-K + hoisted", KernelConfig(bm=128, bn=160, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
