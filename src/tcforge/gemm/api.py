@@ -203,16 +203,17 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
     """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round
-    and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x192, 128x144 and 128x128 tiles (where they need
-    no split) and the 64x128 tile, the one `estimate_us` predicts fastest for the operands' B layout (a smaller tile
-    must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped
-    tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its
-    stream-K build where its last round of tiles is under half full and the model predicts >= STREAMK_MIN_GAIN
-    from sharing it (1280x4096x4096 16-bit, 5120^3: 0.91x -> 0.97x of cuBLAS). A split launch reduces inside the
-    kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x ->
-    0.85x; 1536^3 0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144,
-    512x4096x4096 0.74-0.81x -> 0.90-0.98x with t128; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x
-    -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
+    and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x192, 128x160, 128x144 and 128x128 tiles (where they need
+    no split; t160 in at most two rounds) and the 64x128 tile, the one `estimate_us` predicts fastest for the
+    operands' B layout (a smaller tile must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped tile (sw8 /
+    sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its stream-K
+    build where its last round of tiles is under half full (or, for 16-bit launches of two rounds with at least
+    SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from sharing it (5120^3:
+    0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the kernel where that pays
+    (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3 0.61x -> 0.79x and
+    3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096 0.74-0.81x -> 0.90-0.98x
+    with t128, 1280x4096x4096 0.89x -> 0.92x with t160; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x
+    swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
         AUTO_CM1,
@@ -221,6 +222,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         MID_AUTO,
         NARROW160_AUTO,
         NARROW_AUTO,
+        SK_LONG_KTILES,
         SMALL_AUTO,
         SMALL_M,
         SQUARE_AUTO,
@@ -244,8 +246,12 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     if clusters / 2 < units <= clusters and plan.m >= CM1_MIN_M:
         big = VARIANTS[AUTO_CM1]
     t_big = estimate_us(big, *args, **kw)
-    # a thin last round of rung 9's cluster tiles: stream-K shares it (and one round more) over every cluster
-    if units > clusters and units % clusters < clusters / 2:
+    # a thin last round of rung 9's cluster tiles: stream-K shares it (and one round more) over every cluster; so
+    # for long-K 16-bit launches of two rounds, the second at most 3/4 full (SK_LONG_KTILES)
+    last = units % clusters
+    long_k = (plan.in_kind != "e4m3" and clusters < units <= 2 * clusters and last <= 0.75 * clusters
+              and _ceil(plan.k_padded, big.config.bk(plan.in_kind)) >= SK_LONG_KTILES)
+    if units > clusters and (last < clusters / 2 or long_k):
         t_sk = estimate_us(big, *args, streamk=True, **kw)
         if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):
             big, t_big = VARIANTS[AUTO_SK], t_sk

@@ -482,6 +482,11 @@ STREAMK_FIXUP_US = {"fp16": 6.0, "bf16": 6.0, "e4m3": 10.0}
 # than their share of the time on a power-capped GPU (4096^3: 3 % predicted, 1-4 % lost; 8192x14336x8192 2.8 %
 # predicted, nothing gained; 5120^3 13 % predicted, 6-9 % gained: gemm_streamk.json, gemm_small_bigtail.json)
 STREAMK_MIN_GAIN = 0.04
+# stream-K also where rung 9's tiles run two rounds with the second over half (at most 3/4) full, for 16-bit inputs
+# with at least this many k-tiles per tile: measured 1.1-9.1 % faster (1792x4096x8192, 1792x4096x14336,
+# 512x14336x8192, 3584x2048x8192); with 64 k-tiles, in three rounds or for fp8 it lost 1-13 %
+# (gemm_small_s22_skhalf.json)
+SK_LONG_KTILES = 128
 # a smaller tile must beat a larger one by this much: per flop the larger moves fewer bytes, which the power cap
 # rewards (8192^3: t192 predicted 0.4 % faster than rung 9, measured 2-5 % slower)
 TILE_MARGIN = 0.02
