@@ -515,8 +515,7 @@ MEASURED_T128 = {
 
 
 # rung 9 with and without the cluster at one- to four-round shapes (bench/results/gemm_small_s22_cm.json, fp16->fp32
-# with row-major B and e4m3->bf16; `auto` ran in the same run, its kernel's time joins that variant's: the mean).
-# Merged last
+# with row-major B and e4m3->bf16; `auto` ran in the same run, its kernel's time joins that variant's: the mean)
 MEASURED_CM1 = {
     ((2048, 2048, 2048), "fp16", "row"): {"hoist": 30.4, "tuned": 28.9, "streamk": 30.0, "t192": 37.4, "t128": 32.5},
     ((2048, 2048, 2048), "e4m3", "col"): {"hoist": 16.9, "tuned": 15.8, "streamk": 16.9, "t192": 19.9, "t128": 17.9},
@@ -683,8 +682,7 @@ def _merged(*tables: dict) -> dict:
 
 
 MEASURED = _merged(MEASURED_MID_TAIL, MEASURED_SMALL_M, MEASURED_LONG_K, MEASURED_T144, MEASURED_T128, MEASURED_CM1,
-                   MEASURED_CM1_COLB, MEASURED_T160, MEASURED_T160B,
-                   MEASURED_T160C, MEASURED_SKHALF)
+                   MEASURED_CM1_COLB, MEASURED_T160, MEASURED_T160B, MEASURED_T160C, MEASURED_SKHALF)
 # where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 8.3 %)
 SLOW_AUTO = [
     ((1024, 1024, 16384), "e4m3", "col"),  # rung 9 + split-K 40.4 us, t64_sk 37.3: predicted the other way
@@ -698,9 +696,8 @@ def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
     the three of 170 in SLOW_AUTO, those at most 10 % — and the model's time for it is within 30 % of the measured
     kernel. The candidates are rung 9 (without the cluster where its tiles fill one round and M >= 1024), its
     stream-K build, the 64x128 tile, and t192, t160, t144 and t128 where they need no split (t128 above SMALL_M rows,
-    t160 in at most two rounds;
-    8192^3 fp16's stream-K, 0.8 % faster in the last run, 3.2 % in an earlier one, is not taken); for small M the
-    swapped tiles (sw8 / sw16 / sw32 / sw64, the one fitting M first) weigh in too."""
+    t160 in at most two rounds; 8192^3 fp16's stream-K, 0.8 % faster in the last run, 3.2 % in an earlier one, is not
+    taken); for small M the swapped tiles (sw8 / sw16 / sw32 / sw64, the one fitting M first) weigh in too."""
     from tcforge.gemm.api import refine_auto
     from tcforge.gemm.variants import VARIANTS, estimate_us
 

@@ -259,7 +259,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # two-consumer 128x192, 128x160, 128x144 and 128x128 tiles are there to fill rounds without splitting K: their split
     # launches ran 1.3-3 us above the model (t144 at 768x1536x1536, t192 at 384x4096x4096, t128 at
     # 256x4096x4096), so they are weighed only where they need no split; t128 above SMALL_M rows only (below it the
-    # 64x128 tile pads no rows); t160 where its tiles fill at most two rounds (in three or more it measured up to 7 %
+    # 64x128 tile pads no rows); t160 where its tiles fill at most two rounds (in three or more it measured up to 8 %
     # behind rung 9 and stream-K, which the model does not see: gemm_small_s22_t160b_colb.json)
     cands = [(big, t_big)]
     for name in (MID_AUTO, NARROW160_AUTO, NARROW_AUTO, SQUARE_AUTO):

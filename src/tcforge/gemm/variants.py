@@ -327,10 +327,10 @@ SWEEP.append(
 # 144x128 for fp8). Row-major B is still loaded in whole 64-column slabs (3 per stage, the third a quarter used:
 # 16-column 32B-swizzled slabs measured 25-50 % slower) and the last 16 columns of each tile are stored from
 # registers (a 128-byte TMA sub-tile would cross into the next tile).
+_T144 = KernelConfig(bm=128, bn=144, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True, hoist=True)
 SWEEP.append(
     Variant("t144", 9, "128x144 tile, two consumer warpgroups (64x144 each), no cluster, 4 stages, persistent + "
-            "split-K + hoisted", KernelConfig(bm=128, bn=144, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
-                                             hoist=True), True, 8, True)
+            "split-K + hoisted", _T144, True, 8, True)
 )
 # 160 columns: 1280x4096x4096 makes 260 tiles, two full rounds (rung 9's cluster tiles 80 on 66 clusters, t192's 220
 # on 132 SMs); 2.5 slabs of a row-major B (three loaded), the last 32 columns of 16-bit C stored from registers.
@@ -338,8 +338,7 @@ SWEEP.append(
 # rung 9 / stream-K in three or more (docs/gemm.md, "A pair without multicast, ... a 128x160 tile")
 SWEEP.append(
     Variant("t160", 9, "128x160 tile, two consumer warpgroups (64x160 each), no cluster, 4 stages, persistent + "
-            "split-K + hoisted", KernelConfig(bm=128, bn=160, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
-                                             hoist=True), True, 8, True)
+            "split-K + hoisted", replace(_T144, bn=160), True, 8, True)
 )
 
 # Also measured at 2048^3-8192^3 and 4096x14336x4096 (docs/gemm.md, "Exchanged operands"), not kept (code in commit
