@@ -110,12 +110,13 @@ def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
                          ids=_pair_id)
 @pytest.mark.parametrize("shape", [(1536, 1536, 1536), (1000, 1000, 520), (257, 4097, 136)])
 def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) -> None:
-    """t144's and t160's tiles (2.25 and 2.5 slabs of B; 16 or 32 columns of 16-bit C stored from registers) sum
-    each element's products in the same K order as the 128x192 and 128x256 tiles: without split-K the four outputs
-    are bit-identical, partial tiles and the columns past N included."""
+    """t144's and t160's tiles (2.25 and 2.5 slabs of B; 16 or 32 columns of 16-bit C stored from registers) and
+    t320's (an n256 and an n64 wgmma per m64 block; B in two boxes when K-major) sum each element's products in the
+    same K order as the 128x192 and 128x256 tiles: without split-K the five outputs are bit-identical, partial tiles
+    and the columns past N included (N = 4097: the last t320 tile's one valid column past 256 is the n64's)."""
     import torch
 
-    outs = _unsplit_outputs(("t144", "t160", "t192", "hoist"), shape, combo, sum(shape))
+    outs = _unsplit_outputs(("t144", "t160", "t320", "t192", "hoist"), shape, combo, sum(shape))
     assert not torch.isnan(outs[0]).any()
     assert all(torch.equal(outs[0], o) for o in outs[1:])
 

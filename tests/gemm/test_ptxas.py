@@ -62,7 +62,7 @@ def test_representative_builds_do_not_spill() -> None:
 @pytest.mark.slow
 def test_every_variant_every_input_type_does_not_spill() -> None:
     """Each variant with each input type's default output and every operand layout (`tcforge gemm build` does all
-    923 builds)."""
+    1037 builds)."""
     builds = [b for b in all_builds() if b.out_kind == SUPPORTED[b.in_kind][0]]
     _assert_clean(build_all(builds, workers=os.cpu_count() or 2))
 
@@ -104,6 +104,21 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
     q = [ln for ln in sass.splitlines() if "QGMMA" in ln]
     assert len(q) == 2 * 4 and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), q
     assert sum("RZ, !UPT" in ln for ln in q) == 2  # the first k-step of each half ignores the old partial
+
+
+@needs_nvcc
+def test_a_320_column_tile_runs_an_n256_and_an_n64_wgmma_per_k_step() -> None:
+    """t320: per k-step and consumer one 64x256 and one 64x64 HGMMA/QGMMA (the 160 accumulators within ptxas's 168
+    registers, no spill), B over either layout."""
+    from tcforge.gemm.variants import VARIANTS
+
+    builds = [b for b in all_builds([VARIANTS["t320"]], a_col=False) if not b.config.splitk_fused
+              and (b.in_kind, b.out_kind) in (("fp16", "fp32"), ("e4m3", "bf16"))]
+    assert len(builds) == 3
+    for b, sass in _clean_sass(builds):
+        big, small = ("QGMMA.64x256x32", "QGMMA.64x64x32") if b.in_kind == "e4m3" else ("HGMMA.64x256x16",
+                                                                                          "HGMMA.64x64x16")
+        assert sass.count(big) == sass.count(small) > 0, b.tag()
 
 
 @needs_nvcc

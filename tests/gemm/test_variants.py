@@ -116,8 +116,33 @@ def test_a_tile_width_of_partial_slabs_reserves_whole_slabs() -> None:
     assert "#define BN 144\n" in src and "m64n144k16.f32.f16.f16" in src and "p, 1, 1, 0, 1;" in src
     assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 72 + 36 + 72  # m64n144: 72 accumulators (tile, half, tile_sd)
     assert "m64n144k32.f32.e4m3.e4m3" in codegen.render(t144, "e4m3", "bf16", True)
-    for bad in (replace(t144, cm=2), replace(t144, bn=140), replace(t144, bn=264), replace(t144, use_tma=False)):
+    for bad in (replace(t144, cm=2), replace(t144, bn=140), replace(t144, bn=328), replace(t144, use_tma=False)):
         with pytest.raises(TcforgeError, match="BN|slabs|accumulators"):
+            bad.check()
+
+
+def test_a_tile_wider_than_256_columns_issues_two_wgmmas() -> None:
+    """t320 (128x320): each consumer's 64x320 is an n256 wgmma on accumulators 0-127 and an n64 on 128-159, the
+    second's B descriptor advanced to column 256 (four whole slabs of an MN-major B, 256 rows of a K-major one); a
+    K-major B's 320 rows are loaded as two boxes of 160 (a TMA box holds at most 256 rows); 3 stages of 56 KB."""
+    from dataclasses import replace
+
+    t320 = VARIANTS["t320"].config
+    assert (t320.bm, t320.bn, t320.cm, t320.stages, t320.b_rows, t320.b_box_rows) == (128, 320, 1, 3, 320, 160)
+    assert VARIANTS["hoist"].config.b_box_rows == 128 and VARIANTS["tuned"].config.b_box_rows == 256
+    assert t320.smem_bytes() == 3 * (128 + 320) * 128 + 2 * 2 * 64 * 128 + 2 * 3 * 8 + 1024
+    src = codegen.render(t320, "fp16", "fp32", False)
+    assert "#define BN 320\n" in src and "m64n256k16.f32.f16.f16" in src and "m64n64k16.f32.f16.f16" in src
+    assert "void wgmma_tile(float (&d)[160], uint64_t da, uint64_t db)" in src
+    assert "wgmma_tile_lo(*reinterpret_cast<float (*)[128]>(&d[0]), da, db);" in src
+    assert "wgmma_tile_hi(*reinterpret_cast<float (*)[32]>(&d[128]), da," in src
+    assert "db + (uint64_t)((B_KMAJOR ? 256 * BK_BYTES : 4 * B_SLAB) >> 4)" in src
+    # tile and tile_sd: 128 + 32 accumulators each; wgmma_half (promotion's BN/2 = 160 columns): one m64n160, 80
+    assert len(re.findall(r'"\+f"\(d\[\d+\]\)', src)) == 160 + 80 + 160
+    fp8 = codegen.render(t320, "e4m3", "bf16", True)
+    assert "m64n256k32.f32.e4m3.e4m3" in fp8 and "m64n64k32.f32.e4m3.e4m3" in fp8
+    for bad in (replace(t320, bn=328), replace(t320, bm=256), replace(t320, stages=4)):
+        with pytest.raises(TcforgeError, match="BN|accumulators|shared memory"):
             bad.check()
 
 

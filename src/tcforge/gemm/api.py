@@ -202,18 +202,19 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round
-    and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x192, 128x160, 128x144 and 128x128 tiles (where they need
-    no split; t160 in at most two rounds) and the 64x128 tile, the one `estimate_us` predicts fastest for the
-    operands' B layout (a smaller tile must win by TILE_MARGIN); then, for M <= SWAP_MAX_M, a swapped tile (sw8 /
-    sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster still. Rung 9 runs its stream-K
-    build where its last round of tiles is under half full (or, for 16-bit launches of two rounds with at least
-    SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from sharing it (5120^3:
-    0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the kernel where that pays
-    (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3 0.61x -> 0.79x and
-    3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096 0.74-0.81x -> 0.90-0.98x
-    with t128, 1280x4096x4096 0.89x -> 0.92x with t160; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x
-    swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never changed."""
+    """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round and M
+    >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144 and 128x128 tiles (where they need
+    no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us` predicts fastest for
+    the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN); then, for M <=
+    SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster
+    still. Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches
+    of two rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN
+    from sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
+    kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3
+    0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096 0.74-0.81x
+    -> 0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320; 16x4096x4096 0.78x ->
+    1.03x and 512^3 0.60x -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never
+    changed."""
     from tcforge.gemm.variants import (
         AUTO,
         AUTO_CM1,
@@ -230,6 +231,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SWAP_MAX_M,
         TILE_MARGIN,
         VARIANTS,
+        WIDE_AUTO,
         estimate_us,
         swap_order,
     )
@@ -261,17 +263,19 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # 256x4096x4096), so they are weighed only where they need no split; t128 above SMALL_M rows only (below it the
     # 64x128 tile pads no rows); t160 where its tiles fill at most two rounds (in three or more it measured up to 8 %
     # behind rung 9 and stream-K, which the model does not see: gemm_small_s22_t160b_colb.json)
-    cands = [(big, t_big)]
-    for name in (MID_AUTO, NARROW160_AUTO, NARROW_AUTO, SQUARE_AUTO):
+    # t320 moves fewer bytes per flop than every tile but rung 9's pair, so it needs no margin over rung 9; it too is
+    # weighed in at most two rounds (in three or more it measured up to 7 % behind rung 9: gemm_small_s23_t320_*.json)
+    cands = [(big, t_big, 0.0)]
+    for name in (WIDE_AUTO, MID_AUTO, NARROW160_AUTO, NARROW_AUTO, SQUARE_AUTO):
         v = VARIANTS[name]
-        if name == NARROW160_AUTO and cluster_tiles(v.config, plan.m, plan.n) > 2 * sms:
+        if name in (WIDE_AUTO, NARROW160_AUTO) and cluster_tiles(v.config, plan.m, plan.n) > 2 * sms:
             continue
         if choose_splits(v.config, *args) == 1 and (name != SQUARE_AUTO or plan.m > SMALL_M):
-            cands.append((v, estimate_us(v, *args, **kw)))
-    cands.append((small, estimate_us(small, *args, **kw)))
-    best, t_best = cands[0]
-    for v, t in cands[1:]:
-        if t * (1 + TILE_MARGIN) < t_best:
+            cands.append((v, estimate_us(v, *args, **kw), 0.0 if name == WIDE_AUTO else TILE_MARGIN))
+    cands.append((small, estimate_us(small, *args, **kw), TILE_MARGIN))
+    best, t_best, _ = cands[0]
+    for v, t, margin in cands[1:]:
+        if t * (1 + margin) < t_best:
             best, t_best = v, t
     # the swapped product C^T = B^T A^T puts M in the wgmma's N (small M, small launches); it reads a K-major
     if plan.m <= SWAP_MAX_M and plan.a_kmajor:
@@ -425,7 +429,7 @@ def prepare_plan(
             else:
                 map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes)
             if plan.b_kmajor or cfg.swap_ab:
-                box_b = [bk, cfg.bn // cfg.cm]
+                box_b = [bk, cfg.b_box_rows]
                 map_b = tm.encode_tiled(dt, ib, kb_ptr, [kp, kn], [k_ldb * ib], box_b, swizzle=cfg.bk_bytes)
             else:
                 map_b = tm.encode_tiled(dt, ib, kb_ptr, [kn, kp], [k_ldb * ib], [64, bk], swizzle=128)

@@ -21,7 +21,21 @@ def wgmma_wrapper(
 ) -> str:
     """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major
     (A too with `a_mn`: 16-bit only). With `scale_arg` the function takes scale-d as a fourth argument (0: D = A·B,
-    the old D ignored)."""
+    the old D ignored). A BN over 256 (the wgmma's largest N) issues n256 on d[0:128] and n(BN - 256) on the rest,
+    its B descriptor advanced to column 256 (whole 64-column slabs of an MN-major B, 256 rows of a K-major one): the
+    two fragments together are laid out as one m64nBN fragment would be."""
+    if bn > 256:
+        params = "uint64_t da, uint64_t db, int scale_d" if scale_arg else "uint64_t da, uint64_t db"
+        sd = ", scale_d" if scale_arg else ""
+        hi = bn // 2 - 128
+        return (
+            wgmma_wrapper(256, in_kind, b_kmajor, f"{name}_lo", scale_arg, a_mn)
+            + wgmma_wrapper(bn - 256, in_kind, b_kmajor, f"{name}_hi", scale_arg, a_mn)
+            + f"__device__ __forceinline__ void {name}(float (&d)[{bn // 2}], {params}) {{\n"
+            f"  {name}_lo(*reinterpret_cast<float (*)[128]>(&d[0]), da, db{sd});\n"
+            f"  {name}_hi(*reinterpret_cast<float (*)[{hi}]>(&d[128]), da,\n"
+            f"            db + (uint64_t)((B_KMAJOR ? 256 * BK_BYTES : 4 * B_SLAB) >> 4){sd});\n}}\n"
+        )
     n = bn // 2
     ty = _PTX_TYPE[in_kind]
     k = 32 if in_kind == "e4m3" else 16

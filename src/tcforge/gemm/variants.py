@@ -87,6 +87,13 @@ class KernelConfig:
         keeps the same reservation, a few KB it does not use)."""
         return self.bn if self.swap_ab or self.bn % 64 == 0 else -(-self.bn // 64) * 64
 
+    @property
+    def b_box_rows(self) -> int:
+        """Rows of one TMA box of a K-major B (B_BOX in the kernel): this CTA's BN/CM rows, in two boxes where they
+        are more than a box may hold (256)."""
+        rows = self.bn // self.cm
+        return rows // 2 if rows > 256 else rows
+
     def smem_bytes(self) -> int:
         """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source (at least it: see b_rows)."""
         ring = self.stages * (self.bm + self.b_rows) * self.bk_bytes
@@ -101,10 +108,10 @@ class KernelConfig:
     def check(self) -> None:
         """Refuse configurations the kernel cannot build (the static_asserts, in Python words)."""
         rows = self.wg_rows
-        if rows % 64 or (rows // 64) * self.bn // 2 > 128:
-            raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 128 accumulators")
-        if self.bn % 8 or not 8 <= self.bn <= 256:
-            raise TcforgeError(f"{self}: BN must be a multiple of 8 up to 256 (the wgmma N)")
+        if rows % 64 or (rows // 64) * self.bn // 2 > 160:
+            raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 160 accumulators")
+        if self.bn % 8 or not 8 <= self.bn <= 320:
+            raise TcforgeError(f"{self}: BN must be a multiple of 8 up to 320 (over 256: two wgmmas per m64 block)")
         if self.bn % 64 and not self.swap_ab and (self.cm > 1 or not self.use_tma):
             raise TcforgeError(f"{self}: a BN of partial 64-column slabs needs the TMA path and no cluster")
         if self.bk_bytes not in (64, 128):
@@ -340,6 +347,14 @@ SWEEP.append(
     Variant("t160", 9, "128x160 tile, two consumer warpgroups (64x160 each), no cluster, 4 stages, persistent + "
             "split-K + hoisted", replace(_T144, bn=160), True, 8, True)
 )
+# 320 columns (cuBLAS's 320x128 tile at 1280x4096x4096, in its column-major view): 130 tiles in one round where t160
+# runs 260 in two, a third fewer bytes into shared memory per flop than t160 over a row-major B (five whole slabs);
+# each consumer's 64x320 is an n256 and an n64 wgmma per k-step (160 accumulators, within ptxas's 168 registers);
+# 3 stages of 56 KB
+SWEEP.append(
+    Variant("t320", 9, "128x320 tile, two consumer warpgroups (64x320 each: n256 + n64 wgmmas), no cluster, 3 stages, "
+            "persistent + split-K + hoisted", replace(_T144, bn=320, stages=3), True, 8, True)
+)
 
 # Also measured at 2048^3-8192^3 and 4096x14336x4096 (docs/gemm.md, "Exchanged operands"), not kept (code in commit
 # 9d0b0ec): rung 9 with the wgmma's operands exchanged as cuBLAS issues them (B's stage as A, 64 columns per m64
@@ -385,6 +400,7 @@ AUTO_CM1 = "tuned"
 CM1_MIN_M = 1024
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
 NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
+WIDE_AUTO = "t320"  # `auto` where 128x320 tiles fill one or two rounds better (1280x4096x4096, 2560x4096x4096)
 NARROW160_AUTO = "t160"  # `auto` where 128x160 tiles fill the rounds better (1280x4096x4096, 2304x1024x4096)
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
@@ -449,13 +465,14 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # fix-up adds (fp8 measured dearer: 8-13 us against 16-bit's 0-14, at half the k-tiles per unit). t128 measured
 # 0.40 us per k-tile in one round of 96 CTAs (384x4096x4096) to 0.53 in two rounds of 132 (4096x1024x1024). Rung 9
 # without the cluster (128, 256, 1) from its one-round launches only, where `auto` weighs it (gemm_small_s22_cm.json:
-# 16-64 k-tiles, 9.7-56.5 us).
-COST_KT_US = {(128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 160, 1): 0.57,
+# 16-64 k-tiles, 9.7-56.5 us). t320 (128, 320, 1) fitted on its launches of one and two rounds
+# (gemm_small_s23_t320*.json: 15-244 us, within 11 %).
+COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 160, 1): 0.57,
               (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 128, 1): 0.30, (64, 8, 1): 0.17, (64, 16, 1): 0.17,
               (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
-COST_FIXED_US = {(128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5, (128, 144, 1): 2.5,
-                 (128, 128, 1): 2.0, (64, 128, 1): 2.0, (64, 8, 1): 2.0, (64, 16, 1): 2.0, (64, 32, 1): 2.0,
-                 (64, 64, 1): 2.0}
+COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
+                 (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 128, 1): 2.0, (64, 8, 1): 2.0, (64, 16, 1): 2.0,
+                 (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes

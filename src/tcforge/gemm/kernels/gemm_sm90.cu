@@ -21,8 +21,9 @@
 //   B, MN-major from row-major 16-bit B with A_MN — and its B operand A (K-major); M and N below are then the
 //   problem's N and M, and the epilogue writes each accumulator tile transposed into row-major C: small M becomes
 //   the wgmma's N instead of 64 padded rows)
-// codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose, and
-// with PROMOTE wgmma_half(): the same for BN/2 columns with scale-d as an argument.
+// codegen also prepends wgmma_tile(): one m64nBNk(32 bytes) wgmma with this variant's types and B transpose (a BN
+// over 256: two, n256 and n(BN - 256), the second's B from column 256 on), and with PROMOTE wgmma_half(): the same
+// for BN/2 columns with scale-d as an argument.
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 #include <stdint.h>
@@ -62,6 +63,8 @@ constexpr int A_TILE = BM * BK_BYTES;
 constexpr int B_SLAB = BK * 128;                   // MN-major B: one 64-column slab, BK rows of 128 bytes
 constexpr int B_SLABS = (BN + 63) / 64;            // MN-major B: slabs per stage (a BN of 144 loads and keeps 3)
 constexpr int B_TILE = B_KMAJOR ? BN * BK_BYTES : B_SLABS * B_SLAB;   // B's bytes per stage
+// K-major B: rows of one TMA box (a box holds at most 256 rows: this CTA's BN/CM rows in two boxes above that)
+constexpr int B_BOX = BN / CM > 256 ? BN / CM / 2 : BN / CM;
 constexpr int STAGE_TX = A_TILE + B_TILE;          // bytes landing in one CTA per stage (multicast halves included)
 constexpr int WG_ROWS = PINGPONG ? BM : BM / NC;   // rows of C per consumer warpgroup
 constexpr int MI = WG_ROWS / 64;                   // m64 wgmma blocks per consumer warpgroup
@@ -84,9 +87,10 @@ constexpr int PAIR_BARS = SK_PAIR ? 2 * NC : 0;   // per warpgroup: "partial lan
 constexpr int SMEM_BYTES = BAR_OFFSET + (2 * STAGES + PAIR_BARS) * 8 + 1024;   // + alignment slack
 static_assert(EPI_BUFS >= 2 && EPI_BUFS <= 8, "2..8 epilogue staging buffers per consumer warpgroup");
 static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a multiple of 64 rows");
-static_assert(ACC_N * MI <= 128, "accumulators must fit in 128 registers per thread");
+static_assert(ACC_N * MI <= 160, "accumulators: at most 160 registers per thread (ptxas has 168 with 384 threads)");
 static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
-static_assert(BN % 8 == 0 && BN <= 256, "BN: a multiple of 8 up to 256 (the wgmma N)");
+static_assert(BN % 8 == 0 && BN <= 320, "BN: a multiple of 8 up to 320 (over 256: two wgmmas per m64 block)");
+static_assert(!B_KMAJOR || (BN / CM) % B_BOX == 0, "K-major B: this CTA's rows in whole boxes");
 static_assert(B_KMAJOR || BN % (64 * CM) == 0 || (CM == 1 && USE_TMA),
               "an MN-major B tile of partial 64-column slabs: TMA path, no multicast (each CTA loads whole slabs)");
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
@@ -739,11 +743,15 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           }
           const uint32_t bs = b_ring + s * B_TILE;
           if constexpr (B_KMAJOR) {
-            constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B and multicasts them
-            if constexpr (CM > 1)
-              tma_load_mc(bs + rank * ROWS * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + rank * ROWS, fb, (1 << CM) - 1);
-            else
-              tma_load(bs, &mapB, kt * BK, w.n_tile * BN, fb);
+            constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B (B_BOX at a time) and multicasts them
+#pragma unroll
+            for (int i = 0; i < ROWS / B_BOX; ++i) {
+              const int row = rank * ROWS + i * B_BOX;
+              if constexpr (CM > 1)
+                tma_load_mc(bs + row * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + row, fb, (1 << CM) - 1);
+              else
+                tma_load(bs + row * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + row, fb);
+            }
           } else {
             constexpr int SLABS = B_SLABS / CM;
 #pragma unroll
