@@ -121,6 +121,19 @@ def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) ->
     assert all(torch.equal(outs[0], o) for o in outs[1:])
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "fp32", True), ("e4m3", "bf16", True)],
+                         ids=_pair_id)
+@pytest.mark.parametrize("shape", [(768, 1536, 1536), (1000, 1000, 520)])
+def test_wide_64_row_tile_bits_equal_t64(combo: tuple, shape: tuple) -> None:
+    """t64x192 (64x192 tiles, three slabs of a row-major B per stage) sums each element's products in the same K
+    order as t64 and rung 9: without split-K the outputs are bit-identical, partial tiles included."""
+    import torch
+
+    outs = _unsplit_outputs(("t64x192", "t64", "hoist"), shape, combo, sum(shape) + 1)
+    assert not torch.isnan(outs[0]).any()
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
+
+
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)],
                          ids=_pair_id)
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 1024, 1000)])

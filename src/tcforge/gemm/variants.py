@@ -320,6 +320,14 @@ SWEEP += [
     Variant("t64_sk", 9, "t64 + stream-K (a launch t64 would split over K shares its units instead)",
             replace(_T64, streamk=True), True, 8, True),
 ]
+# a wider 64-row tile, one consumer warpgroup: where 64x128 tiles overflow one round and 128-row ones leave SMs idle
+# (768x1536x1536: t64 144 tiles, t128 72, 64x192 96), 6 stages of 32 KB. Measured 8-17 % faster than t128 at
+# 384-1024 rows x 1536-4096 (gemm_small_s23_t64w_*.json). Also measured there, not kept: 64x160 (three slabs of a
+# row-major B for 160 columns; slower than 64x192 or t64 at every point but one, by up to 84 %)
+SWEEP.append(
+    Variant("t64x192", 9, "64x192 tile, one consumer warpgroup, no cluster, 6 stages, persistent + split-K + hoisted",
+            replace(_T64, bn=192, stages=6), True, 8, True)
+)
 # mid-size problems whose 128x256 cluster tiles fill their rounds badly (1536^3: 36 cluster tiles on 66 clusters,
 # cuBLAS runs 96x192 tiles there; 3072^3: 2.18 rounds): a 128x192 tile, two consumers of 64x192 (96 accumulators),
 # 4 stages of 40 KB, no cluster (three 64-column slabs of row-major B do not split over two CTAs).
@@ -402,6 +410,7 @@ MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
 NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
 WIDE_AUTO = "t320"  # `auto` where 128x320 tiles fill one or two rounds better (1280x4096x4096, 2560x4096x4096)
 NARROW160_AUTO = "t160"  # `auto` where 128x160 tiles fill the rounds better (1280x4096x4096, 2304x1024x4096)
+SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better than 64x128 and 128x128 (768x1536^2)
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
@@ -466,13 +475,14 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # 0.40 us per k-tile in one round of 96 CTAs (384x4096x4096) to 0.53 in two rounds of 132 (4096x1024x1024). Rung 9
 # without the cluster (128, 256, 1) from its one-round launches only, where `auto` weighs it (gemm_small_s22_cm.json:
 # 16-64 k-tiles, 9.7-56.5 us). t320 (128, 320, 1) fitted on its launches of one and two rounds
-# (gemm_small_s23_t320*.json: 15-244 us, within 11 %).
+# (gemm_small_s23_t320*.json: 15-244 us, within 11 %), t64x192 (64, 192, 1) on its one-round launches
+# (gemm_small_s23_t64w_*.json: 6-27 us, within 11 %).
 COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 160, 1): 0.57,
-              (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 128, 1): 0.30, (64, 8, 1): 0.17, (64, 16, 1): 0.17,
-              (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
+              (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 192, 1): 0.40, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
+              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
-                 (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 128, 1): 2.0, (64, 8, 1): 2.0, (64, 16, 1): 2.0,
-                 (64, 32, 1): 2.0, (64, 64, 1): 2.0}
+                 (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
+                 (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
