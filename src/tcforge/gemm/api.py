@@ -203,18 +203,18 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
     """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round and M
-    >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144 and 128x128 tiles (where they need
-    no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us` predicts fastest for
-    the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN); then, for M <=
-    SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster
-    still. Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches
-    of two rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN
-    from sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
-    kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3
-    0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096 0.74-0.81x
-    -> 0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320; 16x4096x4096 0.78x ->
-    1.03x and 512^3 0.60x -> 0.90x swapped; 1024x1024x65536 stays rung 9 with split-K). An explicit variant is never
-    changed."""
+    >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144, 128x128 and 64x192 tiles (where
+    they need no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us` predicts
+    fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN); then, for M
+    <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster
+    still. Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of
+    two rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
+    sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the kernel
+    where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3 0.61x ->
+    0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096 0.74-0.81x ->
+    0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320, 768x1536x1536 fp16 0.68x ->
+    0.79x with t64x192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x swapped; 1024x1024x65536 stays rung 9
+    with split-K). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
         AUTO_CM1,
@@ -266,7 +266,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # (in three or more it measured up to 8 % behind rung 9 and stream-K, which the model does not see:
     # gemm_small_s22_t160b_colb.json)
     # t320 moves fewer bytes per flop than every tile but rung 9's pair, so it needs no margin over rung 9; it too is
-    # weighed in at most two rounds (in three or more it measured up to 7 % behind rung 9: gemm_small_s23_t320_*.json)
+    # weighed in at most two rounds (in three or more it measured up to 10 % behind rung 9: gemm_small_s23_t320_*.json)
     cands = [(big, t_big, 0.0)]
     for name in (WIDE_AUTO, MID_AUTO, NARROW160_AUTO, NARROW_AUTO, SQUARE_AUTO, SMALL_WIDE_AUTO):
         v = VARIANTS[name]

@@ -321,9 +321,10 @@ SWEEP += [
             replace(_T64, streamk=True), True, 8, True),
 ]
 # a wider 64-row tile, one consumer warpgroup: where 64x128 tiles overflow one round and 128-row ones leave SMs idle
-# (768x1536x1536: t64 144 tiles, t128 72, 64x192 96), 6 stages of 32 KB. Measured 8-17 % faster than t128 at
-# 384-1024 rows x 1536-4096 (gemm_small_s23_t64w_*.json). Also measured there, not kept: 64x160 (three slabs of a
-# row-major B for 160 columns; slower than 64x192 or t64 at every point but one, by up to 84 %)
+# (768x1536x1536: t64 144 tiles, t128 72, 64x192 96), 6 stages of 32 KB. Measured 5-23 % faster than t128 at
+# 384-1024 rows x 1536-4096 (gemm_small_s23_t64w_*.json; in a second run 4 % slower at 384x4096x4096 fp16). Also
+# measured there, not kept: 64x160 (three slabs of a row-major B for 160 columns; slower than 64x192 or t64 at every
+# point but one, by up to 84 %)
 SWEEP.append(
     Variant("t64x192", 9, "64x192 tile, one consumer warpgroup, no cluster, 6 stages, persistent + split-K + hoisted",
             replace(_T64, bn=192, stages=6), True, 8, True)
