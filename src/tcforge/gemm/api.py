@@ -261,10 +261,11 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # candidates from the largest tile down: a smaller one is taken only if predicted TILE_MARGIN faster. The
     # two-consumer 128x192, 128x160, 128x144 and 128x128 tiles are there to fill rounds without splitting K: their split
     # launches ran 1.3-3 us above the model (t144 at 768x1536x1536, t192 at 384x4096x4096, t128 at
-    # 256x4096x4096), so they are weighed only where they need no split; t128 and t64x192 above SMALL_M rows only
-    # (below it the 64x128 tile and the swapped ones pad fewer rows); t160 where its tiles fill at most two rounds
-    # (in three or more it measured up to 8 % behind rung 9 and stream-K, which the model does not see:
-    # gemm_small_s22_t160b_colb.json)
+    # 256x4096x4096), so they are weighed only where they need no split; t128 above 64 rows (at most 64 it pads half
+    # its rows; at 128x14336x4096 its 112 tiles in one round beat t64's 224 in two: gemm_small_s23_t64cm2_rowb.json)
+    # and t64x192 above SMALL_M rows only (below it the 64x128 tile and the swapped ones stream B better); t160 where
+    # its tiles fill at most two rounds (in three or more it measured up to 8 % behind rung 9 and stream-K, which the
+    # model does not see: gemm_small_s22_t160b_colb.json)
     # t320 moves fewer bytes per flop than every tile but rung 9's pair, so it needs no margin over rung 9; it too is
     # weighed in at most two rounds (in three or more it measured up to 10 % behind rung 9: gemm_small_s23_t320_*.json)
     cands = [(big, t_big, 0.0)]
@@ -272,7 +273,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         v = VARIANTS[name]
         if name in (WIDE_AUTO, NARROW160_AUTO) and cluster_tiles(v.config, plan.m, plan.n) > 2 * sms:
             continue
-        if choose_splits(v.config, *args) == 1 and (name not in (SQUARE_AUTO, SMALL_WIDE_AUTO) or plan.m > SMALL_M):
+        min_rows = {SQUARE_AUTO: 64, SMALL_WIDE_AUTO: SMALL_M}.get(name, 0)
+        if choose_splits(v.config, *args) == 1 and plan.m > min_rows:
             cands.append((v, estimate_us(v, *args, **kw), 0.0 if name == WIDE_AUTO else TILE_MARGIN))
     cands.append((small, estimate_us(small, *args, **kw), TILE_MARGIN))
     best, t_best, _ = cands[0]

@@ -320,6 +320,9 @@ SWEEP += [
     Variant("t64_sk", 9, "t64 + stream-K (a launch t64 would split over K shares its units instead)",
             replace(_T64, streamk=True), True, 8, True),
 ]
+# Also measured at 128-1024 rows (gemm_small_s23_t64cm2_*.json), not kept: t64 in 2-CTA clusters along M sharing B
+# by multicast, as cuBLAS runs its 64x128 tiles at 256x4096x4096 — slower than t64 at 35 of 40 points (up to 21 %),
+# as rung 9's pair is in one round
 # a wider 64-row tile, one consumer warpgroup: where 64x128 tiles overflow one round and 128-row ones leave SMs idle
 # (768x1536x1536: t64 144 tiles, t128 72, 64x192 96), 6 stages of 32 KB. Measured 5-23 % faster than t128 at
 # 384-1024 rows x 1536-4096 (gemm_small_s23_t64w_*.json; in a second run 4 % slower at 384x4096x4096 fp16). Also
