@@ -341,6 +341,10 @@ SWEEP.append(
             "split-K + hoisted", KernelConfig(bm=128, bn=192, bk_bytes=128, stages=4, nc=2, cm=1, tma_store=True,
                                              hoist=True), True, 8, True)
 )
+# Also measured at 1024-1536 rows with one round of 72-96 tiles (gemm_small_s23_t192sk*_rowb.json), not kept: t192
+# with stream-K — as launched, one CTA per tile and no sharing (level with t192); with every tile's k-tiles shared
+# over all 132 SMs (a launcher change tried for it) 0.60-0.83x of cuBLAS, where `auto` (t160 / t144 / t128) ran at
+# 0.81-1.08x in the call before: each CTA's 13-18 k-tiles end inside a tile, so every tile pays the partials' fix-up
 # a tile width that is not a multiple of 64, so the tiles fill one round of the SMs where no 64-multiple does
 # (1536^3: 12 x 11 = 132 tiles of 128x144 against t192's 96 of 128x192; cuBLAS runs 192x96 tiles there for 16-bit,
 # 144x128 for fp8). Row-major B is still loaded in whole 64-column slabs (3 per stage, the third a quarter used:
