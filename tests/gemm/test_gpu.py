@@ -95,6 +95,16 @@ def _unsplit_outputs(variants: tuple[str, ...], shape: tuple, combo: tuple, seed
     return outs
 
 
+def _assert_same_bits(variants: tuple[str, ...], shape: tuple, combo: tuple, seed: int) -> None:
+    """The variants' unsplit outputs of one fresh product: no NaN (outputs are poisoned first), every one bit-identical
+    to the first."""
+    import torch
+
+    outs = _unsplit_outputs(variants, shape, combo, seed)
+    assert not torch.isnan(outs[0]).any()
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
+
+
 @pytest.mark.parametrize("combo", [("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True)])
 def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
     """Each element of the swapped product sums the same products in the same K order as the 64x128 tile's: the
@@ -114,11 +124,7 @@ def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) ->
     t320's (an n256 and an n64 wgmma per m64 block; B in two boxes when K-major) sum each element's products in the
     same K order as the 128x192 and 128x256 tiles: without split-K the five outputs are bit-identical, partial tiles
     and the columns past N included (N = 4097: the last t320 tile's one valid column past 256 is the n64's)."""
-    import torch
-
-    outs = _unsplit_outputs(("t144", "t160", "t320", "t192", "hoist"), shape, combo, sum(shape))
-    assert not torch.isnan(outs[0]).any()
-    assert all(torch.equal(outs[0], o) for o in outs[1:])
+    _assert_same_bits(("t144", "t160", "t320", "t192", "hoist"), shape, combo, sum(shape))
 
 
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "fp32", True), ("e4m3", "bf16", True)],
@@ -127,11 +133,7 @@ def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) ->
 def test_wide_64_row_tile_bits_equal_t64(combo: tuple, shape: tuple) -> None:
     """t64x192 (64x192 tiles, three slabs of a row-major B per stage) sums each element's products in the same K
     order as t64 and rung 9: without split-K the outputs are bit-identical, partial tiles included."""
-    import torch
-
-    outs = _unsplit_outputs(("t64x192", "t64", "hoist"), shape, combo, sum(shape) + 1)
-    assert not torch.isnan(outs[0]).any()
-    assert all(torch.equal(outs[0], o) for o in outs[1:])
+    _assert_same_bits(("t64x192", "t64", "hoist"), shape, combo, sum(shape) + 1)
 
 
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)],

@@ -268,14 +268,17 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # model does not see: gemm_small_s22_t160b_colb.json)
     # t320 moves fewer bytes per flop than every tile but rung 9's pair, so it needs no margin over rung 9; it too is
     # weighed in at most two rounds (in three or more it measured up to 10 % behind rung 9: gemm_small_s23_t320_*.json)
+    # (candidate, most rounds of its tiles it is weighed in, rows M must exceed, margin it must win by)
+    rules = ((WIDE_AUTO, 2, 0, 0.0), (MID_AUTO, None, 0, TILE_MARGIN), (NARROW160_AUTO, 2, 0, TILE_MARGIN),
+             (NARROW_AUTO, None, 0, TILE_MARGIN), (SQUARE_AUTO, None, 64, TILE_MARGIN),
+             (SMALL_WIDE_AUTO, None, SMALL_M, TILE_MARGIN))
     cands = [(big, t_big, 0.0)]
-    for name in (WIDE_AUTO, MID_AUTO, NARROW160_AUTO, NARROW_AUTO, SQUARE_AUTO, SMALL_WIDE_AUTO):
+    for name, rounds, min_rows, margin in rules:
         v = VARIANTS[name]
-        if name in (WIDE_AUTO, NARROW160_AUTO) and cluster_tiles(v.config, plan.m, plan.n) > 2 * sms:
+        if rounds is not None and cluster_tiles(v.config, plan.m, plan.n) > rounds * sms:
             continue
-        min_rows = {SQUARE_AUTO: 64, SMALL_WIDE_AUTO: SMALL_M}.get(name, 0)
-        if choose_splits(v.config, *args) == 1 and plan.m > min_rows:
-            cands.append((v, estimate_us(v, *args, **kw), 0.0 if name == WIDE_AUTO else TILE_MARGIN))
+        if plan.m > min_rows and choose_splits(v.config, *args) == 1:
+            cands.append((v, estimate_us(v, *args, **kw), margin))
     cands.append((small, estimate_us(small, *args, **kw), TILE_MARGIN))
     best, t_best, _ = cands[0]
     for v, t, margin in cands[1:]:
