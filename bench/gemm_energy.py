@@ -2,7 +2,8 @@
 
 For each dtype pair and each kernel (the named variants and cuBLAS, alternated A B A B so drift hits both), a CUDA
 graph of `--per-graph` launches is replayed for `--seconds` while a thread samples NVML (energy counter, power, SM
-clock, clock-limit reasons). Reports ms per GEMM, TFLOP/s, J per GEMM, mean W, median SM MHz, the share of samples
+clock, clock-limit reasons); every launch is first compared with cuBLAS in its own accumulation mode (nothing is
+timed if one disagrees). Reports ms per GEMM, TFLOP/s, J per GEMM, mean W, median SM MHz, the share of samples
 limited by the software power cap, and cuBLAS's kernel name (torch.profiler). Writes bench/results/gemm_energy.json.
 
     python3 bench/gemm_energy.py [--size 4096] [--variants hoist,cluster4] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
@@ -167,8 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.variants import VARIANTS
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
@@ -178,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     m = n = k = args.size
     flop = 2.0 * m * n * k
     rows: list[dict[str, Any]] = []
+    checks: list[dict[str, Any]] = []
     cases = []
     for combo in args.combos.split(","):
         layouts = ["col"] if combo.startswith("e4m3") else args.b_layouts.replace("both", "row,col").split(",")
@@ -191,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         for v in args.variants.split(","):
             kernels[v] = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v),
                                           a, b, sa, sb)
+        # correct first: each launch against cuBLAS in its own accumulation mode (fp8: promoting variants against
+        # the promoted default, the others against use_fast_accum=True), before anything is timed
+        for v, fn in kernels.items():
+            promotes = in_kind == "e4m3" and v in VARIANTS and VARIANTS[v].config.promote
+            ref = cublas(a, b, sa, sb, out_kind, fast_accum=in_kind == "e4m3" and not promotes).float()
+            checks += check_against_cublas({v: fn}, ref, combo, out_kind)
         kernels.update(cublas_peers(a, b, sa, sb, in_kind, out_kind))
         names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}
         rows += run_rounds(kernels, nv, combo=combo, rounds=args.rounds, seconds=args.seconds,
@@ -209,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s['combo']:14s} {s['kernel']:9s} speed x{s['speed_ratio']:.3f} of cuBLAS, "
               f"energy x{s['energy_ratio']:.3f} of cuBLAS's J/GEMM")
     write_result(args.out, "gemm_energy.py", argv, device=props.name, power_limit_w=nv.power_limit_mw() / 1e3,
-                 size=args.size, rows=rows, summary=summary)
+                 size=args.size, rows=rows, summary=summary, checks=checks)
     return 0
 
 

@@ -203,7 +203,8 @@ def main() -> int:
                            ("sw8", ("e4m3", "bf16", True)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
                            ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
-                           ("t64x192", ("fp16", "fp32", False))):
+                           ("t64x192", ("fp16", "fp32", False)), ("promote128", ("e4m3", "bf16", True)),
+                           ("promote_rs", ("e4m3", "bf16", True))):
             if not only or name in only:  # split-K reduced inside the kernel, and through fp32 planes
                 for mode in ("fused", "planes"):
                     r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False, split_mode=mode)

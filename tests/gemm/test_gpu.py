@@ -333,10 +333,13 @@ def test_pair_split_k_is_refused_where_it_does_not_apply() -> None:
 
 
 @pytest.mark.parametrize("out_kind", ["bf16", "fp32"])
-@pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False)])
+@pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False),
+                                                     ("promote128", False), ("promote128_cm1", False),
+                                                     ("promote128_h", False), ("promote_rs", False),
+                                                     ("promote_rs_cm1", False)])
 def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: str) -> None:
-    """fp8 without split-K: rung 9 gives cuBLAS's use_fast_accum=True bits, `promote` its default (promoted) bits
-    (measured bit-identical on 4096^3 ... 8192^3, bench/results/gemm_fp8_accum*.json)."""
+    """fp8 without split-K: rung 9 gives cuBLAS's use_fast_accum=True bits, the promoting variants its default
+    (promoted) bits (measured bit-identical on 4096^3 ... 8192^3, bench/results/gemm_fp8_accum*.json)."""
     import torch
 
     from tcforge.gemm import api

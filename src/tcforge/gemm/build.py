@@ -28,7 +28,8 @@ class Build:
                              "read a K-major")
         # fp32 promotion exists for fp8 only: a 16-bit build of a promoting variant is the plain build
         if self.config.promote and self.in_kind != "e4m3":
-            object.__setattr__(self, "config", replace(self.config, promote=False))
+            plain = replace(self.config, promote=False, promote_overlap=False, promote_rs=False)
+            object.__setattr__(self, "config", plain)
 
     def source(self) -> str:
         """The rendered CUDA source."""

@@ -52,6 +52,12 @@ class KernelConfig:
     producer_regs: int = 40  # setmaxnreg target of the producer warpgroup
     consumer_regs: int = 232  # setmaxnreg target of each consumer warpgroup
     promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
+    # with promote: the whole BN's partial into two alternating register sets, one stage's wgmmas running while the
+    # stage before is added (3 * BN/2 registers: BN <= 128)
+    promote_overlap: bool = False
+    # with promote (halves): each stage's A fragments loaded into registers once (ldmatrix) and fed to both halves'
+    # wgmmas, so A is read from shared memory once per stage, not once per half
+    promote_rs: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
@@ -152,6 +158,12 @@ class KernelConfig:
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
+        if self.promote_overlap and (not self.promote or self.bn > 128):
+            raise TcforgeError(f"{self}: overlapped promotion needs promote and BN <= 128 (totals and two partial "
+                               "sets: 3 * BN/2 registers)")
+        if self.promote_rs and (not self.promote or self.promote_overlap or self.bn > 256 or self.bk_bytes != 128):
+            raise TcforgeError(f"{self}: promotion with A in registers needs promote (halves, not overlapped), "
+                               "BN <= 256 and 128-byte K rows")
 
 
 @dataclass(frozen=True)
@@ -282,6 +294,16 @@ SWEEP.append(
     Variant("promote_cm1", 9, "promote without the cluster, relaxed release (as `tuned`)",
             replace(_R9, cm=1, relaxed=True, promote=True), True, 8, True)
 )
+# the halves above read each stage's A from shared memory twice (one wgmma chain per half); loaded once into
+# registers (ldmatrix, 16 per thread) A is read once, as in rung 9
+SWEEP.append(
+    Variant("promote_rs", 9, "promote with each stage's A fragments in registers, shared by both halves",
+            replace(_R9, promote=True, promote_rs=True), True, 8, True)
+)
+SWEEP.append(
+    Variant("promote_rs_cm1", 9, "promote_rs without the cluster, relaxed release (as `tuned`)",
+            replace(_R9, cm=1, relaxed=True, promote=True, promote_rs=True), True, 8, True)
+)
 
 # stream-K for the last wave (the write-up's "what is left"): at 4096^3 the 256 cluster tiles fill 3.88 rounds of
 # the 66 clusters; the last 58 tiles' k-tiles are shared evenly instead, so every cluster ends at the same time
@@ -319,6 +341,18 @@ SWEEP += [
     ),
     Variant("t64_sk", 9, "t64 + stream-K (a launch t64 would split over K shares its units instead)",
             replace(_T64, streamk=True), True, 8, True),
+]
+# fp8 promotion on cuBLAS's own promoted tile (nvjet_sm90_qqtst_128x128_128x6_2x1: 128x128, 6 stages of K = 128, a
+# 2-CTA cluster): 64 totals per thread leave room for two partial sets, so a stage's wgmmas run while the stage
+# before is added (`promote` on rung 9's tile has room for one half-width set and waits for it twice per stage)
+_P128 = replace(_T128, cm=2, stages=6, promote=True, promote_overlap=True)
+SWEEP += [
+    Variant("promote128", 9, "fp8 promotion, 128x128 tile, 2-CTA cluster, 6 stages, alternating partial sets",
+            _P128, True, 8, True),
+    Variant("promote128_cm1", 9, "promote128 without the cluster, relaxed release",
+            replace(_P128, cm=1, relaxed=True), True, 8, True),
+    Variant("promote128_h", 9, "promote128 with one half-width partial set (as `promote`)",
+            replace(_P128, promote_overlap=False), True, 8, True),
 ]
 # Also measured at 128-1024 rows (gemm_small_s23_t64cm2_*.json), not kept: t64 in 2-CTA clusters along M sharing B
 # by multicast, as cuBLAS runs its 64x128 tiles at 256x4096x4096 — slower than t64 at 35 of 40 points (up to 21 %),

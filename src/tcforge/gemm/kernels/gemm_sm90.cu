@@ -8,7 +8,9 @@
 //   inside a tile)  PRODUCER_REGS / CONSUMER_REGS (setmaxnreg targets)
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
 //   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
-//   totals, as cuBLAS does without use_fast_accum)
+//   totals, as cuBLAS does without use_fast_accum; PROMOTE 2: over the whole BN into two alternating partial sets,
+//   so one stage's wgmmas run while the stage before is added — 3 * BN/2 registers, BN <= 128; PROMOTE 3: the
+//   halves with each stage's A fragments loaded into registers once, read by both halves' wgmmas)
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
 //   clusters; a piece that ends before its unit's K does leaves its fp32 partial in a workspace slot, the cluster
 //   whose piece ends the unit's K adds the partials and stores the tile)
@@ -96,6 +98,8 @@ static_assert(B_KMAJOR || BN % (64 * CM) == 0 || (CM == 1 && USE_TMA),
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
+static_assert(PROMOTE != 2 || BN <= 128, "pipelined promotion: totals and two partial sets, 3 * BN/2 registers");
+static_assert(PROMOTE != 3 || (BK_BYTES == 128 && !A_MN && BN <= 256), "promotion with A in registers: K-major A");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
@@ -248,6 +252,14 @@ __device__ __forceinline__ float scaled(float x, float alpha) {
 }
 __device__ __forceinline__ void st_shared_f2(uint32_t addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+// four 8x8 b16 matrices (16 fp8 bytes per row) from a 128-byte-swizzled K-major tile into the mma fragment layout:
+// this lane's row at `row_addr`, its 16-byte chunk `chunk` stored at chunk ^ (row % 8)
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t row_addr, int chunk, int row8) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(row_addr + ((chunk ^ row8) << 4))
+               : "memory");
 }
 // four 8x8 b16 matrices from the mma fragment layout into shared memory (row addresses from lanes 8i..8i+7)
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
@@ -785,27 +797,94 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     const uint64_t da0 = desc_a(a_ring, __shfl_sync(0xffffffffu, wg, 0), 0, 0), db0 = desc_b(b_ring, 0);
     uint32_t it = 0, epi_count = 0, pair_it = 0;
     float acc[MI][ACC_N];
+#if PROMOTE == 3
+    // ldmatrix row address of this lane in stage 0 of A: lanes 8j..8j+7 address matrix j, rows (j & 1) * 8 + lane % 8
+    // of this warp's 16 (the fragment's a0..a3: rows r and r + 8, K bytes 0-15 and 16-31 of a k-step)
+    const uint32_t a_frag_row =
+        a_ring + (wg * 64 + (threadIdx.x % 128) / 32 * 16 + (lane / 8) % 2 * 8 + lane % 8) * BK_BYTES;
+#endif
+#if PROMOTE == 2
+    // stage `i` of the ring (the i-th consumed) summed by the tensor core into p (its old value not read), one group
+    auto promote_issue = [&](float (&p)[ACC_N], uint32_t i) {
+      const int s = i % STAGES;
+      mbar_wait(full_bar + s * 8, (i / STAGES) & 1);
+      wgmma_fence();
+      wgmma_tile_fresh(p, da0 + (uint64_t)((s * A_TILE) >> 4), db0 + (uint64_t)((s * B_TILE) >> 4));
+#pragma unroll
+      for (int ks = 1; ks < KSTEPS; ++ks)
+        wgmma_tile(p, da0 + (uint64_t)((s * A_TILE + ks * 32) >> 4), db0 + (uint64_t)((s * B_TILE + ks * 32) >> 4));
+      wgmma_commit();
+    };
+    // PROMOTE 2: stage i's partial p (its group retired) added into the fp32 totals; its slot is free
+    auto promote_add = [&](float (&t)[ACC_N], float (&p)[ACC_N], uint32_t i) {
+      fence_regs(p);
+#pragma unroll
+      for (int j = 0; j < ACC_N; ++j) t[j] += p[j];
+      if (lane == 0) release_slot(empty_bar + (i % STAGES) * 8);
+    };
+    auto promote_retire = [&](float (&t)[ACC_N], float (&p)[ACC_N], uint32_t i) {
+      wgmma_wait<1>();   // all but the newest group: stage i's
+      promote_add(t, p, i);
+    };
+#endif
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
     auto consume = [&](const Unit& w) {
       if constexpr (!STREAMK || DO_PROMOTE) {   // stream-K: the first k-tile's wgmmas ignore the old acc (scale-d 0)
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
       }
+#if PROMOTE == 2
+      if constexpr (DO_PROMOTE) {
+        // two partial sets over the whole BN: stage kt's wgmmas sum into one while stage kt-1's, retired by
+        // wait_group 1, is added into the totals and its slot freed (no wait for the tensor core inside a stage)
+        float part0[ACC_N], part1[ACC_N];
+        const int n = w.kt1 - w.kt0;
+        if (n > 0) {   // straight-line pairs, so ptxas can count the groups in flight (else it serialises, C7514)
+          promote_issue(part0, it++);
+          int j = 1;
+          for (; j + 1 < n; j += 2) {
+            promote_issue(part1, it);
+            promote_retire(acc[0], part0, it++ - 1);
+            promote_issue(part0, it);
+            promote_retire(acc[0], part1, it++ - 1);
+          }
+          if (j < n) {
+            promote_issue(part1, it);
+            promote_retire(acc[0], part0, it++ - 1);
+            wgmma_wait<0>();
+            promote_add(acc[0], part1, it - 1);
+          } else {
+            wgmma_wait<0>();
+            promote_add(acc[0], part0, it - 1);
+          }
+        }
+      } else
+#endif
       if constexpr (DO_PROMOTE) {
         // per stage and N half: the tensor core sums the stage's K (scale-d 0 on its first k-step), then the fp32
         // totals take the partial; the slot is free once both halves are read
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
           const int s = it % STAGES;
           mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
+#if PROMOTE == 3
+          // this warp's 16 rows of the stage's A, every k-step, as wgmma A fragments (both halves read them)
+          uint32_t afrag[KSTEPS][4];
+#pragma unroll
+          for (int ks = 0; ks < KSTEPS; ++ks) ldmatrix_x4(afrag[ks], a_frag_row + s * A_TILE, ks * 2 + lane / 16, lane % 8);
+#endif
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             float part[ACC_N / 2];
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < KSTEPS; ++ks) {
-              const uint64_t da = da0 + (uint64_t)((s * A_TILE + ks * 32) >> 4);
               const uint64_t db = db0 + (uint64_t)((s * B_TILE + h * (BN / 2) * BK_BYTES + ks * 32) >> 4);
+#if PROMOTE == 3
+              wgmma_half_rs(part, afrag[ks], db, ks > 0);
+#else
+              const uint64_t da = da0 + (uint64_t)((s * A_TILE + ks * 32) >> 4);
               wgmma_half(part, da, db, ks > 0);
+#endif
             }
             wgmma_commit();
             wgmma_wait<0>();
