@@ -136,6 +136,16 @@ def test_wide_64_row_tile_bits_equal_t64(combo: tuple, shape: tuple) -> None:
     _assert_same_bits(("t64x192", "t64", "hoist"), shape, combo, sum(shape) + 1)
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp16", False), ("bf16", "bf16", True), ("e4m3", "bf16", True),
+                                   ("e4m3", "fp16", True), ("bf16", "fp32", False)], ids=_pair_id)
+@pytest.mark.parametrize("shape", [(4096, 4096, 1024), (1000, 1000, 520), (8192, 1024, 136)])
+def test_deferred_epilogue_bits_equal_rung9(combo: tuple, shape: tuple) -> None:
+    """hoist_ed / tuned_ed store each tile's C (packed to 16 bits) under the next tile's first wgmmas: the same
+    products in the same K order as rung 9, so the outputs are rung 9's bit for bit — several tiles per CTA (the
+    deferred store of one tile interleaved with the next), partial tiles, and fp32 C (there the plain build)."""
+    _assert_same_bits(("hoist_ed", "tuned_ed", "hoist"), shape, combo, sum(shape) + 2)
+
+
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)],
                          ids=_pair_id)
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 1024, 1000)])
@@ -333,13 +343,10 @@ def test_pair_split_k_is_refused_where_it_does_not_apply() -> None:
 
 
 @pytest.mark.parametrize("out_kind", ["bf16", "fp32"])
-@pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False),
-                                                     ("promote128", False), ("promote128_cm1", False),
-                                                     ("promote128_h", False), ("promote_rs", False),
-                                                     ("promote_rs_cm1", False)])
+@pytest.mark.parametrize(("variant", "fast_accum"), [("hoist", True), ("promote", False), ("promote_cm1", False)])
 def test_fp8_bits_equal_cublas_mode(variant: str, fast_accum: bool, out_kind: str) -> None:
-    """fp8 without split-K: rung 9 gives cuBLAS's use_fast_accum=True bits, the promoting variants its default
-    (promoted) bits (measured bit-identical on 4096^3 ... 8192^3, bench/results/gemm_fp8_accum*.json)."""
+    """fp8 without split-K: rung 9 gives cuBLAS's use_fast_accum=True bits, `promote` its default (promoted) bits
+    (measured bit-identical on 4096^3 ... 8192^3, bench/results/gemm_fp8_accum*.json)."""
     import torch
 
     from tcforge.gemm import api
@@ -426,3 +433,32 @@ def test_pdl_chain_reads_each_previous_output(variant: str, m: int) -> None:
         for i, (x, y) in enumerate(zip(with_pdl, plain, strict=True)):
             assert not torch.isnan(x.float()).any(), (fp8, i)
             assert torch.equal(x, y), (fp8, i, int((x != y).sum()))
+
+
+@pytest.mark.parametrize(("variant", "combo"), [("auto", ("fp16", "fp32")), ("hoist", ("bf16", "bf16")),
+                                                ("auto", ("e4m3", "bf16")), ("promote", ("e4m3", "fp32"))])
+def test_bench_checks_each_launch_against_cublas_before_timing(variant: str, combo: tuple) -> None:
+    """`tcforge bench gemm` rows carry the pre-timing check (fp8: against cuBLAS's mode of accumulation — rung 9 is
+    bit-identical to use_fast_accum=True, `promote` to the default); a launch whose output is wrong is refused."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.bench import _bench_pair, _check_against_cublas
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    r = _bench_pair(variant, combo, 2048, 2048, 2048, graph=False)  # one round: no split, rung 9's K order
+    assert "error" not in r and r["tflops"] > 0, r.get("error")
+    assert r["check_peer"] == ("cublas" if variant == "promote" or combo[0] != "e4m3" else "cublas_fast")
+    if combo[0] == "e4m3":
+        assert r["check_rel_err_vs_cublas"] == 0.0  # the same bits as that cuBLAS mode
+    else:
+        assert 0.0 <= r["check_rel_err_vs_cublas"] < (1e-5 if combo[1] == "fp32" else 5e-3)
+    in_kind, out_kind = combo
+    a, b, sa, sb = make_inputs(256, 256, 512, in_kind, in_kind == "e4m3", seed=4)
+    prepared = api.prepare_plan(plan_matmul(a, b, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb,
+                                            variant=variant), a, b, sa, sb)
+    wrong = make_inputs(256, 256, 512, in_kind, in_kind == "e4m3", seed=5)  # the product of other inputs
+    with pytest.raises(ValueError, match="differs from cuBLAS"):
+        _check_against_cublas(prepared, variant, *wrong, in_kind, out_kind)
+    torch.cuda.synchronize()

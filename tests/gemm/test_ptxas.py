@@ -107,45 +107,26 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
 
 
 @needs_nvcc
-def test_overlapped_promotion_adds_one_stage_while_the_next_runs() -> None:
-    """`promote128`: per stage four m64n128 QGMMA into one of two partial register sets (the first with scale-d off),
-    and the fp32 adds of the other set come after a wait that leaves the newest group in flight (DEPBAR.LE 1), so
-    the tensor core is not idle while a stage is promoted; no spill, no serialisation (_clean_sass)."""
+def test_deferred_epilogue_stores_between_a_wgmma_group_and_its_wait() -> None:
+    """hoist_ed: the previous tile's stmatrix staging and TMA stores sit in the mainloop after a k-tile's last
+    wgmma (gsb0) and before the wait for the group before it, i.e. they run while the tensor core works; the tile's
+    end packs the accumulators (F2FP) and stores nothing there."""
     from tcforge.gemm.variants import VARIANTS
 
-    builds = [b for b in all_builds([VARIANTS["promote128"]], a_col=False) if b.in_kind == "e4m3"
-              and not b.config.splitk_fused]
-    assert all(b.config.promote_overlap for b in builds) and len(builds) == 3
+    builds = [b for b in all_builds([VARIANTS["hoist_ed"]], a_col=False)
+              if (b.in_kind, b.out_kind, b.b_kmajor) in (("bf16", "bf16", False), ("e4m3", "bf16", True))]
+    assert len(builds) == 2
     for b, sass in _clean_sass(builds):
-        lines = sass.splitlines()
-        q = [ln for ln in lines if "QGMMA" in ln]
-        assert q and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), b.tag()
-        assert len(q) % 4 == 0 and sum("RZ, !UPT" in ln for ln in q) == len(q) // 4, b.tag()
-        dests = {ln.split("QGMMA.64x128x32.F32.E4M3.E4M3")[1].split(",")[0].strip() for ln in q}
-        assert len(dests) == 2, dests  # two partial sets
-        i = next(j for j, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ln)
-        nxt = [ln for ln in lines[i + 1:i + 40] if "FADD" in ln or "QGMMA" in ln or "DEPBAR" in ln]
-        assert nxt and all("FADD" in ln for ln in nxt[:32]), nxt[:4]  # the older set added under the newer group
-
-
-@needs_nvcc
-def test_promotion_with_a_in_registers_loads_each_stage_once_for_both_halves() -> None:
-    """`promote_rs`: per stage four ldmatrix.x4 (the m64k32 A fragments of four k-steps), then both halves' four
-    m64n128 QGMMA read A from those registers (`R.., gdesc[..]`: B only by descriptor), the second half reusing the
-    first's fragment registers."""
-    from tcforge.gemm.variants import VARIANTS
-
-    builds = [b for b in all_builds([VARIANTS["promote_rs"]], a_col=False) if b.in_kind == "e4m3"
-              and not b.config.splitk_fused]
-    assert all(b.config.promote_rs for b in builds) and len(builds) == 3
-    for b, sass in _clean_sass(builds):
-        lines = sass.splitlines()
-        q = [ln.split("QGMMA.64x128x32.F32.E4M3.E4M3")[1] for ln in lines if "QGMMA" in ln]
-        assert len(q) == 8, b.tag()  # 2 halves x 4 k-steps, once in the kernel's single mainloop
-        a_regs = [x.split(",")[1].strip() for x in q]
-        assert all(r.startswith("R") for r in a_regs) and "gdesc" in q[0].split(",")[2], q[0]
-        assert a_regs[:4] == a_regs[4:], a_regs  # both halves read the same fragment registers
-        assert sum("LDSM.16.M88.4" in ln for ln in lines) == 4, b.tag()
+        lines = [ln for ln in sass.splitlines() if "GMMA" in ln or "STSM" in ln or "UTMASTG" in ln
+                 or "WARPGROUP.DEPBAR" in ln or "F2FP" in ln]
+        last = max(i for i, ln in enumerate(lines) if "gsb0" in ln and "GMMA" in ln)
+        first_store = next(i for i, ln in enumerate(lines) if "STSM" in ln)
+        wait1 = next(i for i, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ln)
+        assert last < first_store < wait1, b.tag()  # stores under the in-flight group
+        between = lines[first_store:wait1]
+        assert sum("STSM" in ln for ln in between) == 16 and sum("UTMASTG" in ln for ln in between) == 4, b.tag()
+        tail = lines[next(i for i, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in ln):]
+        assert sum("F2FP" in ln for ln in tail[:80]) >= 64, b.tag()  # the tile's end: 128 values packed
 
 
 @needs_nvcc

@@ -44,13 +44,6 @@ def test_rendered_source_defines_and_wgmma_operands() -> None:
     assert "#define BK 128\n" in fp8 and "m64n256k32.f32.e4m3.e4m3" in fp8 and "p, 1, 1;" in fp8
     promoted = codegen.render(VARIANTS["promote"].config, "e4m3", "bf16", True)
     assert "#define PROMOTE 1\n" in promoted and "m64n128k32.f32.e4m3.e4m3" in promoted
-    assert "void wgmma_tile_fresh" not in promoted  # only the overlapped builds carry that wrapper
-    overlapped = codegen.render(VARIANTS["promote128"].config, "e4m3", "bf16", True)
-    # the overlapped form: PROMOTE 2, and a 64-register m64n128 wrapper whose d is an output only (scale-d 0)
-    assert "#define PROMOTE 2\n" in overlapped
-    assert "void wgmma_tile_fresh(float (&d)[64], uint64_t da, uint64_t db)" in overlapped
-    fresh = overlapped.split("void wgmma_tile_fresh")[1].split("}\n}")[0]
-    assert len(re.findall(r'"=f"\(d\[\d+\]\)', fresh)) == 64 and '"+f"' not in fresh and '"r"(0)' in fresh
 
 
 def test_split_k_only_when_tiles_leave_sms_idle() -> None:
@@ -108,30 +101,23 @@ def test_config_refuses_bad_epilogue_and_register_splits() -> None:
             bad.check()
 
 
-def test_promotion_forms_are_refused_where_they_cannot_build() -> None:
-    """promote_overlap keeps totals plus two partial sets (3 x BN/2 registers): refused above BN 128 and without
-    promote; promote_rs (A fragments in registers) needs the halves form and 128-byte K rows; 16-bit builds of
-    either variant are plain builds (no PROMOTE define, no extra wrapper)."""
+def test_deferred_epilogue_is_a_16_bit_output_build_of_unsplit_tiles() -> None:
+    """epi_defer packs C to 16 bits under the next tile's wgmmas: EPI_DEFER is set for 16-bit C only (a fp32-output
+    build of the variant is the plain build), and refused with split-K, stream-K, ping-pong, swap or two m64 blocks."""
     from dataclasses import replace
 
-    p128 = VARIANTS["promote128"].config
-    assert (p128.bm, p128.bn, p128.cm, p128.stages, p128.promote, p128.promote_overlap) == (128, 128, 2, 6, True, True)
-    p128.check()
-    for bad, why in ((replace(p128, bn=192, stages=3), "BN <= 128"), (replace(p128, promote=False), "needs promote")):
-        with pytest.raises(TcforgeError, match=why):
+    ed = VARIANTS["hoist_ed"].config
+    assert ed == replace(VARIANTS["hoist"].config, epi_defer=True) and not VARIANTS["hoist_ed"].splitk_auto
+    builds = list(all_builds([VARIANTS["hoist_ed"]]))
+    for b in builds:
+        assert b.config.epi_defer == (b.out_kind != "fp32"), b.tag()
+        assert ("#define EPI_DEFER 1\n" in b.source()) == (b.out_kind != "fp32"), b.tag()
+    plain = {b.tag() for b in all_builds([VARIANTS["hoist"]])}
+    assert all(b.tag() in plain for b in builds if b.out_kind == "fp32")
+    for bad in (replace(ed, splitk_fused=True), replace(ed, streamk=True), replace(ed, tma_store=False),
+                replace(ed, bm=256, bn=128, stages=3), replace(ed, cm=1, pingpong=True, bn=128)):
+        with pytest.raises(TcforgeError, match="deferred epilogue"):
             bad.check()
-    rs = VARIANTS["promote_rs"].config
-    rs.check()
-    for bad in (replace(rs, promote=False), replace(p128, promote_rs=True), replace(rs, bk_bytes=64)):
-        with pytest.raises(TcforgeError, match="A in registers"):
-            bad.check()
-    assert "#define PROMOTE 3\n" in codegen.render(rs, "e4m3", "bf16", True)
-    assert "void wgmma_half_rs(float (&d)[64], const uint32_t (&a)[4], uint64_t db, int scale_d)" in codegen.render(
-        rs, "e4m3", "bf16", True)
-    b16 = [b for b in all_builds([VARIANTS["promote128"], VARIANTS["promote_rs"]]) if b.in_kind != "e4m3"]
-    assert b16 and all(not b.config.promote and not b.config.promote_overlap for b in b16)
-    src = b16[0].source()
-    assert "#define PROMOTE 1" not in src and "#define PROMOTE 2" not in src and "void wgmma_tile_fresh" not in src
 
 
 def test_a_tile_width_of_partial_slabs_reserves_whole_slabs() -> None:

@@ -1,5 +1,7 @@
 """`tcforge bench gemm`: the ladder at one size per dtype pair interleaved with cuBLAS, then a size sweep of the best.
 
+Every launch is first checked against cuBLAS on the same fresh random inputs (output poisoned with NaN, relative
+difference within `peer_tolerance`; fp8 against cuBLAS's mode of accumulation) and is not timed if it disagrees.
 Timings are medians of CUDA-event timings (`triton.testing.do_bench_cudagraph` over a captured launch, the same for
 cuBLAS, so launch overhead is equal); JSON goes to bench/results/gemm*.json, PNGs of the ladder and sweep beside it.
 """
@@ -55,9 +57,41 @@ def _time_ms(fn: Any, graph: bool) -> float:
     return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
 
 
-def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool) -> dict[str, Any]:
-    """Time one variant and cuBLAS back to back on the same fresh random inputs."""
+def peer_tolerance(in_kind: str, out_kind: str) -> float:
+    """Largest relative (Frobenius) difference from cuBLAS's output accepted before timing. 16-bit inputs: two fp32
+    accumulations in other orders, rounded to the output (16-bit out ~1e-3; fp32 out ~1e-6). fp8 inputs: the tensor
+    core's fast accumulation is coarser than fp32 (1.3e-3 to 2.9e-3 from float64 for fp32 out, docs/gemm.md "fp8:
+    which cuBLAS is the peer"), so a K order of its own (split-K, stream-K: 4.4e-4 measured) differs by that much."""
+    return 1e-4 if out_kind == "fp32" and in_kind != "e4m3" else 1e-2
+
+
+def _check_against_cublas(prepared: Any, variant: str, a: Any, b: Any, sa: Any, sb: Any, in_kind: str,
+                          out_kind: str) -> dict[str, Any]:
+    """Correct first: one launch with its output poisoned (NaN), compared with cuBLAS in the same accumulation
+    mode (fp8: use_fast_accum=True unless the variant promotes); raises ValueError if it disagrees."""
     import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import cublas, rel_err
+    from tcforge.gemm.variants import VARIANTS
+
+    promotes = in_kind == "e4m3" and variant in VARIANTS and VARIANTS[variant].config.promote
+    api.POISON_OUTPUT = True
+    try:
+        prepared()
+        torch.cuda.synchronize()
+    finally:
+        api.POISON_OUTPUT = False
+    ref = cublas(a, b, sa, sb, out_kind, fast_accum=in_kind == "e4m3" and not promotes).double()
+    err = rel_err(prepared.result(), ref)
+    if not err <= peer_tolerance(in_kind, out_kind):
+        raise ValueError(f"{variant} differs from cuBLAS by {err:.2e} (relative): not timed")
+    return {"check_rel_err_vs_cublas": err, "check_peer": "cublas_fast" if in_kind == "e4m3" and not promotes
+            else "cublas"}
+
+
+def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool) -> dict[str, Any]:
+    """Check one variant against cuBLAS on fresh random inputs, then time both back to back on them."""
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
@@ -73,8 +107,7 @@ def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, gr
         plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
         row["ran"] = api.refine_auto(plan, api.multiprocessor_count(plan.device_index)).variant.name
         prepared = api.prepare_plan(plan, a, b, sa, sb)
-        prepared()
-        torch.cuda.synchronize()
+        row.update(_check_against_cublas(prepared, row["ran"], a, b, sa, sb, in_kind, out_kind))
         t_ours = _time_ms(prepared, graph)
     except Exception as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"[:300]

@@ -28,8 +28,10 @@ class Build:
                              "read a K-major")
         # fp32 promotion exists for fp8 only: a 16-bit build of a promoting variant is the plain build
         if self.config.promote and self.in_kind != "e4m3":
-            plain = replace(self.config, promote=False, promote_overlap=False, promote_rs=False)
-            object.__setattr__(self, "config", plain)
+            object.__setattr__(self, "config", replace(self.config, promote=False))
+        # the deferred epilogue packs C to 16 bits: a fp32-output build of such a variant is the plain build
+        if self.config.epi_defer and self.out_kind == "fp32":
+            object.__setattr__(self, "config", replace(self.config, epi_defer=False))
 
     def source(self) -> str:
         """The rendered CUDA source."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from tcforge.gemm.variants import IN_KINDS, OUT_KINDS, KernelConfig
+from tcforge.gemm.variants import IN_KINDS, OUT_BYTES, OUT_KINDS, KernelConfig
 
 KERNEL_NAME = "tcf_gemm"
 REDUCE_NAME = "tcf_splitk_reduce"
@@ -17,23 +17,13 @@ def template() -> str:
 
 
 def wgmma_wrapper(
-    bn: int,
-    in_kind: str,
-    b_kmajor: bool,
-    name: str = "wgmma_tile",
-    scale_arg: bool = False,
-    a_mn: bool = False,
-    fresh: bool = False,
-    a_regs: bool = False,
+    bn: int, in_kind: str, b_kmajor: bool, name: str = "wgmma_tile", scale_arg: bool = False, a_mn: bool = False
 ) -> str:
     """`wgmma_tile(d, desc_a, desc_b)`: one m64n{bn} wgmma (K = 32 bytes), scale-d on, B transposed when MN-major
     (A too with `a_mn`: 16-bit only). With `scale_arg` the function takes scale-d as a fourth argument (0: D = A·B,
     the old D ignored). A BN over 256 (the wgmma's largest N) issues n256 on d[0:128] and n(BN - 256) on the rest,
     its B descriptor advanced to column 256 (whole 64-column slabs of an MN-major B, 256 rows of a K-major one): the
-    two fragments together are laid out as one m64nBN fragment would be. With `fresh` (BN <= 256) scale-d is 0 and
-    d is an output only: D = A·B, so the old d is not an input the compiler must carry (a loop-carried d copied by
-    register moves while a wgmma is in flight makes ptxas serialise every wgmma, C7514). With `a_regs` (fp8, BN <=
-    256) A comes from four 32-bit registers per thread (the m64k32 A fragment) instead of a descriptor."""
+    two fragments together are laid out as one m64nBN fragment would be."""
     if bn > 256:
         params = "uint64_t da, uint64_t db, int scale_d" if scale_arg else "uint64_t da, uint64_t db"
         sd = ", scale_d" if scale_arg else ""
@@ -51,21 +41,15 @@ def wgmma_wrapper(
     k = 32 if in_kind == "e4m3" else 16
     regs = ", ".join(f"%{i}" for i in range(n))
     tail = "p, 1, 1" if in_kind == "e4m3" else f"p, 1, 1, {int(a_mn)}, {0 if b_kmajor else 1}"
-    outs = ", ".join(f'"{"=" if fresh else "+"}f"(d[{i}])' for i in range(n))
-    op = f"wgmma.mma_async.sync.aligned.m64n{bn}k{k}.f32.{ty}.{ty}"
-    na = 4 if a_regs else 1  # A operands: the fragment's registers, or one descriptor
-    a_ops = "{" + ", ".join(f"%{n + i}" for i in range(4)) + "}" if a_regs else f"%{n}"
+    outs = ", ".join(f'"+f"(d[{i}])' for i in range(n))
     asm = (
-        f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + na + 1}, 0;\\n"\n'
-        f'      "{op} {{{regs}}}, {a_ops}, %{n + na}, {tail};\\n}}\\n"'
+        f'"{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{n + 2}, 0;\\n"\n'
+        f'      "wgmma.mma_async.sync.aligned.m64n{bn}k{k}.f32.{ty}.{ty} {{{regs}}}, %{n}, %{n + 1}, {tail};\\n}}\\n"'
     )
-    a_param = "const uint32_t (&a)[4]" if a_regs else "uint64_t da"
-    params = f"{a_param}, uint64_t db, int scale_d" if scale_arg else f"{a_param}, uint64_t db"
-    sd = "scale_d" if scale_arg else int(not fresh)
-    a_in = ", ".join(f'"r"(a[{i}])' for i in range(4)) if a_regs else '"l"(da)'
+    params = "uint64_t da, uint64_t db, int scale_d" if scale_arg else "uint64_t da, uint64_t db"
     return (
         f"__device__ __forceinline__ void {name}(float (&d)[{n}], {params}) {{\n"
-        f'  asm volatile({asm}\n      : {outs}\n      : {a_in}, "l"(db), "r"({sd}));\n}}\n'
+        f'  asm volatile({asm}\n      : {outs}\n      : "l"(da), "l"(db), "r"({"scale_d" if scale_arg else 1}));\n}}\n'
     )
 
 
@@ -103,9 +87,9 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         "EPI_BUFS": config.epi_bufs,
         "PRODUCER_REGS": config.producer_regs,
         "CONSUMER_REGS": config.consumer_regs,
-        # absent otherwise: the other builds' sources stay as they were
-        **({"PROMOTE": 2 if config.promote_overlap else 3 if config.promote_rs else 1} if config.promote else {}),
+        **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
         **({"STREAMK": 1} if config.streamk else {}),
+        **({"EPI_DEFER": 1} if config.epi_defer and OUT_BYTES[out_kind] == 2 else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"SK_PAIR": 1} if config.split_pair else {}),
@@ -127,10 +111,6 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_
     # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
     # wgmma of the kernel (C7515) when zeroing instructions define them on one of several paths into the mainloop
     wrappers += wgmma_wrapper(config.bn, in_kind, kb, name="wgmma_tile_sd", scale_arg=True, a_mn=a_mn)
-    if config.promote_overlap:   # only these builds' sources carry it (every other build's hash stays as it was)
-        wrappers += wgmma_wrapper(config.bn, in_kind, kb, name="wgmma_tile_fresh", a_mn=a_mn, fresh=True)
-    if config.promote_rs:
-        wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_half_rs", scale_arg=True, a_regs=True)
     body = template().replace("//@@WGMMA@@", wrappers)
     return head + body
 
@@ -148,8 +128,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("pp", config.pingpong),
         ("rx", config.relaxed),
         ("pr", config.promote),
-        ("po", config.promote_overlap),
-        ("prs", config.promote_rs),
+        ("ed", config.epi_defer),
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
         ("sw", config.swap_ab),

@@ -52,12 +52,9 @@ class KernelConfig:
     producer_regs: int = 40  # setmaxnreg target of the producer warpgroup
     consumer_regs: int = 232  # setmaxnreg target of each consumer warpgroup
     promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
-    # with promote: the whole BN's partial into two alternating register sets, one stage's wgmmas running while the
-    # stage before is added (3 * BN/2 registers: BN <= 128)
-    promote_overlap: bool = False
-    # with promote (halves): each stage's A fragments loaded into registers once (ldmatrix) and fed to both halves'
-    # wgmmas, so A is read from shared memory once per stage, not once per half
-    promote_rs: bool = False
+    # 16-bit C of unsplit tiles: a tile's accumulators packed to 16 bits, staged and stored under the next tile's
+    # first wgmmas (fp32-output builds of such a variant are plain builds)
+    epi_defer: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
@@ -155,15 +152,14 @@ class KernelConfig:
         if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
                                "consumer warpgroup and BN a multiple of 8 up to 64")
+        if self.epi_defer and (not self.tma_store or self.splitk or self.streamk or self.splitk_fused or self.pingpong
+                               or self.swap_ab or self.promote or rows != 64 or self.bn % 64 or self.diag):
+            raise TcforgeError(f"{self}: the deferred epilogue needs the staged epilogue of unsplit tiles, one m64 "
+                               "block per consumer warpgroup, whole sub-tiles, no stream-K, ping-pong, swap or "
+                               "promotion")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
-        if self.promote_overlap and (not self.promote or self.bn > 128):
-            raise TcforgeError(f"{self}: overlapped promotion needs promote and BN <= 128 (totals and two partial "
-                               "sets: 3 * BN/2 registers)")
-        if self.promote_rs and (not self.promote or self.promote_overlap or self.bn > 256 or self.bk_bytes != 128):
-            raise TcforgeError(f"{self}: promotion with A in registers needs promote (halves, not overlapped), "
-                               "BN <= 256 and 128-byte K rows")
 
 
 @dataclass(frozen=True)
@@ -233,6 +229,13 @@ SWEEP += [
     Variant("tuned_cm2", 9, "rung 9 + relaxed slot release", replace(_R9, relaxed=True), True, 8, True),
     Variant("tuned", 9, "rung 9 without the cluster, relaxed release", replace(_R9, cm=1, relaxed=True), True, 8, True),
 ]
+# 16-bit C: each tile's accumulators packed to 16-bit pairs and stored under the next tile's first wgmmas (the
+# tensor core waits for the pack, not for the staging and the TMA stores); no split builds
+SWEEP += [
+    Variant("hoist_ed", 9, "rung 9 + deferred epilogue (16-bit C stored under the next tile's wgmmas)",
+            replace(_R9, epi_defer=True), True, 8),
+    Variant("tuned_ed", 9, "tuned + deferred epilogue", replace(_R9, cm=1, relaxed=True, epi_defer=True), True, 8),
+]
 
 # small M: a 64-row tile (one consumer warpgroup), no cluster, split-K when the tiles leave SMs idle
 SWEEP.append(
@@ -294,16 +297,12 @@ SWEEP.append(
     Variant("promote_cm1", 9, "promote without the cluster, relaxed release (as `tuned`)",
             replace(_R9, cm=1, relaxed=True, promote=True), True, 8, True)
 )
-# the halves above read each stage's A from shared memory twice (one wgmma chain per half); loaded once into
-# registers (ldmatrix, 16 per thread) A is read once, as in rung 9
-SWEEP.append(
-    Variant("promote_rs", 9, "promote with each stage's A fragments in registers, shared by both halves",
-            replace(_R9, promote=True, promote_rs=True), True, 8, True)
-)
-SWEEP.append(
-    Variant("promote_rs_cm1", 9, "promote_rs without the cluster, relaxed release (as `tuned`)",
-            replace(_R9, cm=1, relaxed=True, promote=True, promote_rs=True), True, 8, True)
-)
+# Also measured (commit 72f4e5a, gemm_small_s24_prom.json / gemm_energy_s24_prom.json; bit-identical to cuBLAS's
+# promoted output), not kept: the halves with each stage's A fragments loaded into registers once (ldmatrix) and
+# read by both halves' wgmmas, so A leaves shared memory once per stage (6-8 % slower than promote at 1560 MHz
+# against 1470-1500: stalls, not energy); and cuBLAS's promoted tile, 128x128 in a 2-CTA cluster with 6 stages,
+# with two alternating partial sets so a stage's wgmmas run while the one before is added (16-20 % slower; per
+# SM cycle 0.59 TFLOP/s per MHz against cuBLAS's 0.78 on the same tile)
 
 # stream-K for the last wave (the write-up's "what is left"): at 4096^3 the 256 cluster tiles fill 3.88 rounds of
 # the 66 clusters; the last 58 tiles' k-tiles are shared evenly instead, so every cluster ends at the same time
@@ -341,18 +340,6 @@ SWEEP += [
     ),
     Variant("t64_sk", 9, "t64 + stream-K (a launch t64 would split over K shares its units instead)",
             replace(_T64, streamk=True), True, 8, True),
-]
-# fp8 promotion on cuBLAS's own promoted tile (nvjet_sm90_qqtst_128x128_128x6_2x1: 128x128, 6 stages of K = 128, a
-# 2-CTA cluster): 64 totals per thread leave room for two partial sets, so a stage's wgmmas run while the stage
-# before is added (`promote` on rung 9's tile has room for one half-width set and waits for it twice per stage)
-_P128 = replace(_T128, cm=2, stages=6, promote=True, promote_overlap=True)
-SWEEP += [
-    Variant("promote128", 9, "fp8 promotion, 128x128 tile, 2-CTA cluster, 6 stages, alternating partial sets",
-            _P128, True, 8, True),
-    Variant("promote128_cm1", 9, "promote128 without the cluster, relaxed release",
-            replace(_P128, cm=1, relaxed=True), True, 8, True),
-    Variant("promote128_h", 9, "promote128 with one half-width partial set (as `promote`)",
-            replace(_P128, promote_overlap=False), True, 8, True),
 ]
 # Also measured at 128-1024 rows (gemm_small_s23_t64cm2_*.json), not kept: t64 in 2-CTA clusters along M sharing B
 # by multicast, as cuBLAS runs its 64x128 tiles at 256x4096x4096 — slower than t64 at 35 of 40 points (up to 21 %),
@@ -437,6 +424,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
+AUTO_DEFER = "hoist_ed"  # rung 9 with the deferred epilogue: `auto` where rung 9 runs unsplit with 16-bit C
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 # rung 9 without the cluster: `auto` instead of rung 9 where rung 9's cluster tiles fill one round, more than half of
 # it (no split), and M >= CM1_MIN_M. Measured (gemm_small_s22_cm.json, kernel time, three dtype pairs): 2048^3

@@ -7,10 +7,10 @@
 //   EPI_BUFS (staging buffers per consumer warpgroup: 2 = rungs 5-9; BN/EPI_N = the whole tile, stores never wait
 //   inside a tile)  PRODUCER_REGS / CONSUMER_REGS (setmaxnreg targets)
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
+//   EPI_DEFER (16-bit C, unsplit tiles: a tile's accumulators are packed to 16-bit pairs in registers and staged and
+//   stored only once the next tile's first wgmmas are issued, so the tensor core is idle for the pack, not the store)
 //   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
-//   totals, as cuBLAS does without use_fast_accum; PROMOTE 2: over the whole BN into two alternating partial sets,
-//   so one stage's wgmmas run while the stage before is added — 3 * BN/2 registers, BN <= 128; PROMOTE 3: the
-//   halves with each stage's A fragments loaded into registers once, read by both halves' wgmmas)
+//   totals, as cuBLAS does without use_fast_accum)
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
 //   clusters; a piece that ends before its unit's K does leaves its fp32 partial in a workspace slot, the cluster
 //   whose piece ends the unit's K adds the partials and stores the tile)
@@ -52,6 +52,9 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #endif
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
+#endif
+#ifndef EPI_DEFER
+#define EPI_DEFER 0
 #endif
 #ifndef DIAG
 #define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
@@ -98,14 +101,15 @@ static_assert(B_KMAJOR || BN % (64 * CM) == 0 || (CM == 1 && USE_TMA),
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
-static_assert(PROMOTE != 2 || BN <= 128, "pipelined promotion: totals and two partial sets, 3 * BN/2 registers");
-static_assert(PROMOTE != 3 || (BK_BYTES == 128 && !A_MN && BN <= 256), "promotion with A in registers: K-major A");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
 static_assert(!SK_PAIR || (SK_FUSED && CM == 1 && !PINGPONG), "pair split-K: an in-kernel split-K build, no cluster");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
+static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && OUT_BYTES == 2 && MI == 1 && BN % EPI_N == 0 && !SPLITK &&
+                             !STREAMK && !SK_FUSED && !PINGPONG && !TRANS_C && !DO_PROMOTE && DIAG == 0),
+              "deferred epilogue: unsplit 16-bit C of whole sub-tiles, one m64 block per consumer warpgroup");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
 static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= WG_ROWS),
@@ -252,14 +256,6 @@ __device__ __forceinline__ float scaled(float x, float alpha) {
 }
 __device__ __forceinline__ void st_shared_f2(uint32_t addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
-}
-// four 8x8 b16 matrices (16 fp8 bytes per row) from a 128-byte-swizzled K-major tile into the mma fragment layout:
-// this lane's row at `row_addr`, its 16-byte chunk `chunk` stored at chunk ^ (row % 8)
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t row_addr, int chunk, int row8) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(row_addr + ((chunk ^ row8) << 4))
-               : "memory");
 }
 // four 8x8 b16 matrices from the mma fragment layout into shared memory (row addresses from lanes 8i..8i+7)
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
@@ -650,6 +646,43 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
   }
 }
 
+#if EPI_DEFER
+// this warpgroup's tile as 16-bit pairs (scaled): C in half the accumulators' registers, so the next tile's wgmmas
+// can start before it is staged. p[q] holds acc[2q], acc[2q + 1], the pairs stmatrix takes from a fragment.
+__device__ __forceinline__ void pack_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[ACC_N / 2], float alpha) {
+#pragma unroll
+  for (int q = 0; q < ACC_N / 2; ++q) p[q] = pack_pair(scaled(acc[0][2 * q], alpha), scaled(acc[0][2 * q + 1], alpha));
+}
+// epilogue_tma's 16-bit path from packed pairs (called under the next tile's first wgmmas)
+__device__ __forceinline__ void epilogue_tma_packed(const uint32_t (&p)[ACC_N / 2], const TmaDesc* mapC, uint8_t* epi,
+                                                    int wg, int row0, int col0, uint32_t& epi_count) {
+  uint32_t lane, warp;
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(warp));
+  warp = (warp % 128) / 32;
+  constexpr int JS = EPI_N / 8;
+  const uint32_t frow = (lane % 8) + 8 * ((lane / 8) % 2);
+  const uint32_t fxor = ((lane / 16) ^ (lane % 8)) << 4;
+  const uint32_t warp_rows = smem_u32(epi) + wg * EPI_BUFS * EPI_BUF + warp * 16 * 128;
+#pragma unroll
+  for (int c = 0; c < BN / EPI_N; ++c) {
+    const uint32_t buf = warp_rows + (epi_count % EPI_BUFS) * EPI_BUF;
+    if (lane == 0) tma_store_wait_read<EPI_BUFS - 1>();
+    __syncwarp();
+    const uint32_t rows = buf + frow * 128;
+#pragma unroll
+    for (int jj = 0; jj < JS; jj += 2) {
+      const int q = (c * JS + jj) * 2;
+      stmatrix_x4(rows + ((jj * 16) ^ fxor), p[q], p[q + 1], p[q + 2], p[q + 3]);
+    }
+    fence_proxy_async();
+    __syncwarp();
+    if (lane == 0) tma_store(mapC, col0 + c * EPI_N, row0 + warp * 16, buf);
+    ++epi_count;
+  }
+}
+#endif
+
 __device__ __forceinline__ float load_alpha(const float* sa, const float* sb) {
   if constexpr (SPLITK) return 1.f;   // applied by the reduction
   float a = 1.f;
@@ -797,34 +830,13 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     const uint64_t da0 = desc_a(a_ring, __shfl_sync(0xffffffffu, wg, 0), 0, 0), db0 = desc_b(b_ring, 0);
     uint32_t it = 0, epi_count = 0, pair_it = 0;
     float acc[MI][ACC_N];
-#if PROMOTE == 3
-    // ldmatrix row address of this lane in stage 0 of A: lanes 8j..8j+7 address matrix j, rows (j & 1) * 8 + lane % 8
-    // of this warp's 16 (the fragment's a0..a3: rows r and r + 8, K bytes 0-15 and 16-31 of a k-step)
-    const uint32_t a_frag_row =
-        a_ring + (wg * 64 + (threadIdx.x % 128) / 32 * 16 + (lane / 8) % 2 * 8 + lane % 8) * BK_BYTES;
-#endif
-#if PROMOTE == 2
-    // stage `i` of the ring (the i-th consumed) summed by the tensor core into p (its old value not read), one group
-    auto promote_issue = [&](float (&p)[ACC_N], uint32_t i) {
-      const int s = i % STAGES;
-      mbar_wait(full_bar + s * 8, (i / STAGES) & 1);
-      wgmma_fence();
-      wgmma_tile_fresh(p, da0 + (uint64_t)((s * A_TILE) >> 4), db0 + (uint64_t)((s * B_TILE) >> 4));
-#pragma unroll
-      for (int ks = 1; ks < KSTEPS; ++ks)
-        wgmma_tile(p, da0 + (uint64_t)((s * A_TILE + ks * 32) >> 4), db0 + (uint64_t)((s * B_TILE + ks * 32) >> 4));
-      wgmma_commit();
-    };
-    // PROMOTE 2: stage i's partial p (its group retired) added into the fp32 totals; its slot is free
-    auto promote_add = [&](float (&t)[ACC_N], float (&p)[ACC_N], uint32_t i) {
-      fence_regs(p);
-#pragma unroll
-      for (int j = 0; j < ACC_N; ++j) t[j] += p[j];
-      if (lane == 0) release_slot(empty_bar + (i % STAGES) * 8);
-    };
-    auto promote_retire = [&](float (&t)[ACC_N], float (&p)[ACC_N], uint32_t i) {
-      wgmma_wait<1>();   // all but the newest group: stage i's
-      promote_add(t, p, i);
+#if EPI_DEFER
+    uint32_t packed[ACC_N / 2];   // the previous tile's C, packed, until the next tile's first wgmmas are issued
+    int pend_row0 = 0, pend_col0 = 0;
+    bool pend = false;
+    auto flush = [&]() {
+      epilogue_tma_packed(packed, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
+      pend = false;
     };
 #endif
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
@@ -833,58 +845,21 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) zero(acc[mi]);
       }
-#if PROMOTE == 2
-      if constexpr (DO_PROMOTE) {
-        // two partial sets over the whole BN: stage kt's wgmmas sum into one while stage kt-1's, retired by
-        // wait_group 1, is added into the totals and its slot freed (no wait for the tensor core inside a stage)
-        float part0[ACC_N], part1[ACC_N];
-        const int n = w.kt1 - w.kt0;
-        if (n > 0) {   // straight-line pairs, so ptxas can count the groups in flight (else it serialises, C7514)
-          promote_issue(part0, it++);
-          int j = 1;
-          for (; j + 1 < n; j += 2) {
-            promote_issue(part1, it);
-            promote_retire(acc[0], part0, it++ - 1);
-            promote_issue(part0, it);
-            promote_retire(acc[0], part1, it++ - 1);
-          }
-          if (j < n) {
-            promote_issue(part1, it);
-            promote_retire(acc[0], part0, it++ - 1);
-            wgmma_wait<0>();
-            promote_add(acc[0], part1, it - 1);
-          } else {
-            wgmma_wait<0>();
-            promote_add(acc[0], part0, it - 1);
-          }
-        }
-      } else
-#endif
       if constexpr (DO_PROMOTE) {
         // per stage and N half: the tensor core sums the stage's K (scale-d 0 on its first k-step), then the fp32
         // totals take the partial; the slot is free once both halves are read
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
           const int s = it % STAGES;
           mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
-#if PROMOTE == 3
-          // this warp's 16 rows of the stage's A, every k-step, as wgmma A fragments (both halves read them)
-          uint32_t afrag[KSTEPS][4];
-#pragma unroll
-          for (int ks = 0; ks < KSTEPS; ++ks) ldmatrix_x4(afrag[ks], a_frag_row + s * A_TILE, ks * 2 + lane / 16, lane % 8);
-#endif
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             float part[ACC_N / 2];
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < KSTEPS; ++ks) {
-              const uint64_t db = db0 + (uint64_t)((s * B_TILE + h * (BN / 2) * BK_BYTES + ks * 32) >> 4);
-#if PROMOTE == 3
-              wgmma_half_rs(part, afrag[ks], db, ks > 0);
-#else
               const uint64_t da = da0 + (uint64_t)((s * A_TILE + ks * 32) >> 4);
+              const uint64_t db = db0 + (uint64_t)((s * B_TILE + h * (BN / 2) * BK_BYTES + ks * 32) >> 4);
               wgmma_half(part, da, db, ks > 0);
-#endif
             }
             wgmma_commit();
             wgmma_wait<0>();
@@ -904,6 +879,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           if constexpr ((DIAG & 4) == 0)
             mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, kt == w.kt0);
           wgmma_commit();
+#if EPI_DEFER
+          if (pend) flush();   // the previous tile's C staged and stored while this k-tile's wgmmas run
+#endif
           wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
@@ -921,11 +899,16 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         if (M >= 0) return;
       }
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
+#if EPI_DEFER
+      pack_acc(acc, packed, alpha);   // staged and stored by flush() under the next tile's first wgmmas
+      pend_row0 = row0, pend_col0 = col0, pend = true;
+#else
       if constexpr (TMA_STORE && !SPLITK) {
         epilogue_tma(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
       } else {
         epilogue_direct(acc, reinterpret_cast<uint8_t*>(C) + split * ws_stride * OUT_BYTES, M, N, ldc, row0, col0, alpha);
       }
+#endif
     };
     int j = 0;
     sk_stamp(sk_flags, wg, 0);
@@ -999,6 +982,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         store(w, 0);
       });
     }
+#if EPI_DEFER
+    if (pend) flush();   // the last tile
+#endif
     if constexpr (TMA_STORE && !SPLITK) {
       if (threadIdx.x % 32 == 0) tma_store_wait_all();   // each warp's lane 0 issued its own stores
     }
