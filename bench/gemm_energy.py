@@ -168,9 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.check import cublas, fast_accum_peer, make_inputs
     from tcforge.gemm.validate import plan_matmul
-    from tcforge.gemm.variants import VARIANTS
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
@@ -197,8 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         # correct first: each launch against cuBLAS in its own accumulation mode (fp8: promoting variants against
         # the promoted default, the others against use_fast_accum=True), before anything is timed
         for v, fn in kernels.items():
-            promotes = in_kind == "e4m3" and v in VARIANTS and VARIANTS[v].config.promote
-            ref = cublas(a, b, sa, sb, out_kind, fast_accum=in_kind == "e4m3" and not promotes).float()
+            ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast_accum_peer(v, in_kind)).float()
             checks += check_against_cublas({v: fn}, ref, combo, out_kind)
         kernels.update(cublas_peers(a, b, sa, sb, in_kind, out_kind))
         names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}

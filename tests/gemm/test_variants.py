@@ -272,3 +272,13 @@ def test_diagnostic_builds_are_named_defined_and_refused_where_meaningless() -> 
         with pytest.raises(TcforgeError, match="diag"):
             bad.check()
     assert all(v.config.diag == 0 for v in VARIANTS.values())
+
+
+def test_the_cublas_mode_each_variant_is_compared_with() -> None:
+    """fp8 launches that do not promote are checked against cuBLAS's use_fast_accum=True output (their bits), the
+    promoting variants against its default; 16-bit inputs have one cuBLAS mode."""
+    from tcforge.gemm.check import fast_accum_peer
+
+    assert fast_accum_peer("hoist", "e4m3") and fast_accum_peer("auto", "e4m3") and fast_accum_peer("hoist_ed", "e4m3")
+    assert not fast_accum_peer("promote", "e4m3") and not fast_accum_peer("promote_cm1", "e4m3")
+    assert not fast_accum_peer("hoist", "bf16") and not fast_accum_peer("promote", "fp16")

@@ -72,22 +72,20 @@ def _check_against_cublas(prepared: Any, variant: str, a: Any, b: Any, sa: Any, 
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.check import cublas, rel_err
-    from tcforge.gemm.variants import VARIANTS
+    from tcforge.gemm.check import cublas, fast_accum_peer, rel_err
 
-    promotes = in_kind == "e4m3" and variant in VARIANTS and VARIANTS[variant].config.promote
+    fast = fast_accum_peer(variant, in_kind)
     api.POISON_OUTPUT = True
     try:
         prepared()
         torch.cuda.synchronize()
     finally:
         api.POISON_OUTPUT = False
-    ref = cublas(a, b, sa, sb, out_kind, fast_accum=in_kind == "e4m3" and not promotes).double()
+    ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast).double()
     err = rel_err(prepared.result(), ref)
     if not err <= peer_tolerance(in_kind, out_kind):
         raise ValueError(f"{variant} differs from cuBLAS by {err:.2e} (relative): not timed")
-    return {"check_rel_err_vs_cublas": err, "check_peer": "cublas_fast" if in_kind == "e4m3" and not promotes
-            else "cublas"}
+    return {"check_rel_err_vs_cublas": err, "check_peer": "cublas_fast" if fast else "cublas"}
 
 
 def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool) -> dict[str, Any]:

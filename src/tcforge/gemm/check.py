@@ -91,6 +91,15 @@ def cublas(a: Any, b: Any, sa: Any, sb: Any, out_kind: str, fast_accum: bool = F
         return torch.mm(a.float(), b.float())
 
 
+def fast_accum_peer(variant: str, in_kind: str) -> bool:
+    """Whether cuBLAS's like-for-like output for a launch of `variant` is its use_fast_accum=True one: fp8 launches
+    that do not promote accumulate in the tensor core as that mode does (bit-identical unsplit); the promoting
+    variants reproduce the default (promoted) mode, and 16-bit inputs have one mode."""
+    from tcforge.gemm.variants import VARIANTS
+
+    return in_kind == "e4m3" and not (variant in VARIANTS and VARIANTS[variant].config.promote)
+
+
 def rel_err(x: Any, ref: Any) -> float:
     """||x - ref|| / ||ref|| in float64 (inf when x holds NaN)."""
     import torch
