@@ -6,6 +6,7 @@ kernels' device time read with torch.profiler, so a slow shape shows whether the
 
 A variant written NAME@fused or NAME@planes forces how its split launches reduce (inside the kernel, or through
 fp32 planes and the reduction kernel); plain NAME lets the launcher choose (api.prepare_plan's split_mode="auto").
+NAME#S forces S splits over K (NAME#1: none), e.g. sw16#4@fused.
 `--a-col` stores 16-bit a column-major (a transposed view, the kernel's MN-major A operand; cuBLAS gets the same view).
 
 Writes bench/results/gemm_small[_TAG].json: per (shape, dtype pair, variant) the check (error vs float64 and its
@@ -75,15 +76,17 @@ def run(
             for spec in variants:
                 v, _, mode = spec.partition("@")
                 mode = mode or "auto"
+                v, _, forced = v.partition("#")
+                nsplit = int(forced) if forced else None
                 chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode,
-                                a_kmajor=akmajor)
+                                a_kmajor=akmajor, splits=nsplit)
                 api.POISON_OUTPUT = False
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
                                        "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "ok": chk.ok,
                                        "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
                 try:
                     plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
-                    prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode)
+                    prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode, splits=nsplit)
                     row["ran"] = refine_auto(plan, multiprocessor_count(plan.device_index)).variant.name
                     row["grid"] = prep.grid[0]
                     row["splits"] = prep.splits

@@ -63,7 +63,7 @@ def combos() -> list[tuple[str, str, bool]]:
 def run_one_variant(name: str, small: bool) -> None:
     """Child: every dtype pair / B layout / shape for one variant, one JSON line each on stdout."""
     from tcforge.gemm.check import check_one
-    from tcforge.gemm.variants import VARIANTS
+    from tcforge.gemm.variants import VARIANTS, pair_config
 
     shapes = SMALL_SHAPES if small else CHECK_SHAPES
     seed = 1
@@ -93,7 +93,8 @@ def run_one_variant(name: str, small: bool) -> None:
                 d = r.as_dict()
                 d["variant"] = f"{name}(splits=3, {mode})"
                 print(json.dumps(d), flush=True)
-    if not small and name in VARIANTS and VARIANTS[name].config.swap_ab:  # two splits through DSMEM (pair)
+    # two splits through DSMEM (pair): the swapped tiles outside a cluster (pair_config)
+    if not small and name in VARIANTS and pair_config(VARIANTS[name].config) is not None:
         for (in_kind, out_kind, bk), (m, n, k) in itertools.product(
                 (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)),
                 ((16, 4096, 4096), (13, 9000, 2048), (64, 300, 8192))):
@@ -196,6 +197,10 @@ def main() -> int:
                 if v.config.swap_ab:  # small M: a C tile narrower than the wgmma's N
                     r = check_one(v.name, *combo, 13, 300, 520, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(13 rows) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
+                if v.config.swap_ab and v.config.cm > 1:  # more 4-CTA clusters than are resident: several per CTA
+                    r = check_one(v.name, *combo, 13, 20000, 136, seed=5, with_cublas=False)
+                    print(f"sanitize-shot {v.name}(2 units per cluster) {combo[0]}->{combo[1]} ok={r.ok} {r.error}",
+                          flush=True)
                 if v.config.epi_defer:  # several tiles per CTA: a tile's C stored under the next tile's wgmmas
                     r = check_one(v.name, *combo, 2304, 2048, 128, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(2 tiles per CTA) {combo[0]}->{combo[1]} ok={r.ok} {r.error}",
@@ -204,7 +209,7 @@ def main() -> int:
                            ("promote_cm1", ("e4m3", "bf16", True)), ("t128", ("bf16", "bf16", True)),
                            ("t64", ("fp16", "fp32", False)), ("sw16", ("fp16", "fp32", False)),
                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True)),
-                           ("sw8", ("e4m3", "bf16", True)),
+                           ("sw8", ("e4m3", "bf16", True)), ("sw16c4", ("fp16", "fp32", False)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
                            ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
                            ("t64x192", ("fp16", "fp32", False))):

@@ -202,20 +202,22 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 
 
 def refine_auto(plan: Plan, sms: int) -> Plan:
-    """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round and M
-    >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144, 128x128 and 64x192 tiles (where
-    they need no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us` predicts
-    fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN); then, for M
-    <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is predicted faster
-    still. Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of
-    two rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
-    sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the kernel
-    where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3 0.61x ->
-    0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096 0.74-0.81x ->
-    0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320, 768x1536x1536 fp16 0.68x ->
-    0.79x with t64x192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x swapped; 1024x1024x65536 stays rung 9
-    with split-K). Rung 9 unsplit with 16-bit C runs its deferred-epilogue build (hoist_ed: each tile stored under
-    the next tile's first wgmmas). An explicit variant is never changed."""
+    """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round
+    and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144, 128x128 and 64x192 tiles
+    (where they need no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us`
+    predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
+    then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is
+    predicted faster still, run as its 128-row 4-CTA-cluster build (sw8c4 / sw16c4 / sw32c4) where that needs no
+    split and its clusters fill at least C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS).
+    Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
+    rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
+    sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
+    kernel where that pays (prepare_plan). Measured: bench/results/gemm_small*.json (1024^3 0.35x -> 0.85x; 1536^3
+    0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096
+    0.74-0.81x -> 0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320,
+    768x1536x1536 fp16 0.68x -> 0.79x with t64x192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x swapped;
+    1024x1024x65536 stays rung 9 with split-K). Rung 9 unsplit with 16-bit C runs its deferred-epilogue build
+    (hoist_ed: each tile stored under the next tile's first wgmmas). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
         AUTO_CM1,
@@ -231,10 +233,12 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SMALL_WIDE_AUTO,
         SQUARE_AUTO,
         STREAMK_MIN_GAIN,
+        SWAP_C4,
         SWAP_MAX_M,
         TILE_MARGIN,
         VARIANTS,
         WIDE_AUTO,
+        c4_fills,
         estimate_us,
         swap_order,
     )
@@ -292,6 +296,12 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
             t = estimate_us(VARIANTS[name], *args, **kw)
             if t < t_best:
                 best, t_best = VARIANTS[name], t
+        # a long N: the fitting swapped width's 128-row tile in 4-CTA clusters, where those fill their last round
+        # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds)
+        c4 = VARIANTS.get(SWAP_C4.get(best.config.bn, "")) if best.config.swap_ab else None
+        if (c4 is not None and best.name == swap_order(plan.m)[0] and choose_splits(c4.config, *args) == 1
+                and c4_fills(c4.config, plan.m, plan.n, sms)):
+            best = c4
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
     # rung 9 unsplit with 16-bit C (in more than one round: one round runs `tuned`): its build that stores each tile

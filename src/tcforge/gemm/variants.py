@@ -417,6 +417,25 @@ SWEEP += [
             "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
     for bn, st in ((8, 18), (16, 18), (32, 16), (64, 12))
 ]
+# skinny launches with a long N (16x14336x4096): a 128-row swapped tile (two consumers of 64 rows sharing the
+# activations in shared memory) in 4-CTA clusters along the kernel's M that multicast the activations (the kernel's
+# B, A^T) — cuBLAS's nvjet_..._128x16_64x11_4x1 at 16x14336x4096 fp16. A 64-row swapped tile streams B at ~35-40 GB/s
+# per SM, so HBM is saturated only when ~110+ SMs stream at once: 224 tiles of 64 rows run 1.7 rounds of 132 SMs, 28
+# clusters of four 128-row tiles one round of 112. Measured (bench/results/gemm_small_s25c4_*.json, graph-timed, x
+# cuBLAS, fp16->fp32 / bf16 / e4m3 for M = 8, 16, 32 and both B layouts): where the clusters fill >= 85 % of the
+# last round (N = 14336: 28 of the 30 resident clusters; 28672: 26 of 30) 2-7 % faster than the 64-row tile; at 80 %
+# (12288) 4-10 % slower, with a thin second round (16384: 32 clusters) 25 % slower (api.refine_auto: C4_MIN_FILL).
+# Also measured, not kept (gemm_small_s25_m16/m32/m64b.json, gemm_small_s25r_*.json): the 64-row swapped tiles in
+# 2-CTA clusters (cuBLAS's 64x16 2x1 for bf16: ours 2-18 % slower than without the cluster), the 128-row tile without
+# a cluster (level with the 64-row tile), relaxed slot release for the swapped tiles (within +-1 %), and split counts
+# that fill the rounds (16x14336x4096 split 4: 896 units, 97 % of 7 rounds — 30-60 % slower: with several units per
+# CTA each split unit costs 2-4 us, which is why choose_splits never gives a CTA more than one)
+SWEEP += [
+    Variant(f"sw{bn}c4", 9, f"swapped product: 128 columns of C x {bn} rows per tile (two consumers), 4-CTA clusters "
+            "multicasting the activations, 10 stages, persistent + split-K + hoisted",
+            replace(_SW, bm=128, nc=2, bn=bn, stages=st, cm=4), True, 8, True)
+    for bn, st in ((8, 10), (16, 10), (32, 9))
+]
 
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
 
@@ -444,6 +463,9 @@ SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better t
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
+SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4"}  # the 4-CTA-cluster build of each swapped width, by its BN
+C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
+C4_RESIDENT_PER_SM = 30 / 132  # 4-CTA clusters of these builds resident at once (cudaOccupancyMaxActiveClusters)
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
 
@@ -509,10 +531,12 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 # (gemm_small_s23_t64w_*.json: 6-27 us, within 11 %).
 COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 160, 1): 0.57,
               (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 192, 1): 0.40, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
-              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20}  # 64 x 8..64: swapped
+              (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20,  # 64 x 8..64: swapped
+              (128, 8, 4): 0.30, (128, 16, 4): 0.30, (128, 32, 4): 0.32}  # 128 x 8..32 swapped, 4-CTA clusters
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
-                 (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0}
+                 (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
+                 (128, 32, 4): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
@@ -641,7 +665,7 @@ def pair_config(config: KernelConfig) -> KernelConfig | None:
     """The pair split-K build of a config (two splits, the partial moved by DSMEM inside a 2-CTA cluster), or None
     where it does not apply: the swapped tiles only, where the receive slot fits beside the ring (rung 9 and t64 have
     no room for it). Measured 0-0.5 us faster than the in-kernel reduction through L2 slots, the same bits."""
-    if not (config.swap_ab and config.use_tma):
+    if not (config.swap_ab and config.use_tma) or config.cm > 1:
         return None
     pair = replace(split_config(config), split_pair=True)
     return pair if pair.smem_total() <= MAX_SMEM else None
@@ -665,6 +689,14 @@ def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
     """Output tiles of an M x N launch, one per cluster (BM*CM rows x BN columns): the kernel's units before split-K."""
     km, kn = kernel_dims(config, m, n)
     return _cdiv(km, config.bm * config.cm) * _cdiv(kn, config.bn)
+
+
+def c4_fills(config: KernelConfig, m: int, n: int, sms: int) -> bool:
+    """Whether a 4-CTA-cluster swapped build's clusters fill at least C4_MIN_FILL of their last round of resident
+    clusters (where fewer stream B at once, its SMs cannot keep HBM busy: measured slower than the 64-row tile)."""
+    resident = max(1, int(sms * C4_RESIDENT_PER_SM))
+    last = cluster_tiles(config, m, n) % resident or resident
+    return last >= C4_MIN_FILL * resident
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
