@@ -121,10 +121,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--a-col", action="store_true", help="16-bit a column-major (fp8 a stays row-major)")
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch (PDL)")
+    ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
+                    help="L2 promotion of every operand tensor map (0 none, 1 64B, 2 128B, 3 256B; default: by tile, "
+                         "api.l2_promotion)")
     args = ap.parse_args(argv)
     from tcforge.gemm import api
 
     api.PDL = api.PDL and not args.no_pdl
+    if args.l2_promotion is not None:
+        api.L2_PROMOTION = args.l2_promotion
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     combos = [tuple(c.split(":")) for c in args.combos.split(",")]
     t0 = time.time()
@@ -134,7 +139,7 @@ def main(argv: list[str]) -> int:
     path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timing": "do_bench_cudagraph median",
-            "pdl": api.PDL, "seconds": time.time() - t0}
+            "pdl": api.PDL, "l2_promotion": api.L2_PROMOTION, "seconds": time.time() - t0}
     path.write_text(json.dumps({**meta, "rows": rows}, indent=1))
     print(f"wrote {path} ({len(rows)} rows, {sum(not r['ok'] for r in rows)} failed checks)")
     return 0

@@ -284,3 +284,23 @@ def test_the_cublas_mode_each_variant_is_compared_with() -> None:
     assert fast_accum_peer("hoist", "e4m3") and fast_accum_peer("auto", "e4m3") and fast_accum_peer("hoist_ed", "e4m3")
     assert not fast_accum_peer("promote", "e4m3") and not fast_accum_peer("promote_cm1", "e4m3")
     assert not fast_accum_peer("hoist", "bf16") and not fast_accum_peer("promote", "fp16")
+
+
+def test_l2_promotion_is_128_bytes_for_the_swapped_tiles_and_256_for_the_rest() -> None:
+    """The operand maps' L2 promotion by tile: 128 B where a swapped small-M tile streams each weight row 128 bytes
+    per k-tile (measured 2-4 % faster than 256 B at 8-32 x 14336 x 4096, gemm_small_s25l2b_*.json), 256 B elsewhere;
+    api.L2_PROMOTION forces one value for every launch (the bench's --l2-promotion)."""
+    from tcforge.gemm import api
+    from tcforge.runtime.tensormap import L2_PROMOTION_128B, L2_PROMOTION_256B
+
+    saved = api.L2_PROMOTION
+    try:
+        api.L2_PROMOTION = None
+        assert api.l2_promotion(VARIANTS["sw16c4"].config) == L2_PROMOTION_128B
+        assert api.l2_promotion(VARIANTS["sw64"].config) == L2_PROMOTION_128B
+        assert api.l2_promotion(VARIANTS["hoist_ed"].config) == L2_PROMOTION_256B
+        assert api.l2_promotion(VARIANTS["t64"].config) == L2_PROMOTION_256B
+        api.L2_PROMOTION = 1
+        assert api.l2_promotion(VARIANTS["sw16"].config) == api.l2_promotion(VARIANTS["hoist"].config) == 1
+    finally:
+        api.L2_PROMOTION = saved

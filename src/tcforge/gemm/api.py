@@ -40,6 +40,21 @@ POISON_OUTPUT = False
 # memory (griddepcontrol.wait), so results are the same. Used where variants.pdl_pays says it was measured faster;
 # TCFORGE_PDL=0 (or api.PDL = False) launches everything plainly.
 PDL = os.environ.get("TCFORGE_PDL", "1") != "0"
+# L2 promotion of the operands' tensor maps (tensormap.L2_PROMOTION_*: 0 none, 1 64B, 2 128B, 3 256B). None: by tile
+# (l2_promotion); a number forces it for every launch (bench/gemm_small.py --l2-promotion, TCFORGE_L2_PROMOTION)
+_L2_ENV = os.environ.get("TCFORGE_L2_PROMOTION")
+L2_PROMOTION: int | None = int(_L2_ENV) if _L2_ENV else None
+
+
+def l2_promotion(config: KernelConfig) -> int:
+    """L2 promotion of a launch's operand maps: 128 B for the swapped small-M tiles, which stream each weight row 128
+    bytes per k-tile (16x14336x4096 and 16x11008x4096: 2-3 % faster than with 256 B, gemm_small_s25l2_*.json), 256 B
+    for the others (4096^3, 256x4096x4096: no difference measured)."""
+    if L2_PROMOTION is not None:
+        return L2_PROMOTION
+    from tcforge.runtime.tensormap import L2_PROMOTION_128B, L2_PROMOTION_256B
+
+    return L2_PROMOTION_128B if config.swap_ab else L2_PROMOTION_256B
 
 
 def matmul(
@@ -447,16 +462,21 @@ def prepare_plan(
             ka_ptr, k_lda, kb_ptr, k_ldb = kb_ptr, k_ldb, ka_ptr, k_lda
         if cfg.use_tma:
             dt = tma_dtype(plan.in_kind)
+            promo = l2_promotion(cfg)
             if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
                 # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
-                map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128)
+                map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128,
+                                        l2_promotion=promo)
             else:
-                map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes)
+                map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes,
+                                        l2_promotion=promo)
             if plan.b_kmajor or cfg.swap_ab:
                 box_b = [bk, cfg.b_box_rows]
-                map_b = tm.encode_tiled(dt, ib, kb_ptr, [kp, kn], [k_ldb * ib], box_b, swizzle=cfg.bk_bytes)
+                map_b = tm.encode_tiled(dt, ib, kb_ptr, [kp, kn], [k_ldb * ib], box_b, swizzle=cfg.bk_bytes,
+                                        l2_promotion=promo)
             else:
-                map_b = tm.encode_tiled(dt, ib, kb_ptr, [kn, kp], [k_ldb * ib], [64, bk], swizzle=128)
+                map_b = tm.encode_tiled(dt, ib, kb_ptr, [kn, kp], [k_ldb * ib], [64, bk], swizzle=128,
+                                        l2_promotion=promo)
         else:
             map_a = map_b = tm.TensorMap.zeros()
         if cfg.tma_store and not cfg.splitk:
