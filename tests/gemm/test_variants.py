@@ -302,5 +302,8 @@ def test_l2_promotion_is_128_bytes_for_the_swapped_tiles_and_256_for_the_rest() 
         assert api.l2_promotion(VARIANTS["t64"].config) == L2_PROMOTION_256B
         api.L2_PROMOTION = 1
         assert api.l2_promotion(VARIANTS["sw16"].config) == api.l2_promotion(VARIANTS["hoist"].config) == 1
+        api.L2_PROMOTION = 4
+        with pytest.raises(TcforgeError, match="L2_PROMOTION must be None or 0..3"):
+            api.l2_promotion(VARIANTS["sw16"].config)
     finally:
         api.L2_PROMOTION = saved

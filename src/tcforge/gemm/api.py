@@ -41,16 +41,18 @@ POISON_OUTPUT = False
 # TCFORGE_PDL=0 (or api.PDL = False) launches everything plainly.
 PDL = os.environ.get("TCFORGE_PDL", "1") != "0"
 # L2 promotion of the operands' tensor maps (tensormap.L2_PROMOTION_*: 0 none, 1 64B, 2 128B, 3 256B). None: by tile
-# (l2_promotion); a number forces it for every launch (bench/gemm_small.py --l2-promotion, TCFORGE_L2_PROMOTION)
-_L2_ENV = os.environ.get("TCFORGE_L2_PROMOTION")
-L2_PROMOTION: int | None = int(_L2_ENV) if _L2_ENV else None
+# (l2_promotion); a number forces it for every launch (bench/gemm_small.py --l2-promotion)
+L2_PROMOTION: int | None = None
 
 
 def l2_promotion(config: KernelConfig) -> int:
     """L2 promotion of a launch's operand maps: 128 B for the swapped small-M tiles, which stream each weight row 128
-    bytes per k-tile (16x14336x4096 and 16x11008x4096: 2-3 % faster than with 256 B, gemm_small_s25l2_*.json), 256 B
-    for the others (4096^3, 256x4096x4096: no difference measured)."""
+    bytes per k-tile (8-32 x 14336 x 4096 and 16x28672x4096 2-4 % faster than with 256 B, 16x11008x4096 0-2 %:
+    gemm_small_s25l2_*.json, gemm_small_s25l2b_*.json), 256 B for the others (4096^3, 256x4096x4096: no difference
+    measured)."""
     if L2_PROMOTION is not None:
+        if L2_PROMOTION not in (0, 1, 2, 3):
+            raise TcforgeError(f"api.L2_PROMOTION must be None or 0..3 (none, 64B, 128B, 256B), got {L2_PROMOTION!r}")
         return L2_PROMOTION
     from tcforge.runtime.tensormap import L2_PROMOTION_128B, L2_PROMOTION_256B
 

@@ -425,7 +425,7 @@ SWEEP += [
 # cuBLAS, fp16->fp32 / bf16 / e4m3 for M = 8, 16, 32 and both B layouts): where the clusters fill >= 85 % of the
 # last round (N = 14336: 28 of the 30 resident clusters; 28672: 26 of 30) 2-7 % faster than the 64-row tile; at 80 %
 # (12288) 4-10 % slower, with a thin second round (16384: 32 clusters) 25 % slower (api.refine_auto: C4_MIN_FILL).
-# Also measured, not kept (gemm_small_s25_m16/m32/m64b.json, gemm_small_s25r_*.json): the 64-row swapped tiles in
+# Also measured, not kept (gemm_small_s25_cl_m16/m32/m64.json, gemm_small_s25r_*.json): the 64-row swapped tiles in
 # 2-CTA clusters (cuBLAS's 64x16 2x1 for bf16: ours 2-18 % slower than without the cluster), the 128-row tile without
 # a cluster (level with the 64-row tile), relaxed slot release for the swapped tiles (within +-1 %), and split counts
 # that fill the rounds (16x14336x4096 split 4: 896 units, 97 % of 7 rounds — 30-60 % slower: with several units per
