@@ -432,7 +432,7 @@ SWEEP += [
 # CTA each split unit costs 2-4 us, which is why choose_splits never gives a CTA more than one)
 SWEEP += [
     Variant(f"sw{bn}c4", 9, f"swapped product: 128 columns of C x {bn} rows per tile (two consumers), 4-CTA clusters "
-            "multicasting the activations, 10 stages, persistent + split-K + hoisted",
+            f"multicasting the activations, {st} stages, persistent + split-K + hoisted",
             replace(_SW, bm=128, nc=2, bn=bn, stages=st, cm=4), True, 8, True)
     for bn, st in ((8, 10), (16, 10), (32, 9))
 ]
