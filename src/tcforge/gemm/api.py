@@ -315,9 +315,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
                 best, t_best = VARIANTS[name], t
         # a long N: the fitting swapped width's 128-row tile in 4-CTA clusters, where those fill their last round
         # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds)
-        c4 = VARIANTS.get(SWAP_C4.get(best.config.bn, "")) if best.config.swap_ab else None
-        if (c4 is not None and best.name == swap_order(plan.m)[0] and choose_splits(c4.config, *args) == 1
-                and c4_fills(c4.config, plan.m, plan.n, sms)):
+        c4 = VARIANTS.get(SWAP_C4.get(best.config.bn, "")) if best.name == swap_order(plan.m)[0] else None
+        if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_fills(c4.config, plan.m, plan.n, sms):
             best = c4
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
