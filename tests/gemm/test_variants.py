@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
@@ -307,3 +308,34 @@ def test_l2_promotion_is_128_bytes_for_the_swapped_tiles_and_256_for_the_rest() 
             api.l2_promotion(VARIANTS["sw16"].config)
     finally:
         api.L2_PROMOTION = saved
+
+
+def test_poisoned_result_poisons_only_the_one_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benches' check before timing runs a launch with api.POISON_OUTPUT set (its output NaN-filled first) and
+    restores the flag afterwards, also when the launch fails; it returns the launch's result."""
+    import types
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import poisoned_result
+
+    # no GPU (nor torch) needed: a stand-in torch whose synchronize does nothing
+    fake_torch = types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    seen = []
+
+    class Launch:
+        def __call__(self) -> None:
+            seen.append(api.POISON_OUTPUT)
+
+        def result(self) -> str:
+            return "C"
+
+    class Failing(Launch):
+        def __call__(self) -> None:
+            raise RuntimeError("launch failed")
+
+    monkeypatch.setattr(api, "POISON_OUTPUT", False)
+    assert poisoned_result(Launch()) == "C" and seen == [True] and api.POISON_OUTPUT is False
+    with pytest.raises(RuntimeError, match="launch failed"):
+        poisoned_result(Failing())
+    assert api.POISON_OUTPUT is False

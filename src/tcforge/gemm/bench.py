@@ -69,20 +69,12 @@ def _check_against_cublas(prepared: Any, variant: str, a: Any, b: Any, sa: Any, 
                           out_kind: str) -> dict[str, Any]:
     """Correct first: one launch with its output poisoned (NaN), compared with cuBLAS in the same accumulation
     mode (fp8: use_fast_accum=True unless the variant promotes); raises ValueError if it disagrees."""
-    import torch
-
-    from tcforge.gemm import api
-    from tcforge.gemm.check import cublas, fast_accum_peer, rel_err
+    from tcforge.gemm.check import cublas, fast_accum_peer, poisoned_result, rel_err
 
     fast = fast_accum_peer(variant, in_kind)
-    api.POISON_OUTPUT = True
-    try:
-        prepared()
-        torch.cuda.synchronize()
-    finally:
-        api.POISON_OUTPUT = False
+    out = poisoned_result(prepared)
     ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast).double()
-    err = rel_err(prepared.result(), ref)
+    err = rel_err(out, ref)
     if not err <= peer_tolerance(in_kind, out_kind):
         raise ValueError(f"{variant} differs from cuBLAS by {err:.2e} (relative): not timed")
     return {"check_rel_err_vs_cublas": err, "check_peer": "cublas_fast" if fast else "cublas"}
@@ -90,7 +82,6 @@ def _check_against_cublas(prepared: Any, variant: str, a: Any, b: Any, sa: Any, 
 
 def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool) -> dict[str, Any]:
     """Check one variant against cuBLAS on fresh random inputs, then time both back to back on them."""
-
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul

@@ -100,6 +100,24 @@ def fast_accum_peer(variant: str, in_kind: str) -> bool:
     return in_kind == "e4m3" and not (variant in VARIANTS and VARIANTS[variant].config.promote)
 
 
+def poisoned_result(prepared: Any) -> Any:
+    """One launch of a prepared GEMM (api.prepare_plan) with its output filled with NaN first (api.POISON_OUTPUT, set
+    for this launch only), returned once it is done: any value the kernel did not write stays NaN. The benches'
+    check before timing."""
+    import torch
+
+    from tcforge.gemm import api
+
+    saved = api.POISON_OUTPUT
+    api.POISON_OUTPUT = True
+    try:
+        prepared()
+        torch.cuda.synchronize()
+    finally:
+        api.POISON_OUTPUT = saved
+    return prepared.result()
+
+
 def rel_err(x: Any, ref: Any) -> float:
     """||x - ref|| / ||ref|| in float64 (inf when x holds NaN)."""
     import torch
