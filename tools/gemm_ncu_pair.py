@@ -62,6 +62,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--variants", default="hoist")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--b-col", action="store_true", help="16-bit B column-major (fp8 B always is)")
+    ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
+                    help="L2 promotion of every operand tensor map (0 none .. 3 256B; default: api.l2_promotion)")
     args = ap.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
@@ -76,6 +78,7 @@ def main(argv: list[str]) -> int:
     from gemm_energy import check_against_cublas
 
     m, n, k = (int(x) for x in args.shape.split("x"))
+    api.L2_PROMOTION = args.l2_promotion
 
     def launch(v: str, in_kind: str, out_kind: str, seed: int) -> object:
         """Variant v prepared on fresh inputs (seeded)."""

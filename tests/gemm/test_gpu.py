@@ -437,6 +437,25 @@ def test_pdl_chain_reads_each_previous_output(variant: str, m: int) -> None:
             assert torch.equal(x, y), (fp8, i, int((x != y).sum()))
 
 
+def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
+    """`auto` at 16 x 11008 x 4096 runs sw16c4 (22 of the resident clusters) without PDL, at 16 x 14336 x 4096 (28)
+    with it (variants.pdl_pays; the driver's residency count decides), and both outputs match float64."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
+    from tcforge.gemm.validate import plan_matmul
+
+    for n, pdl in ((11008, False), (14336, True)):
+        a = torch.randn(16, 4096, device="cuda").half()
+        b = torch.randn(n, 4096, device="cuda").half().t()  # column-major, as the swapped tiles read the weights
+        plan = api.refine_auto(plan_matmul(a, b), api.multiprocessor_count(plan_matmul(a, b).device_index))
+        assert plan.variant.name == "sw16c4", (n, plan.variant.name)
+        prepared = api.prepare_plan(plan, a, b)
+        assert prepared.pdl is pdl, n
+        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
+
+
 @pytest.mark.parametrize(("variant", "combo"), [("auto", ("fp16", "fp32")), ("hoist", ("bf16", "bf16")),
                                                 ("auto", ("e4m3", "bf16")), ("promote", ("e4m3", "fp32"))])
 def test_bench_checks_each_launch_against_cublas_before_timing(variant: str, combo: tuple) -> None:

@@ -255,6 +255,22 @@ def test_pdl_policy_follows_the_measured_points() -> None:
     assert not policy("hoist", 4096, 4096, 4096) and not policy("hoist", 4096, 4096, 4096, "bf16")
 
 
+def test_pdl_is_off_for_one_underfilled_round_of_4_cta_swapped_clusters() -> None:
+    """gemm_small_s26_pdlmap*.json: a 4-CTA-cluster swapped launch of one round under C4_MIN_FILL of the resident
+    clusters ran 3-6 us per GEMM slower with PDL; with most of a round, two rounds or a split it ran faster."""
+    from tcforge.gemm.variants import VARIANTS, pdl_pays
+
+    c4, sw = VARIANTS["sw16c4"].config, VARIANTS["sw16"].config
+    assert not pdl_pays(c4, "bf16", 22, 22, 64, 1, 30)  # 16x11008x4096: 22 of 30 clusters
+    assert not pdl_pays(c4, "e4m3", 18, 18, 32, 1, 30)  # 16x9216x4096
+    assert not pdl_pays(c4, "bf16", 24, 24, 32, 1, 30)  # 16x12288x2048: 24 of 30 (0.80)
+    assert pdl_pays(c4, "bf16", 26, 26, 64, 1, 30)  # 16x13312x4096: 26 of 30 (0.87)
+    assert pdl_pays(c4, "bf16", 32, 30, 64, 1, 30)  # 16x16384x4096: a second round
+    assert pdl_pays(c4, "bf16", 32, 30, 16, 2, 30)  # 16x8192x2048: split over K
+    assert pdl_pays(c4, "bf16", 22, 22, 64, 1)  # no residency count: as every swapped launch
+    assert pdl_pays(sw, "bf16", 172, 132, 64, 1, 30)  # the 64-row tile keeps it
+
+
 def test_diagnostic_builds_are_named_defined_and_refused_where_meaningless() -> None:
     """`diag` (bench/gemm_bound.py): a #define and a tag suffix only when set, so every other build's source (and
     cache key) is unchanged; refused outside 1..7 and on split, stream-K, promoting, ping-pong or cp.async builds;

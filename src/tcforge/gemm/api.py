@@ -14,6 +14,7 @@ from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.streamk import fits_int32
 from tcforge.gemm.validate import Plan, plan_matmul
 from tcforge.gemm.variants import (
+    C4_RESIDENT_PER_SM,
     IN_BYTES,
     OUT_BYTES,
     OUT_KINDS,
@@ -225,7 +226,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
     then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is
     predicted faster still, run as its 128-row 4-CTA-cluster build (sw8c4 / sw16c4 / sw32c4) where that needs no
-    split and its clusters fill at least C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS).
+    split and its clusters fill at least C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or
+    one round at most C4_LOW_FILL of it (launched without PDL; 16x11008x4096 fp8 0.81x -> 0.97x).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -255,7 +257,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         TILE_MARGIN,
         VARIANTS,
         WIDE_AUTO,
-        c4_fills,
+        c4_pays,
         estimate_us,
         swap_order,
     )
@@ -314,9 +316,14 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
             if t < t_best:
                 best, t_best = VARIANTS[name], t
         # a long N: the fitting swapped width's 128-row tile in 4-CTA clusters, where those fill their last round
-        # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds)
-        c4 = VARIANTS.get(SWAP_C4.get(best.config.bn, "")) if best.name == swap_order(plan.m)[0] else None
-        if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_fills(c4.config, plan.m, plan.n, sms):
+        # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds) or are
+        # one round of at most 3/4 of it (16x11008x4096: 22 clusters against 172 64-row tiles in 1.3 rounds)
+        # — over the fitting swapped tile, or over whatever else the model prefers where it predicts the cluster
+        # build faster still (16x9216x4096: the 64x128 tile)
+        fit = VARIANTS[swap_order(plan.m)[0]]
+        c4 = VARIANTS.get(SWAP_C4.get(fit.config.bn, ""))
+        if (c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(c4.config, plan.m, plan.n, sms)
+                and (best is fit or estimate_us(c4, *args, **kw) < t_best)):
             best = c4
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
@@ -491,11 +498,11 @@ def prepare_plan(
         units = cluster_tiles(cfg, m, n) * nsplit
         num_kt = _ceil(kp, bk)
         sk_units = 0
+        resident = None
         if plan.variant.persistent:
             # clusters of 4+ are sized by the driver (a GPC holds fewer of them than SMs / 4); pairs keep SMs / 2, the
             # grid every measured ladder figure used. Stream-K owners wait for other clusters' partials, so every
             # cluster must be resident: the driver's count is required there (no count, no stream-K).
-            resident = None
             if cfg.cm >= 4 or cfg.streamk:
                 resident = resident_clusters(fn, cfg.threads, cfg.smem_bytes(), cfg.cm, sms)
             clusters = persistent_clusters(units, sms, cfg.cm, resident)
@@ -570,7 +577,9 @@ def prepare_plan(
         keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
-        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit)
+        # a 4-CTA-cluster launch's PDL depends on how many of its resident clusters it fills (pdl_pays)
+        c4_resident = (resident or int(sms * C4_RESIDENT_PER_SM)) if plan.variant.persistent and cfg.cm >= 4 else 0
+        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit, c4_resident)
         return Prepared(
             fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit, pdl
         )

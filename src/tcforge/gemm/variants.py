@@ -465,6 +465,10 @@ SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K 
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4"}  # the 4-CTA-cluster build of each swapped width, by its BN
 C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
+# ... or where one round of them fills at most this much of the resident clusters, launched without PDL (pdl_pays):
+# 16 x 9216-11008 x 2048-4096 and 32 x 11008 x 2048-4096, 17-22 clusters, 7-22 % faster than the 64-row tile
+# (gemm_small_s26_pdlmap*.json); at 24 clusters (12288) level with it or up to 10 % slower, so not taken there
+C4_LOW_FILL = 0.75
 C4_RESIDENT_PER_SM = 30 / 132  # 4-CTA clusters of these builds resident at once (cudaOccupancyMaxActiveClusters)
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
@@ -637,7 +641,9 @@ def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
 PDL_MAX_KTILES = 16
 
 
-def pdl_pays(config: KernelConfig, in_kind: str, units: int, ctas: int, num_kt: int, splits: int) -> bool:
+def pdl_pays(
+    config: KernelConfig, in_kind: str, units: int, ctas: int, num_kt: int, splits: int, resident: int = 0
+) -> bool:
     """Whether a launch of `units` work units (tiles x splits) on `ctas` CTAs (clusters for clustered builds) is
     made with programmatic dependent launch. Measured, each point with and without it in one run
     (gemm_pdl_s16b*.json, gemm_pdl_s16c*.json, gemm_pdl_s16e_mid.json): the swapped tiles 0.4-0.8 us faster at every
@@ -645,7 +651,12 @@ def pdl_pays(config: KernelConfig, in_kind: str, units: int, ctas: int, num_kt: 
     +5-10 %, rung 9 2048^3 +4 %, 4096^3 within noise); 16-bit t64 faster with <= 16 k-tiles per CTA (1024^3 7.4 ->
     6.7 us, 128x4096x1024) but 1-9 % slower with 32-64 (128-512 x 4096 x 4096, 64 x 14336 x 4096), rung 9 and t192
     within +-2 %. The cause of the 16-bit loss is not found (the cubin is the same; only the launch attribute
-    differs)."""
+    differs). Not for an unsplit 4-CTA-cluster swapped launch whose clusters fill under C4_MIN_FILL of the `resident`
+    ones in one round (16 and 32 x 9216-12288 x 2048-4096: graph-timed 3-6 us per GEMM slower with PDL than without,
+    where the kernel alone takes 6-25 us; gemm_small_s26_pdlmap*.json): with four or more rounds' worth of idle SMs
+    the next launch's early clusters cost more than the overlap gives (cause not found)."""
+    if config.swap_ab and config.cm >= 4 and splits == 1 and resident and units < C4_MIN_FILL * resident:
+        return False
     if config.swap_ab or in_kind == "e4m3":
         return True
     return _cdiv(units, max(1, ctas)) * _cdiv(num_kt, max(1, splits)) <= PDL_MAX_KTILES
@@ -691,12 +702,14 @@ def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
     return _cdiv(km, config.bm * config.cm) * _cdiv(kn, config.bn)
 
 
-def c4_fills(config: KernelConfig, m: int, n: int, sms: int) -> bool:
-    """Whether a 4-CTA-cluster swapped build's clusters fill at least C4_MIN_FILL of their last round of resident
-    clusters (where fewer stream B at once, its SMs cannot keep HBM busy: measured slower than the 64-row tile)."""
+def c4_pays(config: KernelConfig, m: int, n: int, sms: int) -> bool:
+    """Whether `auto` runs a 4-CTA-cluster swapped build: its clusters fill at least C4_MIN_FILL of their last round
+    of resident clusters, or they are one round filling at most C4_LOW_FILL of it (launched without PDL there:
+    pdl_pays). Between the two, and with a thin last round, measured slower than the 64-row tile."""
     resident = max(1, int(sms * C4_RESIDENT_PER_SM))
-    last = cluster_tiles(config, m, n) % resident or resident
-    return last >= C4_MIN_FILL * resident
+    tiles = cluster_tiles(config, m, n)
+    last = tiles % resident or resident
+    return last >= C4_MIN_FILL * resident or tiles <= C4_LOW_FILL * resident
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
