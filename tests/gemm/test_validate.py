@@ -188,7 +188,8 @@ def test_auto_takes_the_small_tile_where_rung_9_leaves_half_the_gpu_idle() -> No
     assert refine_auto(plan(16, 12288, 4096), 132).variant.name == "sw16"  # 24 of 30: level to 10 % slower
     assert refine_auto(plan(16, 16384, 4096), 132).variant.name == "sw16"  # 32: a second round of 2
     assert refine_auto(plan(16, 11008, 4096), 132).variant.name == "sw16c4"  # 22 of 30, one round
-    assert refine_auto(plan(16, 9216, 4096), 132).variant.name == "sw16c4"  # 18 of 30, predicted faster than t64
+    assert refine_auto(plan(16, 9216, 4096), 132).variant.name == "sw16c4"  # 18 of 30
+    assert refine_auto(plan(32, 9216, 4096), 132).variant.name == "sw32c4"  # over t64 (the model ties them)
     assert refine_auto(plan(8, 11008, 4096), 132).variant.name == "sw8c4"
     assert refine_auto(plan(16, 8192, 4096), 132).variant.name == "sw16"  # 16 clusters would split K
     assert refine_auto(plan(16, 14336, 4096, "sw16"), 132).variant.name == "sw16"  # explicit
@@ -868,6 +869,31 @@ MEASURED_PDL_C4 = {
 }
 
 
+# the 64x128 tile against the 4-CTA builds (without PDL) where their clusters fill one round at most 3/4: graph
+# medians of one run (bench/results/gemm_small_s26_t64c4_m{8,16,32}.json, bf16 for the 16-bit points); the model ties
+# the two at 32 x 9216 and misses t64's fp8 time by 1.5-1.7x
+MEASURED_T64_C4 = {
+    ((8, 9216, 4096), "fp16", "col"): {"t64": 26.9, "sw8c4": 22.5},
+    ((8, 9216, 4096), "e4m3", "col"): {"t64": 15.6, "sw8c4": 9.4},
+    ((8, 10240, 4096), "fp16", "col"): {"t64": 29.8, "sw8c4": 24.1},
+    ((8, 10240, 4096), "e4m3", "col"): {"t64": 17.2, "sw8c4": 9.7},
+    ((8, 11008, 4096), "fp16", "col"): {"t64": 29.9, "sw8c4": 26.0},
+    ((8, 11008, 4096), "e4m3", "col"): {"t64": 17.2, "sw8c4": 10.1},
+    ((16, 9216, 4096), "fp16", "col"): {"t64": 25.4, "sw16c4": 22.9},
+    ((16, 9216, 4096), "e4m3", "col"): {"t64": 15.6, "sw16c4": 10.0},
+    ((16, 10240, 4096), "fp16", "col"): {"t64": 26.6, "sw16c4": 24.5},
+    ((16, 10240, 4096), "e4m3", "col"): {"t64": 16.7, "sw16c4": 10.0},
+    ((16, 11008, 4096), "fp16", "col"): {"t64": 29.3, "sw16c4": 26.4},
+    ((16, 11008, 4096), "e4m3", "col"): {"t64": 17.0, "sw16c4": 10.2},
+    ((32, 9216, 4096), "fp16", "col"): {"t64": 23.3, "sw32c4": 23.2},
+    ((32, 9216, 4096), "e4m3", "col"): {"t64": 15.4, "sw32c4": 10.0},
+    ((32, 10240, 4096), "fp16", "col"): {"t64": 25.8, "sw32c4": 24.5},
+    ((32, 10240, 4096), "e4m3", "col"): {"t64": 16.1, "sw32c4": 10.5},
+    ((32, 11008, 4096), "fp16", "col"): {"t64": 27.1, "sw32c4": 25.7},
+    ((32, 11008, 4096), "e4m3", "col"): {"t64": 17.1, "sw32c4": 10.8},
+}
+
+
 def _merged(*tables: dict) -> dict:
     """One dict of measured points; a point in several tables (2048^3: the mid-size run and the long-K run) keeps
     every variant, the later table's figure where both timed the same one."""
@@ -880,7 +906,8 @@ def _merged(*tables: dict) -> dict:
 
 MEASURED = _merged(MEASURED_MID_TAIL, MEASURED_SMALL_M, MEASURED_LONG_K, MEASURED_T144, MEASURED_T128, MEASURED_CM1,
                    MEASURED_CM1_COLB, MEASURED_T160, MEASURED_T160B, MEASURED_T160C, MEASURED_SKHALF, MEASURED_T320,
-                   MEASURED_T320B, MEASURED_T64W, MEASURED_T128M, MEASURED_C4, MEASURED_PDL_C4)
+                   MEASURED_T320B, MEASURED_T64W, MEASURED_T128M, MEASURED_C4, MEASURED_PDL_C4,
+                   MEASURED_T64_C4)
 # where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 8.3 %)
 SLOW_AUTO = [
     ((1024, 1024, 16384), "e4m3", "col"),  # rung 9 + split-K 40.4 us, t64_sk 37.3: predicted the other way
@@ -892,7 +919,7 @@ SLOW_AUTO = [
 
 def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
     """On the measured points `auto` runs a variant at most 4 % slower than the fastest measured there — on all but the
-    three of 235 in SLOW_AUTO, those at most 10 % — and the model's time for it is within 35 % of the measured kernel
+    three of 245 in SLOW_AUTO, those at most 10 % — and the model's time for it is within 35 % of the measured kernel
     (the 64x128 tile's one-round launch at 640x1536x4096 runs 24-31 % below its per-k-tile cost). The candidates are
     rung 9 (without the cluster where its tiles fill one round and M >= 1024), its stream-K build, the 64x128 tile,
     and t320, t192, t160, t144, t128 and t64x192 where they need no split (t128 above 64 rows, t64x192 above SMALL_M,
@@ -921,4 +948,4 @@ def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
         predicted = estimate_us(VARIANTS["hoist" if sk else picked], m, n, k, kind, 132, streamk=sk,
                                 b_kmajor=layout == "col")
         assert abs(predicted / times[picked] - 1) < 0.35, (shape, kind, picked, predicted, times[picked])
-    assert len(MEASURED) == 235 and sorted(slow) == sorted(SLOW_AUTO), slow
+    assert len(MEASURED) == 245 and sorted(slow) == sorted(SLOW_AUTO), slow

@@ -225,9 +225,10 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     (where they need no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us`
     predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
     then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is
-    predicted faster still, run as its 128-row 4-CTA-cluster build (sw8c4 / sw16c4 / sw32c4) where that needs no
-    split and its clusters fill at least C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or
-    one round at most C4_LOW_FILL of it (launched without PDL; 16x11008x4096 fp8 0.81x -> 0.97x).
+    predicted faster still; and over any of these the fitting width's 128-row 4-CTA-cluster build (sw8c4 / sw16c4 /
+    sw32c4) where that needs no split and its clusters fill at least C4_MIN_FILL of their last round (16x14336x4096:
+    0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it (launched without PDL; 16x11008x4096 fp8 0.86x
+    -> 1.04x, 32x9216x4096 fp8 0.57x -> 0.88x).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -318,12 +319,10 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # a long N: the fitting swapped width's 128-row tile in 4-CTA clusters, where those fill their last round
         # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds) or are
         # one round of at most 3/4 of it (16x11008x4096: 22 clusters against 172 64-row tiles in 1.3 rounds)
-        # — over the fitting swapped tile, or over whatever else the model prefers where it predicts the cluster
-        # build faster still (16x9216x4096: the 64x128 tile)
-        fit = VARIANTS[swap_order(plan.m)[0]]
-        c4 = VARIANTS.get(SWAP_C4.get(fit.config.bn, ""))
-        if (c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(c4.config, plan.m, plan.n, sms)
-                and (best is fit or estimate_us(c4, *args, **kw) < t_best)):
+        # — over whatever the model preferred: where those pay it was measured faster than the 64x128 tile too, which
+        # the model ties with it or prefers at N = 9216-10240 (t64 fp8 there 1.5-1.7x slower than the model says)
+        c4 = VARIANTS.get(SWAP_C4.get(VARIANTS[swap_order(plan.m)[0]].config.bn, ""))
+        if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(c4.config, plan.m, plan.n, sms):
             best = c4
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
