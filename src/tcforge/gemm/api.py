@@ -320,7 +320,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds) or are
         # one round of at most 3/4 of it (16x11008x4096: 22 clusters against 172 64-row tiles in 1.3 rounds)
         # — over whatever the model preferred: where those pay it was measured faster than the 64x128 tile too, which
-        # the model ties with it or prefers at N = 9216-10240 (t64 fp8 there 1.5-1.7x slower than the model says)
+        # the model ties with it or prefers at N = 9216-10240 (t64 there takes 1.04-1.31x the model's time)
         c4 = VARIANTS.get(SWAP_C4.get(VARIANTS[swap_order(plan.m)[0]].config.bn, ""))
         if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(c4.config, plan.m, plan.n, sms):
             best = c4

@@ -466,8 +466,8 @@ SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped t
 SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4"}  # the 4-CTA-cluster build of each swapped width, by its BN
 C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
 # ... or where one round of them fills at most this much of the resident clusters, launched without PDL (pdl_pays):
-# 16 x 9216-11008 x 2048-4096 and 32 x 11008 x 2048-4096, 17-22 clusters, 7-22 % faster than the 64-row tile
-# (gemm_small_s26_pdlmap*.json); at 24 clusters (12288) level with it or up to 10 % slower, so not taken there
+# 16 x 9216-11008 x 2048-4096 and 32 x 11008 x 2048-4096, 18-22 clusters, 3-21 % faster than the 64-row tile
+# (gemm_small_s26_pdlmap*.json); at 24 clusters (12288) from 5 % faster to 10 % slower, so not taken there
 C4_LOW_FILL = 0.75
 C4_RESIDENT_PER_SM = 30 / 132  # 4-CTA clusters of these builds resident at once (cudaOccupancyMaxActiveClusters)
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
@@ -652,9 +652,9 @@ def pdl_pays(
     6.7 us, 128x4096x1024) but 1-9 % slower with 32-64 (128-512 x 4096 x 4096, 64 x 14336 x 4096), rung 9 and t192
     within +-2 %. The cause of the 16-bit loss is not found (the cubin is the same; only the launch attribute
     differs). Not for an unsplit 4-CTA-cluster swapped launch whose clusters fill under C4_MIN_FILL of the `resident`
-    ones in one round (16 and 32 x 9216-12288 x 2048-4096: graph-timed 3-6 us per GEMM slower with PDL than without,
-    where the kernel alone takes 6-25 us; gemm_small_s26_pdlmap*.json): with four or more rounds' worth of idle SMs
-    the next launch's early clusters cost more than the overlap gives (cause not found)."""
+    ones in one round (16 and 32 x 9216-11008 x 2048-4096: graph-timed 3.9-5.7 us per GEMM slower with PDL than
+    without, where the kernel alone takes 6-25 us; 0.6-2.1 us at 12288; gemm_small_s26_pdlmap*.json): with 36 or more
+    SMs idle the next launch's early clusters cost more than the overlap gives (cause not found)."""
     if config.swap_ab and config.cm >= 4 and splits == 1 and resident and units < C4_MIN_FILL * resident:
         return False
     if config.swap_ab or in_kind == "e4m3":
