@@ -66,7 +66,7 @@ def test_short_and_long_k(k: int) -> None:
 
 
 SWAPPED = [v.name for v in LADDER + SWEEP if v.config.swap_ab]
-# the swapped tiles with a pair split-K build (not those already in a cluster: sw8c4 / sw16c4 / sw32c4)
+# the swapped tiles with a pair split-K build (not those already in a cluster: sw8c4 / sw16c4 / sw32c4 / sw64c4)
 PAIRED = [v.name for v in LADDER + SWEEP if v.config.swap_ab and pair_config(v.config) is not None]
 
 

@@ -190,7 +190,7 @@ def test_split_k_builds_reduce_inside_the_kernel_or_through_planes() -> None:
         main, split, *pair = configs_of(v)
         assert split.splitk_fused and not split.splitk and not split.streamk, v.name
         # the swapped tiles add the pair build (two splits in a 2-CTA cluster, the partial moved through DSMEM);
-        # not those already in a cluster (sw8c4 / sw16c4 / sw32c4: their two splits reduce through L2)
+        # not those already in a cluster (sw8c4 / sw16c4 / sw32c4 / sw64c4: their two splits reduce through L2)
         has_pair = v.config.swap_ab and v.config.cm == 1
         assert [p.split_pair for p in pair] == ([True] if has_pair else []), v.name
         if pair:

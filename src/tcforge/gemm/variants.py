@@ -434,7 +434,7 @@ SWEEP += [
     Variant(f"sw{bn}c4", 9, f"swapped product: 128 columns of C x {bn} rows per tile (two consumers), 4-CTA clusters "
             f"multicasting the activations, {st} stages, persistent + split-K + hoisted",
             replace(_SW, bm=128, nc=2, bn=bn, stages=st, cm=4), True, 8, True)
-    for bn, st in ((8, 10), (16, 10), (32, 9))
+    for bn, st in ((8, 10), (16, 10), (32, 9), (64, 8))
 ]
 
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
@@ -463,7 +463,11 @@ SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better t
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
-SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4"}  # the 4-CTA-cluster build of each swapped width, by its BN
+SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4"}  # each swapped width's 4-CTA-cluster build, by BN
+# ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
+# and 28672 x 4096: -2..+2 %) and 3-6 % slower in part-empty ones (48-64 x 9216-11008), its fp8 ones 1.0-1.5x faster
+# than t64's there (gemm_small_s26_sw64c4*.json)
+C4_FP8_ONLY = {"sw64c4"}
 C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
 # ... or where one round of them fills at most this much of the resident clusters, launched without PDL (pdl_pays):
 # 16 x 9216-11008 x 2048-4096 and 32 x 11008 x 2048-4096, 18-22 clusters, 3-21 % faster than the 64-row tile
@@ -536,11 +540,12 @@ def choose_streamk_small(units: int, clusters: int, num_kt: int, splits: int) ->
 COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (128, 192, 1): 0.66, (128, 160, 1): 0.57,
               (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 192, 1): 0.40, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
               (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20,  # 64 x 8..64: swapped
-              (128, 8, 4): 0.30, (128, 16, 4): 0.30, (128, 32, 4): 0.32}  # 128 x 8..32 swapped, 4-CTA clusters
+              (128, 8, 4): 0.30, (128, 16, 4): 0.30, (128, 32, 4): 0.32,  # 128 x 8..32 swapped, 4-CTA clusters
+              (128, 64, 4): 0.36}  # sw64c4 (gemm_small_s26_sw64c4*.json: its launches there HBM-bound, 10.6-61 us)
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
-                 (128, 32, 4): 2.0}
+                 (128, 32, 4): 2.0, (128, 64, 4): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
