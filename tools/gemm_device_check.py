@@ -210,7 +210,7 @@ def main() -> int:
                            ("t64", ("fp16", "fp32", False)), ("sw16", ("fp16", "fp32", False)),
                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True)),
                            ("sw8", ("e4m3", "bf16", True)), ("sw16c4", ("fp16", "fp32", False)),
-                           ("sw64c4", ("e4m3", "bf16", True)),
+                           ("sw64c4", ("e4m3", "bf16", True)), ("sw128c4", ("bf16", "bf16", True)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
                            ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
                            ("t64x192", ("fp16", "fp32", False))):

@@ -255,6 +255,22 @@ def test_pdl_policy_follows_the_measured_points() -> None:
     assert not policy("hoist", 4096, 4096, 4096) and not policy("hoist", 4096, 4096, 4096, "bf16")
 
 
+def test_a_128_column_swapped_tile_stages_c_transposed_in_128_row_buffers() -> None:
+    """sw128c4: the swapped product up to 128 activation columns (BN over the warpgroup's 64 rows); its staging
+    buffers hold BN rows of C^T (EPI_BUF in the kernel), the narrower swapped tiles keep 64-row buffers (their builds
+    unchanged), and BN 136 is refused."""
+    from dataclasses import replace
+
+    from tcforge.gemm.variants import VARIANTS
+
+    c = VARIANTS["sw128c4"].config
+    assert (c.bn, c.bm, c.cm, c.stages) == (128, 128, 4, 5)
+    assert c.smem_bytes() == 5 * (128 + 128) * 128 + 2 * 2 * 128 * 128 + 2 * 5 * 8 + 1024
+    assert VARIANTS["sw16c4"].config.smem_bytes() == 10 * (128 + 16) * 128 + 2 * 2 * 64 * 128 + 2 * 10 * 8 + 1024
+    with pytest.raises(TcforgeError, match="up to 128"):
+        replace(c, bn=136, stages=4).check()
+
+
 def test_pdl_is_off_for_one_underfilled_round_of_4_cta_swapped_clusters() -> None:
     """gemm_small_s26_pdlmap*.json: a 4-CTA-cluster swapped launch of one round under C4_MIN_FILL of the resident
     clusters ran 3-6 us per GEMM slower with PDL; with most of a round, two rounds or a split it ran faster."""

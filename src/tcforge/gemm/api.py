@@ -226,9 +226,10 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
     then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is
     predicted faster still; and over any of these the fitting width's 128-row 4-CTA-cluster build (sw8c4 / sw16c4 /
-    sw32c4; sw64c4 for fp8) where that needs no split and its clusters fill at least C4_MIN_FILL of their last
-    round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it (launched without PDL;
-    16x11008x4096 fp8 0.86x -> 1.04x, 32x9216x4096 fp8 0.57x -> 0.88x, 64x11008x4096 fp8 0.70x -> 1.03x).
+    sw32c4; sw64c4 and sw128c4 for fp8) where that needs no split and its clusters fill at least C4_MIN_FILL of
+    their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it (without PDL;
+    16x11008x4096 fp8 0.86x -> 1.04x, 32x9216x4096 fp8 0.57x -> 0.88x, 64x11008x4096 fp8 0.70x -> 1.03x; sw128c4 in
+    that band only: 96x11008x4096 fp8 0.65x -> 0.79x).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -244,6 +245,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         AUTO_DEFER,
         AUTO_SK,
         C4_FP8_ONLY,
+        C4_LOW_BAND_ONLY,
         CM1_MIN_M,
         MID_AUTO,
         NARROW160_AUTO,
@@ -322,10 +324,12 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # one round of at most 3/4 of it (16x11008x4096: 22 clusters against 172 64-row tiles in 1.3 rounds)
         # — over whatever the model preferred: where those pay it was measured faster than the 64x128 tile too, which
         # the model ties with it or prefers at N = 9216-10240 (t64 there takes 1.04-1.31x the model's time)
-        c4 = VARIANTS.get(SWAP_C4.get(VARIANTS[swap_order(plan.m)[0]].config.bn, ""))
-        if c4 is not None and (plan.m > c4.config.bn or (c4.name in C4_FP8_ONLY and plan.in_kind != "e4m3")):
-            c4 = None  # one column of tiles only (M fits the width), and sw64c4 for fp8 only
-        if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(c4.config, plan.m, plan.n, sms):
+        fit_bn = next((bn for bn in sorted(SWAP_C4) if plan.m <= bn), 0)  # one column of tiles: M fits the width
+        c4 = VARIANTS.get(SWAP_C4.get(fit_bn, ""))
+        if c4 is not None and c4.name in C4_FP8_ONLY and plan.in_kind != "e4m3":
+            c4 = None
+        if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(
+                c4.config, plan.m, plan.n, sms, low_band_only=c4.name in C4_LOW_BAND_ONLY):
             best = c4
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)

@@ -100,7 +100,9 @@ class KernelConfig:
     def smem_bytes(self) -> int:
         """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source (at least it: see b_rows)."""
         ring = self.stages * (self.bm + self.b_rows) * self.bk_bytes
-        epi = self.nc * self.epi_bufs * self.wg_rows * 128 if (self.tma_store and not self.splitk) else 0
+        # EPI_BUF: a warpgroup's rows of 128 bytes; BN rows for a swapped tile wider than them (it stages C^T)
+        buf_rows = self.bn if self.swap_ab and self.bn > self.wg_rows else self.wg_rows
+        epi = self.nc * self.epi_bufs * buf_rows * 128 if (self.tma_store and not self.splitk) else 0
         pair = self.nc * (self.slot_floats * 4 + 16) if self.split_pair else 0  # receive slots + their two mbarriers
         return ring + epi + pair + 2 * self.stages * 8 + 1024
 
@@ -149,9 +151,9 @@ class KernelConfig:
             raise TcforgeError(f"{self}: in-kernel split-K needs the TMA path and neither the planes nor stream-K")
         if self.split_pair and (not self.splitk_fused or self.cm != 1 or self.pingpong):
             raise TcforgeError(f"{self}: pair split-K needs an in-kernel split-K build without a cluster or ping-pong")
-        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 64):
+        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 128):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
-                               "consumer warpgroup and BN a multiple of 8 up to 64")
+                               "consumer warpgroup and BN a multiple of 8 up to 128")
         if self.epi_defer and (not self.tma_store or self.splitk or self.streamk or self.splitk_fused or self.pingpong
                                or self.swap_ab or self.promote or rows != 64 or self.bn % 64 or self.diag):
             raise TcforgeError(f"{self}: the deferred epilogue needs the staged epilogue of unsplit tiles, one m64 "
@@ -434,7 +436,7 @@ SWEEP += [
     Variant(f"sw{bn}c4", 9, f"swapped product: 128 columns of C x {bn} rows per tile (two consumers), 4-CTA clusters "
             f"multicasting the activations, {st} stages, persistent + split-K + hoisted",
             replace(_SW, bm=128, nc=2, bn=bn, stages=st, cm=4), True, 8, True)
-    for bn, st in ((8, 10), (16, 10), (32, 9), (64, 8))
+    for bn, st in ((8, 10), (16, 10), (32, 9), (64, 8), (128, 5))
 ]
 
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
@@ -463,11 +465,14 @@ SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better t
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
-SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4"}  # each swapped width's 4-CTA-cluster build, by BN
+SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 128: "sw128c4"}  # 4-CTA-cluster builds, by BN
 # ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
 # and 28672 x 4096: -2..+2 %) and 3-6 % slower in part-empty ones (48-64 x 9216-11008), its fp8 ones 1.0-1.5x faster
-# than t64's there (gemm_small_s26_sw64c4*.json)
-C4_FP8_ONLY = {"sw64c4"}
+# than t64's there (gemm_small_s26_sw64c4*.json); sw128c4 (65-128 rows) against t128 (gemm_small_s26_sw128c4*.json):
+# 16-bit 5 % faster to 8 % slower, fp8 in a part-empty round 10-26 % faster at N = 11008 (80-128 rows) and 3 % slower
+# at 128 x 9216, in full rounds 2-3 % slower — so fp8 only, and for sw128c4 only in the part-empty band
+C4_FP8_ONLY = {"sw64c4", "sw128c4"}
+C4_LOW_BAND_ONLY = {"sw128c4"}
 C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
 # ... or where one round of them fills at most this much of the resident clusters, launched without PDL (pdl_pays):
 # 16 x 9216-11008 x 2048-4096 and 32 x 11008 x 2048-4096, 18-22 clusters, 3-21 % faster than the 64-row tile
@@ -541,11 +546,11 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 192, 1): 0.40, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
               (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20,  # 64 x 8..64: swapped
               (128, 8, 4): 0.30, (128, 16, 4): 0.30, (128, 32, 4): 0.32,  # 128 x 8..32 swapped, 4-CTA clusters
-              (128, 64, 4): 0.36}  # sw64c4 (gemm_small_s26_sw64c4*.json: its launches there HBM-bound, 10.6-61 us)
+              (128, 64, 4): 0.36, (128, 128, 4): 0.45}  # sw64c4, sw128c4 (gemm_small_s26_sw64c4*.json, _sw128c4*)
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
-                 (128, 32, 4): 2.0, (128, 64, 4): 2.0}
+                 (128, 32, 4): 2.0, (128, 64, 4): 2.0, (128, 128, 4): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
@@ -707,14 +712,15 @@ def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
     return _cdiv(km, config.bm * config.cm) * _cdiv(kn, config.bn)
 
 
-def c4_pays(config: KernelConfig, m: int, n: int, sms: int) -> bool:
+def c4_pays(config: KernelConfig, m: int, n: int, sms: int, low_band_only: bool = False) -> bool:
     """Whether `auto` runs a 4-CTA-cluster swapped build: its clusters fill at least C4_MIN_FILL of their last round
-    of resident clusters, or they are one round filling at most C4_LOW_FILL of it (launched without PDL there:
-    pdl_pays). Between the two, and with a thin last round, measured slower than the 64-row tile."""
+    of resident clusters (not with `low_band_only`), or they are one round filling at most C4_LOW_FILL of it
+    (launched without PDL there: pdl_pays). Between the two, and with a thin last round, measured slower than the
+    64-row tile."""
     resident = max(1, int(sms * C4_RESIDENT_PER_SM))
     tiles = cluster_tiles(config, m, n)
     last = tiles % resident or resident
-    return last >= C4_MIN_FILL * resident or tiles <= C4_LOW_FILL * resident
+    return (last >= C4_MIN_FILL * resident and not low_band_only) or tiles <= C4_LOW_FILL * resident
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:

@@ -80,7 +80,9 @@ constexpr int NTHREADS = USE_TMA ? 128 * (NC + 1) : 128 * NC;
 constexpr int K_SWZ = BK_BYTES == 128 ? 1 : (BK_BYTES == 64 ? 2 : 3);   // wgmma descriptor swizzle code
 constexpr uint32_t K_SWZ_MASK = BK_BYTES == 128 ? 0x70u : (BK_BYTES == 64 ? 0x30u : 0x10u);
 constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns of one 128-byte sub-tile row
-constexpr int EPI_BUF = WG_ROWS * 128;
+// one staging buffer: 128 bytes of C by the warpgroup's rows; the swapped product stages C^T as BN rows of 128 bytes,
+// so a swapped tile wider than the warpgroup's 64 rows (BN = 128) takes BN-row buffers
+constexpr int EPI_BUF = (TRANS_C && BN > WG_ROWS ? BN : WG_ROWS) * 128;
 constexpr int RING_BYTES = STAGES * STAGE_TX;
 constexpr int EPI_BYTES = TMA_STORE ? NC * EPI_BUFS * EPI_BUF : 0;
 // an accumulator slot: one consumer warpgroup's MI * ACC_N fp32 per thread, stored [i / 4][thread] as float4 (split-K
@@ -112,8 +114,8 @@ static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && OUT_BYTES == 2 && MI == 1 &
               "deferred epilogue: unsplit 16-bit C of whole sub-tiles, one m64 block per consumer warpgroup");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
-static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= WG_ROWS),
-              "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 64 columns");
+static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 2 * WG_ROWS),
+              "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 128 columns");
 static_assert(!TRANS_C || !TMA_STORE || WG_ROWS * OUT_BYTES / 128 <= EPI_BUFS,
               "swapped product: one staging buffer per 128 bytes of a warpgroup's 64 C columns");
 constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
@@ -256,6 +258,12 @@ __device__ __forceinline__ float scaled(float x, float alpha) {
 }
 __device__ __forceinline__ void st_shared_f2(uint32_t addr, float x, float y) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+__device__ __forceinline__ void st_shared_f1(uint32_t addr, float x) {
+  asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(x) : "memory");
+}
+__device__ __forceinline__ void st_shared_u16(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"((uint16_t)v) : "memory");
 }
 // four 8x8 b16 matrices from the mma fragment layout into shared memory (row addresses from lanes 8i..8i+7)
 __device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
@@ -563,7 +571,17 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
       uint8_t* buf = bufs + (r * OUT_BYTES / 128) * EPI_BUF;
       const uint32_t byte = (r * OUT_BYTES) % 128;
       const float x = acc[0][j * 4 + h * 2] * alpha, y = acc[0][j * 4 + h * 2 + 1] * alpha;
-      if constexpr (OUT_BYTES == 4) {
+      if constexpr (BN > WG_ROWS) {   // 128 columns: 32-bit shared addresses (64-bit generic ones spill a 16-bit build)
+        const uint32_t sbuf = smem_u32(buf);
+        if constexpr (OUT_BYTES == 4) {
+          st_shared_f1(sbuf + swz(c * 128 + byte, 0x70u), x);
+          st_shared_f1(sbuf + swz((c + 1) * 128 + byte, 0x70u), y);
+        } else {
+          const uint32_t p = pack_pair(x, y);
+          st_shared_u16(sbuf + swz(c * 128 + byte, 0x70u), p & 0xFFFFu);
+          st_shared_u16(sbuf + swz((c + 1) * 128 + byte, 0x70u), p >> 16);
+        }
+      } else if constexpr (OUT_BYTES == 4) {
         *reinterpret_cast<float*>(buf + swz(c * 128 + byte, 0x70u)) = x;
         *reinterpret_cast<float*>(buf + swz((c + 1) * 128 + byte, 0x70u)) = y;
       } else {
