@@ -975,7 +975,8 @@ def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
     t320 and t160 in at most two rounds; 8192^3 fp16's stream-K, 0.8 %, 3.2 % and 3.4 % faster in three runs, is not
     taken); for small M the swapped tiles (sw8 / sw16 / sw32 / sw64, the one fitting M first) weigh in too, and the
     fitting one's 4-CTA-cluster build where its clusters fill most of a round (N = 13312-14336 at M <= 32) or
-    at most 3/4 of one (N = 9216-11008, launched without PDL)."""
+    at most 3/4 of one (N = 9216-11008, launched without PDL); for fp8 also sw64c4 (33-64 rows) and, in the
+    part-empty band only, sw128c4 (65-128 rows)."""
     from tcforge.gemm.api import refine_auto
     from tcforge.gemm.variants import VARIANTS, estimate_us
 
