@@ -449,7 +449,8 @@ def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
     for n, pdl in ((11008, False), (14336, True)):
         a = torch.randn(16, 4096, device="cuda").half()
         b = torch.randn(n, 4096, device="cuda").half().t()  # column-major, as the swapped tiles read the weights
-        plan = api.refine_auto(plan_matmul(a, b), api.multiprocessor_count(plan_matmul(a, b).device_index))
+        plain = plan_matmul(a, b)
+        plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
         assert plan.variant.name == "sw16c4", (n, plan.variant.name)
         prepared = api.prepare_plan(plan, a, b)
         assert prepared.pdl is pdl, n

@@ -244,8 +244,6 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         AUTO_CM1,
         AUTO_DEFER,
         AUTO_SK,
-        C4_FP8_ONLY,
-        C4_LOW_BAND_ONLY,
         CM1_MIN_M,
         MID_AUTO,
         NARROW160_AUTO,
@@ -256,12 +254,11 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SMALL_WIDE_AUTO,
         SQUARE_AUTO,
         STREAMK_MIN_GAIN,
-        SWAP_C4,
         SWAP_MAX_M,
         TILE_MARGIN,
         VARIANTS,
         WIDE_AUTO,
-        c4_pays,
+        c4_build,
         estimate_us,
         swap_order,
     )
@@ -324,13 +321,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # one round of at most 3/4 of it (16x11008x4096: 22 clusters against 172 64-row tiles in 1.3 rounds)
         # — over whatever the model preferred: where those pay it was measured faster than the 64x128 tile too, which
         # the model ties with it or prefers at N = 9216-10240 (t64 there takes 1.04-1.31x the model's time)
-        fit_bn = next((bn for bn in sorted(SWAP_C4) if plan.m <= bn), 0)  # one column of tiles: M fits the width
-        c4 = VARIANTS.get(SWAP_C4.get(fit_bn, ""))
-        if c4 is not None and c4.name in C4_FP8_ONLY and plan.in_kind != "e4m3":
-            c4 = None
-        if c4 is not None and choose_splits(c4.config, *args) == 1 and c4_pays(
-                c4.config, plan.m, plan.n, sms, low_band_only=c4.name in C4_LOW_BAND_ONLY):
-            best = c4
+        best = c4_build(*args) or best
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
     # rung 9 unsplit with 16-bit C (in more than one round: one round runs `tuned`): its build that stores each tile

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from tcforge.gemm.variants import IN_KINDS, OUT_BYTES, OUT_KINDS, KernelConfig
+from tcforge.gemm.variants import IN_KINDS, OUT_KINDS, KernelConfig
 
 KERNEL_NAME = "tcf_gemm"
 REDUCE_NAME = "tcf_splitk_reduce"
@@ -89,7 +89,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         "CONSUMER_REGS": config.consumer_regs,
         **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
         **({"STREAMK": 1} if config.streamk else {}),
-        **({"EPI_DEFER": 1} if config.epi_defer and OUT_BYTES[out_kind] == 2 else {}),
+        **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C (the plain build)
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"SK_PAIR": 1} if config.split_pair else {}),

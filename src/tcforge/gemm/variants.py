@@ -723,6 +723,19 @@ def c4_pays(config: KernelConfig, m: int, n: int, sms: int, low_band_only: bool 
     return (last >= C4_MIN_FILL * resident and not low_band_only) or tiles <= C4_LOW_FILL * resident
 
 
+def c4_build(m: int, n: int, k: int, in_kind: str, sms: int) -> Variant | None:
+    """The 4-CTA-cluster swapped build `auto` runs for a launch, or None: the narrowest whose BN holds M (one column
+    of tiles), for the dtypes it is kept for (C4_FP8_ONLY), needing no split, where c4_pays (its low-fill band only
+    for C4_LOW_BAND_ONLY)."""
+    fit_bn = next((bn for bn in sorted(SWAP_C4) if m <= bn), 0)
+    c4 = VARIANTS.get(SWAP_C4.get(fit_bn, ""))
+    if c4 is None or (c4.name in C4_FP8_ONLY and in_kind != "e4m3"):
+        return None
+    if choose_splits(c4.config, m, n, k, in_kind, sms) != 1:
+        return None
+    return c4 if c4_pays(c4.config, m, n, sms, low_band_only=c4.name in C4_LOW_BAND_ONLY) else None
+
+
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
     """Whether a launch's tiles (cluster tiles) leave more than half the SMs (clusters) idle."""
     return cluster_tiles(config, m, n) * 2 <= sms // config.cm
