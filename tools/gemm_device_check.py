@@ -37,6 +37,9 @@ STREAMK_FORCED = [((1000, 1000, 1000), (3, 4)), ((129, 257, 136), (5, 2)), ((204
 STREAMK_SMALL = [(256, 4096, 4096), (1024, 1024, 1024), (200, 3000, 5000)]
 # the swapped product's own case: small M (one tile or a part of one along M), split-K when N leaves SMs idle
 SWAP_SHAPES = [(16, 4096, 4096), (33, 1000, 2000), (64, 300, 8192), (100, 4096, 1024)]
+# clusters along N: the skinny shapes they are for, a cluster whose last tiles lie past N, several clusters per CTA
+# over two row bands, M not a multiple of a CTA's A slice
+CN_SHAPES = [(96, 11008, 4096), (80, 9216, 1024), (65, 100, 4096), (129, 20000, 256), (300, 1000, 512)]
 # a column-major a (the kernel's MN-major A operand): partial tiles, M not a multiple of 8 (the padded copy), split K
 A_COL_SHAPES = [(129, 257, 136), (1000, 1000, 1000), (37, 4096, 4096), (256, 384, 65536)]
 A_COL_COMBOS = [("fp16", "fp32", False), ("bf16", "bf16", True), ("fp16", "fp16", True), ("bf16", "fp32", False)]
@@ -62,6 +65,7 @@ def combos() -> list[tuple[str, str, bool]]:
 
 def run_one_variant(name: str, small: bool) -> None:
     """Child: every dtype pair / B layout / shape for one variant, one JSON line each on stdout."""
+    from tcforge.gemm.build import a_mn_ok
     from tcforge.gemm.check import check_one
     from tcforge.gemm.variants import VARIANTS, pair_config
 
@@ -73,11 +77,13 @@ def run_one_variant(name: str, small: bool) -> None:
             todo.append(BIG)
         if name in VARIANTS and VARIANTS[name].config.swap_ab:
             todo += SWAP_SHAPES
+        if name in VARIANTS and VARIANTS[name].config.cluster_n:
+            todo += CN_SHAPES
         for m, n, k in todo:
             seed += 1
             r = check_one(name, in_kind, out_kind, bk, m, n, k, seed=seed)
             print(json.dumps(r.as_dict()), flush=True)
-    if name not in VARIANTS or not VARIANTS[name].config.swap_ab:  # column-major a (16-bit)
+    if name not in VARIANTS or a_mn_ok(VARIANTS[name].config, "fp16"):  # column-major a (16-bit)
         for (in_kind, out_kind, bk), (m, n, k) in itertools.product(A_COL_COMBOS, A_COL_SHAPES[:2] if small else
                                                                      A_COL_SHAPES):
             seed += 1
@@ -181,6 +187,7 @@ def main() -> int:
     ap.add_argument("--sweep-with", default="", help="sweep these variants, keeping only checked ones (+ bench-also)")
     args = ap.parse_args()
     if args.sanitize_shot:
+        from tcforge.gemm.build import a_mn_ok
         from tcforge.gemm.check import check_one
         from tcforge.gemm.variants import LADDER, SWEEP
 
@@ -191,14 +198,15 @@ def main() -> int:
             for combo in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
                 r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False)
                 print(f"sanitize-shot {v.name} {combo[0]}->{combo[1]} ok={r.ok} {r.rel_err:.2e} {r.error}", flush=True)
-                if combo[0] != "e4m3" and not v.config.swap_ab:  # column-major a: the MN-major A operand
+                if a_mn_ok(v.config, combo[0]):  # column-major a: the MN-major A operand
                     r = check_one(v.name, *combo, 129, 257, 136, seed=5, with_cublas=False, a_kmajor=False)
                     print(f"sanitize-shot {v.name}(a col) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
                 if v.config.swap_ab:  # small M: a C tile narrower than the wgmma's N
                     r = check_one(v.name, *combo, 13, 300, 520, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(13 rows) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
-                if v.config.swap_ab and v.config.cm > 1:  # more 4-CTA clusters than are resident: several per CTA
-                    r = check_one(v.name, *combo, 13, 20000, 136, seed=5, with_cublas=False)
+                if v.config.cm > 2 and (v.config.swap_ab or v.config.cluster_n):  # more 4-CTA clusters than are
+                    shape = (13, 20000, 136) if v.config.swap_ab else (129, 20000, 136)  # resident: several per CTA
+                    r = check_one(v.name, *combo, *shape, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(2 units per cluster) {combo[0]}->{combo[1]} ok={r.ok} {r.error}",
                           flush=True)
                 if v.config.epi_defer:  # several tiles per CTA: a tile's C stored under the next tile's wgmmas
@@ -211,6 +219,8 @@ def main() -> int:
                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("e4m3", "bf16", True)),
                            ("sw8", ("e4m3", "bf16", True)), ("sw16c4", ("fp16", "fp32", False)),
                            ("sw64c4", ("e4m3", "bf16", True)), ("sw128c4", ("bf16", "bf16", True)),
+                           ("sw80c4", ("fp16", "fp32", False)), ("sw96c4", ("e4m3", "bf16", True)),
+                           ("sw112c4", ("bf16", "bf16", True)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
                            ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
                            ("t64x192", ("fp16", "fp32", False))):

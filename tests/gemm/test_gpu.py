@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcforge.gemm.build import b_layouts
+from tcforge.gemm.build import a_mn_ok, b_layouts
 from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, pair_config
 
 COMBOS = [(i, o, bk) for i, outs in SUPPORTED.items() for o in outs for bk in b_layouts(i)]
@@ -117,6 +117,29 @@ def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
     assert torch.equal(outs[0], outs[1])
 
 
+CLUSTER_N = [v.name for v in LADDER + SWEEP if v.config.cluster_n]
+
+
+@pytest.mark.parametrize("shape", [(96, 11008, 4096), (80, 9216, 1024), (65, 100, 4096), (129, 20000, 256)])
+@pytest.mark.parametrize("variant", CLUSTER_N)
+def test_cluster_along_n_skinny_shapes(variant: str, shape: tuple) -> None:
+    """4-CTA clusters along N, each CTA loading a quarter of the row band of A and multicasting it: the skinny shapes
+    they are for, a cluster whose last tiles lie past N (100 columns), two row bands with more clusters than are
+    resident (several per CTA), against float64 and cuBLAS."""
+    for combo in (("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True), ("fp16", "fp16", False)):
+        _check(variant, combo, *shape, seed=sum(shape))
+
+
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True),
+                                   ("e4m3", "fp32", True)], ids=_pair_id)
+@pytest.mark.parametrize("shape", [(96, 11008, 1024), (300, 1000, 520), (129, 4097, 136)])
+def test_cluster_along_n_bits_equal_unclustered(combo: tuple, shape: tuple) -> None:
+    """A tile whose A rows arrive by multicast from four CTAs sums the same products in the same K order as the
+    128x128 tile without a cluster: unsplit, the outputs of n96c4, n128c4 and t128 are bit-identical (96 columns:
+    the last 32 of 16-bit C stored from registers; N = 4097: tiles past N inside the last cluster)."""
+    _assert_same_bits(("t128", *CLUSTER_N), shape, combo, sum(shape))
+
+
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("fp16", "fp16", True), ("bf16", "bf16", False),
                                    ("bf16", "fp32", True), ("e4m3", "bf16", True), ("e4m3", "fp32", True)],
                          ids=_pair_id)
@@ -170,7 +193,7 @@ def test_auto_one_round_runs_rung9_without_the_cluster(combo: tuple, shape: tupl
     assert torch.equal(ours, outs[0]) and torch.equal(outs[0], outs[1])
 
 
-NOT_SWAPPED = [v.name for v in LADDER + SWEEP if not v.config.swap_ab]
+NOT_SWAPPED = [v.name for v in LADDER + SWEEP if a_mn_ok(v.config, "fp16")]  # also not the clusters along N
 A_COL_COMBOS = [("fp16", "fp32", False), ("bf16", "bf16", True), ("fp16", "fp16", True), ("bf16", "fp32", False)]
 
 
@@ -454,6 +477,28 @@ def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
         assert plan.variant.name == "sw16c4", (n, plan.variant.name)
         prepared = api.prepare_plan(plan, a, b)
         assert prepared.pdl is pdl, n
+        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
+
+
+def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:
+    """`auto` at 80 and 96 rows x 11008 runs the swapped 4-CTA build of that width (sw80c4 / sw96c4, without PDL:
+    22 clusters), at 112 rows the 128x96 tile in clusters along N (n96c4) over a K-major B and t128 over a row-major
+    one; none of them with PDL (variants.pdl_pays); every output matches float64 after a NaN poison."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
+    from tcforge.gemm.validate import plan_matmul
+
+    for m, col_b, want in ((80, True, "sw80c4"), (96, False, "sw96c4"), (112, True, "n96c4"), (112, False, "t128")):
+        a = torch.randn(m, 2048, device="cuda").half()
+        w = torch.randn(11008, 2048, device="cuda").half()
+        b = w.t() if col_b else w.t().contiguous()
+        plain = plan_matmul(a, b)
+        plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
+        assert plan.variant.name == want, (m, col_b, plan.variant.name)
+        prepared = api.prepare_plan(plan, a, b)
+        assert not prepared.pdl, m  # swapped: a part-empty round of 4-CTA clusters; 16-bit: 32 k-tiles per CTA
         assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
 
 

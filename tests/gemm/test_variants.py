@@ -271,6 +271,32 @@ def test_a_128_column_swapped_tile_stages_c_transposed_in_128_row_buffers() -> N
         replace(c, bn=136, stages=4).check()
 
 
+def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:
+    """n96c4 / n128c4: 4-CTA clusters along N — each CTA's A box is a quarter of the tile's rows (multicast), its B
+    box the whole tile (not multicast); a cluster covers four column tiles of one row band, so 96 x 11008 makes 29
+    cluster tiles (115 CTA tiles, the last cluster's fourth past N); CLUSTER_N in the source and the tag; refused with
+    a swap, split-K, stream-K or a single CTA."""
+    from dataclasses import replace
+
+    from tcforge.gemm.variants import cluster_tiles
+
+    c = VARIANTS["n96c4"].config
+    assert (c.bm, c.bn, c.cm, c.cluster_n, c.a_box_rows, c.b_box_rows, c.b_multicast) == (128, 96, 4, True, 32, 96, 1)
+    hoist = VARIANTS["hoist"].config
+    assert (hoist.a_box_rows, hoist.b_box_rows, hoist.b_multicast) == (128, 128, 2)
+    assert cluster_tiles(c, 96, 11008) == 29 and cluster_tiles(VARIANTS["n128c4"].config, 96, 11008) == 22
+    assert cluster_tiles(c, 300, 1000) == 3 * 3 and cluster_tiles(hoist, 300, 1000) == 2 * 4
+    assert c.smem_bytes() == 6 * (128 + 128) * 128 + 2 * 2 * 64 * 128 + 2 * 6 * 8 + 1024  # 96 columns: 2 slabs
+    src = codegen.render(c, "e4m3", "bf16", True)
+    assert "#define CLUSTER_N 1\n" in src and "#define CM 4\n" in src and "m64n96k32.f32.e4m3.e4m3" in src
+    assert "CLUSTER_N 1" not in codegen.render(hoist, "e4m3", "bf16", True)
+    assert codegen.tag(c, "e4m3", "bf16", True).endswith("_cm4_st_h_cn")
+    for bad in (replace(c, cm=1), replace(c, swap_ab=True), replace(c, splitk_fused=True), replace(c, streamk=True),
+                replace(c, bm=64, nc=1, cm=16)):
+        with pytest.raises(TcforgeError, match="cluster along N|swapped"):
+            bad.check()
+
+
 def test_pdl_is_off_for_one_underfilled_round_of_4_cta_swapped_clusters() -> None:
     """gemm_small_s26_pdlmap*.json: a 4-CTA-cluster swapped launch of one round under C4_MIN_FILL of the resident
     clusters ran 3-6 us per GEMM slower with PDL; with most of a round, two rounds or a split it ran faster."""

@@ -226,10 +226,13 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
     then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first) wherever it is
     predicted faster still; and over any of these the fitting width's 128-row 4-CTA-cluster build (sw8c4 / sw16c4 /
-    sw32c4; sw64c4 and sw128c4 for fp8) where that needs no split and its clusters fill at least C4_MIN_FILL of
-    their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it (without PDL;
-    16x11008x4096 fp8 0.86x -> 1.04x, 32x9216x4096 fp8 0.57x -> 0.88x, 64x11008x4096 fp8 0.70x -> 1.03x; sw128c4 in
-    that band only: 96x11008x4096 fp8 0.65x -> 0.79x).
+    sw32c4 / sw80c4 / sw96c4; sw64c4 and sw128c4 for fp8) where that needs no split and its clusters fill at least
+    C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it
+    (without PDL; 16x11008x4096 fp8 0.86x -> 1.04x, 32x9216x4096 fp8 0.57x -> 0.88x, 64x11008x4096 fp8 0.70x ->
+    1.03x; sw128c4 in that band only; sw80c4 / sw96c4 in any one round: 80x11008x4096 bf16 0.71x -> 0.91x,
+    72x12288x4096 0.75x -> 0.98x); for 97-128 rows of a K-major B the 128x96 or 128x80 tile in 4-CTA clusters along
+    N (n96c4 / n80c4) where those make one round at least CN_MIN_FILL full and the 64x128 tile would need two
+    (128x11008x4096 fp8 0.74x -> 0.89x, 128x9216x4096 fp8 0.80x -> 0.99x against t128 in the same run).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -259,6 +262,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         VARIANTS,
         WIDE_AUTO,
         c4_build,
+        cn_build,
         estimate_us,
         swap_order,
     )
@@ -321,7 +325,9 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # one round of at most 3/4 of it (16x11008x4096: 22 clusters against 172 64-row tiles in 1.3 rounds)
         # — over whatever the model preferred: where those pay it was measured faster than the 64x128 tile too, which
         # the model ties with it or prefers at N = 9216-10240 (t64 there takes 1.04-1.31x the model's time)
-        best = c4_build(*args) or best
+        # 97-128 rows of a K-major B: the 128x96 / 128x80 tile in 4-CTA clusters along N where those make most of one
+        # round
+        best = cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args) or best
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
     # rung 9 unsplit with 16-bit C (in more than one round: one round runs `tuned`): its build that stores each tile
@@ -473,8 +479,9 @@ def prepare_plan(
                 map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128,
                                         l2_promotion=promo)
             else:
-                map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.bm], swizzle=cfg.bk_bytes,
-                                        l2_promotion=promo)
+                # a cluster along N: each CTA loads its BM/CM share of the row band (and multicasts it)
+                map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.a_box_rows],
+                                        swizzle=cfg.bk_bytes, l2_promotion=promo)
             if plan.b_kmajor or cfg.swap_ab:
                 box_b = [bk, cfg.b_box_rows]
                 map_b = tm.encode_tiled(dt, ib, kb_ptr, [kp, kn], [k_ldb * ib], box_b, swizzle=cfg.bk_bytes,

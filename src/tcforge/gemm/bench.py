@@ -22,7 +22,7 @@ PEAK = {"fp16": 989.0, "bf16": 989.0, "e4m3": 1979.0}  # dense TFLOP/s, H100/H20
 SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
 LLM = [(4096, 14336, 4096), (4096, 4096, 14336), (8192, 14336, 8192), (16384, 4096, 4096)]
 SMALL_M = ([(m, 4096, 4096) for m in (16, 32, 64, 128, 256)] + [(m, 14336, 4096) for m in (16, 64, 256)]
-           + [(16, 11008, 4096)])
+           + [(m, 11008, 4096) for m in (16, 96, 128)])
 # sizes between the powers of two, where 128x256 tiles fill their rounds worst (t192 and stream-K's cases)
 MID = [(s, s, s) for s in (1536, 2560, 3072, 5120, 6144)] + [(1280, 4096, 4096)]
 SWEEP_COMBOS = [("fp16", "fp32"), ("bf16", "bf16"), ("e4m3", "bf16")]

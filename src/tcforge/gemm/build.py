@@ -24,8 +24,8 @@ class Build:
 
     def __post_init__(self) -> None:
         if not self.a_kmajor and not a_mn_ok(self.config, self.in_kind):
-            raise ValueError(f"no column-major-a build of {self.config} for {self.in_kind}: fp8 and the swapped tiles "
-                             "read a K-major")
+            raise ValueError(f"no column-major-a build of {self.config} for {self.in_kind}: fp8, the swapped tiles and "
+                             "the clusters along N read a K-major")
         # fp32 promotion exists for fp8 only: a 16-bit build of a promoting variant is the plain build
         if self.config.promote and self.in_kind != "e4m3":
             object.__setattr__(self, "config", replace(self.config, promote=False))
@@ -65,8 +65,9 @@ def b_layouts(in_kind: str) -> tuple[bool, ...]:
 
 def a_mn_ok(config: KernelConfig, in_kind: str) -> bool:
     """Whether a column-major a can be the kernel's MN-major A operand: 16-bit inputs (fp8 wgmma reads A K-major),
-    tiles that are not swapped (the swapped product reads a as its K-major B)."""
-    return in_kind != "e4m3" and not config.swap_ab
+    tiles that are not swapped (the swapped product reads a as its K-major B) and whose clusters do not run along N
+    (those multicast A in row slices of a K-major box)."""
+    return in_kind != "e4m3" and not config.swap_ab and not config.cluster_n
 
 
 def a_layouts(config: KernelConfig, in_kind: str) -> tuple[bool, ...]:

@@ -94,6 +94,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
+        **({"CLUSTER_N": 1} if config.cluster_n else {}),
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
         **({"DIAG": config.diag} if config.diag else {}),  # diagnostics only (bench/gemm_bound.py)
     }
@@ -132,6 +133,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
         ("sw", config.swap_ab),
+        ("cn", config.cluster_n),
         ("fsk", config.splitk_fused),
         ("pair", config.split_pair),
     )

@@ -43,6 +43,7 @@ class KernelConfig:
     nc: int = 2  # consumer warpgroups
     setmaxnreg: bool = True
     cm: int = 1  # CTAs per cluster along M (B multicast)
+    cluster_n: bool = False  # the cm CTAs run along N instead (one row band, cm column tiles) and multicast A
     tma_store: bool = False
     splitk: bool = False
     hoist: bool = False
@@ -94,8 +95,18 @@ class KernelConfig:
     def b_box_rows(self) -> int:
         """Rows of one TMA box of a K-major B (B_BOX in the kernel): this CTA's BN/CM rows, in two boxes where they
         are more than a box may hold (256)."""
-        rows = self.bn // self.cm
+        rows = self.bn // self.b_multicast
         return rows // 2 if rows > 256 else rows
+
+    @property
+    def b_multicast(self) -> int:
+        """CTAs each B tile is multicast to (B_MC in the kernel): the cluster along M, none along N."""
+        return 1 if self.cluster_n else self.cm
+
+    @property
+    def a_box_rows(self) -> int:
+        """Rows of one TMA box of a K-major A: the tile's BM, or this CTA's BM/CM share in a cluster along N."""
+        return self.bm // self.cm if self.cluster_n else self.bm
 
     def smem_bytes(self) -> int:
         """Dynamic shared memory, mirroring SMEM_BYTES in the kernel source (at least it: see b_rows)."""
@@ -117,8 +128,12 @@ class KernelConfig:
             raise TcforgeError(f"{self}: each consumer warpgroup needs a multiple of 64 rows and <= 160 accumulators")
         if self.bn % 8 or not 8 <= self.bn <= 320:
             raise TcforgeError(f"{self}: BN must be a multiple of 8 up to 320 (over 256: two wgmmas per m64 block)")
-        if self.bn % 64 and not self.swap_ab and (self.cm > 1 or not self.use_tma):
-            raise TcforgeError(f"{self}: a BN of partial 64-column slabs needs the TMA path and no cluster")
+        if self.bn % 64 and not self.swap_ab and (self.b_multicast > 1 or not self.use_tma):
+            raise TcforgeError(f"{self}: a BN of partial 64-column slabs needs the TMA path and no multicast of B")
+        if self.cluster_n and (self.cm < 2 or self.bm % (8 * self.cm) or self.swap_ab or self.splitk
+                               or self.streamk or self.splitk_fused):
+            raise TcforgeError(f"{self}: a cluster along N needs >= 2 CTAs sharing A in whole 8-row groups, and no "
+                               "swap, split-K or stream-K")
         if self.bk_bytes not in (64, 128):
             raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
         if self.smem_total() > MAX_SMEM:
@@ -436,7 +451,20 @@ SWEEP += [
     Variant(f"sw{bn}c4", 9, f"swapped product: 128 columns of C x {bn} rows per tile (two consumers), 4-CTA clusters "
             f"multicasting the activations, {st} stages, persistent + split-K + hoisted",
             replace(_SW, bm=128, nc=2, bn=bn, stages=st, cm=4), True, 8, True)
-    for bn, st in ((8, 10), (16, 10), (32, 9), (64, 8), (128, 5))
+    for bn, st in ((8, 10), (16, 10), (32, 9), (64, 8), (80, 7), (96, 6), (112, 5), (128, 5))
+]
+
+# 65-128 rows with a long N (96x11008x4096): cuBLAS runs nvjet_..._96x128_128x7_4x1 there — in our orientation a
+# 128 (M) x 96 (N) tile, 4-CTA clusters along N multicasting the activations' row band (115 CTAs at N = 11008 where
+# the 128-row swapped tile makes 86). The same tile here: two consumers of 64 x BN, each CTA loading a quarter of A's
+# rows and multicasting it, its own B whole; 6 stages (a 96-column B stage reserves 128 rows: whole slabs). No
+# setmaxnreg: 64 x 96 accumulators need no more than the even split (82 registers), and with the producer cut to 40
+# its A multicast spilled 4 bytes in the K-major 96-column builds
+SWEEP += [
+    Variant(f"n{bn}c4", 9, f"128x{bn} tile, two consumer warpgroups, 4-CTA clusters along N multicasting A, 6 stages, "
+            "persistent + hoisted", KernelConfig(bm=128, bn=bn, bk_bytes=128, stages=6, nc=2, setmaxnreg=False, cm=4,
+                                                 cluster_n=True, tma_store=True, hoist=True), True, 8)
+    for bn in (80, 96, 128)
 ]
 
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
@@ -465,7 +493,8 @@ SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better t
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
-SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 128: "sw128c4"}  # 4-CTA-cluster builds, by BN
+# 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 5-9 % behind n96c4)
+SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 80: "sw80c4", 96: "sw96c4", 128: "sw128c4"}
 # ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
 # and 28672 x 4096: -2..+2 %) and 3-6 % slower in part-empty ones (48-64 x 9216-11008), its fp8 ones 1.0-1.5x faster
 # than t64's there (gemm_small_s26_sw64c4*.json); sw128c4 (65-128 rows) against t128 (gemm_small_s26_sw128c4*.json):
@@ -473,12 +502,28 @@ SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 128: "sw128c4"}
 # at 128 x 9216, in full rounds 2-3 % slower — so fp8 only, and for sw128c4 only in the part-empty band
 C4_FP8_ONLY = {"sw64c4", "sw128c4"}
 C4_LOW_BAND_ONLY = {"sw128c4"}
+# ... and taken in any one round, the band between C4_LOW_FILL and C4_MIN_FILL too: sw80c4 / sw96c4 at 24 clusters
+# (72-96 x 12288 x 2048-4096) measured 1.06-1.44x faster than t128, `auto`'s pick there (gemm_small_s27_gap*.json);
+# with a thin second round (16384: 32 clusters) 0.73-0.84x of it, so not there
+C4_ANY_ONE_ROUND = {"sw80c4", "sw96c4"}
 C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
 # ... or where one round of them fills at most this much of the resident clusters, launched without PDL (pdl_pays):
 # 16 x 9216-11008 x 2048-4096 and 32 x 11008 x 2048-4096, 18-22 clusters, 3-21 % faster than the 64-row tile
 # (gemm_small_s26_pdlmap*.json); at 24 clusters (12288) from 5 % faster to 10 % slower, so not taken there
 C4_LOW_FILL = 0.75
 C4_RESIDENT_PER_SM = 30 / 132  # 4-CTA clusters of these builds resident at once (cudaOccupancyMaxActiveClusters)
+# sw80c4 and sw96c4 (65-96 rows), unlike sw64c4 / sw128c4, are taken for 16-bit inputs too: at 72-96 x 9216-14336 x
+# 2048-4096 they measured 1.05-1.31x faster than t128, `auto`'s pick before, for bf16 over column-major B and fp16->fp32
+# over row-major B, 1.06-1.22x for fp8 (gemm_small_s27_swc4*.json)
+# 97-128 rows: the 128x96 or 128x80 tile in 4-CTA clusters along N (cuBLAS's own tiles at 128 x 11008 and 9216)
+# where its clusters make one round of at least CN_MIN_FILL of the resident ones, the one with more clusters: n96c4
+# at 112-128 x 9216-11008 x 2048-4096 1.03-1.10x faster than t128 / sw128c4 (16-bit / fp8; gemm_small_s27_cn*.json,
+# _swc4*.json), in two rounds (14336) 1.29x slower; n80c4 (29 clusters at 9216) 1.01-1.09x faster than n96c4 (24)
+# there and at 8704 (gemm_small_s27_n80.json). Not where the 64x128 tile runs one round (128 x 8192: 128 tiles, t64
+# 1.05-1.15x faster than n80c4's 26 clusters)
+CN_AUTO = ("n80c4", "n96c4")
+CN_MIN_M = 97
+CN_MIN_FILL = 0.75
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
 
@@ -546,11 +591,15 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (128, 144, 1): 0.52, (128, 128, 1): 0.50, (64, 192, 1): 0.40, (64, 128, 1): 0.30, (64, 8, 1): 0.17,
               (64, 16, 1): 0.17, (64, 32, 1): 0.18, (64, 64, 1): 0.20,  # 64 x 8..64: swapped
               (128, 8, 4): 0.30, (128, 16, 4): 0.30, (128, 32, 4): 0.32,  # 128 x 8..32 swapped, 4-CTA clusters
-              (128, 64, 4): 0.36, (128, 128, 4): 0.45}  # sw64c4, sw128c4 (gemm_small_s26_sw64c4*.json, _sw128c4*)
+              (128, 64, 4): 0.36, (128, 128, 4): 0.45,  # sw64c4, sw128c4 (gemm_small_s26_sw64c4*.json, _sw128c4*)
+              (128, 80, 4): 0.40, (128, 96, 4): 0.42, (128, 112, 4): 0.47,  # sw80c4 .. sw112c4 (_s27_swc4*.json)
+              # n80c4, n96c4, n128c4 (gemm_small_s27_cn*.json, _s27_n80.json)
+              (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45}
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
-                 (128, 32, 4): 2.0, (128, 64, 4): 2.0, (128, 128, 4): 2.0}
+                 (128, 32, 4): 2.0, (128, 64, 4): 2.0, (128, 128, 4): 2.0, (128, 80, 4): 2.0, (128, 96, 4): 2.0,
+                 (128, 112, 4): 2.0, (128, 80, 4, "n"): 2.0, (128, 96, 4, "n"): 2.0, (128, 128, 4, "n"): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
@@ -596,6 +645,13 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def cost_key(config: KernelConfig, b_kmajor: bool = True) -> tuple:
+    """The model's key for a tile: (BM, BN, CM) — BN as loaded (whole slabs of an MN-major B unless MN_OWN_WIDTH),
+    "n" appended for a cluster along N (the 128x96 tile in 4-CTA clusters is not the swapped 128x96 one)."""
+    bn = config.bn if b_kmajor or config.bn in MN_OWN_WIDTH or config.swap_ab else config.b_rows
+    return (config.bm, bn, config.cm) + (("n",) if config.cluster_n else ())
+
+
 def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int, streamk: bool = False,
                 b_kmajor: bool = True) -> float:
     """Predicted time of a launch of one of `auto`'s tiles (rung 9, t192, t160, t144, t128, t64, the swapped
@@ -607,7 +663,7 @@ def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int
     (MN_OWN_WIDTH). Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3 and 1024x1024x65536; used only to
     rank the tiles for `auto`."""
     c = variant.config
-    key = (c.bm, c.bn if b_kmajor or c.bn in MN_OWN_WIDTH else c.b_rows, c.cm)
+    key = cost_key(c, b_kmajor)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
     tiles = cluster_tiles(c, m, n)
     clusters = max(1, sms // c.cm)
@@ -707,33 +763,53 @@ def kernel_dims(config: KernelConfig, m: int, n: int) -> tuple[int, int]:
 
 
 def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
-    """Output tiles of an M x N launch, one per cluster (BM*CM rows x BN columns): the kernel's units before split-K."""
+    """Output tiles of an M x N launch, one per cluster (BM*CM rows x BN columns, or BM x BN*CM along N): the
+    kernel's units before split-K."""
     km, kn = kernel_dims(config, m, n)
+    if config.cluster_n:
+        return _cdiv(km, config.bm) * _cdiv(kn, config.bn * config.cm)
     return _cdiv(km, config.bm * config.cm) * _cdiv(kn, config.bn)
 
 
-def c4_pays(config: KernelConfig, m: int, n: int, sms: int, low_band_only: bool = False) -> bool:
+def c4_pays(config: KernelConfig, m: int, n: int, sms: int, low_band_only: bool = False,
+            any_one_round: bool = False) -> bool:
     """Whether `auto` runs a 4-CTA-cluster swapped build: its clusters fill at least C4_MIN_FILL of their last round
     of resident clusters (not with `low_band_only`), or they are one round filling at most C4_LOW_FILL of it
-    (launched without PDL there: pdl_pays). Between the two, and with a thin last round, measured slower than the
-    64-row tile."""
+    (launched without PDL there: pdl_pays) — any one round with `any_one_round`. Between the two, and with a thin
+    last round, the narrower builds measured slower than the 64-row tile."""
     resident = max(1, int(sms * C4_RESIDENT_PER_SM))
     tiles = cluster_tiles(config, m, n)
     last = tiles % resident or resident
-    return (last >= C4_MIN_FILL * resident and not low_band_only) or tiles <= C4_LOW_FILL * resident
+    one_round = tiles <= (resident if any_one_round else C4_LOW_FILL * resident)
+    return (last >= C4_MIN_FILL * resident and not low_band_only) or one_round
 
 
 def c4_build(m: int, n: int, k: int, in_kind: str, sms: int) -> Variant | None:
     """The 4-CTA-cluster swapped build `auto` runs for a launch, or None: the narrowest whose BN holds M (one column
     of tiles), for the dtypes it is kept for (C4_FP8_ONLY), needing no split, where c4_pays (its low-fill band only
-    for C4_LOW_BAND_ONLY)."""
+    for C4_LOW_BAND_ONLY, any one round for C4_ANY_ONE_ROUND)."""
     fit_bn = next((bn for bn in sorted(SWAP_C4) if m <= bn), 0)
     c4 = VARIANTS.get(SWAP_C4.get(fit_bn, ""))
     if c4 is None or (c4.name in C4_FP8_ONLY and in_kind != "e4m3"):
         return None
     if choose_splits(c4.config, m, n, k, in_kind, sms) != 1:
         return None
-    return c4 if c4_pays(c4.config, m, n, sms, low_band_only=c4.name in C4_LOW_BAND_ONLY) else None
+    pays = c4_pays(c4.config, m, n, sms, low_band_only=c4.name in C4_LOW_BAND_ONLY,
+                   any_one_round=c4.name in C4_ANY_ONE_ROUND)
+    return c4 if pays else None
+
+
+def cn_build(m: int, n: int, sms: int, b_kmajor: bool) -> Variant | None:
+    """The cluster-along-N tile `auto` runs for a launch, or None: for CN_MIN_M-128 rows (one row band) of a K-major B
+    (over a row-major 16-bit B they load two whole 64-column slabs: n96c4 measured 0.90-1.0x of t128 there), of
+    CN_AUTO the one whose clusters are one round filling most (at least CN_MIN_FILL) of the resident ones — where the
+    64x128 tile would need a second round (no split either way)."""
+    if not (CN_MIN_M <= m <= 128 and b_kmajor) or _cdiv(m, 64) * _cdiv(n, 128) <= sms:
+        return None
+    resident = max(1, int(sms * C4_RESIDENT_PER_SM))
+    fits = [(cluster_tiles(VARIANTS[name].config, m, n), name) for name in CN_AUTO]
+    fits = [(c, name) for c, name in fits if CN_MIN_FILL * resident <= c <= resident]
+    return VARIANTS[max(fits)[1]] if fits else None
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:

@@ -2,6 +2,7 @@
 // The rung is chosen by the #defines that tcforge.gemm.codegen prepends (see variants.py for their meaning):
 //   IN_KIND (0 fp16, 1 bf16, 2 e4m3)  OUT_KIND (0 fp32, 1 fp16, 2 bf16)  BM BN BK STAGES NC (consumer warpgroups)
 //   USE_TMA (0: cp.async by all threads, 1: TMA producer warpgroup)  B_KMAJOR  CM (cluster size along M, B multicast)
+//   CLUSTER_N (the CM CTAs of a cluster run along N instead and multicast A: tiles of one row band, small M)
 //   TMA_STORE (staged epilogue)  SPLITK (fp32 partials to a workspace)  HOIST (descriptors built once)  SETMAXNREG
 //   RELAXED (slot releases without a release fence)
 //   EPI_BUFS (staging buffers per consumer warpgroup: 2 = rungs 5-9; BN/EPI_N = the whole tile, stores never wait
@@ -47,6 +48,10 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef SK_FUSED
 #define SK_FUSED 0
 #endif
+#ifndef CLUSTER_N
+#define CLUSTER_N 0   // the cluster's CTAs share a row band of A (each loads BM/CM rows and multicasts them) and
+                      // take CM consecutive column tiles; B is loaded whole by every CTA
+#endif
 #ifndef SK_PAIR
 #define SK_PAIR 0
 #endif
@@ -68,8 +73,9 @@ constexpr int A_TILE = BM * BK_BYTES;
 constexpr int B_SLAB = BK * 128;                   // MN-major B: one 64-column slab, BK rows of 128 bytes
 constexpr int B_SLABS = (BN + 63) / 64;            // MN-major B: slabs per stage (a BN of 144 loads and keeps 3)
 constexpr int B_TILE = B_KMAJOR ? BN * BK_BYTES : B_SLABS * B_SLAB;   // B's bytes per stage
-// K-major B: rows of one TMA box (a box holds at most 256 rows: this CTA's BN/CM rows in two boxes above that)
-constexpr int B_BOX = BN / CM > 256 ? BN / CM / 2 : BN / CM;
+constexpr int B_MC = CLUSTER_N ? 1 : CM;           // CTAs B is multicast to (A's: CLUSTER_N ? CM : 1)
+// K-major B: rows of one TMA box (a box holds at most 256 rows: this CTA's BN/B_MC rows in two boxes above that)
+constexpr int B_BOX = BN / B_MC > 256 ? BN / B_MC / 2 : BN / B_MC;
 constexpr int STAGE_TX = A_TILE + B_TILE;          // bytes landing in one CTA per stage (multicast halves included)
 constexpr int WG_ROWS = PINGPONG ? BM : BM / NC;   // rows of C per consumer warpgroup
 constexpr int MI = WG_ROWS / 64;                   // m64 wgmma blocks per consumer warpgroup
@@ -97,13 +103,15 @@ static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a mult
 static_assert(ACC_N * MI <= 160, "accumulators: at most 160 registers per thread (ptxas has 168 with 384 threads)");
 static_assert(BK % WG_K == 0, "BK must be a multiple of the wgmma K");
 static_assert(BN % 8 == 0 && BN <= 320, "BN: a multiple of 8 up to 320 (over 256: two wgmmas per m64 block)");
-static_assert(!B_KMAJOR || (BN / CM) % B_BOX == 0, "K-major B: this CTA's rows in whole boxes");
-static_assert(B_KMAJOR || BN % (64 * CM) == 0 || (CM == 1 && USE_TMA),
+static_assert(!B_KMAJOR || (BN / B_MC) % B_BOX == 0, "K-major B: this CTA's rows in whole boxes");
+static_assert(B_KMAJOR || BN % (64 * B_MC) == 0 || (B_MC == 1 && USE_TMA),
               "an MN-major B tile of partial 64-column slabs: TMA path, no multicast (each CTA loads whole slabs)");
 static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
+static_assert(!CLUSTER_N || (CM > 1 && BM % (8 * CM) == 0 && !A_MN && !SPLITK && !STREAMK && !SK_FUSED && !TRANS_C),
+              "a cluster along N: K-major A in whole 8-row groups per CTA, unsplit, no stream-K, not swapped");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
@@ -283,8 +291,8 @@ __device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, 
   const int n = (t % per_group) / gsize;
   const int kt_per = (num_kt + splits - 1) / splits;
   Unit r;
-  r.m_tile = mc * CM + rank;
-  r.n_tile = n;
+  r.m_tile = CLUSTER_N ? mc : mc * CM + rank;   // num_mc: clusters along M (CLUSTER_N: tiles)
+  r.n_tile = CLUSTER_N ? n * CM + rank : n;     // num_n: tiles along N (CLUSTER_N: clusters)
   r.kt0 = split * kt_per;
   r.kt1 = min(num_kt, r.kt0 + kt_per);
   return r;
@@ -733,8 +741,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   const uint32_t ring = smem_u32(smem);
   const uint32_t a_ring = ring, b_ring = ring + STAGES * A_TILE;
   const int num_m = (M + BM - 1) / BM, num_n = (N + BN - 1) / BN, num_kt = (K + BK - 1) / BK;
-  const int num_mc = (num_m + CM - 1) / CM;
-  const int units = num_mc * num_n * splits;
+  const int num_mc = CLUSTER_N ? num_m : (num_m + CM - 1) / CM;
+  const int num_nc = CLUSTER_N ? (num_n + CM - 1) / CM : num_n;   // what unit_of calls num_n
+  const int units = num_mc * num_nc * splits;
   const int rank = CM > 1 ? (int)(blockIdx.x % CM) : 0;
   const int num_clusters = gridDim.x / CM;
   const int64_t ws_stride = SPLITK ? (int64_t)(TRANS_C ? N : M) * ldc : 0;   // one split's plane of C
@@ -760,7 +769,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       int t = sh.begin / num_kt, kt0 = sh.begin % num_kt;   // the owner piece (last)
       if (j < 0) t = sh.partial_tile, kt0 = sh.partial_kt0;
       else if (j < nw) t = w0 + j, kt0 = 0;
-      Unit w = unit_of(dp_units + t, rank, num_mc, num_n, num_kt, 1, group_m);
+      Unit w = unit_of(dp_units + t, rank, num_mc, num_nc, num_kt, 1, group_m);
       w.kt0 = kt0;
       w.kt1 = j < 0 ? sh.partial_kt1 : num_kt;
       f(w, t, j < 0);
@@ -801,26 +810,30 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
             for (int i = 0; i < BM / 64; ++i)
               tma_load(a_ring + s * A_TILE + i * (BK * 128), &mapA, w.m_tile * BM + i * 64, kt * BK, fb);
+          } else if constexpr (CLUSTER_N) {   // this CTA's BM/CM rows of A, multicast to the cluster
+            constexpr int A_ROWS = BM / CM;
+            tma_load_mc(a_ring + s * A_TILE + rank * A_ROWS * BK_BYTES, &mapA, kt * BK, w.m_tile * BM + rank * A_ROWS,
+                        fb, (1 << CM) - 1);
           } else {
             tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
           }
           const uint32_t bs = b_ring + s * B_TILE;
           if constexpr (B_KMAJOR) {
-            constexpr int ROWS = BN / CM;   // this CTA loads BN/CM rows of B (B_BOX at a time) and multicasts them
+            constexpr int ROWS = BN / B_MC;   // this CTA loads BN/B_MC rows of B (B_BOX at a time), multicasts them
 #pragma unroll
             for (int i = 0; i < ROWS / B_BOX; ++i) {
-              const int row = rank * ROWS + i * B_BOX;
-              if constexpr (CM > 1)
+              const int row = (B_MC > 1 ? rank : 0) * ROWS + i * B_BOX;
+              if constexpr (B_MC > 1)
                 tma_load_mc(bs + row * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + row, fb, (1 << CM) - 1);
               else
                 tma_load(bs + row * BK_BYTES, &mapB, kt * BK, w.n_tile * BN + row, fb);
             }
           } else {
-            constexpr int SLABS = B_SLABS / CM;
+            constexpr int SLABS = B_SLABS / B_MC;
 #pragma unroll
             for (int i = 0; i < SLABS; ++i) {
-              const int slab = rank * SLABS + i;
-              if constexpr (CM > 1)
+              const int slab = (B_MC > 1 ? rank : 0) * SLABS + i;
+              if constexpr (B_MC > 1)
                 tma_load_mc(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb, (1 << CM) - 1);
               else
                 tma_load(bs + slab * B_SLAB, &mapB, w.n_tile * BN + slab * 64, kt * BK, fb);
@@ -829,7 +842,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         }
       };
       for (int u = cluster; u < dp_units; u += num_clusters)
-        produce(unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m));
+        produce(unit_of(u, rank, num_mc, num_nc, num_kt, splits, group_m));
       if constexpr (STREAMK) sk_walk([&](const Unit& w, int, bool) { produce(w); });
       // every load of this CTA is issued: the next PDL launch may be scheduled once all CTAs are here (it sets up
       // on SMs as they free and waits for this grid). A trigger at the kernel's start measured the same
@@ -931,7 +944,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     int j = 0;
     sk_stamp(sk_flags, wg, 0);
     for (int u = cluster; u < dp_units; u += num_clusters, ++j) {
-      const Unit w = unit_of(u, rank, num_mc, num_n, num_kt, splits, group_m);
+      const Unit w = unit_of(u, rank, num_mc, num_nc, num_kt, splits, group_m);
       if constexpr (PINGPONG) {
         if (j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
           it += w.kt1 - w.kt0;
