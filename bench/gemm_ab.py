@@ -8,6 +8,7 @@ before the per-warp epilogue stores took a warpgroup's 64). Every build is first
 random inputs (rung 9 outputs are bit-identical to it where nothing splits). Writes bench/results/gemm_ab.json.
 
     python3 bench/gemm_ab.py --old-cache .cache/k23@64,.cache/k24@64 [--variant hoist] [--combos ...]
+    python3 bench/gemm_ab.py --old-cache .cache/k39 --variant sw16c4 --shape 16x11008x4096 --b-col
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="cache directories of earlier templates' cubins, each DIR or DIR@ROWS (C box rows)")
     ap.add_argument("--variant", default="hoist")
     ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--shape", default="", help="MxNxK instead of a --size cube (e.g. 16x11008x4096)")
+    ap.add_argument("--b-col", action="store_true", help="16-bit B column-major too (fp8 B always is)")
     ap.add_argument("--combos", default="fp16:fp32,bf16:bf16,e4m3:bf16")
     ap.add_argument("--seconds", type=float, default=1.5)
     ap.add_argument("--per-graph", type=int, default=10)
@@ -85,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     props = torch.cuda.get_device_properties(0)
     nv = Nvml(0, f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0")
-    m = n = k = args.size
+    m, n, k = (int(x) for x in args.shape.split("x")) if args.shape else (args.size,) * 3
     flop = 2.0 * m * n * k
     rows: list[dict[str, Any]] = []
     checks: list[dict[str, Any]] = []
@@ -97,11 +100,12 @@ def main(argv: list[str] | None = None) -> int:
     for ci, combo in enumerate(args.combos.split(",")):
         in_kind, out_kind = combo.split(":")
         od = api.torch_dtype(out_kind)
-        a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=int(time.time()) % 100000 + ci)
+        kmajor = in_kind == "e4m3" or args.b_col
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed=int(time.time()) % 100000 + ci)
         plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=args.variant)
         prep = api.prepare_plan(plan, a, b, sa, sb)
         if prep.splits != 1 or prep.sk_units:
-            raise SystemExit(f"{args.variant} splits {combo} at {args.size}: A/B covers unsplit launches")
+            raise SystemExit(f"{args.variant} splits {combo} at {m}x{n}x{k}: A/B covers unsplit launches")
         build = Build(plan.variant.config, in_kind, out_kind, plan.b_kmajor, plan.a_kmajor)
         kernels: dict[str, Any] = cublas_peers(a, b, sa, sb, in_kind, out_kind)
         kernels[new] = prep
@@ -129,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{combo:10s} {kname:11s} {s['tflops']:7.1f} TFLOP/s  x{s['speed_ratio']:.3f} of {peer} "
                   f"(rounds {' '.join(f'{r:.3f}' for r in s['per_round_ratio'])})  {s['mj']:6.1f} mJ "
                   f"{s['sm_mhz']:5.0f} MHz", flush=True)
-    write_result(args.out, "gemm_ab.py", argv, device=props.name, size=args.size, variant=args.variant,
+    write_result(args.out, "gemm_ab.py", argv, device=props.name, size=args.size, shape=[m, n, k], variant=args.variant,
                  old_cache=args.old_cache, checks=checks, rows=rows, summary=summary)
     return 0
 

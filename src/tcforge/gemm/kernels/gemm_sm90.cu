@@ -576,26 +576,17 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
     for (int h = 0; h < 2; ++h) {
       const uint32_t r = warp * 16 + lane / 4 + h * 8;   // the C column (inside this warpgroup's 64)
       const uint32_t c = j * 8 + 2 * (lane % 4);          // the C row (inside the tile's BN)
-      uint8_t* buf = bufs + (r * OUT_BYTES / 128) * EPI_BUF;
+      // 32-bit shared-window addresses (with 64-bit generic pointers the 16-bit builds of BN > 64 spilled)
+      const uint32_t sbuf = smem_u32(bufs + (r * OUT_BYTES / 128) * EPI_BUF);
       const uint32_t byte = (r * OUT_BYTES) % 128;
       const float x = acc[0][j * 4 + h * 2] * alpha, y = acc[0][j * 4 + h * 2 + 1] * alpha;
-      if constexpr (BN > WG_ROWS) {   // 128 columns: 32-bit shared addresses (64-bit generic ones spill a 16-bit build)
-        const uint32_t sbuf = smem_u32(buf);
-        if constexpr (OUT_BYTES == 4) {
-          st_shared_f1(sbuf + swz(c * 128 + byte, 0x70u), x);
-          st_shared_f1(sbuf + swz((c + 1) * 128 + byte, 0x70u), y);
-        } else {
-          const uint32_t p = pack_pair(x, y);
-          st_shared_u16(sbuf + swz(c * 128 + byte, 0x70u), p & 0xFFFFu);
-          st_shared_u16(sbuf + swz((c + 1) * 128 + byte, 0x70u), p >> 16);
-        }
-      } else if constexpr (OUT_BYTES == 4) {
-        *reinterpret_cast<float*>(buf + swz(c * 128 + byte, 0x70u)) = x;
-        *reinterpret_cast<float*>(buf + swz((c + 1) * 128 + byte, 0x70u)) = y;
+      if constexpr (OUT_BYTES == 4) {
+        st_shared_f1(sbuf + swz(c * 128 + byte, 0x70u), x);
+        st_shared_f1(sbuf + swz((c + 1) * 128 + byte, 0x70u), y);
       } else {
         const uint32_t p = pack_pair(x, y);
-        *reinterpret_cast<uint16_t*>(buf + swz(c * 128 + byte, 0x70u)) = (uint16_t)(p & 0xFFFFu);
-        *reinterpret_cast<uint16_t*>(buf + swz((c + 1) * 128 + byte, 0x70u)) = (uint16_t)(p >> 16);
+        st_shared_u16(sbuf + swz(c * 128 + byte, 0x70u), p & 0xFFFFu);
+        st_shared_u16(sbuf + swz((c + 1) * 128 + byte, 0x70u), p >> 16);
       }
     }
   }
