@@ -135,8 +135,9 @@ def test_cluster_along_n_skinny_shapes(variant: str, shape: tuple) -> None:
 @pytest.mark.parametrize("shape", [(96, 11008, 1024), (300, 1000, 520), (129, 4097, 136)])
 def test_cluster_along_n_bits_equal_unclustered(combo: tuple, shape: tuple) -> None:
     """A tile whose A rows arrive by multicast from four CTAs sums the same products in the same K order as the
-    128x128 tile without a cluster: unsplit, the outputs of n96c4, n128c4 and t128 are bit-identical (96 columns:
-    the last 32 of 16-bit C stored from registers; N = 4097: tiles past N inside the last cluster)."""
+    128x128 tile without a cluster: unsplit, the outputs of t128 and every cluster-along-N build (n80c4, n96c4,
+    n128c4) are bit-identical (80 / 96 columns: the last 16 / 32 of 16-bit C stored from registers; N = 4097: tiles
+    past N inside the last cluster)."""
     _assert_same_bits(("t128", *CLUSTER_N), shape, combo, sum(shape))
 
 

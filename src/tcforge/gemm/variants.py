@@ -493,7 +493,7 @@ SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better t
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
-# 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 5-9 % behind n96c4)
+# 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 7-9 % behind n96c4)
 SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 80: "sw80c4", 96: "sw96c4", 128: "sw128c4"}
 # ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
 # and 28672 x 4096: -2..+2 %) and 3-6 % slower in part-empty ones (48-64 x 9216-11008), its fp8 ones 1.0-1.5x faster
@@ -504,7 +504,7 @@ C4_FP8_ONLY = {"sw64c4", "sw128c4"}
 C4_LOW_BAND_ONLY = {"sw128c4"}
 # ... and taken in any one round, the band between C4_LOW_FILL and C4_MIN_FILL too: sw80c4 / sw96c4 at 24 clusters
 # (72-96 x 12288 x 2048-4096) measured 1.06-1.44x faster than t128, `auto`'s pick there (gemm_small_s27_gap*.json);
-# with a thin second round (16384: 32 clusters) 0.73-0.84x of it, so not there
+# with a thin second round (16384: 32 clusters) 0.79-0.88x of it, so not there
 C4_ANY_ONE_ROUND = {"sw80c4", "sw96c4"}
 C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much of their last round (above)
 # ... or where one round of them fills at most this much of the resident clusters, launched without PDL (pdl_pays):
@@ -513,14 +513,14 @@ C4_MIN_FILL = 0.85  # `auto` takes it where its clusters fill at least this much
 C4_LOW_FILL = 0.75
 C4_RESIDENT_PER_SM = 30 / 132  # 4-CTA clusters of these builds resident at once (cudaOccupancyMaxActiveClusters)
 # sw80c4 and sw96c4 (65-96 rows), unlike sw64c4 / sw128c4, are taken for 16-bit inputs too: at 72-96 x 9216-14336 x
-# 2048-4096 they measured 1.05-1.31x faster than t128, `auto`'s pick before, for bf16 over column-major B and fp16->fp32
-# over row-major B, 1.06-1.22x for fp8 (gemm_small_s27_swc4*.json)
+# 2048-4096 they measured 1.05-1.29x faster than t128, `auto`'s pick before, for bf16 over column-major B and fp16->fp32
+# over row-major B, 1.07-1.22x than sw128c4 / t128 for fp8 (gemm_small_s27_swc4*.json)
 # 97-128 rows: the 128x96 or 128x80 tile in 4-CTA clusters along N (cuBLAS's own tiles at 128 x 11008 and 9216)
 # where its clusters make one round of at least CN_MIN_FILL of the resident ones, the one with more clusters: n96c4
-# at 112-128 x 9216-11008 x 2048-4096 1.03-1.10x faster than t128 / sw128c4 (16-bit / fp8; gemm_small_s27_cn*.json,
-# _swc4*.json), in two rounds (14336) 1.29x slower; n80c4 (29 clusters at 9216) 1.01-1.09x faster than n96c4 (24)
-# there and at 8704 (gemm_small_s27_n80.json). Not where the 64x128 tile runs one round (128 x 8192: 128 tiles, t64
-# 1.05-1.15x faster than n80c4's 26 clusters)
+# at 112-128 x 9216-11008 x 2048-4096 1.04-1.21x faster than t128 / sw128c4 (16-bit / fp8; gemm_small_s27_cn*.json,
+# _swc4*.json), in two rounds (14336) 1.21-1.29x slower; n80c4 (29 clusters at 9216) 1.01-1.10x faster than n96c4 (24)
+# there and at 8704 (gemm_small_s27_n80*.json). Not where the 64x128 tile runs one round (128 x 8192: 128 tiles, t64
+# 1.07-1.14x faster than n80c4's 26 clusters)
 CN_AUTO = ("n80c4", "n96c4")
 CN_MIN_M = 97
 CN_MIN_FILL = 0.75
