@@ -15,6 +15,11 @@ def test_list_prints_every_rung(capsys: pytest.CaptureFixture[str]) -> None:
     for v in LADDER:
         assert v.name in out
     assert "tuned" in out
+    # the cluster column says which way a cluster runs; swapped tiles carry W
+    n96 = next(line for line in out.splitlines() if line.startswith("n96c4 "))
+    assert n96.split()[5] == "4N" and "W" not in n96.split()[6]
+    sw16 = next(line for line in out.splitlines() if line.startswith("sw16c4 "))
+    assert sw16.split()[5] == "4" and "W" in sw16.split()[6]
 
 
 def test_unknown_variant_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:

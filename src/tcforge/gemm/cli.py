@@ -24,11 +24,15 @@ def _cmd_list(_: argparse.Namespace) -> int:
                 ("K", v.splitk_auto),
                 ("H", c.hoist),
                 ("2", c.pingpong),
+                ("W", c.swap_ab),
             )
             if on
         )
-        print(f"{v.name:<13}{v.rung:>4}  {c.bm}x{c.bn:<6}{c.bk_bytes:>8}{c.stages:>7}{c.cm:>8}  {flags:<8}{v.title}")
-    print("flags: T TMA producer, R setmaxnreg, S TMA-store epilogue, P persistent, K split-K, H hoisted, 2 ping-pong")
+        cluster = f"{c.cm}{'N' if c.cluster_n else ''}"  # CTAs per cluster, along M unless marked N
+        print(f"{v.name:<13}{v.rung:>4}  {c.bm}x{c.bn:<6}{c.bk_bytes:>8}{c.stages:>7}{cluster:>8}  {flags:<8}{v.title}")
+    print("flags: T TMA producer, R setmaxnreg, S TMA-store epilogue, P persistent, K split-K, H hoisted, 2 ping-pong, "
+          "W swapped (C^T = B^T A^T); cluster: CTAs along the kernel's M sharing its B by multicast (swapped: the "
+          "activations), N: along N sharing A")
     return 0
 
 
