@@ -14,12 +14,12 @@ from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.streamk import fits_int32
 from tcforge.gemm.validate import Plan, plan_matmul
 from tcforge.gemm.variants import (
-    C4_RESIDENT_PER_SM,
     IN_BYTES,
     OUT_BYTES,
     OUT_KINDS,
     KernelConfig,
     Variant,
+    c4_resident,
     choose_splits,
     choose_streamk,
     choose_streamk_small,
@@ -582,8 +582,8 @@ def prepare_plan(
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
         # a 4-CTA-cluster launch's PDL depends on how many of its resident clusters it fills (pdl_pays)
-        c4_resident = (resident or int(sms * C4_RESIDENT_PER_SM)) if plan.variant.persistent and cfg.cm >= 4 else 0
-        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit, c4_resident)
+        c4_count = (resident or c4_resident(sms)) if plan.variant.persistent and cfg.cm >= 4 else 0
+        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit, c4_count)
         return Prepared(
             fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit, pdl
         )

@@ -648,7 +648,7 @@ def _cdiv(a: int, b: int) -> int:
 def cost_key(config: KernelConfig, b_kmajor: bool = True) -> tuple:
     """The model's key for a tile: (BM, BN, CM) — BN as loaded (whole slabs of an MN-major B unless MN_OWN_WIDTH),
     "n" appended for a cluster along N (the 128x96 tile in 4-CTA clusters is not the swapped 128x96 one)."""
-    bn = config.bn if b_kmajor or config.bn in MN_OWN_WIDTH or config.swap_ab else config.b_rows
+    bn = config.bn if b_kmajor or config.bn in MN_OWN_WIDTH else config.b_rows
     return (config.bm, bn, config.cm) + (("n",) if config.cluster_n else ())
 
 
@@ -771,13 +771,19 @@ def cluster_tiles(config: KernelConfig, m: int, n: int) -> int:
     return _cdiv(km, config.bm * config.cm) * _cdiv(kn, config.bn)
 
 
+def c4_resident(sms: int) -> int:
+    """4-CTA clusters resident at once on `sms` SMs by the measured ratio (C4_RESIDENT_PER_SM), for `auto`'s fill rules
+    and where the driver's count is not known."""
+    return max(1, int(sms * C4_RESIDENT_PER_SM))
+
+
 def c4_pays(config: KernelConfig, m: int, n: int, sms: int, low_band_only: bool = False,
             any_one_round: bool = False) -> bool:
     """Whether `auto` runs a 4-CTA-cluster swapped build: its clusters fill at least C4_MIN_FILL of their last round
     of resident clusters (not with `low_band_only`), or they are one round filling at most C4_LOW_FILL of it
     (launched without PDL there: pdl_pays) — any one round with `any_one_round`. Between the two, and with a thin
     last round, the narrower builds measured slower than the 64-row tile."""
-    resident = max(1, int(sms * C4_RESIDENT_PER_SM))
+    resident = c4_resident(sms)
     tiles = cluster_tiles(config, m, n)
     last = tiles % resident or resident
     one_round = tiles <= (resident if any_one_round else C4_LOW_FILL * resident)
@@ -804,9 +810,9 @@ def cn_build(m: int, n: int, sms: int, b_kmajor: bool) -> Variant | None:
     (over a row-major 16-bit B they load two whole 64-column slabs: n96c4 measured 0.90-1.0x of t128 there), of
     CN_AUTO the one whose clusters are one round filling most (at least CN_MIN_FILL) of the resident ones — where the
     64x128 tile would need a second round (no split either way)."""
-    if not (CN_MIN_M <= m <= 128 and b_kmajor) or _cdiv(m, 64) * _cdiv(n, 128) <= sms:
+    if not (CN_MIN_M <= m <= 128 and b_kmajor) or cluster_tiles(VARIANTS[SMALL_AUTO].config, m, n) <= sms:
         return None
-    resident = max(1, int(sms * C4_RESIDENT_PER_SM))
+    resident = c4_resident(sms)
     fits = [(cluster_tiles(VARIANTS[name].config, m, n), name) for name in CN_AUTO]
     fits = [(c, name) for c, name in fits if CN_MIN_FILL * resident <= c <= resident]
     return VARIANTS[max(fits)[1]] if fits else None
