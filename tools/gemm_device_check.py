@@ -91,7 +91,7 @@ def run_one_variant(name: str, small: bool) -> None:
             d["variant"] = f"{name}(a col)"
             print(json.dumps(d), flush=True)
     if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "t144", "sw8", "sw16", "sw32",
-                              "sw64"):
+                              "sw64", "sw80", "sw96"):
         for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
             for (m, n, k), mode in itertools.product(((300, 500, 4096), (1, 8, 65536)), ("fused", "planes")):
                 seed += 1
@@ -220,7 +220,8 @@ def main() -> int:
                            ("sw8", ("e4m3", "bf16", True)), ("sw16c4", ("fp16", "fp32", False)),
                            ("sw64c4", ("e4m3", "bf16", True)), ("sw128c4", ("bf16", "bf16", True)),
                            ("sw80c4", ("fp16", "fp32", False)), ("sw96c4", ("e4m3", "bf16", True)),
-                           ("sw112c4", ("bf16", "bf16", True)),
+                           ("sw112c4", ("bf16", "bf16", True)), ("sw80", ("bf16", "bf16", True)),
+                           ("sw96", ("fp16", "fp16", False)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
                            ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
                            ("t64x192", ("fp16", "fp32", False))):
@@ -233,7 +234,8 @@ def main() -> int:
                                       split_mode=mode, a_kmajor=False)
                         print(f"sanitize-shot {name}(a col, splits=3, {mode}) ok={r.ok} {r.error}", flush=True)
         for name, combo in (("sw8", ("fp16", "fp32", False)), ("sw16", ("e4m3", "bf16", True)),
-                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("fp16", "fp32", True))):
+                            ("sw32", ("bf16", "bf16", True)), ("sw64", ("fp16", "fp32", True)),
+                            ("sw80", ("e4m3", "bf16", True)), ("sw96", ("bf16", "bf16", False))):
             if not only or name in only:  # two splits through DSMEM: one round, and pairs running several tiles
                 for m, n, k in ((37, 1000, 1024), (13, 9000, 512)):
                     r = check_one(name, *combo, m, n, k, seed=9, splits=2, with_cublas=False, split_mode="pair")

@@ -117,6 +117,33 @@ def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
     assert torch.equal(outs[0], outs[1])
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True),
+                                   ("fp16", "fp16", False)])
+def test_wide_swapped_tiles_bits_equal_narrow_and_unswapped(combo: tuple) -> None:
+    """The 80- and 96-column swapped tiles (one column tile of 90 rows; 96-column 16-bit C^T staged in 32-bit
+    stores) give the bits of sw64 (two column tiles there) and of the 64x128 tile, unsplit."""
+    _assert_same_bits(("t64", "sw64", "sw80", "sw96"), (90, 1000, 1024), combo, 12)
+
+
+WIDE_SWAPPED = [v.name for v in LADDER + SWEEP if v.config.swap_ab and v.config.cm == 1 and v.config.bn > 64]
+
+
+@pytest.mark.parametrize("split_mode", ["auto", "fused", "planes"])
+@pytest.mark.parametrize("variant", WIDE_SWAPPED)
+def test_wide_swapped_tiles_at_65_to_96_rows(variant: str, split_mode: str) -> None:
+    """sw80 / sw96 at the shapes they are for: 65-96 rows x 4096 x 4096, where they split 2 over K (`auto`: the
+    partial through DSMEM; `fused`: through L2 slots; `planes`: fp32 planes and the reduction kernel), and at a
+    down-projection's K (11008, split 2 as well), against float64 and cuBLAS."""
+    from tcforge.gemm.check import check_one
+
+    for shape in ((72, 4096, 4096), (96, 4096, 4096), (80, 4096, 11008)):
+        for combo in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True), ("fp16", "fp16", True)):
+            r = check_one(variant, *combo, *shape, seed=sum(shape), split_mode=split_mode)
+            assert r.ok and not r.nan, r.as_dict()
+            if r.cublas_rel_err == r.cublas_rel_err:
+                assert r.rel_err <= max(4 * r.cublas_rel_err, r.tol)
+
+
 CLUSTER_N = [v.name for v in LADDER + SWEEP if v.config.cluster_n]
 
 

@@ -271,6 +271,30 @@ def test_a_128_column_swapped_tile_stages_c_transposed_in_128_row_buffers() -> N
         replace(c, bn=136, stages=4).check()
 
 
+def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> None:
+    """sw80 / sw96 (65-96 rows with a short N): one column of 64-row tiles where sw64 needs two, split 2 over K at
+    80 x 4096 x 4096 as sw64 is at 64 rows, with a pair build whose receive slot fits beside the ring (the stage
+    counts were chosen for it); BN-row staging buffers; the wgmma's n80 / n96. Selectable only: not among `auto`'s
+    swapped tiles until measured on a GPU."""
+    from dataclasses import replace
+
+    from tcforge.gemm.variants import SWAP_AUTO, SWAP_C4, cluster_tiles, pair_config
+
+    sw64, sw80, sw96 = (VARIANTS[n].config for n in ("sw64", "sw80", "sw96"))
+    assert cluster_tiles(sw80, 80, 4096) == 64 and cluster_tiles(sw64, 80, 4096) == 128
+    assert cluster_tiles(sw96, 96, 4096) == 64 and cluster_tiles(sw80, 96, 4096) == 128
+    assert sw80.smem_bytes() == 10 * (64 + 80) * 128 + 2 * 80 * 128 + 2 * 10 * 8 + 1024
+    assert sw96.smem_bytes() == 8 * (64 + 96) * 128 + 2 * 96 * 128 + 2 * 8 * 8 + 1024
+    for c in (sw80, sw96):
+        assert choose_splits(c, 80, 4096, 4096, "fp16", 132) == choose_splits(c, 80, 4096, 4096, "e4m3", 132) == 2
+        pair = pair_config(c)
+        assert pair is not None and pair.smem_bytes() <= MAX_SMEM
+    assert pair_config(replace(sw80, stages=11)) is None  # one stage more and the receive slot no longer fits
+    assert "m64n80k16.f32.f16.f16" in codegen.render(sw80, "fp16", "fp32", False)
+    assert "m64n96k32.f32.e4m3.e4m3" in codegen.render(sw96, "e4m3", "bf16", True)
+    assert not {"sw80", "sw96"} & (set(SWAP_AUTO.values()) | set(SWAP_C4.values()))
+
+
 def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:
     """n96c4 / n128c4: 4-CTA clusters along N — each CTA's A box is a quarter of the tile's rows (multicast), its B
     box the whole tile (not multicast); a cluster covers four column tiles of one row band, so 96 x 11008 makes 29

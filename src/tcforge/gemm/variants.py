@@ -434,6 +434,17 @@ SWEEP += [
             "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
     for bn, st in ((8, 18), (16, 18), (32, 16), (64, 12))
 ]
+# 65-96 rows with a short N (80x4096x4096): the 64-row swapped tile as wide as M, so B is streamed once (sw64 needs a
+# second column of tiles past 64 rows, t64 / t128 pad M to 128 rows): 64 tiles at N = 4096, split 2 over K as sw64 is
+# at 64 rows. Stages chosen so the pair split-K build's receive slot fits beside the ring (sw80: 10 stages of 18 KB,
+# sw96: 8 of 20 KB; 160-180 KB in flight where sw64 holds 192). Selectable, not in `auto`: compiled spill-free, not
+# yet run on a GPU (docs/gemm.md, "65-96 rows with a short N")
+SWEEP += [
+    Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
+            "persistent + split-K + hoisted (compiled, not yet run on a GPU)", replace(_SW, bn=bn, stages=st), True, 8,
+            True)
+    for bn, st in ((80, 10), (96, 8))
+]
 # skinny launches with a long N (16x14336x4096): a 128-row swapped tile (two consumers of 64 rows sharing the
 # activations in shared memory) in 4-CTA clusters along the kernel's M that multicast the activations (the kernel's
 # B, A^T) — cuBLAS's nvjet_..._128x16_64x11_4x1 at 16x14336x4096 fp16. A 64-row swapped tile streams B at ~35-40 GB/s

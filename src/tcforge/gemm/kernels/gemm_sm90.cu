@@ -598,61 +598,26 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
   }
 }
 
-// this warpgroup's rows, one 128-byte-wide sub-tile at a time: each warp stages its 16 rows of a sub-tile and stores
-// them with its own TMA store (box EPI_N x 16), so no warp waits for another
-__device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
-                                             int row0, int col0, float alpha, uint32_t& epi_count, void* C, int M,
-                                             int N, int64_t ldc) {
-  if constexpr (TRANS_C) {
-    epilogue_tma_trans(acc, mapC, epi, wg, row0, col0, alpha);
-    return;
-  }
-  // lane and warp read here (volatile), not hoisted out of the tile loop: kept live across the mainloop, the
-  // addresses below cost the stream-K builds a spill
-  uint32_t lane, warp;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(warp));
-  warp = (warp % 128) / 32;
-  constexpr int JS = EPI_N / 8;   // 8-column fragments per sub-tile
-  constexpr int SUBTILES = BN / EPI_N;
-  // a BN that is not a whole number of sub-tiles (144: 4.5 fp32 / 2.25 16-bit ones): the last columns go straight
-  // from registers to C (a sub-tile store would write the next tile's columns)
-  if constexpr (BN % EPI_N != 0) epilogue_direct<false, SUBTILES * JS>(acc, C, M, N, ldc, row0, col0, alpha);
-  // staging rows are 128 bytes whose 16-byte chunks are XORed with row % 8 (TMA's 128-byte swizzle); every row a
-  // thread writes has row % 8 == its fragment row, so the XOR is a per-thread constant. 16-bit C: stmatrix, lane L
-  // giving the row address of matrix L / 8 (fragment jj + L / 16, rows + 8 * ((L / 8) % 2)); fp32 C: a float2 per
-  // fragment row with st.shared.v2 (the 8 bytes at column 2 * (lane % 4))
+// the staged epilogue's loop over this warpgroup's rows, one 128-byte-wide sub-tile at a time: each warp stages its
+// 16 rows of a sub-tile (`stage(rows, mi, c, fxor)` writes m-block mi's rows of sub-tile c) and stores them with its
+// own TMA store (box EPI_N x 16), so no warp waits for another. Staging rows are 128 bytes whose 16-byte chunks are
+// XORed with row % 8 (TMA's 128-byte swizzle); every row a thread writes has row % 8 == its fragment row, so the XOR
+// is a per-thread constant. 16-bit C: stmatrix, lane L giving the row address of matrix L / 8 (fragment jj + L / 16,
+// rows + 8 * ((L / 8) % 2)); fp32 C: a float2 per fragment row with st.shared.v2 (the 8 bytes at column 2 * (lane % 4))
+template <class Stage>
+__device__ __forceinline__ void epilogue_staged(uint32_t lane, uint32_t warp, const TmaDesc* mapC, uint8_t* epi,
+                                                int wg, int row0, int col0, uint32_t& epi_count, Stage stage) {
   const uint32_t frow = OUT_BYTES == 4 ? lane / 4 : (lane % 8) + 8 * ((lane / 8) % 2);   // row inside 16
   const uint32_t fxor = OUT_BYTES == 4 ? ((((lane % 4) / 2) ^ (lane / 4)) << 4) | (8 * (lane % 2))
                                        : (((lane / 16) ^ (lane % 8)) << 4);
   const uint32_t warp_rows = smem_u32(epi) + wg * EPI_BUFS * EPI_BUF + warp * 16 * 128;   // 16 rows, 1024-aligned
 #pragma unroll
-  for (int c = 0; c < SUBTILES; ++c) {
+  for (int c = 0; c < BN / EPI_N; ++c) {
     const uint32_t buf = warp_rows + (epi_count % EPI_BUFS) * EPI_BUF;
     if (lane == 0) tma_store_wait_read<(EPI_BUFS - 1) * MI>();   // this warp's store that last used it has read it
     __syncwarp();
 #pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      const uint32_t rows = buf + (mi * 64 + frow) * 128;
-      if constexpr (OUT_BYTES == 4) {
-#pragma unroll
-        for (int jj = 0; jj < JS; ++jj) {
-          const float* f = &acc[mi][(c * JS + jj) * 4];
-          const uint32_t off = (jj * 32) ^ fxor;
-          st_shared_f2(rows + off, scaled(f[0], alpha), scaled(f[1], alpha));
-          st_shared_f2(rows + 8 * 128 + off, scaled(f[2], alpha), scaled(f[3], alpha));
-        }
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < JS; jj += 2) {
-          const float* f = &acc[mi][(c * JS + jj) * 4];   // fragments jj and jj + 1: 8 values
-          stmatrix_x4(rows + ((jj * 16) ^ fxor), pack_pair(scaled(f[0], alpha), scaled(f[1], alpha)),
-                      pack_pair(scaled(f[2], alpha), scaled(f[3], alpha)),
-                      pack_pair(scaled(f[4], alpha), scaled(f[5], alpha)),
-                      pack_pair(scaled(f[6], alpha), scaled(f[7], alpha)));
-        }
-      }
-    }
+    for (int mi = 0; mi < MI; ++mi) stage(buf + (mi * 64 + frow) * 128, mi, c, fxor);
     fence_proxy_async();   // each thread's staging writes, before the async proxy reads them
     __syncwarp();
     if (lane == 0) {
@@ -663,6 +628,50 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
   }
 }
 
+// lane and warp (inside the warpgroup) read here (volatile), not hoisted out of the tile loop: kept live across the
+// mainloop, the epilogue's addresses cost the stream-K builds a spill
+__device__ __forceinline__ void lane_and_warp(uint32_t& lane, uint32_t& warp) {
+  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(warp));
+  warp = (warp % 128) / 32;
+}
+
+// this warpgroup's rows of C through the staged epilogue (C^T through epilogue_tma_trans for the swapped product)
+__device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
+                                             int row0, int col0, float alpha, uint32_t& epi_count, void* C, int M,
+                                             int N, int64_t ldc) {
+  if constexpr (TRANS_C) {
+    epilogue_tma_trans(acc, mapC, epi, wg, row0, col0, alpha);
+    return;
+  }
+  uint32_t lane, warp;
+  lane_and_warp(lane, warp);
+  constexpr int JS = EPI_N / 8;   // 8-column fragments per sub-tile
+  // a BN that is not a whole number of sub-tiles (144: 4.5 fp32 / 2.25 16-bit ones): the last columns go straight
+  // from registers to C (a sub-tile store would write the next tile's columns)
+  if constexpr (BN % EPI_N != 0) epilogue_direct<false, (BN / EPI_N) * JS>(acc, C, M, N, ldc, row0, col0, alpha);
+  epilogue_staged(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int mi, int c, uint32_t fxor) {
+    if constexpr (OUT_BYTES == 4) {
+#pragma unroll
+      for (int jj = 0; jj < JS; ++jj) {
+        const float* f = &acc[mi][(c * JS + jj) * 4];
+        const uint32_t off = (jj * 32) ^ fxor;
+        st_shared_f2(rows + off, scaled(f[0], alpha), scaled(f[1], alpha));
+        st_shared_f2(rows + 8 * 128 + off, scaled(f[2], alpha), scaled(f[3], alpha));
+      }
+    } else {
+#pragma unroll
+      for (int jj = 0; jj < JS; jj += 2) {
+        const float* f = &acc[mi][(c * JS + jj) * 4];   // fragments jj and jj + 1: 8 values
+        stmatrix_x4(rows + ((jj * 16) ^ fxor), pack_pair(scaled(f[0], alpha), scaled(f[1], alpha)),
+                    pack_pair(scaled(f[2], alpha), scaled(f[3], alpha)),
+                    pack_pair(scaled(f[4], alpha), scaled(f[5], alpha)),
+                    pack_pair(scaled(f[6], alpha), scaled(f[7], alpha)));
+      }
+    }
+  });
+}
+
 #if EPI_DEFER
 // this warpgroup's tile as 16-bit pairs (scaled): C in half the accumulators' registers, so the next tile's wgmmas
 // can start before it is staged. p[q] holds acc[2q], acc[2q + 1], the pairs stmatrix takes from a fragment.
@@ -670,33 +679,19 @@ __device__ __forceinline__ void pack_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[
 #pragma unroll
   for (int q = 0; q < ACC_N / 2; ++q) p[q] = pack_pair(scaled(acc[0][2 * q], alpha), scaled(acc[0][2 * q + 1], alpha));
 }
-// epilogue_tma's 16-bit path from packed pairs (called under the next tile's first wgmmas)
+// epilogue_tma's 16-bit path from packed pairs (called under the next tile's first wgmmas; MI == 1)
 __device__ __forceinline__ void epilogue_tma_packed(const uint32_t (&p)[ACC_N / 2], const TmaDesc* mapC, uint8_t* epi,
                                                     int wg, int row0, int col0, uint32_t& epi_count) {
   uint32_t lane, warp;
-  asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
-  asm volatile("mov.u32 %0, %%tid.x;" : "=r"(warp));
-  warp = (warp % 128) / 32;
-  constexpr int JS = EPI_N / 8;
-  const uint32_t frow = (lane % 8) + 8 * ((lane / 8) % 2);
-  const uint32_t fxor = ((lane / 16) ^ (lane % 8)) << 4;
-  const uint32_t warp_rows = smem_u32(epi) + wg * EPI_BUFS * EPI_BUF + warp * 16 * 128;
-#pragma unroll
-  for (int c = 0; c < BN / EPI_N; ++c) {
-    const uint32_t buf = warp_rows + (epi_count % EPI_BUFS) * EPI_BUF;
-    if (lane == 0) tma_store_wait_read<EPI_BUFS - 1>();
-    __syncwarp();
-    const uint32_t rows = buf + frow * 128;
+  lane_and_warp(lane, warp);
+  epilogue_staged(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int, int c, uint32_t fxor) {
+    constexpr int JS = EPI_N / 8;
 #pragma unroll
     for (int jj = 0; jj < JS; jj += 2) {
       const int q = (c * JS + jj) * 2;
       stmatrix_x4(rows + ((jj * 16) ^ fxor), p[q], p[q + 1], p[q + 2], p[q + 3]);
     }
-    fence_proxy_async();
-    __syncwarp();
-    if (lane == 0) tma_store(mapC, col0 + c * EPI_N, row0 + warp * 16, buf);
-    ++epi_count;
-  }
+  });
 }
 #endif
 
