@@ -23,7 +23,9 @@ echo "sanitize rc=$?"; tail -3 "$OUT/sanitize.txt"
 timeout 80 python3 -m pytest -q -m gpu tests/gemm/test_gpu.py \
   -k "wide_swapped or (sw80 and not sw80c4) or (sw96 and not sw96c4)" > "$OUT/gpu_tests.txt" 2>&1
 echo "gpu tests: $(tail -1 "$OUT/gpu_tests.txt")"
-S=65x4096x4096,72x4096x4096,80x4096x4096,96x4096x4096,64x4096x4096,96x4096x11008,80x4096x14336
+# the shapes (M x N x K) where the model, given sw64-like costs for them, would run sw80 / sw96: 65-96 rows x N = 1024-8192
+S=65x4096x4096,72x4096x4096,80x4096x4096,96x4096x4096,64x4096x4096,96x4096x11008,80x4096x14336,80x8192x4096
+S=$S,96x8192x4096,80x1024x14336
 VS=auto,sw64,sw80,sw96,t64,t128
 timeout 120 python3 bench/gemm_small.py --b-col --combos bf16:bf16,e4m3:bf16 --variants $VS --shapes $S \
   --tag s28_wide --out "$OUT" > "$OUT/bench.txt" 2>&1
