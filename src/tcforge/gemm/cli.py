@@ -7,7 +7,7 @@ import json
 import os
 
 from tcforge.errors import TcforgeError
-from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, VARIANTS
+from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, VARIANTS, resolve_variant
 
 
 def _cmd_list(_: argparse.Namespace) -> int:
@@ -39,9 +39,12 @@ def _cmd_list(_: argparse.Namespace) -> int:
 def _cmd_build(args: argparse.Namespace) -> int:
     from tcforge.gemm.build import all_builds, build_all
 
-    variants = None if args.variant == "all" else [VARIANTS[n] for n in args.variant.split(",") if n in VARIANTS]
-    if variants is not None and not variants:
-        raise TcforgeError(f"unknown variant {args.variant!r}; choose 'all' or from {', '.join(VARIANTS)}")
+    names = [] if args.variant == "all" else [n.strip() for n in args.variant.split(",")]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown or (args.variant != "all" and not names):
+        raise TcforgeError(f"unknown variant(s) {', '.join(map(repr, unknown or [args.variant]))}; choose 'all' or "
+                           f"from {', '.join(VARIANTS)}")
+    variants = [VARIANTS[n] for n in names] if names else None
     results = build_all(list(all_builds(variants)), workers=args.jobs)
     spilled = serialized = 0
     for b, m in results:
@@ -63,6 +66,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.dtype not in SUPPORTED:
         raise TcforgeError(f"--dtype must be one of {', '.join(SUPPORTED)}")
     out = args.out or SUPPORTED[args.dtype][0]
+    if out not in SUPPORTED[args.dtype]:
+        raise TcforgeError(f"--out {out} is not made from {args.dtype}: choose one of "
+                           f"{', '.join(SUPPORTED[args.dtype])}")
+    bad = [f"--{d} {v}" for d, v in (("m", args.m), ("n", args.n), ("k", args.k)) if v < 1]
+    if bad:
+        raise TcforgeError(f"{', '.join(bad)}: every dimension must be at least 1")
+    resolve_variant(args.variant, args.m)  # an unknown name is refused here, before the GPU is needed
     if args.a_col_major and args.dtype == "e4m3":
         raise TcforgeError("--a-col-major is for 16-bit inputs: fp8 wgmma reads A K-major (a row-major)")
     r = check_one(args.variant, args.dtype, out, args.b_col_major or args.dtype == "e4m3", args.m, args.n, args.k,
