@@ -29,7 +29,8 @@ S=$S,96x8192x4096,80x1024x14336
 VS=auto,sw64,sw80,sw96,t64,t128
 timeout 120 python3 bench/gemm_small.py --b-col --combos bf16:bf16,e4m3:bf16 --variants $VS --shapes $S \
   --tag s28_wide --out "$OUT" > "$OUT/bench.txt" 2>&1
-echo "bench rc=$?"; tail -3 "$OUT/bench.txt"
+echo "bench rc=$?"; tail -1 "$OUT/bench.txt"
 timeout 70 python3 bench/gemm_small.py --combos fp16:fp32 --variants $VS --shapes $S --tag s28_wide_rowb \
   --out "$OUT" > "$OUT/bench_rowb.txt" 2>&1
-echo "bench rowb rc=$?"; tail -3 "$OUT/bench_rowb.txt"
+echo "bench rowb rc=$?"; tail -1 "$OUT/bench_rowb.txt"
+python3 bench/gemm_small_table.py "$OUT/gemm_small_s28_wide.json" "$OUT/gemm_small_s28_wide_rowb.json"
