@@ -193,10 +193,10 @@ def test_split_k_builds_reduce_inside_the_kernel_or_through_planes() -> None:
         # not those already in a cluster (sw8c4 / sw16c4 / sw32c4 / sw64c4: their two splits reduce through L2)
         has_pair = v.config.swap_ab and v.config.cm == 1
         assert [p.split_pair for p in pair] == ([True] if has_pair else []), v.name
-        if pair:
-            assert pair[0] == replace(split, split_pair=True)
+        if pair:  # the split build plus the receive slot, on the same ring or one cut to make room (sw80 / sw96)
+            assert pair[0] == replace(split, split_pair=True, stages=pair[0].stages) and pair[0].stages <= split.stages
             assert "#define SK_PAIR 1\n" in codegen.render(pair[0], "fp16", "fp32", False)
-            assert pair[0].smem_bytes() > split.smem_bytes()
+            assert pair[0].smem_bytes() > replace(split, stages=pair[0].stages).smem_bytes()
         assert split.tma_store == main.tma_store and split.epi_bufs == main.epi_bufs, v.name
         src = codegen.render(split, "fp16", "fp32", False)
         assert "#define SK_FUSED 1\n" in src and "#define SPLITK 0\n" in src
@@ -273,23 +273,27 @@ def test_a_128_column_swapped_tile_stages_c_transposed_in_128_row_buffers() -> N
 
 def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> None:
     """sw80 / sw96 (65-96 rows with a short N): one column of 64-row tiles where sw64 needs two, split 2 over K at
-    80 x 4096 x 4096 as sw64 is at 64 rows, with a pair build whose receive slot fits beside the ring (the stage
-    counts were chosen for it); BN-row staging buffers; the wgmma's n80 / n96. Selectable only: not among `auto`'s
-    swapped tiles until measured on a GPU."""
+    80 x 4096 x 4096 as sw64 is at 64 rows; as many stages as fit, their pair builds giving up stages for the receive
+    slot (not below PAIR_MIN_STAGES) while the narrower tiles' pairs keep their rings; BN-row staging buffers; the
+    wgmma's n80 / n96. Selectable only: not among `auto`'s swapped tiles until measured on a GPU."""
     from dataclasses import replace
 
-    from tcforge.gemm.variants import SWAP_AUTO, SWAP_C4, cluster_tiles, pair_config
+    from tcforge.gemm.variants import PAIR_MIN_STAGES, SWAP_AUTO, SWAP_C4, cluster_tiles, pair_config
 
     sw64, sw80, sw96 = (VARIANTS[n].config for n in ("sw64", "sw80", "sw96"))
     assert cluster_tiles(sw80, 80, 4096) == 64 and cluster_tiles(sw64, 80, 4096) == 128
     assert cluster_tiles(sw96, 96, 4096) == 64 and cluster_tiles(sw80, 96, 4096) == 128
-    assert sw80.smem_bytes() == 10 * (64 + 80) * 128 + 2 * 80 * 128 + 2 * 10 * 8 + 1024
-    assert sw96.smem_bytes() == 8 * (64 + 96) * 128 + 2 * 96 * 128 + 2 * 8 * 8 + 1024
-    for c in (sw80, sw96):
+    assert sw80.smem_bytes() == 11 * (64 + 80) * 128 + 2 * 80 * 128 + 2 * 11 * 8 + 1024
+    assert sw96.smem_bytes() == 10 * (64 + 96) * 128 + 2 * 96 * 128 + 2 * 10 * 8 + 1024
+    assert replace(sw80, stages=12).smem_total() > MAX_SMEM and replace(sw96, stages=11).smem_total() > MAX_SMEM
+    for c, pair_stages in ((sw80, 10), (sw96, 8)):
         assert choose_splits(c, 80, 4096, 4096, "fp16", 132) == choose_splits(c, 80, 4096, 4096, "e4m3", 132) == 2
         pair = pair_config(c)
-        assert pair is not None and pair.smem_bytes() <= MAX_SMEM
-    assert pair_config(replace(sw80, stages=11)) is None  # one stage more and the receive slot no longer fits
+        assert pair is not None and pair.split_pair and pair.stages == pair_stages and pair.smem_total() <= MAX_SMEM
+        assert replace(pair, stages=pair_stages + 1).smem_total() > MAX_SMEM  # the deepest ring beside the slot
+    for name in ("sw8", "sw16", "sw32", "sw64"):
+        assert pair_config(VARIANTS[name].config).stages == VARIANTS[name].config.stages
+    assert pair_config(replace(sw96, bn=128, stages=PAIR_MIN_STAGES)) is None  # no room even at the floor
     assert "m64n80k16.f32.f16.f16" in codegen.render(sw80, "fp16", "fp32", False)
     assert "m64n96k32.f32.e4m3.e4m3" in codegen.render(sw96, "e4m3", "bf16", True)
     assert not {"sw80", "sw96"} & (set(SWAP_AUTO.values()) | set(SWAP_C4.values()))

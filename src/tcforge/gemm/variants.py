@@ -436,14 +436,15 @@ SWEEP += [
 ]
 # 65-96 rows with a short N (80x4096x4096): the 64-row swapped tile as wide as M, so B is streamed once (sw64 needs a
 # second column of tiles past 64 rows, t64 / t128 pad M to 128 rows): 64 tiles at N = 4096, split 2 over K as sw64 is
-# at 64 rows. Stages chosen so the pair split-K build's receive slot fits beside the ring (sw80: 10 stages of 18 KB,
-# sw96: 8 of 20 KB; 160-180 KB in flight where sw64 holds 192). Selectable, not in `auto`: compiled spill-free, not
+# at 64 rows. As many stages as fit (sw80: 11 of 18 KB, sw96: 10 of 20 KB; 88 / 80 KB of weight rows in flight where
+# sw64 holds 96); their pair split-K builds give up one / two stages for the receive slot (pair_config), so the device
+# can weigh the deeper ring (split_mode "fused") against the pair. Selectable, not in `auto`: compiled spill-free, not
 # yet run on a GPU (docs/gemm.md, "65-96 rows with a short N")
 SWEEP += [
     Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
             "persistent + split-K + hoisted (compiled, not yet run on a GPU)", replace(_SW, bn=bn, stages=st), True, 8,
             True)
-    for bn, st in ((80, 10), (96, 8))
+    for bn, st in ((80, 11), (96, 10))
 ]
 # skinny launches with a long N (16x14336x4096): a 128-row swapped tile (two consumers of 64 rows sharing the
 # activations in shared memory) in 4-CTA clusters along the kernel's M that multicast the activations (the kernel's
@@ -749,13 +750,20 @@ def split_config(config: KernelConfig) -> KernelConfig:
     return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
 
 
+PAIR_MIN_STAGES = 8  # a pair build gives up ring stages for its receive slot down to this many, no further
+
+
 def pair_config(config: KernelConfig) -> KernelConfig | None:
     """The pair split-K build of a config (two splits, the partial moved by DSMEM inside a 2-CTA cluster), or None
-    where it does not apply: the swapped tiles only, where the receive slot fits beside the ring (rung 9 and t64 have
-    no room for it). Measured 0-0.5 us faster than the in-kernel reduction through L2 slots, the same bits."""
+    where it does not apply: the swapped tiles only, where the receive slot fits beside the ring — the variant's own
+    ring (sw8 ... sw64), or for the wider tiles one cut to make room, not below PAIR_MIN_STAGES (sw80: 11 stages, its
+    pair 10; sw96: 10 and 8); rung 9 and t64 have no room for it. Measured 0-0.5 us faster than the in-kernel
+    reduction through L2 slots, the same bits."""
     if not (config.swap_ab and config.use_tma) or config.cm > 1:
         return None
     pair = replace(split_config(config), split_pair=True)
+    while pair.smem_total() > MAX_SMEM and pair.stages > PAIR_MIN_STAGES:
+        pair = replace(pair, stages=pair.stages - 1)
     return pair if pair.smem_total() <= MAX_SMEM else None
 
 
