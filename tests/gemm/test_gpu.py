@@ -530,6 +530,29 @@ def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:
         assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
 
 
+def test_auto_runs_the_wide_swapped_tile_at_65_to_96_rows_with_a_short_n() -> None:
+    """`auto` at 72 and 96 rows x 4096 x 4096 and 80 x 8192 x 1024 runs the 64-row swapped tile as wide as M (sw80 /
+    sw96; split 2 through the DSMEM pair at N = 4096), with PDL as every unclustered swapped launch; every output
+    matches float64 after a NaN poison, over either B layout."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
+    from tcforge.gemm.validate import plan_matmul
+
+    for m, n, k, col_b, want, splits in ((72, 4096, 4096, True, "sw80", 2), (96, 4096, 4096, False, "sw96", 2),
+                                         (80, 8192, 1024, True, "sw80", 1)):
+        a = torch.randn(m, k, device="cuda").half()
+        w = torch.randn(n, k, device="cuda").half()
+        b = w.t() if col_b else w.t().contiguous()
+        plain = plan_matmul(a, b)
+        plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
+        assert plan.variant.name == want, (m, n, k, plan.variant.name)
+        prepared = api.prepare_plan(plan, a, b)
+        assert prepared.pdl and prepared.splits == splits, (m, prepared.splits)
+        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
+
+
 @pytest.mark.parametrize(("variant", "combo"), [("auto", ("fp16", "fp32")), ("hoist", ("bf16", "bf16")),
                                                 ("auto", ("e4m3", "bf16")), ("promote", ("e4m3", "fp32"))])
 def test_bench_checks_each_launch_against_cublas_before_timing(variant: str, combo: tuple) -> None:

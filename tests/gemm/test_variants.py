@@ -275,10 +275,10 @@ def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> No
     """sw80 / sw96 (65-96 rows with a short N): one column of 64-row tiles where sw64 needs two, split 2 over K at
     80 x 4096 x 4096 as sw64 is at 64 rows; as many stages as fit, their pair builds giving up stages for the receive
     slot (not below PAIR_MIN_STAGES) while the narrower tiles' pairs keep their rings; BN-row staging buffers; the
-    wgmma's n80 / n96. Selectable only: not among `auto`'s swapped tiles until measured on a GPU."""
+    wgmma's n80 / n96. `auto` weighs each only where M fits it (swap_order: 65-80 rows sw80, 81-96 sw96)."""
     from dataclasses import replace
 
-    from tcforge.gemm.variants import PAIR_MIN_STAGES, SWAP_AUTO, SWAP_C4, cluster_tiles, pair_config
+    from tcforge.gemm.variants import PAIR_MIN_STAGES, cluster_tiles, pair_config, swap_order
 
     sw64, sw80, sw96 = (VARIANTS[n].config for n in ("sw64", "sw80", "sw96"))
     assert cluster_tiles(sw80, 80, 4096) == 64 and cluster_tiles(sw64, 80, 4096) == 128
@@ -296,7 +296,8 @@ def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> No
     assert pair_config(replace(sw96, bn=128, stages=PAIR_MIN_STAGES)) is None  # no room even at the floor
     assert "m64n80k16.f32.f16.f16" in codegen.render(sw80, "fp16", "fp32", False)
     assert "m64n96k32.f32.e4m3.e4m3" in codegen.render(sw96, "e4m3", "bf16", True)
-    assert not {"sw80", "sw96"} & (set(SWAP_AUTO.values()) | set(SWAP_C4.values()))
+    assert [swap_order(m)[0] for m in (64, 65, 80, 81, 96, 97)] == ["sw64", "sw80", "sw80", "sw96", "sw96", "sw64"]
+    assert not {"sw80", "sw96"} & {*swap_order(64), *swap_order(97), *swap_order(16)}
 
 
 def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:

@@ -438,12 +438,12 @@ SWEEP += [
 # second column of tiles past 64 rows, t64 / t128 pad M to 128 rows): 64 tiles at N = 4096, split 2 over K as sw64 is
 # at 64 rows. As many stages as fit (sw80: 11 of 18 KB, sw96: 10 of 20 KB; 88 / 80 KB of weight rows in flight where
 # sw64 holds 96); their pair split-K builds give up one / two stages for the receive slot (pair_config), so the device
-# can weigh the deeper ring (split_mode "fused") against the pair. Selectable, not in `auto`: compiled spill-free, not
-# yet run on a GPU (docs/gemm.md, "65-96 rows with a short N")
+# can weigh the deeper ring (split_mode "fused") against the pair: the pair measured 3-15 % faster at two splits
+# (gemm_small_s28_wide*.json). `auto` weighs them where M fits them (SWAP_WIDE; docs/gemm.md, "65-96 rows with a
+# short N")
 SWEEP += [
     Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
-            "persistent + split-K + hoisted (compiled, not yet run on a GPU)", replace(_SW, bn=bn, stages=st), True, 8,
-            True)
+            "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
     for bn, st in ((80, 11), (96, 10))
 ]
 # skinny launches with a long N (16x14336x4096): a 128-row swapped tile (two consumers of 64 rows sharing the
@@ -505,6 +505,14 @@ SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better t
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
+# 65-96 rows: the 64-row swapped tile as wide as M, weighed only where M fits it in one column of tiles (65-80 rows
+# sw80, 81-96 sw96): there it streams B once where sw64 / t64 / t128 stream it twice or pad M, measured 1.1-2.1x
+# faster than `auto`'s earlier pick at 65-96 x N = 1024-8192 (gemm_small_s28_wide*.json: 80x4096x4096 bf16 0.61x ->
+# 1.06x of cuBLAS, fp8 0.59x -> 0.92x, 96x4096x4096 fp16->fp32 0.95x -> 1.44x) and 1.02-1.30x faster than t128 at
+# 16384 (gemm_small_s28_n16384*.json); the 4-CTA builds stay where c4_build takes them (9216-14336, 28672); wider than
+# M (sw80 at 96 rows: two column tiles) it measured 1.3-2.2x slower than sw96, which the model's per-k-tile cost
+# does not see
+SWAP_WIDE = {80: "sw80", 96: "sw96"}
 # 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 7-9 % behind n96c4)
 SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 80: "sw80c4", 96: "sw96c4", 128: "sw128c4"}
 # ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
@@ -543,9 +551,10 @@ def swap_order(m: int) -> list[str]:
     """The swapped tiles `auto` weighs, the one whose BN fits M first (the narrowest of 8 / 16 / 32 / 64 columns
     that holds M; 64 above): where the model cannot tell them apart (launches bound by streaming B) the fitting one
     runs, as measured (16x4096x4096: sw16 9.6 us, sw64 16.1; 1x4096x4096: sw8 8.8 us, sw16 9.7 — fewer of the
-    activation box's rows are TMA zero fill)."""
+    activation box's rows are TMA zero fill). At 65-96 rows the SWAP_WIDE tile that holds M comes first."""
     fit = next((v for bn, v in SWAP_AUTO.items() if m <= bn), SWAP_AUTO[64])
-    return [fit] + [v for v in SWAP_AUTO.values() if v != fit]
+    wide = [v for bn, v in SWAP_WIDE.items() if bn - 16 < m <= bn]
+    return wide + [fit] + [v for v in SWAP_AUTO.values() if v != fit]
 
 
 def resolve_variant(name: object, m: int | None = None) -> Variant:
@@ -605,13 +614,15 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (128, 8, 4): 0.30, (128, 16, 4): 0.30, (128, 32, 4): 0.32,  # 128 x 8..32 swapped, 4-CTA clusters
               (128, 64, 4): 0.36, (128, 128, 4): 0.45,  # sw64c4, sw128c4 (gemm_small_s26_sw64c4*.json, _sw128c4*)
               (128, 80, 4): 0.40, (128, 96, 4): 0.42, (128, 112, 4): 0.47,  # sw80c4 .. sw112c4 (_s27_swc4*.json)
+              (64, 80, 1): 0.20, (64, 96, 1): 0.22,  # sw80, sw96 where M fits them (gemm_small_s28_wide*.json)
               # n80c4, n96c4, n128c4 (gemm_small_s27_cn*.json, _s27_n80.json)
               (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45}
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
                  (128, 32, 4): 2.0, (128, 64, 4): 2.0, (128, 128, 4): 2.0, (128, 80, 4): 2.0, (128, 96, 4): 2.0,
-                 (128, 112, 4): 2.0, (128, 80, 4, "n"): 2.0, (128, 96, 4, "n"): 2.0, (128, 128, 4, "n"): 2.0}
+                 (128, 112, 4): 2.0, (128, 80, 4, "n"): 2.0, (128, 96, 4, "n"): 2.0, (128, 128, 4, "n"): 2.0,
+                 (64, 80, 1): 2.0, (64, 96, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
@@ -631,7 +642,9 @@ PLANES_US_PER_BYTE = 0.6e-6
 # 8-column swapped tile streams B faster than the copy rate (1x4096x4096: 33.6 MB in 8.8 us including a 2-way split
 # reduced in the kernel, ~4.5 TB/s: gemm_small_sw8_a.json)
 HBM_BYTES_PER_US = 4.2e6
-HBM_EFFICIENCY = {(64, 128, 1): 0.9, (64, 64, 1): 0.9, (64, 8, 1): 1.1}
+# sw80 / sw96 where M fits them ran at 0.84-1.37x of the floor's rate (gemm_small_s28_wide*.json), and at 80 x 16384 x
+# 4096 (two rounds) 14-16 % faster than t128, which the full rate tied them with (gemm_small_s28_auto_more*.json)
+HBM_EFFICIENCY = {(64, 128, 1): 0.9, (64, 64, 1): 0.9, (64, 8, 1): 1.1, (64, 80, 1): 1.1, (64, 96, 1): 1.1}
 STREAMK_FIXUP_US = {"fp16": 6.0, "bf16": 6.0, "e4m3": 10.0}
 # stream-K for rung 9 only where the model predicts at least this gain: the idle SMs of a thin last round cost less
 # than their share of the time on a power-capped GPU (4096^3: 3 % predicted, 1-4 % lost; 8192x14336x8192 2.8 %
