@@ -438,7 +438,7 @@ SWEEP += [
 # second column of tiles past 64 rows, t64 / t128 pad M to 128 rows): 64 tiles at N = 4096, split 2 over K as sw64 is
 # at 64 rows. As many stages as fit (sw80: 11 of 18 KB, sw96: 10 of 20 KB; 88 / 80 KB of weight rows in flight where
 # sw64 holds 96); their pair split-K builds give up one / two stages for the receive slot (pair_config), so the device
-# can weigh the deeper ring (split_mode "fused") against the pair: the pair measured 3-15 % faster at two splits
+# can weigh the deeper ring (split_mode "fused") against the pair: the pair measured 3-13 % faster at two splits
 # (gemm_small_s28_wide*.json). `auto` weighs them where M fits them (SWAP_WIDE; docs/gemm.md, "65-96 rows with a
 # short N")
 SWEEP += [
@@ -510,7 +510,7 @@ SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped t
 # faster than `auto`'s earlier pick at 65-96 x N = 1024-8192 (gemm_small_s28_wide*.json: 80x4096x4096 bf16 0.61x ->
 # 1.06x of cuBLAS, fp8 0.59x -> 0.92x, 96x4096x4096 fp16->fp32 0.95x -> 1.44x) and 1.02-1.30x faster than t128 at
 # 16384 (gemm_small_s28_n16384*.json); the 4-CTA builds stay where c4_build takes them (9216-14336, 28672); wider than
-# M (sw80 at 96 rows: two column tiles) it measured 1.3-2.2x slower than sw96, which the model's per-k-tile cost
+# M (sw80 at 96 rows: two column tiles) it measured 1.6-2.4x slower than sw96, which the model's per-k-tile cost
 # does not see
 SWAP_WIDE = {80: "sw80", 96: "sw96"}
 # 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 7-9 % behind n96c4)
