@@ -444,7 +444,7 @@ SWEEP += [
 SWEEP += [
     Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
             "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
-    for bn, st in ((80, 11), (96, 10))
+    for bn, st in ((80, 11), (96, 10), (112, 8), (128, 8))
 ]
 # skinny launches with a long N (16x14336x4096): a 128-row swapped tile (two consumers of 64 rows sharing the
 # activations in shared memory) in 4-CTA clusters along the kernel's M that multicast the activations (the kernel's
