@@ -120,9 +120,9 @@ def test_swapped_product_bits_equal_unswapped(combo: tuple) -> None:
 @pytest.mark.parametrize("combo", [("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True),
                                    ("fp16", "fp16", False)])
 def test_wide_swapped_tiles_bits_equal_narrow_and_unswapped(combo: tuple) -> None:
-    """The 80- and 96-column swapped tiles (one column tile of 90 rows; 96-column 16-bit C^T staged in 32-bit
-    stores) give the bits of sw64 (two column tiles there) and of the 64x128 tile, unsplit."""
-    _assert_same_bits(("t64", "sw64", "sw80", "sw96"), (90, 1000, 1024), combo, 12)
+    """The 80- to 128-column swapped tiles (one column tile of 90 rows; C^T staged in 32-bit stores above 64
+    columns) give the bits of sw64 (two column tiles there) and of the 64x128 tile, unsplit."""
+    _assert_same_bits(("t64", "sw64", "sw80", "sw96", "sw112", "sw128"), (90, 1000, 1024), combo, 12)
 
 
 WIDE_SWAPPED = [v.name for v in LADDER + SWEEP if v.config.swap_ab and v.config.cm == 1 and v.config.bn > 64]
@@ -531,9 +531,9 @@ def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:
 
 
 def test_auto_runs_the_wide_swapped_tile_at_65_to_96_rows_with_a_short_n() -> None:
-    """`auto` at 72 and 96 rows x 4096 x 4096 and 80 x 8192 x 1024 runs the 64-row swapped tile as wide as M (sw80 /
-    sw96; split 2 through the DSMEM pair at N = 4096), with PDL as every unclustered swapped launch; every output
-    matches float64 after a NaN poison, over either B layout."""
+    """`auto` at 72, 96 and 104 rows x 4096 x 4096 and 80 x 8192 x 1024 runs the 64-row swapped tile as wide as M
+    (sw80 / sw96 / sw112; split 2 at N = 4096, through the DSMEM pair but for sw112, whose splits meet in L2), with
+    PDL as every unclustered swapped launch; every output matches float64 after a NaN poison, over either B layout."""
     import torch
 
     from tcforge.gemm import api
@@ -541,7 +541,7 @@ def test_auto_runs_the_wide_swapped_tile_at_65_to_96_rows_with_a_short_n() -> No
     from tcforge.gemm.validate import plan_matmul
 
     for m, n, k, col_b, want, splits in ((72, 4096, 4096, True, "sw80", 2), (96, 4096, 4096, False, "sw96", 2),
-                                         (80, 8192, 1024, True, "sw80", 1)):
+                                         (80, 8192, 1024, True, "sw80", 1), (104, 4096, 4096, True, "sw112", 2)):
         a = torch.randn(m, k, device="cuda").half()
         w = torch.randn(n, k, device="cuda").half()
         b = w.t() if col_b else w.t().contiguous()

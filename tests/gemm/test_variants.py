@@ -276,7 +276,8 @@ def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> No
     """sw80 / sw96 (65-96 rows with a short N): one column of 64-row tiles where sw64 needs two, split 2 over K at
     80 x 4096 x 4096 as sw64 is at 64 rows; as many stages as fit, their pair builds giving up stages for the receive
     slot (not below PAIR_MIN_STAGES) while the narrower tiles' pairs keep their rings; BN-row staging buffers; the
-    wgmma's n80 / n96. `auto` weighs each only where M fits it (swap_order: 65-80 rows sw80, 81-96 sw96)."""
+    wgmma's n80 / n96. `auto` weighs each only where M fits it (swap_order: 65-80 rows sw80, 81-96 sw96, 97-112
+    sw112; sw128 is selectable only)."""
     from dataclasses import replace
 
     from tcforge.gemm.variants import PAIR_MIN_STAGES, cluster_tiles, pair_config, swap_order
@@ -297,8 +298,10 @@ def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> No
     assert pair_config(replace(sw96, bn=128, stages=PAIR_MIN_STAGES)) is None  # no room even at the floor
     assert "m64n80k16.f32.f16.f16" in codegen.render(sw80, "fp16", "fp32", False)
     assert "m64n96k32.f32.e4m3.e4m3" in codegen.render(sw96, "e4m3", "bf16", True)
-    assert [swap_order(m)[0] for m in (64, 65, 80, 81, 96, 97)] == ["sw64", "sw80", "sw80", "sw96", "sw96", "sw64"]
-    assert not {"sw80", "sw96"} & {*swap_order(64), *swap_order(97), *swap_order(16)}
+    firsts = [swap_order(m)[0] for m in (64, 65, 80, 81, 96, 97, 112, 113)]
+    assert firsts == ["sw64", "sw80", "sw80", "sw96", "sw96", "sw112", "sw112", "sw64"]
+    assert not {"sw80", "sw96", "sw112", "sw128"} & {*swap_order(64), *swap_order(113), *swap_order(16)}
+    assert "sw128" not in {v for m in range(1, 1025) for v in swap_order(m)}  # selectable only (SWAP_WIDE)
 
 
 def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:

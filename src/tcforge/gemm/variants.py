@@ -512,7 +512,11 @@ SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped t
 # 16384 (gemm_small_s28_n16384*.json); the 4-CTA builds stay where c4_build takes them (9216-14336, 28672); wider than
 # M (sw80 at 96 rows: two column tiles) it measured 1.6-2.4x slower than sw96, which the model's per-k-tile cost
 # does not see
-SWAP_WIDE = {80: "sw80", 96: "sw96"}
+# 97-112 rows: sw112 the same way (97-104 x 4096 x 4096 1.08-1.21x faster than t64 split 2, 112 x 4096 x 14336 fp8
+# 1.20x; gemm_small_s28_w128*.json). Not sw128 (113-128 rows): level with t64 at 120-128 x 4096 x 4096 16-bit and
+# 1.2x slower than sw64 for fp8 there, 1.02-1.16x faster than t64 at 128 x 4096 x 11008 — one cost per k-tile cannot
+# tell those apart, and its cost key is t64's (64, 128, 1)
+SWAP_WIDE = {80: "sw80", 96: "sw96", 112: "sw112"}
 # 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 7-9 % behind n96c4)
 SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 80: "sw80c4", 96: "sw96c4", 128: "sw128c4"}
 # ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
@@ -615,6 +619,7 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (128, 64, 4): 0.36, (128, 128, 4): 0.45,  # sw64c4, sw128c4 (gemm_small_s26_sw64c4*.json, _sw128c4*)
               (128, 80, 4): 0.40, (128, 96, 4): 0.42, (128, 112, 4): 0.47,  # sw80c4 .. sw112c4 (_s27_swc4*.json)
               (64, 80, 1): 0.20, (64, 96, 1): 0.22,  # sw80, sw96 where M fits them (gemm_small_s28_wide*.json)
+              (64, 112, 1): 0.26,  # sw112 at 97-112 rows (gemm_small_s28_w128*.json)
               # n80c4, n96c4, n128c4 (gemm_small_s27_cn*.json, _s27_n80.json)
               (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45}
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
@@ -622,7 +627,7 @@ COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (12
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
                  (128, 32, 4): 2.0, (128, 64, 4): 2.0, (128, 128, 4): 2.0, (128, 80, 4): 2.0, (128, 96, 4): 2.0,
                  (128, 112, 4): 2.0, (128, 80, 4, "n"): 2.0, (128, 96, 4, "n"): 2.0, (128, 128, 4, "n"): 2.0,
-                 (64, 80, 1): 2.0, (64, 96, 1): 2.0}
+                 (64, 80, 1): 2.0, (64, 96, 1): 2.0, (64, 112, 1): 2.0}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
