@@ -512,7 +512,7 @@ SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped t
 # 16384 (gemm_small_s28_n16384*.json); the 4-CTA builds stay where c4_build takes them (9216-14336, 28672); wider than
 # M (sw80 at 96 rows: two column tiles) it measured 1.6-2.4x slower than sw96, which the model's per-k-tile cost
 # does not see
-# 97-112 rows: sw112 the same way (97-104 x 4096 x 4096 1.08-1.21x faster than t64 split 2, 112 x 4096 x 14336 fp8
+# 97-112 rows: sw112 the same way (97-104 x 4096 x 4096 1.05-1.20x faster than t64 split 2, 112 x 4096 x 14336 fp8
 # 1.20x; gemm_small_s28_w128*.json). Not sw128 (113-128 rows): level with t64 at 120-128 x 4096 x 4096 16-bit and
 # 1.2x slower than sw64 for fp8 there, 1.02-1.16x faster than t64 at 128 x 4096 x 11008 — one cost per k-tile cannot
 # tell those apart, and its cost key is t64's (64, 128, 1)
