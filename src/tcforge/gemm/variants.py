@@ -434,13 +434,14 @@ SWEEP += [
             "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
     for bn, st in ((8, 18), (16, 18), (32, 16), (64, 12))
 ]
-# 65-96 rows with a short N (80x4096x4096): the 64-row swapped tile as wide as M, so B is streamed once (sw64 needs a
+# 65-128 rows with a short N (80x4096x4096): the 64-row swapped tile as wide as M, so B is streamed once (sw64 needs a
 # second column of tiles past 64 rows, t64 / t128 pad M to 128 rows): 64 tiles at N = 4096, split 2 over K as sw64 is
-# at 64 rows. As many stages as fit (sw80: 11 of 18 KB, sw96: 10 of 20 KB; 88 / 80 KB of weight rows in flight where
-# sw64 holds 96); their pair split-K builds give up one / two stages for the receive slot (pair_config), so the device
-# can weigh the deeper ring (split_mode "fused") against the pair: the pair measured 3-13 % faster at two splits
-# (gemm_small_s28_wide*.json). `auto` weighs them where M fits them (SWAP_WIDE; docs/gemm.md, "65-96 rows with a
-# short N")
+# at 64 rows. As many stages as fit (sw80: 11 of 18 KB, sw96: 10 of 20 KB, sw112 / sw128: 8 of 22 / 24 KB; 88 / 80 /
+# 64 KB of weight rows in flight where sw64 holds 96); the pair split-K builds of sw80 / sw96 give up one / two
+# stages for the receive slot (pair_config; sw112 / sw128 have none: under PAIR_MIN_STAGES would remain), and
+# measured 3-13 % faster than the L2 slots on the full ring (split_mode "fused") at two splits
+# (gemm_small_s28_wide*.json). `auto` weighs sw80 / sw96 / sw112 where M fits them (SWAP_WIDE; docs/gemm.md, "65-112
+# rows")
 SWEEP += [
     Variant(f"sw{bn}", 9, f"swapped product C^T = B^T A^T: 64 columns of C x {bn} rows per tile, {st} stages, "
             "persistent + split-K + hoisted", replace(_SW, bn=bn, stages=st), True, 8, True)
