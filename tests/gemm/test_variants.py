@@ -218,7 +218,7 @@ def test_split_reduction_choice_follows_the_load_batches() -> None:
     kernel): one batch for the swapped 16-row tile's two splits, one per slot for the 64x128 tile, 8 per slot beside
     rung 9's 128 accumulators. Where a slice needs many batches and the planes are small, the planes win (measured
     at 16 splits: 256x256x65536, 512x512x16384)."""
-    from tcforge.gemm.variants import fused_split_batches, fused_split_pays
+    from tcforge.gemm.variants import fused_split_batches, fused_split_pays, fused_split_us, planes_split_us
 
     v = VARIANTS
     assert fused_split_batches(v["sw16"].config, 2) == 1 and fused_split_batches(v["sw16"].config, 4) == 1
@@ -229,6 +229,10 @@ def test_split_reduction_choice_follows_the_load_batches() -> None:
     assert fused_split_pays(v["hoist"].config, 1024, 1024, 4)
     assert not fused_split_pays(v["t64"].config, 256, 256, 16)
     assert not fused_split_pays(v["hoist"].config, 512, 512, 16)
+    # the swapped tiles wider than 64 columns reduce in the kernel at any split count (measured faster at 4-8 splits,
+    # where the batch count predicts the planes cheaper: 80 x 1024 x 14336 split 8)
+    assert fused_split_us(v["sw80"].config, 8) > planes_split_us(80, 1024, 8)
+    assert all(fused_split_pays(v[n].config, 80, 1024, 8) for n in ("sw80", "sw96", "sw112", "sw128"))
 
 
 def test_pdl_policy_follows_the_measured_points() -> None:
@@ -277,7 +281,7 @@ def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> No
     80 x 4096 x 4096 as sw64 is at 64 rows; as many stages as fit, their pair builds giving up stages for the receive
     slot (not below PAIR_MIN_STAGES) while the narrower tiles' pairs keep their rings; BN-row staging buffers; the
     wgmma's n80 / n96. `auto` weighs each only where M fits it (swap_order: 65-80 rows sw80, 81-96 sw96, 97-112
-    sw112; sw128 is selectable only)."""
+    sw112); sw128 is not in the model's order (its own fp8 rule, api.refine_auto: SW128_FP8_MIN_K)."""
     from dataclasses import replace
 
     from tcforge.gemm.variants import PAIR_MIN_STAGES, cluster_tiles, pair_config, swap_order
@@ -301,7 +305,7 @@ def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> No
     firsts = [swap_order(m)[0] for m in (64, 65, 80, 81, 96, 97, 112, 113)]
     assert firsts == ["sw64", "sw80", "sw80", "sw96", "sw96", "sw112", "sw112", "sw64"]
     assert not {"sw80", "sw96", "sw112", "sw128"} & {*swap_order(64), *swap_order(113), *swap_order(16)}
-    assert "sw128" not in {v for m in range(1, 1025) for v in swap_order(m)}  # selectable only (SWAP_WIDE)
+    assert "sw128" not in {v for m in range(1, 1025) for v in swap_order(m)}  # not weighed by the model
 
 
 def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:

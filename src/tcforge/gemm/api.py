@@ -259,6 +259,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SMALL_WIDE_AUTO,
         SQUARE_AUTO,
         STREAMK_MIN_GAIN,
+        SW128_FP8_MIN_K,
+        SW128_FP8_N,
         SWAP_MAX_M,
         TILE_MARGIN,
         VARIANTS,
@@ -329,6 +331,11 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # the model ties with it or prefers at N = 9216-10240 (t64 there takes 1.04-1.31x the model's time)
         # 97-128 rows of a K-major B: the 128x96 / 128x80 tile in 4-CTA clusters along N where those make most of one
         # round
+        # fp8 at 113-128 rows with a long K and N of 2048-8192: the 64-row swapped tile of 128 columns (the model's one
+        # cost per k-tile ties it with t64, which it beats there by 7-17 %)
+        if (plan.in_kind == "e4m3" and 112 < plan.m <= 128 and plan.k_padded >= SW128_FP8_MIN_K
+                and SW128_FP8_N[0] <= plan.n <= SW128_FP8_N[1]):
+            best = VARIANTS["sw128"]
         best = cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args) or best
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)

@@ -518,6 +518,12 @@ SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped t
 # 1.2x slower than sw64 for fp8 there, 1.02-1.16x faster than t64 at 128 x 4096 x 11008 — one cost per k-tile cannot
 # tell those apart, and its cost key is t64's (64, 128, 1)
 SWAP_WIDE = {80: "sw80", 96: "sw96", 112: "sw112"}
+# ... but sw128 for fp8 at 113-128 rows with K >= SW128_FP8_MIN_K and N in SW128_FP8_N, over the model: there it
+# measured 1.07-1.17x faster than t64, `auto`'s pick, at all six points (128 x 2048-8192 x 8192-14336, 116-120 x
+# 4096-8192 x 11008; gemm_small_s28_sw128.json, _w128.json); with K = 4096 1.2x slower than sw64, and for 16-bit
+# from 10 % slower to 7 % faster
+SW128_FP8_MIN_K = 8192
+SW128_FP8_N = (2048, 8192)  # the measured N (at N = 1024 the model's sw64 and sw32 split more ways)
 # 4-CTA-cluster builds, by BN (sw112c4 is not among them: at 112 rows it measured 7-9 % behind n96c4)
 SWAP_C4 = {8: "sw8c4", 16: "sw16c4", 32: "sw32c4", 64: "sw64c4", 80: "sw80c4", 96: "sw96c4", 128: "sw128c4"}
 # ... taken for fp8 only: sw64c4's 16-bit launches measured level with t64 where its clusters fill a round (64 x 14336
@@ -729,7 +735,12 @@ def planes_split_us(m: int, n: int, splits: int) -> float:
 
 def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
     """Whether a split launch reduces inside the kernel rather than through planes: measured faster up to a few
-    slots per tile (no second launch), slower where one SM must read many (16 splits: 256x256x65536)."""
+    slots per tile (no second launch), slower where one SM must read many (16 splits: 256x256x65536). The swapped
+    tiles wider than 64 columns always: at 4-8 splits their slots measured 0.1-3.0 us faster than the planes the
+    batch count predicted cheaper (sw80 / sw96 / sw112 at 72-104 x 1024-2048 x 11008-14336,
+    gemm_small_s28_splitmode.json)."""
+    if config.swap_ab and config.bn > 64:
+        return True
     return fused_split_us(config, splits) <= planes_split_us(m, n, splits)
 
 
