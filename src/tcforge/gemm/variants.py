@@ -735,11 +735,11 @@ def planes_split_us(m: int, n: int, splits: int) -> float:
 
 def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
     """Whether a split launch reduces inside the kernel rather than through planes: measured faster up to a few
-    slots per tile (no second launch), slower where one SM must read many (16 splits: 256x256x65536). The swapped
-    tiles wider than 64 columns always: at 4-8 splits their slots measured 0.1-3.0 us faster than the planes the
+    slots per tile (no second launch), slower where one SM must read many (16 splits: 256x256x65536). The 64-row
+    swapped tiles wider than 64 columns always: at 4-8 splits their slots measured 0.1-3.0 us faster than the planes the
     batch count predicted cheaper (sw80 / sw96 / sw112 at 72-104 x 1024-2048 x 11008-14336,
     gemm_small_s28_splitmode.json)."""
-    if config.swap_ab and config.bn > 64:
+    if config.swap_ab and config.cm == 1 and config.bn > 64:  # (not measured for the 4-CTA builds)
         return True
     return fused_split_us(config, splits) <= planes_split_us(m, n, splits)
 
