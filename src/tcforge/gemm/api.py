@@ -224,9 +224,11 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144, 128x128 and 64x192 tiles
     (where they need no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us`
     predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
-    then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first; at 65-96 rows the
-    64-row swapped tile as wide as M, sw80 / sw96: 80x4096x4096 bf16 0.61x -> 1.08x of cuBLAS, 96x4096x4096
-    fp16->fp32 0.95x -> 1.39x, 80x16384x4096 0.84x -> 0.98x) wherever it is predicted faster still; and over any
+    then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first; at 65-112 rows the
+    64-row swapped tile as wide as M, sw80 / sw96 / sw112: 80x4096x4096 bf16 0.61x -> 1.08x of cuBLAS, 96x4096x4096
+    fp16->fp32 0.95x -> 1.39x, 80x16384x4096 0.84x -> 0.98x, 104x4096x4096 bf16 0.73x -> 0.86x) wherever it is
+    predicted faster still, and for fp8 at 113-128 rows with K >= SW128_FP8_MIN_K sw128 by rule (128x4096x8192
+    0.90x -> 1.08x); and over any
     of these the fitting width's 128-row 4-CTA-cluster build (sw8c4 / sw16c4 / sw32c4 / sw80c4 / sw96c4; sw64c4 and
     sw128c4 for fp8) where that needs no split and its clusters fill at least
     C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it
