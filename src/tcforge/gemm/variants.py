@@ -562,7 +562,7 @@ def swap_order(m: int) -> list[str]:
     """The swapped tiles `auto` weighs, the one whose BN fits M first (the narrowest of 8 / 16 / 32 / 64 columns
     that holds M; 64 above): where the model cannot tell them apart (launches bound by streaming B) the fitting one
     runs, as measured (16x4096x4096: sw16 9.6 us, sw64 16.1; 1x4096x4096: sw8 8.8 us, sw16 9.7 — fewer of the
-    activation box's rows are TMA zero fill). At 65-96 rows the SWAP_WIDE tile that holds M comes first."""
+    activation box's rows are TMA zero fill). At 65-112 rows the SWAP_WIDE tile that holds M comes first."""
     fit = next((v for bn, v in SWAP_AUTO.items() if m <= bn), SWAP_AUTO[64])
     wide = [v for bn, v in SWAP_WIDE.items() if bn - 16 < m <= bn]
     return wide + [fit] + [v for v in SWAP_AUTO.values() if v != fit]
