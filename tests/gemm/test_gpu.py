@@ -22,10 +22,11 @@ def _check(
     seed: int,
     splits: int | None = None,
     streamk: tuple[int, int] | None = None,
+    split_mode: str = "auto",
 ) -> None:
     from tcforge.gemm.check import check_one
 
-    r = check_one(variant, *combo, m, n, k, seed=seed, splits=splits, streamk=streamk)
+    r = check_one(variant, *combo, m, n, k, seed=seed, splits=splits, streamk=streamk, split_mode=split_mode)
     assert r.ok, r.as_dict()
     assert not r.nan
     if r.cublas_rel_err == r.cublas_rel_err:  # cuBLAS ran: we are within 4x of its error (or the dtype bound)
@@ -131,17 +132,13 @@ WIDE_SWAPPED = [v.name for v in LADDER + SWEEP if v.config.swap_ab and v.config.
 @pytest.mark.parametrize("split_mode", ["auto", "fused", "planes"])
 @pytest.mark.parametrize("variant", WIDE_SWAPPED)
 def test_wide_swapped_tiles_at_65_to_96_rows(variant: str, split_mode: str) -> None:
-    """sw80 / sw96 at the shapes they are for: 65-96 rows x 4096 x 4096, where they split 2 over K (`auto`: the
-    partial through DSMEM; `fused`: through L2 slots; `planes`: fp32 planes and the reduction kernel), and at a
-    down-projection's K (11008, split 2 as well), against float64 and cuBLAS."""
-    from tcforge.gemm.check import check_one
-
+    """The 64-row swapped tiles wider than 64 columns at 65-96 rows x 4096 x 4096, where they split 2 over K (`auto`:
+    the partial through DSMEM where there is a pair build, else L2 slots; `fused`: through L2 slots; `planes`: fp32
+    planes and the reduction kernel), and at a down-projection's K (11008, split 2 as well), against float64 and
+    cuBLAS."""
     for shape in ((72, 4096, 4096), (96, 4096, 4096), (80, 4096, 11008)):
         for combo in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True), ("fp16", "fp16", True)):
-            r = check_one(variant, *combo, *shape, seed=sum(shape), split_mode=split_mode)
-            assert r.ok and not r.nan, r.as_dict()
-            if r.cublas_rel_err == r.cublas_rel_err:
-                assert r.rel_err <= max(4 * r.cublas_rel_err, r.tol)
+            _check(variant, combo, *shape, seed=sum(shape), split_mode=split_mode)
 
 
 CLUSTER_N = [v.name for v in LADDER + SWEEP if v.config.cluster_n]
@@ -508,49 +505,44 @@ def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
         assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
 
 
-def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:
-    """`auto` at 80 and 96 rows x 11008 runs the swapped 4-CTA build of that width (sw80c4 / sw96c4, without PDL:
-    22 clusters), at 112 rows the 128x96 tile in clusters along N (n96c4) over a K-major B and t128 over a row-major
-    one; none of them with PDL (variants.pdl_pays); every output matches float64 after a NaN poison."""
+def _auto_fp16_launch(m: int, n: int, k: int, col_b: bool) -> tuple[str, object]:
+    """`auto`'s variant and prepared launch for a fresh fp16 product (b column- or row-major); the launch's output,
+    after a NaN poison, is checked against float64 here."""
     import torch
 
     from tcforge.gemm import api
     from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
     from tcforge.gemm.validate import plan_matmul
 
+    a = torch.randn(m, k, device="cuda").half()
+    w = torch.randn(n, k, device="cuda").half()
+    b = w.t() if col_b else w.t().contiguous()
+    plain = plan_matmul(a, b)
+    plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
+    prepared = api.prepare_plan(plan, a, b)
+    assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"], (m, n, k)
+    return plan.variant.name, prepared
+
+
+def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:
+    """`auto` at 80 and 96 rows x 11008 runs the swapped 4-CTA build of that width (sw80c4 / sw96c4, without PDL:
+    22 clusters), at 112 rows the 128x96 tile in clusters along N (n96c4) over a K-major B and t128 over a row-major
+    one; none of them with PDL (variants.pdl_pays); every output matches float64 after a NaN poison."""
     for m, col_b, want in ((80, True, "sw80c4"), (96, False, "sw96c4"), (112, True, "n96c4"), (112, False, "t128")):
-        a = torch.randn(m, 2048, device="cuda").half()
-        w = torch.randn(11008, 2048, device="cuda").half()
-        b = w.t() if col_b else w.t().contiguous()
-        plain = plan_matmul(a, b)
-        plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
-        assert plan.variant.name == want, (m, col_b, plan.variant.name)
-        prepared = api.prepare_plan(plan, a, b)
+        name, prepared = _auto_fp16_launch(m, 11008, 2048, col_b)
+        assert name == want, (m, col_b, name)
         assert not prepared.pdl, m  # swapped: a part-empty round of 4-CTA clusters; 16-bit: 32 k-tiles per CTA
-        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
 
 
 def test_auto_runs_the_wide_swapped_tile_at_65_to_96_rows_with_a_short_n() -> None:
     """`auto` at 72, 96 and 104 rows x 4096 x 4096 and 80 x 8192 x 1024 runs the 64-row swapped tile as wide as M
     (sw80 / sw96 / sw112; split 2 at N = 4096, through the DSMEM pair but for sw112, whose splits meet in L2), with
     PDL as every unclustered swapped launch; every output matches float64 after a NaN poison, over either B layout."""
-    import torch
-
-    from tcforge.gemm import api
-    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
-    from tcforge.gemm.validate import plan_matmul
-
     for m, n, k, col_b, want, splits in ((72, 4096, 4096, True, "sw80", 2), (96, 4096, 4096, False, "sw96", 2),
                                          (80, 8192, 1024, True, "sw80", 1), (104, 4096, 4096, True, "sw112", 2)):
-        a = torch.randn(m, k, device="cuda").half()
-        w = torch.randn(n, k, device="cuda").half()
-        b = w.t() if col_b else w.t().contiguous()
-        plain = plan_matmul(a, b)
-        plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
-        assert plan.variant.name == want, (m, n, k, plan.variant.name)
-        prepared = api.prepare_plan(plan, a, b)
+        name, prepared = _auto_fp16_launch(m, n, k, col_b)
+        assert name == want, (m, n, k, name)
         assert prepared.pdl and prepared.splits == splits, (m, prepared.splits)
-        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
 
 
 @pytest.mark.parametrize(("variant", "combo"), [("auto", ("fp16", "fp32")), ("hoist", ("bf16", "bf16")),

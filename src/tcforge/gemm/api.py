@@ -261,8 +261,6 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SMALL_WIDE_AUTO,
         SQUARE_AUTO,
         STREAMK_MIN_GAIN,
-        SW128_FP8_MIN_K,
-        SW128_FP8_N,
         SWAP_MAX_M,
         TILE_MARGIN,
         VARIANTS,
@@ -270,6 +268,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         c4_build,
         cn_build,
         estimate_us,
+        sw128_fp8_build,
         swap_order,
     )
 
@@ -335,10 +334,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # round
         # fp8 at 113-128 rows with a long K and N of 2048-8192: the 64-row swapped tile of 128 columns (the model's one
         # cost per k-tile ties it with t64, which it beats there by 7-17 %)
-        if (plan.in_kind == "e4m3" and 112 < plan.m <= 128 and plan.k_padded >= SW128_FP8_MIN_K
-                and SW128_FP8_N[0] <= plan.n <= SW128_FP8_N[1]):
-            best = VARIANTS["sw128"]
-        best = cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args) or best
+        best = (cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args)
+                or sw128_fp8_build(plan.m, plan.n, plan.k_padded, plan.in_kind) or best)
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
     # rung 9 unsplit with 16-bit C (in more than one round: one round runs `tuned`): its build that stores each tile

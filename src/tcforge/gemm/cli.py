@@ -40,10 +40,10 @@ def _cmd_build(args: argparse.Namespace) -> int:
     from tcforge.gemm.build import all_builds, build_all
 
     names = [] if args.variant == "all" else [n.strip() for n in args.variant.split(",")]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown or (args.variant != "all" and not names):
-        raise TcforgeError(f"unknown variant(s) {', '.join(map(repr, unknown or [args.variant]))}; choose 'all' or "
-                           f"from {', '.join(VARIANTS)}")
+    unknown = [n for n in names if n not in VARIANTS]  # never empty-handed: "" splits to [""], itself unknown
+    if unknown:
+        raise TcforgeError(f"unknown variant(s) {', '.join(map(repr, unknown))}; choose 'all' or from "
+                           f"{', '.join(VARIANTS)}")
     variants = [VARIANTS[n] for n in names] if names else None
     results = build_all(list(all_builds(variants)), workers=args.jobs)
     spilled = serialized = 0

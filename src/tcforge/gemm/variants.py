@@ -564,7 +564,12 @@ def swap_order(m: int) -> list[str]:
     runs, as measured (16x4096x4096: sw16 9.6 us, sw64 16.1; 1x4096x4096: sw8 8.8 us, sw16 9.7 — fewer of the
     activation box's rows are TMA zero fill). At 65-112 rows the SWAP_WIDE tile that holds M comes first."""
     fit = next((v for bn, v in SWAP_AUTO.items() if m <= bn), SWAP_AUTO[64])
-    wide = [v for bn, v in SWAP_WIDE.items() if bn - 16 < m <= bn]
+    narrower = max(SWAP_AUTO)  # a SWAP_WIDE tile holds M above the next narrower width only
+    wide = []
+    for bn in sorted(SWAP_WIDE):
+        if narrower < m <= bn:
+            wide.append(SWAP_WIDE[bn])
+        narrower = bn
     return wide + [fit] + [v for v in SWAP_AUTO.values() if v != fit]
 
 
@@ -865,6 +870,14 @@ def cn_build(m: int, n: int, sms: int, b_kmajor: bool) -> Variant | None:
     fits = [(cluster_tiles(VARIANTS[name].config, m, n), name) for name in CN_AUTO]
     fits = [(c, name) for c, name in fits if CN_MIN_FILL * resident <= c <= resident]
     return VARIANTS[max(fits)[1]] if fits else None
+
+
+def sw128_fp8_build(m: int, n: int, k: int, in_kind: str) -> Variant | None:
+    """sw128 where `auto` runs it by rule, over the model (which ties it with t64: the same cost key): fp8 at 113-128
+    rows with K >= SW128_FP8_MIN_K and N in SW128_FP8_N; None elsewhere."""
+    if in_kind == "e4m3" and 112 < m <= 128 and k >= SW128_FP8_MIN_K and SW128_FP8_N[0] <= n <= SW128_FP8_N[1]:
+        return VARIANTS["sw128"]
+    return None
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
