@@ -91,7 +91,7 @@ def run_one_variant(name: str, small: bool) -> None:
             d["variant"] = f"{name}(a col)"
             print(json.dumps(d), flush=True)
     if not small and name in ("splitk", "hoist", "r8", "r9", "promote", "t64", "t192", "t144", "sw8", "sw16", "sw32",
-                              "sw64", "sw80", "sw96"):
+                              "sw64", "sw80", "sw96", "sw112", "sw128"):
         for in_kind, out_kind, bk in (("fp16", "fp32", False), ("e4m3", "bf16", True), ("bf16", "bf16", True)):
             for (m, n, k), mode in itertools.product(((300, 500, 4096), (1, 8, 65536)), ("fused", "planes")):
                 seed += 1
@@ -204,8 +204,10 @@ def main() -> int:
                 if v.config.swap_ab:  # small M: a C tile narrower than the wgmma's N
                     r = check_one(v.name, *combo, 13, 300, 520, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(13 rows) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
-                if v.config.cm > 2 and (v.config.swap_ab or v.config.cluster_n):  # more 4-CTA clusters than are
-                    shape = (13, 20000, 136) if v.config.swap_ab else (129, 20000, 136)  # resident: several per CTA
+                if (v.config.cm > 2 or v.config.cluster_n) and (v.config.swap_ab or v.config.cluster_n):
+                    # more clusters than are resident: several per CTA (swapped along N: both column tiles in M)
+                    shape = ((100, 20000, 136) if v.config.cluster_n else (13, 20000, 136)) if v.config.swap_ab \
+                        else (129, 20000, 136)
                     r = check_one(v.name, *combo, *shape, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(2 units per cluster) {combo[0]}->{combo[1]} ok={r.ok} {r.error}",
                           flush=True)
@@ -221,7 +223,8 @@ def main() -> int:
                            ("sw64c4", ("e4m3", "bf16", True)), ("sw128c4", ("bf16", "bf16", True)),
                            ("sw80c4", ("fp16", "fp32", False)), ("sw96c4", ("e4m3", "bf16", True)),
                            ("sw112c4", ("bf16", "bf16", True)), ("sw80", ("bf16", "bf16", True)),
-                           ("sw96", ("fp16", "fp16", False)),
+                           ("sw96", ("fp16", "fp16", False)), ("sw112", ("e4m3", "bf16", True)),
+                           ("sw128", ("fp16", "fp32", False)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
                            ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
                            ("t64x192", ("fp16", "fp32", False))):

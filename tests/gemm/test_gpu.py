@@ -144,12 +144,14 @@ def test_wide_swapped_tiles_at_65_to_96_rows(variant: str, split_mode: str) -> N
 CLUSTER_N = [v.name for v in LADDER + SWEEP if v.config.cluster_n]
 
 
-@pytest.mark.parametrize("shape", [(96, 11008, 4096), (80, 9216, 1024), (65, 100, 4096), (129, 20000, 256)])
+@pytest.mark.parametrize("shape", [(96, 11008, 4096), (80, 9216, 1024), (65, 100, 4096), (129, 20000, 256),
+                                   (104, 4096, 4096)])
 @pytest.mark.parametrize("variant", CLUSTER_N)
 def test_cluster_along_n_skinny_shapes(variant: str, shape: tuple) -> None:
-    """4-CTA clusters along N, each CTA loading a quarter of the row band of A and multicasting it: the skinny shapes
-    they are for, a cluster whose last tiles lie past N (100 columns), two row bands with more clusters than are
-    resident (several per CTA), against float64 and cuBLAS."""
+    """Clusters along N, each CTA loading its share of the row band of A and multicasting it (n80c4 ... n128c4: 4
+    CTAs; sw32n2 ... sw64n2: the swapped tile's 64 weight rows between 2, over a row-major 16-bit B half of each
+    slab's k-rows): the skinny shapes they are for, a cluster whose last tiles lie past N (100 columns; swapped: past
+    M), two row bands with more clusters than are resident (several per CTA), against float64 and cuBLAS."""
     for combo in (("fp16", "fp32", True), ("bf16", "bf16", False), ("e4m3", "bf16", True), ("fp16", "fp16", False)):
         _check(variant, combo, *shape, seed=sum(shape))
 
@@ -158,10 +160,11 @@ def test_cluster_along_n_skinny_shapes(variant: str, shape: tuple) -> None:
                                    ("e4m3", "fp32", True)], ids=_pair_id)
 @pytest.mark.parametrize("shape", [(96, 11008, 1024), (300, 1000, 520), (129, 4097, 136)])
 def test_cluster_along_n_bits_equal_unclustered(combo: tuple, shape: tuple) -> None:
-    """A tile whose A rows arrive by multicast from four CTAs sums the same products in the same K order as the
-    128x128 tile without a cluster: unsplit, the outputs of t128 and every cluster-along-N build (n80c4, n96c4,
-    n128c4) are bit-identical (80 / 96 columns: the last 16 / 32 of 16-bit C stored from registers; N = 4097: tiles
-    past N inside the last cluster)."""
+    """A tile whose A rows arrive by multicast from the cluster's CTAs sums the same products in the same K order as
+    the 128x128 tile without a cluster: unsplit, the outputs of t128 and every cluster-along-N build (n80c4, n96c4,
+    n128c4; the swapped sw32n2 ... sw64n2, whose weight rows or k-rows arrive from two CTAs) are bit-identical (80 /
+    96 columns: the last 16 / 32 of 16-bit C stored from registers; N = 4097: tiles past N inside the last cluster;
+    swapped: column tiles past M)."""
     _assert_same_bits(("t128", *CLUSTER_N), shape, combo, sum(shape))
 
 
@@ -543,6 +546,14 @@ def test_auto_runs_the_wide_swapped_tile_at_65_to_96_rows_with_a_short_n() -> No
         name, prepared = _auto_fp16_launch(m, n, k, col_b)
         assert name == want, (m, n, k, name)
         assert prepared.pdl and prepared.splits == splits, (m, prepared.splits)
+
+
+def test_auto_runs_sw112_unsplit_where_the_model_predicts_it_faster() -> None:
+    """`auto` at 97-112 rows x 4096 with up to 32 k-tiles runs sw112 unsplit (64 CTAs: gemm_small_s29_sw112k.json,
+    the model deciding its split), with 64 split 2 through L2 slots; outputs match float64 after a NaN poison."""
+    for m, n, k, splits in ((97, 4096, 2048, 1), (112, 4096, 1024, 1), (100, 4096, 4096, 2)):
+        name, prepared = _auto_fp16_launch(m, n, k, True)
+        assert name == "sw112" and prepared.splits == splits, (m, n, k, name, prepared.splits)
 
 
 @pytest.mark.parametrize(("variant", "combo"), [("auto", ("fp16", "fp32")), ("hoist", ("bf16", "bf16")),

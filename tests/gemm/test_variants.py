@@ -328,9 +328,40 @@ def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:
     assert "#define CLUSTER_N 1\n" in src and "#define CM 4\n" in src and "m64n96k32.f32.e4m3.e4m3" in src
     assert "CLUSTER_N 1" not in codegen.render(hoist, "e4m3", "bf16", True)
     assert codegen.tag(c, "e4m3", "bf16", True).endswith("_cm4_st_h_cn")
-    for bad in (replace(c, cm=1), replace(c, swap_ab=True), replace(c, splitk_fused=True), replace(c, streamk=True),
+    for bad in (replace(c, cm=1), replace(c, splitk_fused=True), replace(c, streamk=True),
                 replace(c, bm=64, nc=1, cm=16)):
         with pytest.raises(TcforgeError, match="cluster along N|swapped"):
+            bad.check()
+
+
+@pytest.mark.parametrize(("name", "bn", "stages"), [("sw32n2", 32, 17), ("sw40n2", 40, 16), ("sw48n2", 48, 14),
+                                                    ("sw56n2", 56, 13), ("sw64n2", 64, 13)])
+def test_swapped_tile_in_a_cluster_along_n_shares_the_weight_rows(name: str, bn: int, stages: int) -> None:
+    """sw32n2 ... sw64n2 (cuBLAS's 64xW 1x2 tiles at 65-128 x 4096 x 4096): the 64-row swapped tile, two CTAs along
+    the problem's M each loading half of the 64 weight rows (K-major: 32 rows; an MN-major slab: 32 of its 64 k-rows)
+    and multicasting them, its activation rows whole; the most stages that fit in 227 KB; never split."""
+    from dataclasses import replace
+
+    from tcforge.gemm.variants import MAX_SMEM, cluster_tiles
+
+    v = VARIANTS[name]
+    c = v.config
+    assert (c.bm, c.bn, c.cm, c.cluster_n, c.swap_ab, c.nc, c.stages) == (64, bn, 2, True, True, 1, stages)
+    assert (c.a_box_rows, c.b_box_rows, c.b_multicast, c.a_mn_box_k("fp16"), c.a_mn_box_k("e4m3")) == (32, bn, 1, 32,
+                                                                                                         64)
+    assert c.smem_total() <= MAX_SMEM < replace(c, stages=stages + 1).smem_total()
+    assert not v.splitk_auto and v.persistent
+    # 104 x 4096 x 4096 (kernel: 4096 x 104): 64 row tiles; sw56n2's / sw64n2's two column tiles one cluster (128
+    # CTAs), the narrower ones' three two clusters (the second's rank 1 past M); 300 x 1000: 16 row tiles
+    pairs = {32: 2, 40: 2, 48: 2, 56: 1, 64: 1}[bn]
+    assert cluster_tiles(c, 104, 4096) == 64 * pairs
+    assert cluster_tiles(c, 300, 1000) == 16 * {32: 5, 40: 4, 48: 4, 56: 3, 64: 3}[bn]
+    for in_kind, b_kmajor in (("e4m3", True), ("bf16", True), ("fp16", False)):
+        src = codegen.render(c, in_kind, "bf16" if in_kind != "fp16" else "fp32", b_kmajor)
+        assert "#define CLUSTER_N 1\n" in src and "#define TRANS_C 1\n" in src and "#define CM 2\n" in src
+        assert f"m64n{bn}k{32 if in_kind == 'e4m3' else 16}" in src
+    for bad in (replace(c, splitk_fused=True), replace(c, streamk=True), replace(c, cm=1)):
+        with pytest.raises(TcforgeError, match="cluster along N"):
             bad.check()
 
 
@@ -434,3 +465,26 @@ def test_poisoned_result_poisons_only_the_one_launch(monkeypatch: pytest.MonkeyP
     with pytest.raises(RuntimeError, match="launch failed"):
         poisoned_result(Failing())
     assert api.POISON_OUTPUT is False
+
+
+def test_sw112_splits_where_the_model_predicts_the_split_launch_faster() -> None:
+    """sw112 (no pair: its splits meet in L2 slots) in one round of units: 0.17 us per k-tile and 1.1x the HBM rate,
+    1.2 us more per split reduction (ONE_ROUND_COST, SLOT_EXTRA_US), fitted on gemm_small_s29_sw112k.json; the model
+    decides its split count there — unsplit with up to 32 k-tiles at N = 4096 (fp8 97 x 4096 x 4096: 7.5 us unsplit,
+    9.1 split 2), split with more (bf16 97 x 4096 x 4096: 12.5 split, 12.9 unsplit) and at N = 2048 from 24 k-tiles
+    of 16-bit; below 32 tiles (N < 2048) the rule of choose_splits as before."""
+    from tcforge.gemm.variants import SPLIT_BY_MODEL, cost_key, estimate_us, pair_config
+
+    v = VARIANTS["sw112"]
+    c = v.config
+    assert cost_key(c) in SPLIT_BY_MODEL and pair_config(c) is None
+    cases = (((97, 4096, 4096), "e4m3", 1, 7.5), ((97, 4096, 4096), "bf16", 2, 12.5),
+             ((97, 4096, 2048), "bf16", 1, 7.4), ((112, 4096, 3072), "e4m3", 1, 6.3),
+             ((97, 2048, 4096), "bf16", 4, 9.5), ((112, 2048, 6144), "e4m3", 4, 8.3),
+             ((97, 2048, 2048), "e4m3", 1, 4.8), ((97, 4096, 6144), "bf16", 2, 19.1))
+    for (m, n, k), kind, splits, measured in cases:
+        assert choose_splits(c, m, n, k, kind, 132) == splits, (m, n, k, kind)
+        assert abs(estimate_us(v, m, n, k, kind, 132) / measured - 1) < 0.17, (m, n, k, kind)
+    assert choose_splits(c, 97, 1024, 4096, "bf16", 132) == 8  # 16 tiles: the rule (kt // 4, SMs per tile)
+    # several rounds keep the one cost fitted before (0.26 us per k-tile)
+    assert estimate_us(v, 104, 16384, 4096, "bf16", 132) == pytest.approx(2 * 64 * 0.26 + 2.0)

@@ -227,8 +227,10 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first; at 65-112 rows the
     64-row swapped tile as wide as M, sw80 / sw96 / sw112: 80x4096x4096 bf16 0.61x -> 1.08x of cuBLAS, 96x4096x4096
     fp16->fp32 0.95x -> 1.39x, 80x16384x4096 0.84x -> 0.98x, 104x4096x4096 bf16 0.73x -> 0.86x) wherever it is
-    predicted faster still, and for fp8 at 113-128 rows with K >= SW128_FP8_MIN_K sw128 by rule (128x4096x8192
-    0.90x -> 1.08x); and over any
+    predicted faster still (sw112 at N = 2048-4224 within SW112_NARROW_MARGIN of the best prediction, the others
+    then having to beat it by as much, and split over K only where the model predicts the split faster: fp8
+    97x4096x2048 1.00x -> 1.18x, 104x4096x4096 0.83x -> 0.96x, 97x4096x2048 bf16 0.77x -> 0.90x), and for fp8 at
+    113-128 rows with K >= SW128_FP8_MIN_K sw128 by rule (128x4096x8192 0.90x -> 1.08x); and over any
     of these the fitting width's 128-row 4-CTA-cluster build (sw8c4 / sw16c4 / sw32c4 / sw80c4 / sw96c4; sw64c4 and
     sw128c4 for fp8) where that needs no split and its clusters fill at least
     C4_MIN_FILL of their last round (16x14336x4096: 0.92x -> 0.97x of cuBLAS) or one round at most C4_LOW_FILL of it
@@ -262,12 +264,14 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SQUARE_AUTO,
         STREAMK_MIN_GAIN,
         SWAP_MAX_M,
+        SWAP_WIDE,
         TILE_MARGIN,
         VARIANTS,
         WIDE_AUTO,
         c4_build,
         cn_build,
         estimate_us,
+        narrower_swap_margin,
         sw128_fp8_build,
         swap_order,
     )
@@ -321,9 +325,14 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
             best, t_best = v, t
     # the swapped product C^T = B^T A^T puts M in the wgmma's N (small M, small launches); it reads a K-major
     if plan.m <= SWAP_MAX_M and plan.a_kmajor:
+        t_wide, margin = float("inf"), 0.0
         for name in swap_order(plan.m):
             t = estimate_us(VARIANTS[name], *args, **kw)
-            if t < t_best:
+            if name in SWAP_WIDE.values():  # weighed first, within its margin of the best: the others must beat
+                t_wide, margin = t, narrower_swap_margin(name, plan.m, plan.n, sms)  # it by that margin
+                if t < t_best * (1 + margin):
+                    best, t_best = VARIANTS[name], t
+            elif t < t_best and t * (1 + margin) < t_wide:
                 best, t_best = VARIANTS[name], t
         # a long N: the fitting swapped width's 128-row tile in 4-CTA clusters, where those fill their last round
         # (16x14336x4096: 28 clusters on 112 SMs stream B faster than 224 64-row tiles on 132 in 1.7 rounds) or are
@@ -484,8 +493,8 @@ def prepare_plan(
             promo = l2_promotion(cfg)
             if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
                 # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
-                map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, bk], swizzle=128,
-                                        l2_promotion=promo)
+                map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, cfg.a_mn_box_k(plan.in_kind)],
+                                        swizzle=128, l2_promotion=promo)
             else:
                 # a cluster along N: each CTA loads its BM/CM share of the row band (and multicasts it)
                 map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.a_box_rows],

@@ -103,6 +103,10 @@ class KernelConfig:
         """CTAs each B tile is multicast to (B_MC in the kernel): the cluster along M, none along N."""
         return 1 if self.cluster_n else self.cm
 
+    def a_mn_box_k(self, in_kind: str) -> int:
+        """K rows of one TMA box of an MN-major A slab: BK, or this CTA's BK/CM share in a cluster along N."""
+        return self.bk(in_kind) // self.cm if self.cluster_n else self.bk(in_kind)
+
     @property
     def a_box_rows(self) -> int:
         """Rows of one TMA box of a K-major A: the tile's BM, or this CTA's BM/CM share in a cluster along N."""
@@ -130,10 +134,10 @@ class KernelConfig:
             raise TcforgeError(f"{self}: BN must be a multiple of 8 up to 320 (over 256: two wgmmas per m64 block)")
         if self.bn % 64 and not self.swap_ab and (self.b_multicast > 1 or not self.use_tma):
             raise TcforgeError(f"{self}: a BN of partial 64-column slabs needs the TMA path and no multicast of B")
-        if self.cluster_n and (self.cm < 2 or self.bm % (8 * self.cm) or self.swap_ab or self.splitk
+        if self.cluster_n and (self.cm < 2 or self.bm % (8 * self.cm) or (64 // self.cm) % 8 or self.splitk
                                or self.streamk or self.splitk_fused):
-            raise TcforgeError(f"{self}: a cluster along N needs >= 2 CTAs sharing A in whole 8-row groups, and no "
-                               "swap, split-K or stream-K")
+            raise TcforgeError(f"{self}: a cluster along N needs >= 2 CTAs sharing A in whole 8-row groups (of BM "
+                               "rows; of an MN-major A's 64 k-rows), and no split-K or stream-K")
         if self.bk_bytes not in (64, 128):
             raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
         if self.smem_total() > MAX_SMEM:
@@ -480,6 +484,37 @@ SWEEP += [
     for bn in (80, 96, 128)
 ]
 
+
+def _max_stages(config: KernelConfig) -> KernelConfig:
+    """The config with as many ring stages as fit in shared memory."""
+    st = config.stages
+    while replace(config, stages=st + 1).smem_total() <= MAX_SMEM:
+        st += 1
+    while st > 1 and replace(config, stages=st).smem_total() > MAX_SMEM:
+        st -= 1
+    return replace(config, stages=st)
+
+
+# 33-128 rows with N of a few thousand (65-128 x 4096 x 4096): cuBLAS runs nvjet_..._64xW_..._1x2_h (W = 32 / 40 / 48
+# / 56 / 64: about half of M) — in our orientation the 64-row swapped tile of W columns in 2-CTA clusters along the
+# kernel's N: the two CTAs take the two column halves of M, each loading half of the 64 weight rows (or, over a
+# row-major 16-bit B, half of each slab's k-rows) and multicasting it, so the weights leave L2 once per cluster and
+# 2 x N/64 CTAs run unsplit (128 at N = 4096) where sw112 runs 64 or splits K through L2 slots. As many stages as fit.
+# Measured (gemm_small_s29_n2*.json, every launch checked): correct and sanitizer-clean, but not faster than what
+# `auto` runs, so selectable only: at 97-112 x 3072-4096 x 4096 fp8 sw56n2 7.7-8.1 us against sw112 unsplit 7.3-7.6
+# and cuBLAS's kernel of the same tile shape 6.7-7.3; 16-bit 12.7-13.6 us against 11.7-12.5 (sw112 split 2) and
+# cuBLAS 10.1-11.2; at 65 rows fp8 sw40n2 7.4 us against sw80's 7.6-7.7 (1-3 %), elsewhere slower. Our CTAs of this
+# tile receive ~80 GB/s each (15 KB per k-tile), cuBLAS's ~110: the per-SM streaming gap of the smaller swapped tiles,
+# still unexplained. The other orientation — two CTAs along the weight rows multicasting the activations
+# (sw32/48/64/96/112 with CM = 2) — measured 1.1-1.4x slower than this one (gemm_small_s29_m2*.json, not kept), and
+# each row tile starting its k-tiles at its own offset (the activations not read by every CTA at once) 7-25 % slower
+# (gemm_small_s29_rot*.json, not kept)
+SWEEP += [
+    Variant(f"sw{bn}n2", 9, f"swapped product: 64 columns of C x {bn} rows per tile, 2-CTA clusters along M "
+            "(the problem's) multicasting the weight rows, persistent + hoisted",
+            _max_stages(replace(_SW, bn=bn, cm=2, cluster_n=True)), True, 8)
+    for bn in (32, 40, 48, 56, 64)
+]
 SMALL_M = 128  # `auto` takes the small tile at or below this M (measured: gemm_smallm.json, gemm_small.json)
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
@@ -573,6 +608,24 @@ def swap_order(m: int) -> list[str]:
     return wide + [fit] + [v for v in SWAP_AUTO.values() if v != fit]
 
 
+# at 97-112 rows with N >= 2048 (sw112's tiles >= 32) the narrower swapped tiles (sw64 / sw32: two or more column
+# tiles of M) ran 0.6-1.9 us above the model, which predicted sw64 up to 24 % faster than sw112 where sw112 (split by
+# the model) measured faster at 13 of 16 points (gemm_small_s29_sw112k.json): there sw112 is taken within this
+# margin of the best prediction and the others must beat it by as much (sw64 stays at the four points predicted
+# 22-24 % faster, measured 1 % slower to 4 % faster than sw112)
+SW112_NARROW_MARGIN = 0.20
+
+
+def narrower_swap_margin(wide: str, m: int, n: int, sms: int) -> float:
+    """How much faster than the SWAP_WIDE tile `wide` a narrower swapped tile (or any other) must be predicted to be
+    taken instead: SW112_NARROW_MARGIN for sw112 where measured (its tiles >= 32, leaving half the SMs idle unsplit:
+    N = 2048-4224 at 97-112 rows), none elsewhere."""
+    c = VARIANTS[wide].config
+    if wide == SWAP_WIDE[112] and cluster_tiles(c, m, n) >= SPLIT_BY_MODEL_MIN_TILES and underfilled(c, m, n, sms):
+        return SW112_NARROW_MARGIN
+    return 0.0
+
+
 def resolve_variant(name: object, m: int | None = None) -> Variant:
     """A variant by name ('bn256'), rung ('r3' or 3) or 'auto' (rung 9; the 64x128 tile when m <= SMALL_M; the
     launcher refines it by shape: api.refine_auto); TcforgeError else."""
@@ -631,7 +684,7 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (128, 64, 4): 0.36, (128, 128, 4): 0.45,  # sw64c4, sw128c4 (gemm_small_s26_sw64c4*.json, _sw128c4*)
               (128, 80, 4): 0.40, (128, 96, 4): 0.42, (128, 112, 4): 0.47,  # sw80c4 .. sw112c4 (_s27_swc4*.json)
               (64, 80, 1): 0.20, (64, 96, 1): 0.22,  # sw80, sw96 where M fits them (gemm_small_s28_wide*.json)
-              (64, 112, 1): 0.26,  # sw112 at 97-112 rows (gemm_small_s28_w128*.json)
+              (64, 112, 1): 0.26,  # sw112 at 97-112 rows (gemm_small_s28_w128*.json; one round: ONE_ROUND_COST)
               # n80c4, n96c4, n128c4 (gemm_small_s27_cn*.json, _s27_n80.json)
               (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45}
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
@@ -647,6 +700,16 @@ FUSED_FIXED_US = 0.8
 FUSED_BATCH_US = 0.4
 PLANES_FIXED_US = 1.4
 PLANES_US_PER_BYTE = 0.6e-6
+# sw112 in one round of units (97-112 rows x N <= 4224, split or not; gemm_small_s29_sw112k.json, 32 points,
+# fp8 and bf16, K = 2048-6144): 0.17 us per k-tile (fitted on its unsplit launches, within 5 %) and 1.1x the HBM
+# rate (its split launches at K = 4096-6144), where one cost of 0.26 had been fitted on split launches only; its
+# splits meet in L2 slots (no pair build) and measured 0.7-1.4 us above fused_split_us at 2 and 4 splits
+# (SLOT_EXTRA_US). With these the model decides where it splits (SPLIT_BY_MODEL), within 6 % of the faster of its
+# split and unsplit launch at all 32 points. Launches of several rounds keep COST_KT_US (not measured against it)
+ONE_ROUND_COST = {(64, 112, 1): (0.17, 1.1)}
+SLOT_EXTRA_US = {(64, 112, 1): 1.2}
+SPLIT_BY_MODEL = {(64, 112, 1)}
+SPLIT_BY_MODEL_MIN_TILES = 32  # ... where its tiles are as many as measured (N >= 2048); fewer split by rule
 # two splits of a swapped tile through DSMEM cost the fixed part only (split_reduce_us: split 0 reads the partial
 # from its own shared memory; measured 0-0.5 us below the L2 slots, more for larger slots: gemm_small_pair_a.json,
 # gemm_small_pair_b.json; with it `auto` takes the pair-split 64-column tile at 64x4096x4096 fp8, 7.1 us against the
@@ -705,16 +768,24 @@ def estimate_us(variant: Variant, m: int, n: int, k: int, in_kind: str, sms: int
     (MN_OWN_WIDTH). Within ~30 % of the measured kernels from 16x4096x4096 to 8192^3 and 1024x1024x65536; used only to
     rank the tiles for `auto`."""
     c = variant.config
-    key = cost_key(c, b_kmajor)
     splits = choose_splits(c, m, n, k, in_kind, sms) if variant.splitk_auto and not streamk else 1
+    return _estimate_us(c, m, n, k, in_kind, sms, splits, streamk, b_kmajor)
+
+
+def _estimate_us(c: KernelConfig, m: int, n: int, k: int, in_kind: str, sms: int, splits: int, streamk: bool,
+                 b_kmajor: bool) -> float:
+    """estimate_us for a given split count."""
+    key = cost_key(c, b_kmajor)
     tiles = cluster_tiles(c, m, n)
     clusters = max(1, sms // c.cm)
     kt = _cdiv(k, c.bk(in_kind))
-    floor = ((m + n) * k * IN_BYTES[in_kind] + m * n * 2) / (HBM_BYTES_PER_US * HBM_EFFICIENCY.get(key, 1.0))
+    one_round = ONE_ROUND_COST.get(key) if tiles * splits <= clusters and not streamk else None
+    cost_kt, hbm = one_round or (COST_KT_US[key], HBM_EFFICIENCY.get(key, 1.0))
+    floor = ((m + n) * k * IN_BYTES[in_kind] + m * n * 2) / (HBM_BYTES_PER_US * hbm)
     if streamk:
-        t = tiles * kt / clusters * COST_KT_US[key]
+        t = tiles * kt / clusters * cost_kt
         return max(t, floor) + COST_FIXED_US[key] + STREAMK_FIXUP_US[in_kind]
-    t = _cdiv(tiles * splits, clusters) * _cdiv(kt, splits) * COST_KT_US[key]
+    t = _cdiv(tiles * splits, clusters) * _cdiv(kt, splits) * cost_kt
     return max(t, floor) + COST_FIXED_US[key] + (split_reduce_us(c, m, n, splits) if splits > 1 else 0.0)
 
 
@@ -808,7 +879,8 @@ def split_reduce_us(config: KernelConfig, m: int, n: int, splits: int) -> float:
     planes = planes_split_us(m, n, splits)
     if splits == 2 and pair_config(config) is not None:
         return min(planes, FUSED_FIXED_US)
-    return min(planes, fused_split_us(config, splits)) if config.use_tma else planes
+    fused = fused_split_us(config, splits) + SLOT_EXTRA_US.get(cost_key(config), 0.0)
+    return min(planes, fused) if config.use_tma else planes
 
 
 def kernel_dims(config: KernelConfig, m: int, n: int) -> tuple[int, int]:
@@ -895,4 +967,12 @@ def choose_splits(config: KernelConfig, m: int, n: int, k: int, in_kind: str, sm
     if splits <= 1:
         return 1
     per = -(-kt // splits)
-    return -(-kt // per)  # every split gets at least one k-tile
+    splits = -(-kt // per)  # every split gets at least one k-tile
+    # sw112 splits only where the model predicts the split launch faster: unsplit, its 64 CTAs of one column of tiles
+    # measured 3-33 % faster than 2-4 splits with up to 32 k-tiles each at 97-112 x 2048-4096 (fp8 K <= 4096, 16-bit
+    # K <= 2048; gemm_small_s29_sw112k.json), slower with more
+    if cost_key(config) in SPLIT_BY_MODEL and not config.split_pair and tiles >= SPLIT_BY_MODEL_MIN_TILES:
+        one = _estimate_us(config, m, n, k, in_kind, sms, 1, False, True)
+        if one <= _estimate_us(config, m, n, k, in_kind, sms, splits, False, True):
+            return 1
+    return splits

@@ -2,7 +2,8 @@
 // The rung is chosen by the #defines that tcforge.gemm.codegen prepends (see variants.py for their meaning):
 //   IN_KIND (0 fp16, 1 bf16, 2 e4m3)  OUT_KIND (0 fp32, 1 fp16, 2 bf16)  BM BN BK STAGES NC (consumer warpgroups)
 //   USE_TMA (0: cp.async by all threads, 1: TMA producer warpgroup)  B_KMAJOR  CM (cluster size along M, B multicast)
-//   CLUSTER_N (the CM CTAs of a cluster run along N instead and multicast A: tiles of one row band, small M)
+//   CLUSTER_N (the CM CTAs of a cluster run along N instead and multicast A: tiles of one row band, small M; with
+//   TRANS_C the band is 64 rows of B^T, the weights, and the CTAs take the problem's M in CM column tiles)
 //   TMA_STORE (staged epilogue)  SPLITK (fp32 partials to a workspace)  HOIST (descriptors built once)  SETMAXNREG
 //   RELAXED (slot releases without a release fence)
 //   EPI_BUFS (staging buffers per consumer warpgroup: 2 = rungs 5-9; BN/EPI_N = the whole tile, stores never wait
@@ -110,8 +111,10 @@ static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
-static_assert(!CLUSTER_N || (CM > 1 && BM % (8 * CM) == 0 && !A_MN && !SPLITK && !STREAMK && !SK_FUSED && !TRANS_C),
-              "a cluster along N: K-major A in whole 8-row groups per CTA, unsplit, no stream-K, not swapped");
+static_assert(!CLUSTER_N || (CM > 1 && BM % (8 * CM) == 0 && (!A_MN || BK % (8 * CM) == 0) && !SPLITK && !STREAMK &&
+                             !SK_FUSED),
+              "a cluster along N: A shared in whole 8-row groups per CTA (K-major: of BM rows; MN-major: of BK "
+              "k-rows), unsplit, no stream-K");
 static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
               "stream-K: TMA path, no ping-pong, no split-K build, no fp8 promotion");
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
@@ -792,7 +795,13 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             }
           }
           mbar_expect_tx(fb, STAGE_TX);
-          if constexpr (A_MN) {   // BM/64 boxes of {64, BK}: one slab per 64 rows of the tile
+          if constexpr (A_MN && CLUSTER_N) {   // this CTA's BK/CM k-rows of each slab, multicast to the cluster
+            constexpr int K_ROWS = BK / CM;   // (a slab's 128-byte swizzle repeats every 8 rows: whole groups)
+#pragma unroll
+            for (int i = 0; i < BM / 64; ++i)
+              tma_load_mc(a_ring + s * A_TILE + i * (BK * 128) + rank * K_ROWS * 128, &mapA, w.m_tile * BM + i * 64,
+                          kt * BK + rank * K_ROWS, fb, (1 << CM) - 1);
+          } else if constexpr (A_MN) {   // BM/64 boxes of {64, BK}: one slab per 64 rows of the tile
 #pragma unroll
             for (int i = 0; i < BM / 64; ++i)
               tma_load(a_ring + s * A_TILE + i * (BK * 128), &mapA, w.m_tile * BM + i * 64, kt * BK, fb);
