@@ -388,8 +388,11 @@ def test_column_major_a_is_the_kernels_mn_major_a() -> None:
     assert cols and all(b.in_kind != "e4m3" and not b.config.swap_ab and not b.config.cluster_n for b in cols)
     # the clusters along N multicast row slices of a K-major a: a column-major a is refused, saying what to do
     assert a_layouts(VARIANTS["n96c4"].config, "fp16") == (True,)
-    with pytest.raises(TcforgeError, match="n96c4.*row-major a.*a.contiguous"):
+    with pytest.raises(TcforgeError, match="n96c4.*multicasts row slices.*row-major a.*a.contiguous"):
         plan_matmul(FakeTensor((4096, 96)).t(), FakeTensor((4096, 11008)), variant="n96c4")
+    # the swapped clusters along N (sw56n2) multicast b's rows: refused as swapped, reading a K-major
+    with pytest.raises(TcforgeError, match=r"sw56n2.*C\^T = B\^T A\^T.*row-major a.*a.contiguous"):
+        plan_matmul(FakeTensor((4096, 104)).t(), FakeTensor((4096, 4096)), variant="sw56n2")
     assert len(list(all_builds(a_col=False))) + len(cols) == len(list(all_builds()))
 
 

@@ -132,14 +132,14 @@ def plan_matmul(
                 f"float8 a must be row-major (a.stride(1) == 1: fp8 wgmma reads A K-major), got strides "
                 f"{(sa0, sa1)}; call a.contiguous()"
             )
+        if v.config.swap_ab:  # (a swapped cluster along N multicasts b's rows, not a's)
+            raise TcforgeError(
+                f"variant {v.name!r} computes C^T = B^T A^T and reads a as a K-major operand: it needs a row-major "
+                f"a, got strides {(sa0, sa1)}; call a.contiguous() or use variant='auto'"
+            )
         if v.config.cluster_n:
             raise TcforgeError(
                 f"variant {v.name!r} multicasts row slices of a K-major a across its cluster: it needs a row-major "
-                f"a, got strides {(sa0, sa1)}; call a.contiguous() or use variant='auto'"
-            )
-        if v.config.swap_ab:
-            raise TcforgeError(
-                f"variant {v.name!r} computes C^T = B^T A^T and reads a as a K-major operand: it needs a row-major "
                 f"a, got strides {(sa0, sa1)}; call a.contiguous() or use variant='auto'"
             )
     sb0, sb1 = (int(x) for x in b.stride())  # type: ignore[attr-defined]
