@@ -204,11 +204,11 @@ def main() -> int:
                 if v.config.swap_ab:  # small M: a C tile narrower than the wgmma's N
                     r = check_one(v.name, *combo, 13, 300, 520, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(13 rows) {combo[0]}->{combo[1]} ok={r.ok} {r.error}", flush=True)
-                if (v.config.cm > 2 or v.config.cluster_n) and (v.config.swap_ab or v.config.cluster_n):
-                    # more clusters than are resident: several per CTA (swapped along N: both column tiles in M)
-                    shape = ((100, 20000, 136) if v.config.cluster_n else (13, 20000, 136)) if v.config.swap_ab \
-                        else (129, 20000, 136)
-                    r = check_one(v.name, *combo, *shape, seed=5, with_cublas=False)
+                if v.config.cluster_n or (v.config.swap_ab and v.config.cm > 2):
+                    # more clusters than are resident: several per CTA (rows: one band of A; swapped, the M the
+                    # cluster covers: 13 in a 4-CTA one along M, both column tiles of one along N)
+                    rows = (100 if v.config.cluster_n else 13) if v.config.swap_ab else 129
+                    r = check_one(v.name, *combo, rows, 20000, 136, seed=5, with_cublas=False)
                     print(f"sanitize-shot {v.name}(2 units per cluster) {combo[0]}->{combo[1]} ok={r.ok} {r.error}",
                           flush=True)
                 if v.config.epi_defer:  # several tiles per CTA: a tile's C stored under the next tile's wgmmas

@@ -134,10 +134,11 @@ class KernelConfig:
             raise TcforgeError(f"{self}: BN must be a multiple of 8 up to 320 (over 256: two wgmmas per m64 block)")
         if self.bn % 64 and not self.swap_ab and (self.b_multicast > 1 or not self.use_tma):
             raise TcforgeError(f"{self}: a BN of partial 64-column slabs needs the TMA path and no multicast of B")
-        if self.cluster_n and (self.cm < 2 or self.bm % (8 * self.cm) or (64 // self.cm) % 8 or self.splitk
-                               or self.streamk or self.splitk_fused):
+        # (an MN-major A is 16-bit: BK = bk_bytes / 2 k-rows per slab, shared between the cluster's CTAs)
+        if self.cluster_n and (self.cm < 2 or self.bm % (8 * self.cm) or (self.bk_bytes // 2) % (8 * self.cm)
+                               or self.splitk or self.streamk or self.splitk_fused):
             raise TcforgeError(f"{self}: a cluster along N needs >= 2 CTAs sharing A in whole 8-row groups (of BM "
-                               "rows; of an MN-major A's 64 k-rows), and no split-K or stream-K")
+                               "rows; of an MN-major A's BK k-rows), and no split-K or stream-K")
         if self.bk_bytes not in (64, 128):
             raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
         if self.smem_total() > MAX_SMEM:
@@ -708,7 +709,7 @@ PLANES_US_PER_BYTE = 0.6e-6
 # split and unsplit launch at all 32 points. Launches of several rounds keep COST_KT_US (not measured against it)
 ONE_ROUND_COST = {(64, 112, 1): (0.17, 1.1)}
 SLOT_EXTRA_US = {(64, 112, 1): 1.2}
-SPLIT_BY_MODEL = {(64, 112, 1)}
+SPLIT_BY_MODEL = frozenset(ONE_ROUND_COST)  # the tiles whose one-round launches the model was refitted on
 SPLIT_BY_MODEL_MIN_TILES = 32  # ... where its tiles are as many as measured (N >= 2048); fewer split by rule
 # two splits of a swapped tile through DSMEM cost the fixed part only (split_reduce_us: split 0 reads the partial
 # from its own shared memory; measured 0-0.5 us below the L2 slots, more for larger slots: gemm_small_pair_a.json,
