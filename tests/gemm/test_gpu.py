@@ -537,23 +537,27 @@ def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:
         assert not prepared.pdl, m  # swapped: a part-empty round of 4-CTA clusters; 16-bit: 32 k-tiles per CTA
 
 
-def test_auto_runs_the_wide_swapped_tile_at_65_to_96_rows_with_a_short_n() -> None:
-    """`auto` at 72, 96 and 104 rows x 4096 x 4096 and 80 x 8192 x 1024 runs the 64-row swapped tile as wide as M
-    (sw80 / sw96 / sw112; split 2 at N = 4096, through the DSMEM pair but for sw112, whose splits meet in L2), with
-    PDL as every unclustered swapped launch; every output matches float64 after a NaN poison, over either B layout."""
-    for m, n, k, col_b, want, splits in ((72, 4096, 4096, True, "sw80", 2), (96, 4096, 4096, False, "sw96", 2),
-                                         (80, 8192, 1024, True, "sw80", 1), (104, 4096, 4096, True, "sw112", 2)):
+def test_auto_runs_the_wide_swapped_tile_at_65_to_112_rows_outside_the_n2_band() -> None:
+    """`auto` at 72 / 96 / 104 rows x 8192 and 72 / 104 x 1024 runs the 64-row swapped tile as wide as M (sw80 / sw96 /
+    sw112; at N = 1024 split 8 ways, through L2 slots for sw112), with PDL as every unclustered swapped launch; every
+    output matches float64 after a NaN poison, over either B layout. (At N = 2048-4224 the n2 tile runs: below.)"""
+    for m, n, k, col_b, want, splits in ((72, 8192, 4096, True, "sw80", 1), (96, 8192, 4096, False, "sw96", 1),
+                                         (104, 8192, 2048, True, "sw112", 1), (72, 1024, 4096, True, "sw80", 8),
+                                         (104, 1024, 4096, True, "sw112", 8)):
         name, prepared = _auto_fp16_launch(m, n, k, col_b)
         assert name == want, (m, n, k, name)
         assert prepared.pdl and prepared.splits == splits, (m, prepared.splits)
 
 
-def test_auto_runs_sw112_unsplit_where_the_model_predicts_it_faster() -> None:
-    """`auto` at 97-112 rows x 4096 with up to 32 k-tiles runs sw112 unsplit (64 CTAs: gemm_small_s29_sw112k.json,
-    the model deciding its split), with 64 split 2 through L2 slots; outputs match float64 after a NaN poison."""
-    for m, n, k, splits in ((97, 4096, 2048, 1), (112, 4096, 1024, 1), (100, 4096, 4096, 2)):
-        name, prepared = _auto_fp16_launch(m, n, k, True)
-        assert name == "sw112" and prepared.splits == splits, (m, n, k, name, prepared.splits)
+def test_auto_runs_the_n2_tile_at_33_to_128_rows_with_n_of_2048_to_4224() -> None:
+    """`auto` at 40-128 rows x N = 2048-4096 runs the 64-row swapped tile as wide as half of M in 2-CTA clusters
+    along M (sw32n2 ... sw64n2: one round of 32-64 clusters, unsplit, with PDL), over either B layout; outputs match
+    float64 after a NaN poison."""
+    for m, n, k, col_b, want in ((40, 4096, 2048, True, "sw32n2"), (64, 4096, 4096, True, "sw32n2"),
+                                 (97, 4096, 2048, True, "sw56n2"), (112, 4096, 1024, False, "sw56n2"),
+                                 (100, 2048, 4096, True, "sw56n2"), (128, 3072, 4096, False, "sw64n2")):
+        name, prepared = _auto_fp16_launch(m, n, k, col_b)
+        assert name == want and prepared.splits == 1 and prepared.pdl, (m, n, k, name, prepared.splits)
 
 
 @pytest.mark.parametrize(("variant", "combo"), [("auto", ("fp16", "fp32")), ("hoist", ("bf16", "bf16")),

@@ -119,10 +119,12 @@ def test_deferred_epilogue_stores_between_a_wgmma_group_and_its_wait() -> None:
     for b, sass in _clean_sass(builds):
         lines = [ln for ln in sass.splitlines() if "GMMA" in ln or "STSM" in ln or "UTMASTG" in ln
                  or "WARPGROUP.DEPBAR" in ln or "F2FP" in ln]
-        last = max(i for i, ln in enumerate(lines) if "gsb0" in ln and "GMMA" in ln)
+        # (rung 9's lean loop peels a tile's first k-tile, the one that flushes, from the rest: more k-tile bodies)
         first_store = next(i for i, ln in enumerate(lines) if "STSM" in ln)
-        wait1 = next(i for i, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ln)
-        assert last < first_store < wait1, b.tag()  # stores under the in-flight group
+        groups = [i for i, ln in enumerate(lines[:first_store]) if "gsb0" in ln and "GMMA" in ln]
+        wait1 = next(i for i, ln in enumerate(lines) if i > first_store and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ln)
+        assert groups, b.tag()  # stores under the in-flight group: after a k-tile's last wgmma, before its wait
+        assert not any("GMMA" in ln or "DEPBAR" in ln for ln in lines[groups[-1] + 1:first_store]), b.tag()
         between = lines[first_store:wait1]
         assert sum("STSM" in ln for ln in between) == 16 and sum("UTMASTG" in ln for ln in between) == 4, b.tag()
         tail = lines[next(i for i, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in ln):]
@@ -204,3 +206,30 @@ def test_rung9_wgmma_descriptors_stay_in_uniform_registers() -> None:
             elif chain and "R2UR" in ln:
                 moves += 1
         assert wgmmas >= 4 and moves == 0, (b.tag(), wgmmas, moves)
+
+
+@needs_nvcc
+def test_rung9_k_tile_loop_is_lean() -> None:
+    """Rung 9's lean loops (docs/gemm.md, "The producer's instruction chain"): a consumer k-tile — from its
+    WARPGROUP.ARRIVE to the wait that retires the k-tile before it — holds its wgmmas and at most ~30 instructions
+    around them (ring position by a compare, descriptors by constant adds; 39-55 with a k-tile counter divided by the
+    stage count and descriptors rebuilt per wgmma), for rung 9's tile and the small swapped ones."""
+    import re
+    import statistics
+
+    from tcforge.gemm.variants import VARIANTS
+
+    want = {("hoist", "fp16", "fp32", False), ("sw56n2", "bf16", "bf16", True), ("sw16", "e4m3", "bf16", True)}
+    builds = [b for name in ("hoist", "sw56n2", "sw16") for b in all_builds([VARIANTS[name]], a_col=False)
+              if (name, b.in_kind, b.out_kind, b.b_kmajor) in want and not b.config.splitk_fused]
+    assert len(builds) == 3
+    for b, sass in _clean_sass(builds):
+        ins = [m.group(1) for m in (re.match(r"\s+/\*[0-9a-f]{4}\*/\s+(.*?)\s*;", ln) for ln in sass.splitlines()) if m]
+        sizes, start = [], None
+        for i, x in enumerate(ins):
+            if "WARPGROUP.ARRIVE" in x:
+                start = i
+            elif "WARPGROUP.DEPBAR.LE gsb0, 0x1" in x and start is not None:
+                sizes.append(i - start + 1)
+                start = None
+        assert sizes and statistics.median(sizes) <= 32, (b.tag(), sizes)

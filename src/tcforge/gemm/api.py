@@ -238,7 +238,10 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     1.03x; sw128c4 in that band only; sw80c4 / sw96c4 in any one round: 80x11008x4096 bf16 0.71x -> 0.91x,
     72x12288x4096 0.75x -> 0.98x); for 97-128 rows of a K-major B the 128x96 or 128x80 tile in 4-CTA clusters along
     N (n96c4 / n80c4) where those make one round at least CN_MIN_FILL full and the 64x128 tile would need two
-    (128x11008x4096 fp8 0.74x -> 0.89x, 128x9216x4096 fp8 0.80x -> 0.99x against t128 in the same run).
+    (128x11008x4096 fp8 0.74x -> 0.89x, 128x9216x4096 fp8 0.80x -> 0.99x against t128 in the same run); and at 33-128
+    rows over all of these the 64-row swapped tile as wide as half of M in 2-CTA clusters along M (sw32n2 ... sw64n2)
+    where its clusters make one round of 32-66 (N = 2048-4224; by rule from N2_RULE_CLUSTERS, by the model below:
+    104x4096x4096 bf16 0.87x -> 0.99x, fp8 1.00x -> 1.11x).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -255,6 +258,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         AUTO_SK,
         CM1_MIN_M,
         MID_AUTO,
+        N2_RULE_CLUSTERS,
         NARROW160_AUTO,
         NARROW_AUTO,
         SK_LONG_KTILES,
@@ -271,6 +275,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         c4_build,
         cn_build,
         estimate_us,
+        n2_build,
         narrower_swap_margin,
         sw128_fp8_build,
         swap_order,
@@ -345,6 +350,12 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # cost per k-tile ties it with t64, which it beats there by 7-17 %)
         best = (cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args)
                 or sw128_fp8_build(plan.m, plan.n, plan.k_padded, plan.in_kind) or best)
+        # 33-128 rows with 32-66 clusters of the n2 tile (N = 2048-4224): it from N2_RULE_CLUSTERS clusters on, below
+        # that where the model predicts it faster
+        n2 = n2_build(plan.m, plan.n, sms)
+        if n2 is not None and (cluster_tiles(n2.config, plan.m, plan.n) >= N2_RULE_CLUSTERS
+                               or estimate_us(n2, *args, **kw) < estimate_us(best, *args, **kw)):
+            best = n2
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
     # rung 9 unsplit with 16-bit C (in more than one round: one round runs `tuned`): its build that stores each tile

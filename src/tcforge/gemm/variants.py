@@ -501,12 +501,12 @@ def _max_stages(config: KernelConfig) -> KernelConfig:
 # kernel's N: the two CTAs take the two column halves of M, each loading half of the 64 weight rows (or, over a
 # row-major 16-bit B, half of each slab's k-rows) and multicasting it, so the weights leave L2 once per cluster and
 # 2 x N/64 CTAs run unsplit (128 at N = 4096) where sw112 runs 64 or splits K through L2 slots. As many stages as fit.
-# Measured (gemm_small_s29_n2*.json, every launch checked): correct and sanitizer-clean, but not faster than what
-# `auto` runs, so selectable only: at 97-112 x 3072-4096 x 4096 fp8 sw56n2 7.7-8.1 us against sw112 unsplit 7.3-7.6
-# and cuBLAS's kernel of the same tile shape 6.7-7.3; 16-bit 12.7-13.6 us against 11.7-12.5 (sw112 split 2) and
-# cuBLAS 10.1-11.2; at 65 rows fp8 sw40n2 7.4 us against sw80's 7.6-7.7 (1-3 %), elsewhere slower. Our CTAs of this
-# tile receive ~80 GB/s each (15 KB per k-tile), cuBLAS's ~110: the per-SM streaming gap of the smaller swapped tiles,
-# still unexplained. The other orientation — two CTAs along the weight rows multicasting the activations
+# Measured first (gemm_small_s29_n2*.json) slower than `auto`'s picks: our CTAs of this tile took in ~80 GB/s each
+# (15 KB per k-tile), cuBLAS's ~110. The cause (twelfth session of 2026-12-01, ncu's SASS source page: one producer
+# thread running ~47 dependent instructions per k-tile and the consumers ~67, the division of a k-tile counter by 13
+# stages and descriptors rebuilt per wgmma among them) went with rung 9's lean loops (two producer threads, a ring
+# position, running descriptors): sw56n2 at 104 x 4096 x 4096 13.1 -> 9.9-10.1 us (bf16; cuBLAS 9.3-9.7), so `auto`
+# weighs them now (n2_build). The other orientation — two CTAs along the weight rows multicasting the activations
 # (sw32/48/64/96/112 with CM = 2) — measured 1.1-1.4x slower than this one (gemm_small_s29_m2*.json, not kept), and
 # each row tile starting its k-tiles at its own offset (the activations not read by every CTA at once) 7-25 % slower
 # (gemm_small_s29_rot*.json, not kept)
@@ -591,6 +591,18 @@ C4_RESIDENT_PER_SM = 30 / 132  # 4-CTA clusters of these builds resident at once
 CN_AUTO = ("n80c4", "n96c4")
 CN_MIN_M = 97
 CN_MIN_FILL = 0.75
+# 33-128 rows: the n2 tile as wide as half of M (sw32n2 ... sw64n2) where its clusters make one round of 32-66 (N =
+# 2048-4224): on the lean template it measured faster than every variant the measured points held at 84 of 97 of
+# them (33-128 x 2048-4096, gemm_small_s30_band.json: 104x4096x4096 bf16 12.0 -> 10.6 us with sw56n2, fp8 7.2 ->
+# 6.5; 128x4096x8192 fp8 12.7 -> 11.0; 65x4096x4096 bf16 11.2 -> 10.1), and lost at N = 1024 (16 clusters), at
+# 128 x 2048 x 14336 (sw128 / t64 11-14 % faster) and to sw112 at 97-112 x 2048 x 6144 bf16 (4-15 %); `auto` takes
+# it over whatever else from N2_RULE_CLUSTERS clusters (N >= 3072: faster at all 61 measured points but two, 97 x 4096 x
+# 2048-3072 fp8, 1-3 % behind sw112) and below that (N = 2048: 64 CTAs, where the others split K over all SMs) where
+# the model (ONE_ROUND_COST, below) predicts it faster than its other pick
+N2_AUTO = {32: "sw32n2", 40: "sw40n2", 48: "sw48n2", 56: "sw56n2", 64: "sw64n2"}
+N2_MIN_M = 33
+N2_MIN_CLUSTERS = 32
+N2_RULE_CLUSTERS = 48
 SWAP_MAX_M = 1024  # `auto` weighs the swapped tiles up to this M (512^3: sw32 0.87-0.90x of cuBLAS, t64_sk 0.60x)
 
 
@@ -687,13 +699,17 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (64, 80, 1): 0.20, (64, 96, 1): 0.22,  # sw80, sw96 where M fits them (gemm_small_s28_wide*.json)
               (64, 112, 1): 0.26,  # sw112 at 97-112 rows (gemm_small_s28_w128*.json; one round: ONE_ROUND_COST)
               # n80c4, n96c4, n128c4 (gemm_small_s27_cn*.json, _s27_n80.json)
-              (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45}
+              (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45,
+              # the n2 tiles: ONE_ROUND_COST's per-k-tile cost (`auto` weighs them in one round only)
+              (64, 32, 2, "n"): 0.094, (64, 40, 2, "n"): 0.099, (64, 48, 2, "n"): 0.096, (64, 56, 2, "n"): 0.098,
+              (64, 64, 2, "n"): 0.115}
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
                  (128, 32, 4): 2.0, (128, 64, 4): 2.0, (128, 128, 4): 2.0, (128, 80, 4): 2.0, (128, 96, 4): 2.0,
                  (128, 112, 4): 2.0, (128, 80, 4, "n"): 2.0, (128, 96, 4, "n"): 2.0, (128, 128, 4, "n"): 2.0,
-                 (64, 80, 1): 2.0, (64, 96, 1): 2.0, (64, 112, 1): 2.0}
+                 (64, 80, 1): 2.0, (64, 96, 1): 2.0, (64, 112, 1): 2.0, (64, 32, 2, "n"): 2.2, (64, 40, 2, "n"): 2.1,
+                 (64, 48, 2, "n"): 2.2, (64, 56, 2, "n"): 2.3, (64, 64, 2, "n"): 1.6}
 # a split launch's reduction (bench/results/gemm_small_fsk*.json): inside the kernel, the last split of each tile
 # slice reads every split's slot, latency-bound — a fixed part plus one L2 round trip per batch of loads (the kernel's
 # batches: fused_split_batches); through planes, the reduction kernel's launch plus bytes of fp32 planes
@@ -707,7 +723,12 @@ PLANES_US_PER_BYTE = 0.6e-6
 # splits meet in L2 slots (no pair build) and measured 0.7-1.4 us above fused_split_us at 2 and 4 splits
 # (SLOT_EXTRA_US). With these the model decides where it splits (SPLIT_BY_MODEL), within 6 % of the faster of its
 # split and unsplit launch at all 32 points. Launches of several rounds keep COST_KT_US (not measured against it)
-ONE_ROUND_COST = {(64, 112, 1): (0.17, 1.1)}
+# the n2 tiles (sw32n2 ... sw64n2) in their one round of 32-66 clusters (gemm_small_s30_band.json, _s30_n2fit.json:
+# 138 launches at 33-128 x 2048-4096 x 2048-14336, bf16 / fp16 / fp8): the per-k-tile cost and fixed part fitted at
+# N = 2048, where the SMs bound them (each CTA takes in ~150 GB/s; within 7 %), and the HBM rate at N = 3072-4096,
+# where that does (within 16 %: there `auto` takes them by rule, N2_RULE_CLUSTERS)
+ONE_ROUND_COST = {(64, 112, 1): (0.17, 1.1), (64, 32, 2, "n"): (0.094, 1.03), (64, 40, 2, "n"): (0.099, 1.01),
+                  (64, 48, 2, "n"): (0.096, 0.99), (64, 56, 2, "n"): (0.098, 0.96), (64, 64, 2, "n"): (0.115, 0.86)}
 SLOT_EXTRA_US = {(64, 112, 1): 1.2}
 SPLIT_BY_MODEL = frozenset(ONE_ROUND_COST)  # the tiles whose one-round launches the model was refitted on
 SPLIT_BY_MODEL_MIN_TILES = 32  # ... where its tiles are as many as measured (N >= 2048); fewer split by rule
@@ -943,6 +964,15 @@ def cn_build(m: int, n: int, sms: int, b_kmajor: bool) -> Variant | None:
     fits = [(cluster_tiles(VARIANTS[name].config, m, n), name) for name in CN_AUTO]
     fits = [(c, name) for c, name in fits if CN_MIN_FILL * resident <= c <= resident]
     return VARIANTS[max(fits)[1]] if fits else None
+
+
+def n2_build(m: int, n: int, sms: int) -> Variant | None:
+    """The n2 tile `auto` weighs for a launch, or None: for N2_MIN_M-128 rows the narrowest whose two CTAs hold M,
+    where its clusters make one round of at least N2_MIN_CLUSTERS (the measured band: N = 2048-4224 on 132 SMs)."""
+    if not N2_MIN_M <= m <= 128:
+        return None
+    v = VARIANTS[next(name for bn, name in N2_AUTO.items() if m <= 2 * bn)]
+    return v if N2_MIN_CLUSTERS <= cluster_tiles(v.config, m, n) <= sms // v.config.cm else None
 
 
 def sw128_fp8_build(m: int, n: int, k: int, in_kind: str) -> Variant | None:

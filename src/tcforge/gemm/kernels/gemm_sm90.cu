@@ -533,6 +533,38 @@ __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_st
   }
 }
 
+template <int V> struct Ops { static constexpr int value = V; };   // the producer threads' loads (bit 0 A, bit 1 B)
+#if HOIST
+// A k-tile's ring position: its stage and the parity of that stage's barrier phase, advanced by a compare instead of
+// the division (it % STAGES, it / STAGES) that a k-tile counter costs per k-tile when STAGES is not a power of two.
+struct RingPos {
+  uint32_t s = 0, ph = 0;
+  __device__ __forceinline__ void next() {
+    if (++s == STAGES) s = 0, ph ^= 1;
+  }
+  __device__ __forceinline__ void skip(uint32_t n) {   // n k-tiles at once (a ping-pong tile of the other warpgroup)
+    const uint32_t t = s + n;
+    ph ^= (t / STAGES) & 1;
+    s = t % STAGES;
+  }
+};
+// one k-tile of MMAs from stage descriptors da / db (the stage's base descriptors): every wgmma's pair is the stage's
+// plus a compile-time step on the 14-bit address field, so the loop adds constants and nothing else per wgmma
+__device__ __forceinline__ void mma_stage_desc(float (&acc)[MI][ACC_N], uint64_t da, uint64_t db, bool first) {
+#pragma unroll
+  for (int ks = 0; ks < KSTEPS; ++ks) {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      constexpr int A_KSTEP = A_MN ? 2048 : 32, B_KSTEP = B_KMAJOR ? 32 : 2048;
+      const uint64_t a = da + (uint64_t)((mi * 64 * BK_BYTES + ks * A_KSTEP) >> 4);
+      const uint64_t b = db + (uint64_t)((ks * B_KSTEP) >> 4);
+      if constexpr (STREAMK) wgmma_tile_sd(acc[mi], a, b, !(first && ks == 0));
+      else wgmma_tile(acc[mi], a, b);
+    }
+  }
+}
+#endif
+
 // ---------------------------------------------------------------- epilogues (one consumer warpgroup's rows)
 // (columns from J0 * 8 on: the staged epilogue's tail when BN is not a whole number of 128-byte sub-tiles)
 template <bool PLANE = false, int J0 = 0>
@@ -766,7 +798,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   };
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar + s * 8, 1);
+      mbar_init(full_bar + s * 8, HOIST ? 2 : 1);   // rung 9: one arrival per producer thread
       mbar_init(empty_bar + s * 8, READERS * CM);   // one arrive per consumer warp of every CTA reading the slot
     }
     for (int i = 0; i < PAIR_BARS; ++i) mbar_init(empty_bar + (STAGES + i) * 8, 1);   // pair split-K
@@ -780,13 +812,29 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 
   if (wg_id == 0) {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
-    if (threadIdx.x == 0) {
+    // rung 9: two producer threads in two warps, thread 0 loading A and thread 32 B, each arming the stage's full
+    // barrier with its own operand's bytes (the barrier counts two arrivals): one thread issuing both ran a chain of
+    // ~47 instructions per k-tile, the bound of the small tiles (docs/gemm.md, "The producer's instruction chain").
+    // Earlier rungs: thread 0 loads both.
+    // (OPS: bit 0 loads A, bit 1 B; a compile-time value, so each thread's loop holds its own loads only)
+    auto producer = [&](auto ops) {
+      constexpr int OPS = decltype(ops)::value;
+      constexpr bool loads_a = (OPS & 1) != 0, loads_b = (OPS & 2) != 0;
       uint32_t it = 0;
+#if HOIST
+      RingPos rp;
+#endif
       // load k-tiles [w.kt0, w.kt1) of one unit into the ring
       auto produce = [&](const Unit& w) {
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+#if HOIST
+          const uint32_t s = rp.s, parity = rp.ph ^ 1;
+          rp.next();
+#else
           const int s = it % STAGES;
-          mbar_wait(empty_bar + s * 8, ((it / STAGES) & 1) ^ 1);
+          const uint32_t parity = ((it / STAGES) & 1) ^ 1;
+#endif
+          mbar_wait(empty_bar + s * 8, parity);
           const uint32_t fb = full_bar + s * 8;
           if constexpr ((DIAG & 1) != 0) {   // the consumers re-read the first fill's stages
             if (it >= STAGES) {
@@ -794,8 +842,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
               continue;
             }
           }
-          mbar_expect_tx(fb, STAGE_TX);
-          if constexpr (A_MN && CLUSTER_N) {   // this CTA's BK/CM k-rows of each slab, multicast to the cluster
+          mbar_expect_tx(fb, (loads_a ? A_TILE : 0) + (loads_b ? B_TILE : 0));
+          if constexpr (!loads_a) {
+          } else if constexpr (A_MN && CLUSTER_N) {   // this CTA's BK/CM k-rows of each slab, multicast to the cluster
             constexpr int K_ROWS = BK / CM;   // (a slab's 128-byte swizzle repeats every 8 rows: whole groups)
 #pragma unroll
             for (int i = 0; i < BM / 64; ++i)
@@ -813,7 +862,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             tma_load(a_ring + s * A_TILE, &mapA, kt * BK, w.m_tile * BM, fb);
           }
           const uint32_t bs = b_ring + s * B_TILE;
-          if constexpr (B_KMAJOR) {
+          if constexpr (!loads_b) {
+          } else if constexpr (B_KMAJOR) {
             constexpr int ROWS = BN / B_MC;   // this CTA loads BN/B_MC rows of B (B_BOX at a time), multicasts them
 #pragma unroll
             for (int i = 0; i < ROWS / B_BOX; ++i) {
@@ -842,8 +892,10 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       // every load of this CTA is issued: the next PDL launch may be scheduled once all CTAs are here (it sets up
       // on SMs as they free and waits for this grid). A trigger at the kernel's start measured the same
       // (docs/gemm.md, "Programmatic dependent launch"); this one leaves the next grid queued for less time.
-      pdl_launch_dependents();
-    }
+      if constexpr (loads_a) pdl_launch_dependents();
+    };
+    if (threadIdx.x == 0) producer(Ops<HOIST ? 1 : 3>{});
+    else if (HOIST && threadIdx.x == 32) producer(Ops<2>{});
   } else {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(CONSUMER_REGS));
     const int wg = wg_id - 1;
@@ -855,6 +907,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     // whole branch, it cost the stream-K builds without a cluster an 8-byte spill.)
     const uint64_t da0 = desc_a(a_ring, __shfl_sync(0xffffffffu, wg, 0), 0, 0), db0 = desc_b(b_ring, 0);
     uint32_t it = 0, epi_count = 0, pair_it = 0;
+#if HOIST
+    RingPos rp;   // the next k-tile's stage and phase (rung 9: no division per k-tile)
+#endif
     float acc[MI][ACC_N];
 #if EPI_DEFER
     uint32_t packed[ACC_N / 2];   // the previous tile's C, packed, until the next tile's first wgmmas are issued
@@ -875,8 +930,14 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         // per stage and N half: the tensor core sums the stage's K (scale-d 0 on its first k-step), then the fp32
         // totals take the partial; the slot is free once both halves are read
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+#if HOIST
+          const uint32_t s = rp.s;
+          mbar_wait(full_bar + s * 8, rp.ph);
+          rp.next();
+#else
           const int s = it % STAGES;
           mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
+#endif
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             float part[ACC_N / 2];
@@ -896,14 +957,27 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           if (lane == 0) release_slot(empty_bar + s * 8);
         }
       } else {
+#if HOIST
+        uint32_t prev_s = 0;   // the stage of the k-tile before this one: released once its wgmmas are done
+#endif
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
+#if HOIST
+          const uint32_t s = rp.s;
+          mbar_wait(full_bar + s * 8, rp.ph);
+#else
           const int s = it % STAGES;
           mbar_wait(full_bar + s * 8, (it / STAGES) & 1);
+#endif
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
           wgmma_fence();
+#if HOIST
+          if constexpr ((DIAG & 4) == 0)
+            mma_stage_desc(acc, da0 + (uint64_t)(s * (A_TILE >> 4)), db0 + (uint64_t)(s * (B_TILE >> 4)), kt == w.kt0);
+#else
           if constexpr ((DIAG & 4) == 0)
             mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, kt == w.kt0);
+#endif
           wgmma_commit();
 #if EPI_DEFER
           if (pend) flush();   // the previous tile's C staged and stored while this k-tile's wgmmas run
@@ -911,12 +985,22 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
 #pragma unroll
           for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+#if HOIST
+          if (kt > w.kt0 && lane == 0) release_slot(empty_bar + prev_s * 8);
+          prev_s = s;
+          rp.next();
+#else
           if (kt > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
+#endif
         }
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+#if HOIST
+        if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + prev_s * 8);
+#else
         if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
+#endif
       }  // DO_PROMOTE
     };
     // write acc as this warpgroup's rows of unit w (split `split` of a split-K launch: its workspace plane)
@@ -942,7 +1026,11 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       const Unit w = unit_of(u, rank, num_mc, num_nc, num_kt, splits, group_m);
       if constexpr (PINGPONG) {
         if (j % NC != wg) {   // the other warpgroup's tile: skip its stages in the ring
+#if HOIST
+          rp.skip(w.kt1 - w.kt0);
+#else
           it += w.kt1 - w.kt0;
+#endif
           continue;
         }
         // wait until the other warpgroup has consumed every stage of its previous tile, so the ring's barriers are
