@@ -365,6 +365,32 @@ def test_swapped_tile_in_a_cluster_along_n_shares_the_weight_rows(name: str, bn:
             bad.check()
 
 
+def test_n2_build_takes_the_width_half_of_m_needs_in_one_round_of_32_to_66_clusters() -> None:
+    """`auto`'s n2 tile (twelfth session of 2026-12-01): for 33-128 rows the narrowest whose two CTAs hold M (33-64
+    rows sw32n2, 65-80 sw40n2, 81-96 sw48n2, 97-112 sw56n2, 113-128 sw64n2), only where its clusters make one round
+    of N2_MIN_CLUSTERS-66 on 132 SMs (N = 2048-4224: 32-66 row tiles of 64 weight rows); by rule from
+    N2_RULE_CLUSTERS (48: N >= 3072), below it by the model; and its one-round cost from ONE_ROUND_COST."""
+    from tcforge.gemm.variants import (
+        N2_MIN_CLUSTERS,
+        N2_RULE_CLUSTERS,
+        ONE_ROUND_COST,
+        cluster_tiles,
+        cost_key,
+        n2_build,
+    )
+
+    assert (N2_MIN_CLUSTERS, N2_RULE_CLUSTERS) == (32, 48)
+    for m, name in ((33, "sw32n2"), (64, "sw32n2"), (65, "sw40n2"), (80, "sw40n2"), (81, "sw48n2"), (96, "sw48n2"),
+                    (97, "sw56n2"), (112, "sw56n2"), (113, "sw64n2"), (128, "sw64n2")):
+        v = n2_build(m, 4096, 132)
+        assert v is not None and v.name == name, m
+        assert cluster_tiles(v.config, m, 4096) == 64 and cost_key(v.config) in ONE_ROUND_COST
+    for m, n in ((32, 4096), (129, 4096), (64, 1024), (64, 1984), (96, 4288), (128, 8192), (100, 14336)):
+        assert n2_build(m, n, 132) is None, (m, n)
+    assert n2_build(64, 2048, 132).name == "sw32n2" and n2_build(128, 4224, 132).name == "sw64n2"  # 32 / 66 clusters
+    assert n2_build(128, 4096, 128) is not None and n2_build(128, 4096, 126) is None  # one round: sms // 2 clusters
+
+
 def test_pdl_is_off_for_one_underfilled_round_of_4_cta_swapped_clusters() -> None:
     """gemm_small_s26_pdlmap*.json: a 4-CTA-cluster swapped launch of one round under C4_MIN_FILL of the resident
     clusters ran 3-6 us per GEMM slower with PDL; with most of a round, two rounds or a split it ran faster."""
