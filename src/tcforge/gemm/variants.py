@@ -699,10 +699,7 @@ COST_KT_US = {(128, 320, 1): 1.08, (128, 256, 2): 0.87, (128, 256, 1): 0.82, (12
               (64, 80, 1): 0.20, (64, 96, 1): 0.22,  # sw80, sw96 where M fits them (gemm_small_s28_wide*.json)
               (64, 112, 1): 0.26,  # sw112 at 97-112 rows (gemm_small_s28_w128*.json; one round: ONE_ROUND_COST)
               # n80c4, n96c4, n128c4 (gemm_small_s27_cn*.json, _s27_n80.json)
-              (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45,
-              # the n2 tiles: ONE_ROUND_COST's per-k-tile cost (`auto` weighs them in one round only)
-              (64, 32, 2, "n"): 0.094, (64, 40, 2, "n"): 0.099, (64, 48, 2, "n"): 0.096, (64, 56, 2, "n"): 0.098,
-              (64, 64, 2, "n"): 0.115}
+              (128, 80, 4, "n"): 0.36, (128, 96, 4, "n"): 0.43, (128, 128, 4, "n"): 0.45}
 COST_FIXED_US = {(128, 320, 1): 3.0, (128, 256, 2): 4.0, (128, 256, 1): 3.0, (128, 192, 1): 4.0, (128, 160, 1): 2.5,
                  (128, 144, 1): 2.5, (128, 128, 1): 2.0, (64, 192, 1): 1.5, (64, 128, 1): 2.0, (64, 8, 1): 2.0,
                  (64, 16, 1): 2.0, (64, 32, 1): 2.0, (64, 64, 1): 2.0, (128, 8, 4): 2.0, (128, 16, 4): 2.0,
@@ -730,6 +727,8 @@ PLANES_US_PER_BYTE = 0.6e-6
 ONE_ROUND_COST = {(64, 112, 1): (0.17, 1.1), (64, 32, 2, "n"): (0.094, 1.03), (64, 40, 2, "n"): (0.099, 1.01),
                   (64, 48, 2, "n"): (0.096, 0.99), (64, 56, 2, "n"): (0.098, 0.96), (64, 64, 2, "n"): (0.115, 0.86)}
 SLOT_EXTRA_US = {(64, 112, 1): 1.2}
+# the n2 tiles are measured (and weighed by `auto`) in one round only: in several their one round's cost per k-tile
+COST_KT_US.update({key: cost for key, (cost, _) in ONE_ROUND_COST.items() if key[2:] == (2, "n")})
 SPLIT_BY_MODEL = frozenset(ONE_ROUND_COST)  # the tiles whose one-round launches the model was refitted on
 SPLIT_BY_MODEL_MIN_TILES = 32  # ... where its tiles are as many as measured (N >= 2048); fewer split by rule
 # two splits of a swapped tile through DSMEM cost the fixed part only (split_reduce_us: split 0 reads the partial
