@@ -15,7 +15,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import gemm_points  # noqa: E402
 
 LISTS = {"gemm_s30_band.json": "gemm_small_s30_band.json", "gemm_s30_n2fit.json": "gemm_small_s30_n2fit.json",
-         "gemm_s30_longn.json": "gemm_small_s30_longn.json"}
+         "gemm_s30_longn.json": "gemm_small_s30_longn.json", "gemm_s31_refit1.json": "gemm_small_s31_refit1.json",
+         "gemm_s31_refit2.json": "gemm_small_s31_refit2.json"}
 
 
 @pytest.mark.parametrize("name", sorted(LISTS))

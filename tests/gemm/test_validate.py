@@ -1581,6 +1581,108 @@ MEASURED_S30_LONG_N = {
 }
 
 
+# the thirteenth session of 2026-12-02: 80 measured points whose competitive variants (within 12 % of the point's
+# best) had been timed on templates before rung 9's lean loops, re-timed on the current template in one run
+# (bench/points/gemm_s31_refit{1,2}.json, gemm_small_s31_refit{1,2}.json): per tile the median of new / old is 0.89-1.03
+# (t320 0.89, t160 0.94, the 8- and 16-column swapped tiles and the 4-CTA builds 0.95-0.96, every other tile within
+# 3 %): the older tiles' constants stand, their tabled times are replaced here
+MEASURED_S31 = {
+    ((128, 11008, 4096), "fp16", "row"): {"t128": 31.3, "n128c4": 31.3, "n96c4": 31.5, "sw128c4": 32.5, "sw64n2": 33.9},
+    ((128, 11008, 4096), "fp16", "col"): {"n96c4": 29.4, "n128c4": 30.2, "t128": 30.7, "sw64n2": 32.7},
+    ((128, 8192, 4096), "e4m3", "col"): {"n80c4": 10.6, "t64": 10.8, "sw64n2": 11.2, "n96c4": 11.8},
+    ((128, 11008, 2048), "e4m3", "col"): {"n96c4": 8.2, "n128c4": 8.6, "t128": 8.6, "sw64n2": 8.9},
+    ((64, 14336, 4096), "fp16", "col"): {"sw64c4": 32.2, "t64": 32.6, "sw64": 33.8},
+    ((64, 28672, 4096), "e4m3", "col"): {"sw64c4": 33.1, "sw64": 34.0, "t64": 35.2},
+    ((80, 14336, 4096), "e4m3", "col"): {"sw80c4": 18.6, "sw96c4": 19.1, "sw112c4": 19.9, "sw128c4": 20.4,
+        "sw40n2": 20.6},
+    ((80, 8192, 4096), "fp16", "col"): {"sw80": 20.1, "sw96": 20.6, "sw40n2": 21.7},
+    ((64, 28672, 4096), "fp16", "col"): {"sw64c4": 60.8, "sw64": 64.9, "t64": 66.6},
+    ((80, 11008, 4096), "fp16", "row"): {"sw80c4": 27.4, "sw96c4": 28.3, "n128c4": 29.4, "sw40n2": 29.7},
+    ((64, 14336, 4096), "e4m3", "col"): {"sw64": 18.3, "sw64c4": 18.3, "t64": 18.5},
+    ((80, 11008, 4096), "fp16", "col"): {"sw80c4": 27.6, "n96c4": 28.6, "sw96c4": 28.8, "sw40n2": 28.8, "n128c4": 28.9},
+    ((80, 8192, 4096), "fp16", "row"): {"sw80": 20.1, "sw96": 20.8, "sw40n2": 21.5},
+    ((64, 14336, 4096), "fp16", "row"): {"sw64c4": 32.5, "t64": 33.4, "t64_sk": 33.5, "sw64": 34.4},
+    ((112, 8192, 4096), "fp16", "row"): {"sw112": 21.9, "t64": 22.5, "sw128": 23.2, "sw56n2": 23.8},
+    ((104, 16384, 4096), "fp16", "col"): {"t128": 39.8, "t64": 40.9, "sw112": 41.1},
+    ((112, 11008, 4096), "e4m3", "col"): {"n96c4": 15.2, "sw112c4": 15.5, "sw128c4": 16.3, "sw56n2": 17.3},
+    ((112, 11008, 4096), "fp16", "col"): {"n96c4": 29.1, "t128": 30.3, "sw112c4": 31.9, "sw56n2": 32.2},
+    ((112, 11008, 4096), "fp16", "row"): {"t128": 30.8, "n128c4": 31.1, "sw112c4": 31.5, "sw128c4": 32.0,
+        "sw56n2": 32.9},
+    ((96, 8192, 4096), "fp16", "col"): {"sw96": 20.5, "sw48n2": 22.6, "t64": 22.7},
+    ((96, 11008, 2048), "e4m3", "col"): {"sw96c4": 8.1, "n96c4": 8.3, "sw48n2": 8.4},
+    ((116, 8192, 11008), "fp16", "row"): {"t64": 54.7, "sw128": 57.3, "t128": 59.1},
+    ((96, 11008, 4096), "e4m3", "col"): {"sw96c4": 13.7, "sw112c4": 14.8, "n96c4": 15.1, "sw128c4": 15.5,
+        "sw48n2": 16.2},
+    ((116, 8192, 11008), "e4m3", "col"): {"sw128": 30.2, "t64": 32.1, "t128": 32.5},
+    ((96, 11008, 2048), "fp16", "col"): {"n96c4": 14.1, "sw96c4": 14.3, "sw112c4": 14.9, "sw48n2": 15.9},
+    ((104, 16384, 4096), "fp16", "row"): {"sw112": 42.0, "t128": 42.3, "t64": 42.7, "sw128": 46.7},
+    ((96, 11008, 4096), "fp16", "col"): {"n96c4": 28.8, "sw96c4": 29.3, "n128c4": 29.4, "sw48n2": 30.5, "t128": 31.1,
+        "sw112c4": 31.7, "sw128c4": 32.2},
+    ((112, 4096, 14336), "fp16", "row"): {"sw56n2": 37.4, "sw112": 39.1, "t64": 41.3, "t128": 41.9},
+    ((96, 8192, 4096), "fp16", "row"): {"sw96": 21.0, "sw48n2": 22.6, "t64": 23.6},
+    ((112, 4096, 14336), "fp16", "col"): {"sw56n2": 37.3, "sw112": 37.9, "t64": 38.7, "t128": 40.6, "sw128": 41.0},
+    ((112, 8192, 4096), "fp16", "col"): {"t64": 21.7, "sw112": 21.9, "sw56n2": 23.1, "sw128": 23.7},
+    ((1024, 1024, 1024), "fp16", "row"): {"t64": 5.8, "t64_sk": 5.8},
+    ((256, 256, 65536), "fp16", "row"): {"t64": 34.9, "t64_sk": 36.6},
+    ((1024, 1024, 16384), "e4m3", "col"): {"t64": 35.0, "t64_sk": 35.1, "hoist": 38.1},
+    ((512, 512, 16384), "fp16", "row"): {"t64": 25.4, "t64_sk": 26.2, "hoist": 27.9},
+    ((512, 512, 8192), "e4m3", "col"): {"t64": 9.8, "t64_sk": 10.9},
+    ((112, 9216, 4096), "fp16", "col"): {"n80c4": 25.9, "n96c4": 26.4},
+    ((128, 9216, 2048), "fp16", "col"): {"n80c4": 10.9, "n96c4": 12.3},
+    ((8, 14336, 4096), "e4m3", "col"): {"sw8c4": 16.6, "sw16c4": 16.7, "sw32c4": 16.9, "sw8": 17.0, "sw16": 17.0,
+        "sw32": 17.6, "t64": 18.6},
+    ((8, 11008, 4096), "fp16", "col"): {"sw8c4": 27.0},
+    ((112, 9216, 4096), "e4m3", "col"): {"n80c4": 11.2, "n96c4": 13.0},
+    ((120, 9216, 4096), "e4m3", "col"): {"n80c4": 10.7},
+    ((8, 14336, 4096), "fp16", "col"): {"sw8c4": 30.3, "sw16c4": 30.3, "sw32c4": 30.4, "sw16": 32.0, "sw8": 32.1,
+        "sw32": 33.2, "t64": 34.8},
+    ((128, 9216, 4096), "fp16", "col"): {"n80c4": 26.3, "n96c4": 26.8, "n128c4": 27.5, "t128": 28.0},
+    ((8, 10240, 4096), "e4m3", "col"): {"sw8c4": 9.2},
+    ((8, 10240, 4096), "fp16", "col"): {"sw8c4": 24.1},
+    ((8, 14336, 4096), "fp16", "row"): {"sw8c4": 29.8, "sw16c4": 29.9, "sw32c4": 30.0, "sw16": 32.2, "sw8": 32.3,
+        "sw32": 33.3},
+    ((1, 14336, 4096), "e4m3", "col"): {"sw8c4": 16.3, "sw16c4": 16.4, "sw32c4": 16.5, "sw8": 16.8, "sw16": 16.8,
+        "sw32": 18.5, "t64": 18.6},
+    ((1, 14336, 4096), "fp16", "col"): {"sw8c4": 30.3, "sw16c4": 30.4, "sw32c4": 30.5, "sw8": 31.7, "sw16": 31.9},
+    ((1024, 1536, 1536), "fp16", "row"): {"t64x192": 10.5},
+    ((384, 4096, 4096), "fp16", "col"): {"t128": 25.2, "t64x192": 26.0},
+    ((768, 2048, 2048), "fp16", "col"): {"t64x192": 12.8},
+    ((768, 1536, 1536), "fp16", "row"): {"t64x192": 9.6},
+    ((768, 1536, 1536), "e4m3", "col"): {"t64x192": 5.6},
+    ((384, 4096, 4096), "e4m3", "col"): {"t64x192": 13.0},
+    ((64, 9216, 4096), "e4m3", "col"): {"sw64c4": 10.0},
+    ((1, 4096, 4096), "e4m3", "col"): {"sw8": 5.4, "sw16": 5.9},
+    ((72, 8192, 1024), "e4m3", "col"): {"sw80": 3.8, "sw96": 4.3},
+    ((80, 16384, 4096), "e4m3", "col"): {"sw80": 20.1, "sw96": 21.2},
+    ((72, 16384, 1024), "fp16", "col"): {"sw80": 8.3},
+    ((80, 14336, 4096), "fp16", "col"): {"sw80c4": 32.9, "sw96c4": 33.5, "sw112c4": 35.3, "sw128c4": 35.9},
+    ((65, 16384, 4096), "fp16", "row"): {"sw80": 38.3},
+    ((72, 12288, 4096), "e4m3", "col"): {"sw80c4": 15.9, "sw96c4": 17.5},
+    ((72, 12288, 4096), "fp16", "col"): {"sw80c4": 29.7, "sw96c4": 30.8, "sw128c4": 33.3},
+    ((128, 14336, 4096), "e4m3", "col"): {"t128": 20.6, "n128c4": 20.6, "sw128c4": 21.6, "t144": 21.9, "t64": 22.4},
+    ((128, 14336, 4096), "fp16", "col"): {"n128c4": 36.1, "t128": 36.5, "sw128c4": 37.3, "t144": 38.3, "t64": 38.5},
+    ((128, 14336, 4096), "fp16", "row"): {"sw128c4": 37.1, "t128": 37.4, "n128c4": 38.0, "t64": 39.9, "t160": 40.9,
+        "t144": 41.0, "t192": 41.8},
+    ((32, 11008, 4096), "fp16", "col"): {"sw32c4": 25.7, "t64": 26.9, "sw32": 27.6},
+    ((512, 512, 512), "fp16", "row"): {"sw32": 3.2},
+    ((16, 14336, 4096), "fp16", "row"): {"sw16c4": 30.2, "sw32c4": 30.7, "sw16": 32.5, "sw32": 32.7, "t64": 35.3},
+    ((2560, 2560, 2560), "e4m3", "col"): {"t144": 32.5, "tuned": 32.5, "hoist": 32.7, "t128": 34.0, "t192": 35.3,
+        "streamk": 36.0},
+    ((3072, 2048, 2048), "e4m3", "col"): {"t192": 23.2, "t128": 24.3, "tuned": 26.2, "hoist": 26.8},
+    ((4096, 2048, 2048), "e4m3", "col"): {"tuned": 30.1, "hoist": 30.3, "t128": 32.4, "t192": 32.8},
+    ((3072, 2048, 2048), "fp16", "row"): {"t192": 47.3, "t128": 48.8, "tuned": 53.2},
+    ((2560, 2560, 2560), "fp16", "row"): {"streamk": 66.0, "hoist": 66.1, "tuned": 66.5, "t144": 70.2, "t128": 70.3,
+        "t192": 74.2},
+    ((8192, 8192, 8192), "e4m3", "col"): {"streamk": 870.2, "hoist": 887.7, "tuned": 900.1, "t320": 903.2,
+        "t192": 925.8, "t128": 933.6, "t160": 944.4},
+    ((512, 14336, 4096), "e4m3", "col"): {"tuned": 57.6, "hoist": 58.2, "t160": 58.9, "streamk": 59.6, "t128": 59.7,
+        "t192": 61.1, "t144": 63.3},
+    ((1024, 14336, 4096), "fp16", "col"): {"t320": 185.8, "streamk": 191.8, "hoist": 199.0, "t160": 201.4},
+    ((2560, 4096, 4096), "fp16", "col"): {"t320": 131.0, "t160": 139.7, "streamk": 140.0, "hoist": 144.9,
+        "t144": 150.8},
+    ((3072, 1536, 1536), "fp16", "col"): {"t320": 24.7, "t144": 25.3, "t160": 26.6, "t192": 27.8},
+}
+
 def _merged(*tables: dict) -> dict:
     """One dict of measured points; a point in several tables (2048^3: the mid-size run and the long-K run) keeps
     every variant, the later table's figure where both timed the same one."""
@@ -1596,7 +1698,7 @@ MEASURED = _merged(MEASURED_MID_TAIL, MEASURED_SMALL_M, MEASURED_LONG_K, MEASURE
                    MEASURED_T320B, MEASURED_T64W, MEASURED_T128M, MEASURED_C4, MEASURED_PDL_C4,
                    MEASURED_T64_C4, MEASURED_SW64C4, MEASURED_SW128C4, MEASURED_S27,
                    MEASURED_S27B, MEASURED_S27C, MEASURED_S27D, MEASURED_S28, MEASURED_S28B, MEASURED_S28C,
-                   MEASURED_S28D, MEASURED_S28E, MEASURED_S29, MEASURED_S30, MEASURED_S30_LONG_N)
+                   MEASURED_S28D, MEASURED_S28E, MEASURED_S29, MEASURED_S30, MEASURED_S30_LONG_N, MEASURED_S31)
 # points whose fastest variant is one `auto` does not weigh there, and why: the test compares `auto` with the best
 # of the others and asserts the named one is fastest (so the entry goes when a rule takes it)
 NOT_WEIGHED = {
@@ -1607,14 +1709,17 @@ NOT_WEIGHED = {
     ((80, 1024, 1024), "fp16", "col"): "sw40n2",
     ((80, 1024, 1024), "fp16", "row"): "sw40n2",
 }
-# where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 8.3 %)
+# where `auto` runs a variant more than 4 % slower than the best measured, and why (the worst 9.5 %, a noisy timing)
 SLOW_AUTO = [
-    ((1024, 1024, 16384), "e4m3", "col"),  # rung 9 + split-K 40.4 us, t64_sk 37.3: predicted the other way
+    ((1024, 1024, 16384), "e4m3", "col"),  # rung 9 + split-K 38.1 us, t64 35.0 (MEASURED_S31; before 40.4 against
+    # t64_sk's 37.3): predicted the other way
     ((2048, 1024, 8192), "fp16", "col"),  # rung 9 67.3 us, t128 62.9: one cost per k-tile misses t128's 2nd round
     ((16, 12288, 2048), "fp16", "col"),  # sw16 14.7 us, sw16c4 without PDL 13.9: at 24 clusters the other three
     # points (and M = 32) run level or faster on the 64-row tile, so C4_LOW_FILL stops below it
     ((97, 4096, 2048), "e4m3", "col"),  # sw56n2 by rule 5.0 us, sw112 4.8: at 97 rows the n2 tile's second CTA
     # holds 41 of its 56 rows (TMA zero fill; 104-112 rows run faster), and K = 2048 is short
+    ((64, 28672, 4096), "fp16", "col"),  # t64 66.6 us, sw64c4 60.8 (MEASURED_S31) — yet `auto`'s own row in the
+    # same run ran t64 in 60.8 (HBM-bound: 235 MB of weights; the earlier table had 61.6 against 61.0)
     ((64, 2048, 4096), "fp16", "col"),  # sw32n2 8.2 us as predicted, sw32 7.8 where its constant (fitted on the
     # template before rung 9's lean loops, MEASURED_S30) predicts 8.6
     # (65-96 rows x 4096 x 4096, where t64 ran 5-6 % behind t128 / sw64, left this list when sw80 / sw96 came:
@@ -1627,15 +1732,18 @@ MODEL_MISS = {
     # t64 in one round of 96 tiles: 8.5 us, 0.20 us per fp8 k-tile on the lean template against its constant 0.30
     # (fitted on 16-bit launches of the template before; MEASURED_S30_LONG_N)
     ((128, 6144, 4096), "e4m3", "col"),
+    # sw64c4 in one round of 18 clusters: 10.0 us on the lean template (10.6 before) against the model's 13.5 (its
+    # 0.36 us per k-tile fitted where the clusters fill a round; MEASURED_S31)
+    ((64, 9216, 4096), "e4m3", "col"),
 }
 
 
 def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
     """On the measured points `auto` runs a variant at most 4 % slower than the fastest measured there — on all but the
-    five of 514 in SLOW_AUTO, those at most 10 % (against the best variant it weighs where NOT_WEIGHED names a
+    six of 514 in SLOW_AUTO, those at most 10 % (against the best variant it weighs where NOT_WEIGHED names a
     faster one it does not) — and the model's time for it is within 35 % of the measured kernel (the 64x128 tile's
     one-round launch at 640x1536x4096 runs 24-31 % below its per-k-tile cost; one fp8 launch of it on the lean
-    template 36 %: MODEL_MISS). The candidates are
+    template 36 %, and sw64c4 in a round of 18 clusters 35 %: MODEL_MISS). The candidates are
     rung 9 (without the cluster where its tiles fill one round and M >= 1024), its stream-K build, the 64x128 tile,
     and t320, t192, t160, t144, t128 and t64x192 where they need no split (t128 above 64 rows, t64x192 above SMALL_M,
     t320 and t160 in at most two rounds; 8192^3 fp16's stream-K, 0.8 %, 3.2 % and 3.4 % faster in three runs, is not
