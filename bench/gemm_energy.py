@@ -156,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-graph", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--b-layouts", default="row", help="16-bit B layouts to run: row ((K, N) row-major), col, or both")
+    ap.add_argument("--l2-promotion-ab", type=int, default=None, choices=(0, 1, 2, 3),
+                    help="also run each variant with every operand map at this L2 promotion (0 none .. 3 256B), as "
+                         "'<variant>+pN' (a launch's maps are encoded when it is prepared)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
 
@@ -187,10 +190,17 @@ def main(argv: list[str] | None = None) -> int:
         for v in args.variants.split(","):
             kernels[v] = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v),
                                           a, b, sa, sb)
+            if args.l2_promotion_ab is not None:
+                api.L2_PROMOTION = args.l2_promotion_ab
+                try:
+                    kernels[f"{v}+p{args.l2_promotion_ab}"] = api.prepare_plan(
+                        plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v), a, b, sa, sb)
+                finally:
+                    api.L2_PROMOTION = None
         # correct first: each launch against cuBLAS in its own accumulation mode (fp8: promoting variants against
         # the promoted default, the others against use_fast_accum=True), before anything is timed
         for v, fn in kernels.items():
-            ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast_accum_peer(v, in_kind)).float()
+            ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast_accum_peer(v.split("+")[0], in_kind)).float()
             checks += check_against_cublas({v: fn}, ref, combo, out_kind)
         kernels.update(cublas_peers(a, b, sa, sb, in_kind, out_kind))
         names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}
