@@ -102,6 +102,18 @@ def test_config_refuses_bad_epilogue_and_register_splits() -> None:
             bad.check()
 
 
+def test_hoisted_descriptors_are_a_tma_path_option() -> None:
+    """Rung 9's hoisted descriptors (mma_stage_desc) exist on the TMA path only: a cp.async build with hoisting is
+    refused by name, so the kernel's per-address mma_stage needs no hoisted copy."""
+    from dataclasses import replace
+
+    base = VARIANTS["baseline"].config
+    assert not base.use_tma and not base.hoist
+    with pytest.raises(TcforgeError, match="hoisted descriptors need the TMA path"):
+        replace(base, hoist=True).check()
+    replace(VARIANTS["tma_ws"].config, hoist=True).check()  # the same option on the TMA path builds
+
+
 def test_deferred_epilogue_is_a_16_bit_output_build_of_unsplit_tiles() -> None:
     """epi_defer packs C to 16 bits under the next tile's wgmmas: EPI_DEFER is set for 16-bit C only (a fp32-output
     build of the variant is the plain build), and refused with split-K, stream-K, ping-pong, swap or two m64 blocks."""

@@ -143,8 +143,8 @@ class KernelConfig:
             raise TcforgeError(f"{self}: bk_bytes must be 64 or 128")
         if self.smem_total() > MAX_SMEM:
             raise TcforgeError(f"{self}: needs {self.smem_total()} B of shared memory (> {MAX_SMEM})")
-        if (self.cm > 1 or self.tma_store) and not self.use_tma:
-            raise TcforgeError(f"{self}: clusters and the staged epilogue need the TMA path")
+        if (self.cm > 1 or self.tma_store or self.hoist) and not self.use_tma:
+            raise TcforgeError(f"{self}: clusters, the staged epilogue and hoisted descriptors need the TMA path")
         if not 2 <= self.epi_bufs <= 8:
             raise TcforgeError(f"{self}: epi_bufs must be 2..8")
         regs = self.producer_regs * 128 + self.consumer_regs * 128 * self.nc

@@ -510,23 +510,16 @@ __device__ __forceinline__ uint64_t desc_b(uint32_t b_stage, int ks) {
   else return make_desc(b_stage + ks * 16 * 128, B_SLAB, 1024, 1);
 }
 
-// one k-tile of MMAs for consumer warpgroup `wg` on stage buffers at a_stage / b_stage
+// one k-tile of MMAs for consumer warpgroup `wg` on stage buffers at a_stage / b_stage, each wgmma's descriptors
+// built from the addresses (rungs 1-8; rung 9's hoisted builds, TMA only, take mma_stage_desc below)
 // (`first`: the segment's first k-tile — stream-K builds then start each m-block with scale-d 0, no zeroing)
 __device__ __forceinline__ void mma_stage(float (&acc)[MI][ACC_N], uint32_t a_stage, uint32_t b_stage, int wg,
-                                          uint64_t da0, uint64_t db0, int stage, bool first) {
+                                          bool first) {
 #pragma unroll
   for (int ks = 0; ks < KSTEPS; ++ks) {
 #pragma unroll
     for (int mi = 0; mi < MI; ++mi) {
-      uint64_t da, db;
-      if constexpr (HOIST) {
-        // base descriptors built once; a stage/k/m step is an add on the 14-bit address field (16-byte units)
-        da = da0 + (uint64_t)((stage * A_TILE + mi * 64 * BK_BYTES + (A_MN ? ks * 2048 : ks * 32)) >> 4);
-        db = db0 + (uint64_t)((stage * B_TILE + (B_KMAJOR ? ks * 32 : ks * 2048)) >> 4);
-      } else {
-        da = desc_a(a_stage, wg, mi, ks);
-        db = desc_b(b_stage, ks);
-      }
+      const uint64_t da = desc_a(a_stage, wg, mi, ks), db = desc_b(b_stage, ks);
       if constexpr (STREAMK) wgmma_tile_sd(acc[mi], da, db, !(first && ks == 0));
       else wgmma_tile(acc[mi], da, db);
     }
@@ -976,7 +969,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             mma_stage_desc(acc, da0 + (uint64_t)(s * (A_TILE >> 4)), db0 + (uint64_t)(s * (B_TILE >> 4)), kt == w.kt0);
 #else
           if constexpr ((DIAG & 4) == 0)
-            mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, kt == w.kt0);
+            mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, kt == w.kt0);
 #endif
           wgmma_commit();
 #if EPI_DEFER
@@ -1169,7 +1162,6 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       if (p < nk) load_stage(w.kt0 + p, p);
       asm volatile("cp.async.commit_group;" ::: "memory");
     }
-    const uint64_t da0 = desc_a(a_ring, wg, 0, 0), db0 = desc_b(b_ring, 0);
     for (int i = 0; i < nk; ++i) {
       const int s = i % STAGES;
       asm volatile("cp.async.wait_group %0;" ::"n"(STAGES - 2) : "memory");
@@ -1180,7 +1172,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
       wgmma_fence();
-      mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, da0, db0, s, i == 0);
+      mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, i == 0);
       wgmma_commit();
       wgmma_wait<0>();
 #pragma unroll
