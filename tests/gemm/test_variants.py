@@ -335,14 +335,38 @@ def test_a_cluster_along_n_multicasts_row_slices_of_a() -> None:
     assert (hoist.a_box_rows, hoist.b_box_rows, hoist.b_multicast) == (128, 128, 2)
     assert cluster_tiles(c, 96, 11008) == 29 and cluster_tiles(VARIANTS["n128c4"].config, 96, 11008) == 22
     assert cluster_tiles(c, 300, 1000) == 3 * 3 and cluster_tiles(hoist, 300, 1000) == 2 * 4
-    assert c.smem_bytes() == 6 * (128 + 128) * 128 + 2 * 2 * 64 * 128 + 2 * 6 * 8 + 1024  # 96 columns: 2 slabs
+    # 96 columns: 2 slabs; three barriers per stage (full, the cluster's empty, the local empty: LOCAL_EMPTY)
+    assert c.smem_bytes() == 6 * (128 + 128) * 128 + 2 * 2 * 64 * 128 + 3 * 6 * 8 + 1024
     src = codegen.render(c, "e4m3", "bf16", True)
     assert "#define CLUSTER_N 1\n" in src and "#define CM 4\n" in src and "m64n96k32.f32.e4m3.e4m3" in src
     assert "CLUSTER_N 1" not in codegen.render(hoist, "e4m3", "bf16", True)
-    assert codegen.tag(c, "e4m3", "bf16", True).endswith("_cm4_st_h_cn")
+    assert codegen.tag(c, "e4m3", "bf16", True).endswith("_cm4_st_h_cn_le")
     for bad in (replace(c, cm=1), replace(c, splitk_fused=True), replace(c, streamk=True),
                 replace(c, bm=64, nc=1, cm=16)):
         with pytest.raises(TcforgeError, match="cluster along N|swapped"):
+            bad.check()
+
+
+def test_local_empty_barrier_paces_the_own_operand_of_n80c4_and_n96c4_only() -> None:
+    """LOCAL_EMPTY (n80c4 / n96c4: B's producer thread waits for this CTA's consumers, not the cluster's; 1-3 % faster,
+    gemm_small_s31_le.json): defined in their sources only, a stage's barrier more of shared memory, and refused where
+    there is no cluster, one producer thread (no hoisting), a swapped product or the pair split."""
+    from dataclasses import replace
+
+    from tcforge.gemm.build import all_builds
+
+    assert [n for n in ("n80c4", "n96c4", "n128c4", "hoist", "sw96c4") if VARIANTS[n].config.local_empty] == [
+        "n80c4", "n96c4"]
+    les = {b.tag() for b in all_builds() if b.config.local_empty}
+    assert les and all("_cn_le" in t for t in les)
+    c = VARIANTS["n96c4"].config
+    assert "#define LOCAL_EMPTY 1\n" in codegen.render(c, "bf16", "bf16", True)
+    assert "LOCAL_EMPTY 1" not in codegen.render(VARIANTS["n128c4"].config, "bf16", "bf16", True)
+    assert c.smem_bytes() - replace(c, local_empty=False).smem_bytes() == c.stages * 8
+    replace(VARIANTS["hoist"].config, local_empty=True).check()  # a cluster along M: A's thread paced locally
+    for bad in (replace(c, cm=1, cluster_n=False), replace(c, hoist=False), replace(VARIANTS["sw96c4"].config,
+                                                                                    local_empty=True)):
+        with pytest.raises(TcforgeError, match="local empty barrier"):
             bad.check()
 
 

@@ -95,6 +95,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
         **({"CLUSTER_N": 1} if config.cluster_n else {}),
+        **({"LOCAL_EMPTY": 1} if config.local_empty else {}),  # B's (along N) / A's (along M) loads paced locally
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
         **({"DIAG": config.diag} if config.diag else {}),  # diagnostics only (bench/gemm_bound.py)
     }
@@ -134,6 +135,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("trace", config.streamk_trace),
         ("sw", config.swap_ab),
         ("cn", config.cluster_n),
+        ("le", config.local_empty),
         ("fsk", config.splitk_fused),
         ("pair", config.split_pair),
     )

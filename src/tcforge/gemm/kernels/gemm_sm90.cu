@@ -56,6 +56,10 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef SK_PAIR
 #define SK_PAIR 0
 #endif
+#ifndef LOCAL_EMPTY
+#define LOCAL_EMPTY 0   // in a cluster (two producer threads), the thread loading the operand this CTA alone reads
+                        // waits on a local empty barrier (this CTA's consumers) instead of the cluster's
+#endif
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
 #endif
@@ -98,7 +102,8 @@ constexpr int SK_SLOT = 128 * MI * ACC_N;
 constexpr int PAIR_BYTES = SK_PAIR ? NC * SK_SLOT * 4 : 0;   // split 0's receive slots (one per warpgroup)
 constexpr int BAR_OFFSET = RING_BYTES + EPI_BYTES + PAIR_BYTES;
 constexpr int PAIR_BARS = SK_PAIR ? 2 * NC : 0;   // per warpgroup: "partial landed" (split 0), "slot free" (split 1)
-constexpr int SMEM_BYTES = BAR_OFFSET + (2 * STAGES + PAIR_BARS) * 8 + 1024;   // + alignment slack
+constexpr int LOCAL_OFF = (STAGES + PAIR_BARS) * 8;   // from a stage's cluster empty barrier to its local one
+constexpr int SMEM_BYTES = BAR_OFFSET + (2 * STAGES + PAIR_BARS + (LOCAL_EMPTY ? STAGES : 0)) * 8 + 1024;   // + slack
 static_assert(EPI_BUFS >= 2 && EPI_BUFS <= 8, "2..8 epilogue staging buffers per consumer warpgroup");
 static_assert(MI >= 1 && WG_ROWS % 64 == 0, "each consumer warpgroup owns a multiple of 64 rows");
 static_assert(ACC_N * MI <= 160, "accumulators: at most 160 registers per thread (ptxas has 168 with 384 threads)");
@@ -111,6 +116,8 @@ static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
+static_assert(!LOCAL_EMPTY || (CM > 1 && HOIST && !SK_PAIR && !TRANS_C),
+              "a local empty barrier: a (non-swapped, non-pair) cluster build with two producer threads");
 static_assert(!CLUSTER_N || (CM > 1 && BM % (8 * CM) == 0 && (!A_MN || BK % (8 * CM) == 0) && !SPLITK && !STREAMK &&
                              !SK_FUSED),
               "a cluster along N: A shared in whole 8-row groups per CTA (K-major: of BM rows; MN-major: of BK "
@@ -177,11 +184,12 @@ __device__ __forceinline__ void mbar_arrive_local(uint32_t bar) {
   else asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 // a consumer warp frees a ring slot: one arrive on its empty barrier in every CTA of the cluster (their producers
-// multicast into this CTA's slot too)
+// multicast into this CTA's slot too), and with LOCAL_EMPTY one on this CTA's local empty barrier
 __device__ __forceinline__ void release_slot(uint32_t empty_bar) {
   if constexpr (CM > 1) {
 #pragma unroll
     for (int c = 0; c < CM; ++c) mbar_arrive_cluster(empty_bar, c);
+    if constexpr (LOCAL_EMPTY) mbar_arrive_local(empty_bar + LOCAL_OFF);
   } else {
     mbar_arrive_local(empty_bar);
   }
@@ -795,6 +803,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       mbar_init(empty_bar + s * 8, READERS * CM);   // one arrive per consumer warp of every CTA reading the slot
     }
     for (int i = 0; i < PAIR_BARS; ++i) mbar_init(empty_bar + (STAGES + i) * 8, 1);   // pair split-K
+    if constexpr (LOCAL_EMPTY)
+      for (int s = 0; s < STAGES; ++s) mbar_init(empty_bar + LOCAL_OFF + s * 8, READERS);   // this CTA's readers
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     prefetch_tensormap(&mapA);
     prefetch_tensormap(&mapB);
@@ -827,7 +837,10 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           const int s = it % STAGES;
           const uint32_t parity = ((it / STAGES) & 1) ^ 1;
 #endif
-          mbar_wait(empty_bar + s * 8, parity);
+          // the operand this CTA loads for itself alone (B in a cluster along N, A in one along M) waits for its own
+          // consumers only (LOCAL_EMPTY); the multicast one for every CTA's, whose slots it writes
+          constexpr bool own_only = LOCAL_EMPTY && CM > 1 && (CLUSTER_N ? !loads_a : !loads_b);
+          mbar_wait(empty_bar + s * 8 + (own_only ? LOCAL_OFF : 0), parity);
           const uint32_t fb = full_bar + s * 8;
           if constexpr ((DIAG & 1) != 0) {   // the consumers re-read the first fill's stages
             if (it >= STAGES) {
