@@ -52,10 +52,11 @@ def run(
     variants: list[str],
     b_col: bool = False,
     a_col: bool = False,
+    b_pad: int = 0,
 ) -> list[dict]:
     from tcforge.gemm import api
     from tcforge.gemm.api import multiprocessor_count, refine_auto
-    from tcforge.gemm.bench import _time_ms
+    from tcforge.gemm.bench import _check_against_cublas, _time_ms
     from tcforge.gemm.check import check_one, cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
 
@@ -65,7 +66,7 @@ def run(
             kmajor = in_kind == "e4m3" or b_col  # 16-bit B column-major with --b-col (nn.Linear's weight.t())
             akmajor = not (a_col and in_kind != "e4m3")  # 16-bit a column-major with --a-col
             seed = int(time.time() * 1000) % 100000  # fresh inputs every run
-            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed, akmajor)
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed, akmajor, b_pad=b_pad)
             od = api.torch_dtype(out_kind)
             flop = 2.0 * m * n * k
             peers = {"cublas": partial(cublas, a, b, sa, sb, out_kind)}
@@ -82,7 +83,8 @@ def run(
                                 a_kmajor=akmajor, splits=nsplit)
                 api.POISON_OUTPUT = False
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
-                                       "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "ok": chk.ok,
+                                       "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "b_pad": b_pad,
+                                       "ok": chk.ok,
                                        "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
                 try:
                     plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
@@ -91,6 +93,8 @@ def run(
                     row["grid"] = prep.grid[0]
                     row["splits"] = prep.splits
                     row["sk_units"] = prep.sk_units
+                    if b_pad:  # the check above ran on compact inputs: check the timed (strided) ones too
+                        row.update(_check_against_cublas(prep, v, a, b, sa, sb, in_kind, out_kind))
                     ms = _time_ms(prep, True)
                     row.update(ms=ms, tflops=flop / ms / 1e9, kernels=kernel_times(prep))
                 except Exception as exc:  # reported per row: one failing variant must not hide the others
@@ -119,27 +123,36 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tag", default="")
     ap.add_argument("--b-col", action="store_true", help="16-bit B column-major too (fp8 B always is)")
     ap.add_argument("--a-col", action="store_true", help="16-bit a column-major (fp8 a stays row-major)")
+    ap.add_argument("--b-pad", type=int, default=0,
+                    help="B's leading dimension this many elements longer than its rows (a strided view; cuBLAS gets "
+                         "the same), to probe the stride's mapping onto memory channels")
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch (PDL)")
     ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
                     help="L2 promotion of every operand tensor map (0 none, 1 64B, 2 128B, 3 256B; default: by tile, "
                          "api.l2_promotion)")
+    ap.add_argument("--cluster-policy", default="default", choices=("default", "spread", "load_balancing"),
+                    help="cluster scheduling-policy preference of our cluster launches (cuBLAS's are its own)")
     args = ap.parse_args(argv)
     from tcforge.gemm import api
+    from tcforge.runtime.driver import CLUSTER_POLICIES
 
     api.PDL = api.PDL and not args.no_pdl
+    api.CLUSTER_POLICY = CLUSTER_POLICIES[args.cluster_policy]
     if args.l2_promotion is not None:
         api.L2_PROMOTION = args.l2_promotion
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     combos = [tuple(c.split(":")) for c in args.combos.split(",")]
     t0 = time.time()
-    rows = run(shapes, combos, args.variants.split(","), args.b_col, args.a_col)  # type: ignore[arg-type]
+    rows = run(shapes, combos, args.variants.split(","), args.b_col, args.a_col,  # type: ignore[arg-type]
+               b_pad=args.b_pad)
     import torch
 
     path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timing": "do_bench_cudagraph median",
-            "pdl": api.PDL, "l2_promotion": api.L2_PROMOTION, "seconds": time.time() - t0}
+            "pdl": api.PDL, "l2_promotion": api.L2_PROMOTION, "cluster_policy": args.cluster_policy,
+            "b_pad": args.b_pad, "seconds": time.time() - t0}
     path.write_text(json.dumps({**meta, "rows": rows}, indent=1))
     print(f"wrote {path} ({len(rows)} rows, {sum(not r['ok'] for r in rows)} failed checks)")
     return 0

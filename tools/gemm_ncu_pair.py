@@ -64,6 +64,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--b-col", action="store_true", help="16-bit B column-major (fp8 B always is)")
     ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
                     help="L2 promotion of every operand tensor map (0 none .. 3 256B; default: api.l2_promotion)")
+    ap.add_argument("--b-pad", type=int, default=0,
+                    help="B's leading dimension this many elements longer than its rows (both kernels get the view)")
     args = ap.parse_args(argv)
     if args.summarize:
         summarize(args.summarize)
@@ -82,14 +84,14 @@ def main(argv: list[str]) -> int:
 
     def launch(v: str, in_kind: str, out_kind: str, seed: int) -> object:
         """Variant v prepared on fresh inputs (seeded)."""
-        a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3" or args.b_col, seed=seed)
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3" or args.b_col, seed=seed, b_pad=args.b_pad)
         plan = plan_matmul(a, b, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb, variant=v)
         return api.prepare_plan(plan, a, b, sa, sb)
 
     for i, combo in enumerate(args.combos.split(",")):
         in_kind, out_kind = combo.split(":")
         fp8 = in_kind == "e4m3"
-        a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i)
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i, b_pad=args.b_pad)
         ref = cublas(a, b, sa, sb, out_kind, fast_accum=fp8).float()
         variants = args.variants.split(",")
         check_against_cublas({v: launch(v, in_kind, out_kind, 100 * i) for v in variants}, ref, combo, out_kind)
@@ -97,7 +99,8 @@ def main(argv: list[str]) -> int:
             for r in range(args.repeats):
                 launch(v, in_kind, out_kind, 100 * i + 1 + r)()
         for r in range(args.repeats):
-            a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + 50 + r)
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i + 50 + r,
+                                     b_pad=args.b_pad)
             cublas(a, b, sa, sb, out_kind, fast_accum=fp8)
     torch.cuda.synchronize()
     return 0

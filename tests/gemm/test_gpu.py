@@ -288,6 +288,76 @@ def test_broadcast_and_strided_views_take_the_padded_copy(variant: str) -> None:
         assert torch.equal(ours, dense), (a.stride(), bb.stride())
 
 
+@pytest.mark.parametrize("variant", ["auto", "hoist", "t64", "sw16"])
+def test_padded_leading_dimension_is_read_in_place(variant: str) -> None:
+    """A b whose leading stride is longer than its rows but 16-byte aligned (check.make_inputs' b_pad, the strided
+    probe of bench/gemm_small.py --b-pad) is read in place — no copy — and gives the compact tensor's bits; the
+    padding holds NaN / huge patterns, so a read past a row would show."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    api.POISON_OUTPUT = True
+    for in_kind, out_kind, kmajor in (("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)):
+        for m, n, k in ((16, 520, 272), (300, 1000, 144)):
+            if variant == "sw16" and m > 16:
+                continue
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed=m + n, b_pad=32)
+            lead = b.stride(1) if kmajor else b.stride(0)
+            assert lead == (k if kmajor else n) + 32
+            dense = b.contiguous() if not kmajor else b.t().contiguous().t()
+            od = api.torch_dtype(out_kind)
+            plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
+            assert not plan.copy_b
+            ours = api.run_plan(plan, a, b, sa, sb)
+            ref = api.run_plan(plan_matmul(a, dense, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant),
+                               a, dense, sa, sb)
+            torch.cuda.synchronize()
+            assert not torch.isnan(ours).any()
+            assert torch.equal(ours, ref), (in_kind, m, n, k, int((ours != ref).sum()))
+
+
+@pytest.mark.parametrize(("variant", "kmajor"), [("hoist", False), ("n96c4", True), ("t64", False)])
+def test_timeline_build_gives_the_plain_bits_and_ordered_stamps(variant: str, kmajor: bool) -> None:
+    """bench/gemm_timeline.py's diagnostic build computes the plain build's bits (the stamps change nothing else),
+    writes an entry, set-up, first-stage, mainloop-done and stored stamp for every CTA and warpgroup, in that order
+    (several tiles per CTA at 1000 x 2000 x 520: the stamps are the last tile's), and is refused a launch without
+    its buffer."""
+    from dataclasses import replace
+
+    import torch
+
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.variants import VARIANTS
+
+    v = VARIANTS[variant]
+    tv = replace(v, name=variant + "_tl", config=replace(v.config, timeline=True))
+    api.POISON_OUTPUT = True
+    for m, n, k in ((300, 1000, 136), (1000, 2000, 520)):
+        a, b, _, _ = make_inputs(m, n, k, "bf16", kmajor, seed=m + k)
+        plan = plan_matmul(a, b, variant=variant)
+        plain = api.run_plan(plan, a, b, splits=1)
+        buf = torch.zeros(4096 * 16, dtype=torch.int64, device="cuda")
+        prep = api.prepare_plan(replace(plan, variant=tv), a, b, splits=1, timeline=buf)
+        prep()
+        torch.cuda.synchronize()
+        assert torch.equal(prep.result(), plain), (m, n, k)
+        st = buf[: prep.grid[0] * 16].view(-1, 16).cpu().tolist()
+        for row in st:
+            loads = [x for x in (row[2], row[3]) if x > 0]  # one producer thread (t64) or two (rung 9, n96c4)
+            assert row[0] > 0 and loads and row[0] <= row[1] <= min(loads)
+            for wg in range(tv.config.nc):
+                first, done, stored = row[4 + 4 * wg], row[5 + 4 * wg], row[6 + 4 * wg]
+                assert row[1] <= first <= done <= stored, (m, n, k, wg, row)
+        with pytest.raises(TcforgeError, match="timeline"):
+            api.prepare_plan(replace(plan, variant=tv), a, b, splits=1)
+
+
 @pytest.mark.parametrize(
     "shape", [(512, 512, 512), (64, 4096, 4096), (1024, 1024, 1024), (100, 300, 2000), (1536, 1536, 1536)]
 )

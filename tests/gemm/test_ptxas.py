@@ -169,6 +169,23 @@ def test_diagnostic_builds_leave_out_what_they_name() -> None:
 
 
 @needs_nvcc
+def test_timeline_builds_add_only_their_stamps() -> None:
+    """bench/gemm_timeline.py's builds (rung 9, n96c4): spill-free, the same HGMMAs, TMA loads and stores as the
+    plain build, and %globaltimer reads (S2UR / CS2R of SR_GLOBALTIMERLO/HI) that the plain build does not have."""
+    from dataclasses import replace
+
+    from tcforge.gemm.variants import VARIANTS
+
+    for name, bk in (("hoist", False), ("n96c4", True)):
+        cfg = VARIANTS[name].config
+        (_, plain), (_, tl) = _clean_sass([Build(cfg, "bf16", "bf16", bk), Build(replace(cfg, timeline=True),
+                                                                               "bf16", "bf16", bk)])
+        for op in ("HGMMA", "UTMALDG", "UTMASTG"):
+            assert plain.count(op) == tl.count(op) > 0, (name, op)
+        assert "GLOBALTIMER" not in plain and "GLOBALTIMER" in tl, name
+
+
+@needs_nvcc
 def test_rung9_epilogue_stages_with_shared_stores_and_per_warp_tma_stores() -> None:
     """Rung 9's staged epilogue: 16-bit C through stmatrix (16 STSM per warp and tile), fp32 C through st.shared.v2
     (64 per warp and tile), no generic stores; each warp issues its own TMA store per sub-tile (4 for bf16, 8 for

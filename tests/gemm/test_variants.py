@@ -465,6 +465,31 @@ def test_diagnostic_builds_are_named_defined_and_refused_where_meaningless() -> 
     assert all(v.config.diag == 0 for v in VARIANTS.values())
 
 
+def test_timeline_builds_are_named_defined_and_refused_where_meaningless() -> None:
+    """`timeline` (bench/gemm_timeline.py): a #define and a `_tl` tag only when set (every other build's source and
+    cache key unchanged); refused on split, stream-K, promoting, ping-pong, diagnostic and cp.async builds (its stamps
+    use the split workspace pointer); the split build of a timeline config drops it; never a named variant."""
+    from dataclasses import replace
+
+    from tcforge.gemm.variants import split_config
+
+    r9 = VARIANTS["hoist"].config
+    assert "#define TIMELINE" not in codegen.render(r9, "bf16", "bf16", False).split("#ifndef TIMELINE")[0]
+    tl = replace(r9, timeline=True)
+    tl.check()
+    replace(VARIANTS["n96c4"].config, timeline=True).check()
+    assert "#define TIMELINE 1\n" in codegen.render(tl, "bf16", "bf16", False).split("#ifndef TIMELINE")[0]
+    assert codegen.tag(tl, "bf16", "bf16", False) == codegen.tag(r9, "bf16", "bf16", False) + "_tl"
+    assert not split_config(tl).timeline
+    for bad in (replace(r9, timeline=True, splitk_fused=True), replace(r9, timeline=True, promote=True),
+                replace(r9, timeline=True, diag=2), replace(VARIANTS["pingpong"].config, timeline=True),
+                replace(VARIANTS["baseline"].config, timeline=True),
+                replace(VARIANTS["streamk"].config, timeline=True)):
+        with pytest.raises(TcforgeError, match="timeline"):
+            bad.check()
+    assert all(not v.config.timeline for v in VARIANTS.values())
+
+
 def test_the_cublas_mode_each_variant_is_compared_with() -> None:
     """fp8 launches that do not promote are checked against cuBLAS's use_fast_accum=True output (their bits), the
     promoting variants against its default; 16-bit inputs have one cuBLAS mode."""

@@ -97,10 +97,15 @@ def test_launch_attribute_ids_and_pdl_value_match_cuda_h() -> None:
     text = _cuda_h()
     if text is None:
         pytest.skip("no cuda.h on this machine")
-    for name in ("CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION"):
+    for name in ("CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION", "CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION",
+                 "CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE"):
         found = re.search(rf"^\s*,?\s*{name}\s*=\s*(\d+)", text, re.M)
         assert found is not None, name
         assert int(found.group(1)) == getattr(driver, name)
+    for key, name in (("spread", "SPREAD"), ("load_balancing", "LOAD_BALANCING")):
+        found = re.search(rf"^\s*,?\s*CU_CLUSTER_SCHEDULING_POLICY_{name}\s*=\s*(\d+)", text, re.M)
+        assert found is not None, name
+        assert int(found.group(1)) == driver.CLUSTER_POLICIES[key]
     # the PDL flag is the union's first int, as the cluster dims are its first three uints
     assert re.search(r"int programmaticStreamSerializationAllowed;", text)
     assert driver._LaunchAttrValue.flag.offset == 0 and driver._LaunchAttrValue.cluster.offset == 0
@@ -124,19 +129,22 @@ class _FakeLaunch:
 
 
 @pytest.mark.parametrize(
-    ("cluster", "pdl", "want"),
+    ("cluster", "pdl", "policy", "want"),
     [
-        (None, False, []),
-        ((1, 1, 1), False, []),
-        ((2, 1, 1), False, [(4, (2, 1, 1))]),
-        (None, True, [(6, 1)]),
-        ((2, 1, 1), True, [(4, (2, 1, 1)), (6, 1)]),
+        (None, False, 0, []),
+        ((1, 1, 1), False, 0, []),
+        ((2, 1, 1), False, 0, [(4, (2, 1, 1))]),
+        (None, True, 0, [(6, 1)]),
+        ((2, 1, 1), True, 0, [(4, (2, 1, 1)), (6, 1)]),
+        (None, False, 1, [(5, 1)]),  # a compile-time cluster (__cluster_dims__) takes the preference too
+        ((4, 1, 1), True, 2, [(4, (4, 1, 1)), (5, 2), (6, 1)]),
     ],
 )
-def test_launch_passes_cluster_and_pdl_attributes(monkeypatch: pytest.MonkeyPatch, cluster, pdl, want) -> None:
+def test_launch_passes_cluster_and_pdl_attributes(monkeypatch: pytest.MonkeyPatch, cluster, pdl, policy, want) -> None:
     fake = _FakeLaunch()
     monkeypatch.setattr(driver, "lib", lambda: fake)
-    driver.launch(driver.Function(1, "k"), (4, 1, 1), (128, 1, 1), [ctypes.c_int(3)], cluster=cluster, pdl=pdl)
+    driver.launch(driver.Function(1, "k"), (4, 1, 1), (128, 1, 1), [ctypes.c_int(3)], cluster=cluster, pdl=pdl,
+                  cluster_policy=policy)
     assert fake.num == len(want)
     for (kind, cl, flag), (wkind, wval) in zip(fake.seen, want, strict=True):
         assert kind == wkind

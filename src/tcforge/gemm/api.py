@@ -44,6 +44,8 @@ PDL = os.environ.get("TCFORGE_PDL", "1") != "0"
 # L2 promotion of the operands' tensor maps (tensormap.L2_PROMOTION_*: 0 none, 1 64B, 2 128B, 3 256B). None: by tile
 # (l2_promotion); a number forces it for every launch (bench/gemm_small.py --l2-promotion)
 L2_PROMOTION: int | None = None
+# cluster scheduling-policy preference of every cluster launch (driver.CLUSTER_POLICIES; 0: the driver's default)
+CLUSTER_POLICY = 0
 
 
 def l2_promotion(config: KernelConfig) -> int:
@@ -420,7 +422,7 @@ class Prepared:
                 t.fill_(float("nan"))
         stream = torch.cuda.current_stream().cuda_stream
         driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream,
-                      pdl=self.pdl)
+                      pdl=self.pdl, cluster_policy=CLUSTER_POLICY)
         if self.reduce is not None:
             driver.launch(self.fn.reduce, self.reduce[0], (256, 1, 1), self.reduce[1], stream=stream)
 
@@ -439,13 +441,15 @@ def prepare_plan(
     splits: int | None = None,
     streamk: tuple[int, int] | None = None,
     split_mode: str = "auto",
+    timeline: Any = None,
 ) -> Prepared:
     """Build buffers, tensor maps and kernel arguments for a validated plan (no launch). `splits` forces a split-K
     factor, `streamk=(clusters, sk_units)` a stream-K grid and share (tests: both roles on small shapes). A split
     launch of a TMA variant reduces inside the kernel ("fused") or through fp32 planes and tcf_splitk_reduce
     ("planes"), the same bits either way; two splits of a swapped tile run as 2-CTA clusters whose split 1 sends its
     partial into split 0's shared memory ("pair", the same bits again). `split_mode="auto"` takes the pair where
-    there is one, else the one `fused_split_pays` predicts faster."""
+    there is one, else the one `fused_split_pays` predicts faster. A diagnostic build with `config.timeline` writes
+    its per-CTA stamps into `timeline` (an int64 CUDA tensor of >= grid x 16 entries; bench/gemm_timeline.py)."""
     if split_mode not in SPLIT_MODES:
         raise TcforgeError(f"split_mode must be one of {', '.join(SPLIT_MODES)}, got {split_mode!r}")
     import torch
@@ -556,6 +560,15 @@ def prepare_plan(
             if not (clusters >= 1 and 0 <= sk_units <= units and fits_int32(clusters, sk_units, num_kt)):
                 raise TcforgeError(f"forced stream-K needs clusters >= 1, 0 <= sk_units <= {units}, a 32-bit schedule")
         sk_ws = sk_flags = None
+        if cfg.timeline:  # the stamps go where an unsplit launch's (unused) split workspace pointer points
+            if timeline is None or timeline.dtype != torch.int64 or not timeline.is_cuda:
+                raise TcforgeError(f"{plan.variant.name} is a timeline build: pass timeline=<int64 CUDA tensor>")
+            if timeline.numel() < clusters * cfg.cm * 16:
+                raise TcforgeError(f"timeline holds {timeline.numel()} stamps, the launch writes "
+                                   f"{clusters * cfg.cm * 16} ({clusters * cfg.cm} CTAs x 16)")
+            sk_ws = timeline
+        elif timeline is not None:
+            raise TcforgeError(f"timeline= is for a timeline build (config.timeline), not {plan.variant.name}")
         slot_floats = cfg.slot_floats
         stream = torch.cuda.current_stream().cuda_stream
         if sk_units:  # a slot and a flag per (cluster, CTA, consumer warpgroup)

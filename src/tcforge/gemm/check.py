@@ -45,10 +45,12 @@ class CheckResult:
 
 
 def make_inputs(
-    m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int, a_kmajor: bool = True
+    m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int, a_kmajor: bool = True, b_pad: int = 0
 ) -> tuple[Any, Any, Any, Any]:
     """Random a (M, K) and b (K, N) on the GPU (b column-major when b_kmajor; a column-major, a transposed view,
-    when not a_kmajor), plus fp8 scales (else None)."""
+    when not a_kmajor), plus fp8 scales (else None). `b_pad` > 0 leaves that many unused elements after each of
+    b's rows (columns when column-major): a strided view, for probing how the leading dimension's stride maps onto
+    the memory channels."""
     import torch
 
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -59,11 +61,23 @@ def make_inputs(
         bt = (bt * 2).to(torch.float8_e4m3fn)
         sa = torch.rand((), generator=g, device="cuda") + 0.5
         sb = torch.rand((), generator=g, device="cuda") + 0.5
-        return a, bt.t(), sa.float(), sb.float()
+        return a, _padded(bt, b_pad).t(), sa.float(), sb.float()
     dt = torch.float16 if in_kind == "fp16" else torch.bfloat16
     a = a.to(dt) if a_kmajor else a.t().contiguous().to(dt).t()
-    b = bt.to(dt).t() if b_kmajor else bt.t().contiguous().to(dt)
+    b = _padded(bt.to(dt), b_pad).t() if b_kmajor else _padded(bt.t().contiguous().to(dt), b_pad)
     return a, b, None, None
+
+
+def _padded(x: Any, pad: int) -> Any:
+    """The same values as the 2-D `x`, as a view into rows `pad` elements longer (x itself when pad is 0)."""
+    if pad <= 0:
+        return x
+    import torch
+
+    full = torch.empty((x.shape[0], x.shape[1] + pad), dtype=x.dtype, device=x.device)
+    full.view(torch.uint8).fill_(0x7F)  # the padding is never read: NaN / huge in every dtype, so a stray read shows
+    full[:, : x.shape[1]] = x
+    return full[:, : x.shape[1]]
 
 
 def reference(a: Any, b: Any, sa: Any, sb: Any) -> Any:

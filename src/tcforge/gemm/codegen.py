@@ -91,6 +91,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"STREAMK": 1} if config.streamk else {}),
         **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C (the plain build)
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
+        **({"TIMELINE": 1} if config.timeline else {}),  # diagnostics only (bench/gemm_timeline.py)
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
         **({"SK_PAIR": 1} if config.split_pair else {}),
         **({"TRANS_C": 1} if config.swap_ab else {}),
@@ -133,6 +134,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("ed", config.epi_defer),
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
+        ("tl", config.timeline),
         ("sw", config.swap_ab),
         ("cn", config.cluster_n),
         ("le", config.local_empty),

@@ -61,6 +61,7 @@ class KernelConfig:
     epi_defer: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
+    timeline: bool = False  # diagnostics only: per-CTA %globaltimer stamps (bench/gemm_timeline.py; TIMELINE)
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
     splitk_fused: bool = False  # split-K inside the kernel: the last split of a tile adds the partials and stores it
     split_pair: bool = False  # with splitk_fused, 2 splits: a tile's two CTAs in a cluster, the partial sent by DSMEM
@@ -171,6 +172,11 @@ class KernelConfig:
                                "ping-pong")
         if self.streamk_trace and not self.streamk:
             raise TcforgeError(f"{self}: the stream-K trace needs a stream-K build")
+        if self.timeline and (not self.use_tma or self.splitk or self.splitk_fused or self.streamk or self.promote
+                              or self.pingpong or self.diag or self.nc > 3):
+            raise TcforgeError(f"{self}: the timeline is for unsplit TMA builds without stream-K, promotion, ping-pong "
+                               "or diagnostics, with at most three consumer warpgroups (its stamps use the split "
+                               "workspace's pointer)")
         if self.streamk and (not self.use_tma or self.pingpong or self.splitk or self.promote):
             raise TcforgeError(f"{self}: stream-K needs the TMA path, no ping-pong, no split-K build, no promotion")
         if self.splitk_fused and (not self.use_tma or self.splitk or self.streamk):
@@ -880,8 +886,8 @@ def split_config(config: KernelConfig) -> KernelConfig:
     fp32 planes for tcf_splitk_reduce (api.prepare_plan's split_mode). The cp.async baseline: planes only, written
     directly (no staging buffers)."""
     if config.use_tma:
-        return replace(config, splitk_fused=True, streamk=False, streamk_trace=False)
-    return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False)
+        return replace(config, splitk_fused=True, streamk=False, streamk_trace=False, timeline=False)
+    return replace(config, splitk=True, tma_store=False, epi_bufs=2, streamk=False, streamk_trace=False, timeline=False)
 
 
 PAIR_MIN_STAGES = 8  # a pair build gives up ring stages for its receive slot down to this many, no further

@@ -22,7 +22,9 @@ CU_FUNC_ATTRIBUTE_NUM_REGS = 4
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5
 CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+CLUSTER_POLICIES = {"default": 0, "spread": 1, "load_balancing": 2}  # CUclusterSchedulingPolicy
 
 
 class CudaError(TcforgeError):
@@ -201,19 +203,25 @@ def launch(
     stream: int = 0,
     cluster: tuple[int, int, int] | None = None,
     pdl: bool = False,
+    cluster_policy: int = 0,
 ) -> None:
-    """Launch with cuLaunchKernelEx: a cluster dimension attribute when `cluster` is given; with `pdl` the
+    """Launch with cuLaunchKernelEx: a cluster dimension attribute when `cluster` is given, a cluster
+    scheduling-policy preference when `cluster_policy` is not 0 (CLUSTER_POLICIES); with `pdl` the
     programmatic-stream-serialisation attribute (the grid may start while the previous kernel in the stream finishes:
     the kernel must `griddepcontrol.wait` before touching global memory)."""
     if any(g < 1 for g in grid) or any(b < 1 for b in block):
         raise TcforgeError(f"grid {grid} and block {block} must be positive")
     params, keep = pack_args(args)
     cfg = _LaunchConfig(*grid, *block, int(shared_bytes), ctypes.c_void_p(stream), None, 0)
-    attrs = (_LaunchAttr * 2)()
+    attrs = (_LaunchAttr * 3)()
     n = 0
     if cluster is not None and cluster != (1, 1, 1):
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
         attrs[n].value.cluster[0], attrs[n].value.cluster[1], attrs[n].value.cluster[2] = cluster
+        n += 1
+    if cluster_policy:  # also for kernels with compile-time cluster dimensions (__cluster_dims__)
+        attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+        attrs[n].value.flag = int(cluster_policy)
         n += 1
     if pdl:
         attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
@@ -224,6 +232,7 @@ def launch(
         cfg.numAttrs = n
     check(
         lib().cuLaunchKernelEx(ctypes.byref(cfg), ctypes.c_void_p(fn.handle), params, None),
-        f"cuLaunchKernelEx({fn.name}, grid={grid}, block={block}, smem={shared_bytes}, cluster={cluster}, pdl={pdl})",
+        f"cuLaunchKernelEx({fn.name}, grid={grid}, block={block}, smem={shared_bytes}, cluster={cluster}, pdl={pdl}"
+        f"{f', cluster_policy={cluster_policy}' if cluster_policy else ''})",
     )
     del keep, attrs

@@ -60,6 +60,9 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #define LOCAL_EMPTY 0   // in a cluster (two producer threads), the thread loading the operand this CTA alone reads
                         // waits on a local empty barrier (this CTA's consumers) instead of the cluster's
 #endif
+#ifndef TIMELINE
+#define TIMELINE 0   // diagnostics: %globaltimer stamps per CTA into sk_ws (TL_SLOTS u64 per CTA; bench/gemm_timeline.py)
+#endif
 #ifndef STREAMK_TRACE
 #define STREAMK_TRACE 0   // diagnostics: %globaltimer stamps per consumer warpgroup after sk_flags[1024]
 #endif
@@ -116,6 +119,8 @@ static_assert(!(IN_KIND == 2 && !B_KMAJOR), "fp8 wgmma needs K-major B");
 constexpr bool DO_PROMOTE = PROMOTE && IN_KIND == 2;   // 16-bit inputs accumulate in fp32 already
 static_assert(!DO_PROMOTE || (MI == 1 && !PINGPONG), "promotion: one m64 block per consumer warpgroup, no ping-pong");
 static_assert(CM == 1 || USE_TMA, "clusters need the TMA path");
+static_assert(!TIMELINE || (USE_TMA && !SPLITK && !SK_FUSED && !STREAMK && !PROMOTE && !PINGPONG && !DIAG && NC <= 3),
+              "the timeline: an unsplit TMA build without stream-K, promotion, ping-pong or diagnostics, <= 3 consumers");
 static_assert(!LOCAL_EMPTY || (CM > 1 && HOIST && !SK_PAIR && !TRANS_C),
               "a local empty barrier: a (non-swapped, non-pair) cluster build with two producer threads");
 static_assert(!CLUSTER_N || (CM > 1 && BM % (8 * CM) == 0 && (!A_MN || BK % (8 * CM) == 0) && !SPLITK && !STREAMK &&
@@ -321,6 +326,16 @@ __device__ __forceinline__ Unit unit_of(int u, int rank, int num_mc, int num_n, 
 // instead, an owner piece came first and waited for a partial up to a whole range long (measured 25 us at 3072^3).
 // Owners wait only for partials, which never wait: no cycle, as long as every cluster is resident (the launcher
 // sizes the grid so).
+// TIMELINE slots: 0 entry, 1 set-up done, 2 / 3 the A / B producer thread's first load, 4 + 4 wg consumer warpgroup
+// wg's first stage arrived, 5 + 4 wg its last unit's wgmmas done, 6 + 4 wg its stores done, 15 exit (thread 0)
+constexpr int TL_SLOTS = 16;
+__device__ __forceinline__ void tl_stamp(float* sk_ws, int i) {
+  if constexpr (TIMELINE) {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    reinterpret_cast<uint64_t*>(sk_ws)[blockIdx.x * TL_SLOTS + i] = t;
+  }
+}
 __device__ __forceinline__ void sk_stamp(int* sk_flags, int wg, int i) {
   if constexpr (STREAMK_TRACE) {
     if (threadIdx.x % 128 == 0 && sk_flags != nullptr) {
@@ -759,6 +774,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
          long long lda, long long ldb, long long ldc, const float* scale_a, const float* scale_b, int splits,
          int group_m, float* __restrict__ sk_ws, int* __restrict__ sk_flags, int sk_units) {
   extern __shared__ uint8_t smem_raw[];
+  if (TIMELINE && threadIdx.x == 0) tl_stamp(sk_ws, 0);
   uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   const uint32_t ring = smem_u32(smem);
   const uint32_t a_ring = ring, b_ring = ring + STAGES * A_TILE;
@@ -812,6 +828,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
   }
   if constexpr (CM > 1 || SK_PAIR) cluster_sync(); else __syncthreads();
   pdl_wait();   // everything above is this CTA's own set-up; from here on global memory is read and written
+  if (TIMELINE && threadIdx.x == 0) tl_stamp(sk_ws, 1);
 
   if (wg_id == 0) {
     if constexpr (SETMAXNREG) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(PRODUCER_REGS));
@@ -892,6 +909,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           }
         }
       };
+      if constexpr (TIMELINE) tl_stamp(sk_ws, loads_a ? 2 : 3);
       for (int u = cluster; u < dp_units; u += num_clusters)
         produce(unit_of(u, rank, num_mc, num_nc, num_kt, splits, group_m));
       if constexpr (STREAMK) sk_walk([&](const Unit& w, int, bool) { produce(w); });
@@ -927,6 +945,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     };
 #endif
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
+    [[maybe_unused]] bool tl_first = TIMELINE;   // (TIMELINE) the first stage this warpgroup waits for is still to come
     auto consume = [&](const Unit& w) {
       if constexpr (!STREAMK || DO_PROMOTE) {   // stream-K: the first k-tile's wgmmas ignore the old acc (scale-d 0)
 #pragma unroll
@@ -966,6 +985,17 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #if HOIST
         uint32_t prev_s = 0;   // the stage of the k-tile before this one: released once its wgmmas are done
 #endif
+        if constexpr (TIMELINE) {   // the first stage's arrival, waited for here so the k-loop's code is the plain one's
+          if (tl_first && w.kt1 > w.kt0) {
+#if HOIST
+            mbar_wait(full_bar + rp.s * 8, rp.ph);
+#else
+            mbar_wait(full_bar + (it % STAGES) * 8, (it / STAGES) & 1);
+#endif
+            if (threadIdx.x % 128 == 0) tl_stamp(sk_ws, 4 + 4 * wg);
+          }
+          tl_first = false;
+        }
         for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
 #if HOIST
           const uint32_t s = rp.s;
@@ -1002,6 +1032,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
+        if (TIMELINE && threadIdx.x % 128 == 0) tl_stamp(sk_ws, 5 + 4 * wg);   // (the last unit's stamp stays)
 #if HOIST
         if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + prev_s * 8);
 #else
@@ -1108,9 +1139,11 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     if constexpr (TMA_STORE && !SPLITK) {
       if (threadIdx.x % 32 == 0) tma_store_wait_all();   // each warp's lane 0 issued its own stores
     }
+    if (TIMELINE && threadIdx.x % 128 == 0) tl_stamp(sk_ws, 6 + 4 * wg);
     if constexpr (STREAMK) sk_stamp(sk_flags, wg, 6);
   }
   if constexpr (CM > 1 || SK_PAIR) cluster_sync();   // no CTA leaves while its cluster peers may still address it
+  if (TIMELINE && threadIdx.x == 0) tl_stamp(sk_ws, 15);
 #else
   // ------------------------------------------------ baseline: every thread copies with cp.async, then all issue wgmma
   const int wg = threadIdx.x / 128;
