@@ -134,6 +134,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cluster-policy", default="default", choices=("default", "spread", "load_balancing"),
                     help="cluster scheduling-policy preference of our cluster launches (cuBLAS's are its own)")
     args = ap.parse_args(argv)
+    if args.b_pad < 0:
+        ap.error(f"--b-pad must be >= 0, got {args.b_pad}")
     from tcforge.gemm import api
     from tcforge.runtime.driver import CLUSTER_POLICIES
 

@@ -152,3 +152,11 @@ def test_launch_passes_cluster_and_pdl_attributes(monkeypatch: pytest.MonkeyPatc
             assert cl == wval
         else:
             assert flag == wval
+
+
+def test_launch_refuses_an_unknown_cluster_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = _FakeLaunch()
+    monkeypatch.setattr(driver, "lib", lambda: fake)
+    with pytest.raises(driver.TcforgeError, match="cluster_policy must be one of"):
+        driver.launch(driver.Function(1, "k"), (4, 1, 1), (128, 1, 1), [ctypes.c_int(3)], cluster_policy=3)
+    assert fake.num == -1  # nothing was launched

@@ -211,6 +211,8 @@ def launch(
     the kernel must `griddepcontrol.wait` before touching global memory)."""
     if any(g < 1 for g in grid) or any(b < 1 for b in block):
         raise TcforgeError(f"grid {grid} and block {block} must be positive")
+    if cluster_policy not in CLUSTER_POLICIES.values():
+        raise TcforgeError(f"cluster_policy must be one of {CLUSTER_POLICIES} (by value), got {cluster_policy!r}")
     params, keep = pack_args(args)
     cfg = _LaunchConfig(*grid, *block, int(shared_bytes), ctypes.c_void_p(stream), None, 0)
     attrs = (_LaunchAttr * 3)()
