@@ -26,11 +26,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-SLOTS = 16
+from tcforge.gemm.api import TIMELINE_SLOTS as SLOTS  # the kernel's TL_SLOTS
+
 WARM_LAUNCHES = 10  # plain launches right before each traced one
 STAMPS = {0: "entry", 1: "setup_done", 2: "a_first_load", 3: "b_first_load", 4: "wg0_first_stage",
           5: "wg0_mainloop_done", 6: "wg0_stored", 8: "wg1_first_stage", 9: "wg1_mainloop_done", 10: "wg1_stored",
           12: "wg2_first_stage", 13: "wg2_mainloop_done", 14: "wg2_stored", 15: "exit"}
+STORED = tuple(i for i, name in STAMPS.items() if name.endswith("_stored"))  # each consumer warpgroup's
 # per-CTA phases: (name, from slot, to slot); the first load is the earlier of the two producer threads'
 PHASES = [("setup", 0, 1), ("first_stage_wait", "load", 4), ("mainloop", 4, 5), ("epilogue", 5, 6),
           ("exit_wait", 6, 15)]
@@ -62,7 +64,7 @@ def summarize(stamps: list[list[int]]) -> dict[str, Any]:
             out["phases_us"][name] = {"median": statistics.median(d), "max": max(d)}
     # a CTA ends at its exit stamp or its last stores, whichever is later: without a cluster the exit stamp is the
     # producer thread's, which leaves once its loads are issued
-    out["span_us"] = (max(max(r[15], r[6], r[10], r[14]) for r in rows) - t0) / 1e3
+    out["span_us"] = (max(max(r[15], *(r[i] for i in STORED)) for r in rows) - t0) / 1e3
     return out
 
 

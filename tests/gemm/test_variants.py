@@ -471,6 +471,7 @@ def test_timeline_builds_are_named_defined_and_refused_where_meaningless() -> No
     use the split workspace pointer); the split build of a timeline config drops it; never a named variant."""
     from dataclasses import replace
 
+    from tcforge.gemm.api import TIMELINE_SLOTS
     from tcforge.gemm.variants import split_config
 
     r9 = VARIANTS["hoist"].config
@@ -488,6 +489,8 @@ def test_timeline_builds_are_named_defined_and_refused_where_meaningless() -> No
         with pytest.raises(TcforgeError, match="timeline"):
             bad.check()
     assert all(not v.config.timeline for v in VARIANTS.values())
+    # the launcher sizes the stamp buffer by the kernel's slot count
+    assert f"constexpr int TL_SLOTS = {TIMELINE_SLOTS};" in codegen.template()
 
 
 def test_the_cublas_mode_each_variant_is_compared_with() -> None:

@@ -46,6 +46,8 @@ PDL = os.environ.get("TCFORGE_PDL", "1") != "0"
 L2_PROMOTION: int | None = None
 # cluster scheduling-policy preference of every cluster launch (driver.CLUSTER_POLICIES; 0: the driver's default)
 CLUSTER_POLICY = 0
+# %globaltimer stamps per CTA written by a timeline build (the kernel's TL_SLOTS; bench/gemm_timeline.py)
+TIMELINE_SLOTS = 16
 
 
 def l2_promotion(config: KernelConfig) -> int:
@@ -449,7 +451,8 @@ def prepare_plan(
     ("planes"), the same bits either way; two splits of a swapped tile run as 2-CTA clusters whose split 1 sends its
     partial into split 0's shared memory ("pair", the same bits again). `split_mode="auto"` takes the pair where
     there is one, else the one `fused_split_pays` predicts faster. A diagnostic build with `config.timeline` writes
-    its per-CTA stamps into `timeline` (an int64 CUDA tensor of >= grid x 16 entries; bench/gemm_timeline.py)."""
+    its per-CTA stamps into `timeline` (an int64 CUDA tensor of >= grid x TIMELINE_SLOTS entries;
+    bench/gemm_timeline.py)."""
     if split_mode not in SPLIT_MODES:
         raise TcforgeError(f"split_mode must be one of {', '.join(SPLIT_MODES)}, got {split_mode!r}")
     import torch
@@ -563,9 +566,10 @@ def prepare_plan(
         if cfg.timeline:  # the stamps go where an unsplit launch's (unused) split workspace pointer points
             if timeline is None or timeline.dtype != torch.int64 or not timeline.is_cuda:
                 raise TcforgeError(f"{plan.variant.name} is a timeline build: pass timeline=<int64 CUDA tensor>")
-            if timeline.numel() < clusters * cfg.cm * 16:
+            ctas = clusters * cfg.cm
+            if timeline.numel() < ctas * TIMELINE_SLOTS:
                 raise TcforgeError(f"timeline holds {timeline.numel()} stamps, the launch writes "
-                                   f"{clusters * cfg.cm * 16} ({clusters * cfg.cm} CTAs x 16)")
+                                   f"{ctas * TIMELINE_SLOTS} ({ctas} CTAs x {TIMELINE_SLOTS})")
             sk_ws = timeline
         elif timeline is not None:
             raise TcforgeError(f"timeline= is for a timeline build (config.timeline), not {plan.variant.name}")
