@@ -437,7 +437,8 @@ SWEEP.append(
 # Also measured at 4096^3 (docs/gemm.md, "Two offsets that did not hold"), not kept: rung 9 / hoist_ed with consumer
 # warpgroup 1 started 1-3 k-tiles after warpgroup 0 (branch exp-wg-skew; the offset is gone by the last tile, same
 # cycles at a locked clock), with a smaller first burst of loads (branch exp-fair-start; slower at 128x11008, level
-# at 4096^3), and rung 9 with fp32 C stored straight from registers (tma_store=False: 2 % more cycles, 1-7 % slower).
+# at 4096^3), and rung 9 with fp32 C stored straight from registers (branch exp-direct-epi, tma_store=False: 2 % more
+# cycles, 1-7 % slower).
 # Also measured on the 16-bit mid shapes where t128 / t192 trail cuBLAS (docs/gemm.md, "Same design, more cycles"),
 # not kept: a 128x128 ping-pong tile with the 2-CTA cluster (cuBLAS's choice there: 0.56-0.97x, below t128
 # everywhere), t128 with 6 stages (within +-0.04 of t128), t128 with the cluster (0.1-0.2 below it at 384 and 1408

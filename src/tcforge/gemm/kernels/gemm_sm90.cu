@@ -856,7 +856,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #endif
           // the operand this CTA loads for itself alone (B in a cluster along N, A in one along M) waits for its own
           // consumers only (LOCAL_EMPTY); the multicast one for every CTA's, whose slots it writes
-          constexpr bool own_only = LOCAL_EMPTY && CM > 1 && (CLUSTER_N ? !loads_a : !loads_b);
+          constexpr bool own_only = LOCAL_EMPTY && (CLUSTER_N ? !loads_a : !loads_b);   // (LOCAL_EMPTY implies CM > 1)
           mbar_wait(empty_bar + s * 8 + (own_only ? LOCAL_OFF : 0), parity);
           const uint32_t fb = full_bar + s * 8;
           if constexpr ((DIAG & 1) != 0) {   // the consumers re-read the first fill's stages
