@@ -226,7 +226,8 @@ def small_streamk(variant: Variant, plan: Plan, sms: int) -> int:
 def refine_auto(plan: Plan, sms: int) -> Plan:
     """`auto` by shape: of rung 9 (128x256 cluster tiles; without the cluster, `tuned`, where those fill one round
     and M >= CM1_MIN_M: 2048^3 4.6-6.3 % faster), the 128x320, 128x192, 128x160, 128x144, 128x128 and 64x192 tiles
-    (where they need no split; t320 and t160 in at most two rounds) and the 64x128 tile, the one `estimate_us`
+    (where they need no split; t320 and t160 in at most two rounds; the 128-row ones above 64 rows: 48x16384x4096
+    0.66-0.72x -> 0.95-1.03x of cuBLAS) and the 64x128 tile, the one `estimate_us`
     predicts fastest for the operands' B layout (a tile smaller than rung 9's and t320's must win by TILE_MARGIN);
     then, for M <= SWAP_MAX_M, a swapped tile (sw8 / sw16 / sw32 / sw64, the one fitting M first; at 65-112 rows the
     64-row swapped tile as wide as M, sw80 / sw96 / sw112: 80x4096x4096 bf16 0.61x -> 1.08x of cuBLAS, 96x4096x4096
@@ -245,7 +246,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     (128x11008x4096 fp8 0.74x -> 0.89x, 128x9216x4096 fp8 0.80x -> 0.99x against t128 in the same run); and at 33-128
     rows over all of these the 64-row swapped tile as wide as half of M in 2-CTA clusters along M (sw32n2 ... sw64n2)
     where its clusters make one round of 32-66 (N = 2048-4224; by rule from N2_RULE_CLUSTERS, by the model below:
-    104x4096x4096 bf16 0.87x -> 0.99x, fp8 1.00x -> 1.11x).
+    104x4096x4096 bf16 0.87x -> 0.99x, fp8 1.00x -> 1.11x); at 33-64 rows of a K-major B the 64-column swapped tile
+    over the 64x128 one where that one's last round is under half full (40-64 x 20480 x 4096 0.75-0.92x -> 0.90-1.07x).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -268,6 +270,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         SK_LONG_KTILES,
         SMALL_AUTO,
         SMALL_M,
+        SMALL_SWAP64,
         SMALL_WIDE_AUTO,
         SQUARE_AUTO,
         STREAMK_MIN_GAIN,
@@ -283,6 +286,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         narrower_swap_margin,
         sw128_fp8_build,
         swap_order,
+        thin_last_round,
     )
 
     if not plan.auto:
@@ -317,8 +321,10 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # t320 moves fewer bytes per flop than every tile but rung 9's pair, so it needs no margin over rung 9; it too is
     # weighed in at most two rounds (in three or more it measured up to 10 % behind rung 9: gemm_small_s23_t320_*.json)
     # (candidate, most rounds of its tiles it is weighed in, rows M must exceed, margin it must win by)
-    rules = ((WIDE_AUTO, 2, 0, 0.0), (MID_AUTO, None, 0, TILE_MARGIN), (NARROW160_AUTO, 2, 0, TILE_MARGIN),
-             (NARROW_AUTO, None, 0, TILE_MARGIN), (SQUARE_AUTO, None, 64, TILE_MARGIN),
+    # the 128-row tiles (t320, t192, t160, t144, t128) above 64 rows only: at 33-64 rows x 16384-20480 the model took
+    # t144 / t160, which streamed B at 0.62-0.92x of cuBLAS where t64 and sw64 ran 0.79-1.15x (gemm_small_s33_wide_*)
+    rules = ((WIDE_AUTO, 2, 64, 0.0), (MID_AUTO, None, 64, TILE_MARGIN), (NARROW160_AUTO, 2, 64, TILE_MARGIN),
+             (NARROW_AUTO, None, 64, TILE_MARGIN), (SQUARE_AUTO, None, 64, TILE_MARGIN),
              (SMALL_WIDE_AUTO, None, SMALL_M, TILE_MARGIN))
     cands = [(big, t_big, 0.0)]
     for name, rounds, min_rows, margin in rules:
@@ -352,6 +358,12 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # round
         # fp8 at 113-128 rows with a long K and N of 2048-8192: the 64-row swapped tile of 128 columns (the model's one
         # cost per k-tile ties it with t64, which it beats there by 7-17 %)
+        # 33-64 rows of a K-major B where the 64x128 tile's tiles spill into a last round under half full (N =
+        # 16.9-25.3 K at 132 SMs): the 64-column swapped tile, whose tiles fill rounds twice as finely (the model ties
+        # the two): 40-64 x 20480 x 4096 3-9 % faster than t64 (gemm_small_s33_wide_*.json; a row-major B not measured)
+        if (best is small and 32 < plan.m <= 64 and plan.b_kmajor
+                and thin_last_round(small.config, plan.m, plan.n, sms)):
+            best = VARIANTS[SMALL_SWAP64]
         best = (cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args)
                 or sw128_fp8_build(plan.m, plan.n, plan.k_padded, plan.in_kind) or best)
         # 33-128 rows with 32-66 clusters of the n2 tile (N = 2048-4224): it from N2_RULE_CLUSTERS clusters on, below

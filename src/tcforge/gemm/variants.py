@@ -559,6 +559,7 @@ NARROW160_AUTO = "t160"  # `auto` where 128x160 tiles fill the rounds better (12
 SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better than 64x128 and 128x128 (768x1536^2)
 SQUARE_AUTO = "t128"  # `auto` where 128x128 tiles fill the rounds without a split (384-512 x 4096 x 4096)
 SMALL_AUTO = "t64"  # `auto` for small M and launches rung 9 would split over K (t64_sk was, before in-kernel split-K)
+SMALL_SWAP64 = "sw64"  # `auto` over t64 at 33-64 rows where t64's last round is under half full (thin_last_round)
 SWAP_AUTO = {8: "sw8", 16: "sw16", 32: "sw32", 64: "sw64"}  # `auto`'s swapped tiles, by the M they fit
 # 65-96 rows: the 64-row swapped tile as wide as M, weighed only where M fits it in one column of tiles (65-80 rows
 # sw80, 81-96 sw96): there it streams B once where sw64 / t64 / t128 stream it twice or pad M, measured 1.1-2.1x
@@ -998,6 +999,12 @@ def sw128_fp8_build(m: int, n: int, k: int, in_kind: str) -> Variant | None:
     if in_kind == "e4m3" and 112 < m <= 128 and k >= SW128_FP8_MIN_K and SW128_FP8_N[0] <= n <= SW128_FP8_N[1]:
         return VARIANTS["sw128"]
     return None
+
+
+def thin_last_round(config: KernelConfig, m: int, n: int, sms: int) -> bool:
+    """Whether a launch's tiles run in more than one round and the last is under half full (single-CTA tiles)."""
+    tiles = cluster_tiles(config, m, n)
+    return tiles > sms and tiles % sms < sms / 2
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
