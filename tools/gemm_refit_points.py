@@ -7,7 +7,8 @@ Writes a bench/gemm_points.py list (16-bit over column-major B timed as bf16:bf1
     python3 tools/gemm_refit_points.py OUT.json --current MEASURED_S30,MEASURED_S30_LONG_N --without MEASURED_S31
 
 (the thirteenth session's list, bench/points/gemm_s31_refit1.json + refit2.json: its first 40 points and the rest,
-chosen from the tables as they stood before MEASURED_S31 held the re-timed points)
+chosen from the tables as they stood before MEASURED_S31 held the re-timed points; with the later tables,
+MEASURED_S33_N2 and MEASURED_S33_WIDE, also left out, the list is the same)
 """
 
 from __future__ import annotations
