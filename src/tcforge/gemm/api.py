@@ -246,8 +246,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     (128x11008x4096 fp8 0.74x -> 0.89x, 128x9216x4096 fp8 0.80x -> 0.99x against t128 in the same run); and at 33-128
     rows over all of these the 64-row swapped tile as wide as half of M in 2-CTA clusters along M (sw32n2 ... sw64n2)
     where its clusters make one round of 32-66 (N = 2048-4224; by rule from N2_RULE_CLUSTERS, by the model below:
-    104x4096x4096 bf16 0.87x -> 0.99x, fp8 1.00x -> 1.11x); at 33-64 rows of a K-major B the 64-column swapped tile
-    over the 64x128 one where that one's last round is under half full (40-64 x 20480 x 4096 0.75-0.92x -> 0.90-1.07x).
+    104x4096x4096 bf16 0.87x -> 0.99x, fp8 1.00x -> 1.11x); at 33-64 rows the 64-column swapped tile over the
+    64x128 one where that one's last round is under half full (40-64 x 20480 x 4096 0.75-0.92x -> 0.90-1.07x).
     Rung 9 runs its stream-K build where its last round of tiles is under half full (or, for 16-bit launches of two
     rounds with at least SK_LONG_KTILES k-tiles, at most 3/4 full) and the model predicts >= STREAMK_MIN_GAIN from
     sharing it (5120^3: 0.91x -> 0.97x of cuBLAS; 1792x4096x14336 fp16 9 %). A split launch reduces inside the
@@ -358,11 +358,11 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         # round
         # fp8 at 113-128 rows with a long K and N of 2048-8192: the 64-row swapped tile of 128 columns (the model's one
         # cost per k-tile ties it with t64, which it beats there by 7-17 %)
-        # 33-64 rows of a K-major B where the 64x128 tile's tiles spill into a last round under half full (N =
-        # 16.9-25.3 K at 132 SMs): the 64-column swapped tile, whose tiles fill rounds twice as finely (the model ties
-        # the two): 40-64 x 20480 x 4096 3-9 % faster than t64 (gemm_small_s33_wide_*.json; a row-major B not measured)
-        if (best is small and 32 < plan.m <= 64 and plan.b_kmajor
-                and thin_last_round(small.config, plan.m, plan.n, sms)):
+        # 33-64 rows where the 64x128 tile's tiles spill into a last round under half full (N = 16.9-25.3 K at 132
+        # SMs): the 64-column swapped tile, whose tiles fill rounds twice as finely (the model ties the two): 40-64 x
+        # 20480 x 4096 3-9 % faster than t64 over a K-major B, 5-14 % over a row-major one (gemm_small_s33_wide_*.json,
+        # gemm_small_s33_rowb.json)
+        if best is small and 32 < plan.m <= 64 and thin_last_round(small.config, plan.m, plan.n, sms):
             best = VARIANTS[SMALL_SWAP64]
         best = (cn_build(plan.m, plan.n, sms, plan.b_kmajor) or c4_build(*args)
                 or sw128_fp8_build(plan.m, plan.n, plan.k_padded, plan.in_kind) or best)
