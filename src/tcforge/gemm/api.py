@@ -306,7 +306,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     last = units % clusters
     long_k = (plan.in_kind != "e4m3" and clusters < units <= 2 * clusters and last <= 0.75 * clusters
               and _ceil(plan.k_padded, big.config.bk(plan.in_kind)) >= SK_LONG_KTILES)
-    if units > clusters and (last < clusters / 2 or long_k):
+    if thin_last_round(VARIANTS[AUTO].config, plan.m, plan.n, sms) or long_k:
         t_sk = estimate_us(big, *args, streamk=True, **kw)
         if t_sk <= t_big * (1 - STREAMK_MIN_GAIN):
             big, t_big = VARIANTS[AUTO_SK], t_sk

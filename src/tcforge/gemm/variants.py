@@ -1002,9 +1002,10 @@ def sw128_fp8_build(m: int, n: int, k: int, in_kind: str) -> Variant | None:
 
 
 def thin_last_round(config: KernelConfig, m: int, n: int, sms: int) -> bool:
-    """Whether a launch's tiles run in more than one round and the last is under half full (single-CTA tiles)."""
-    tiles = cluster_tiles(config, m, n)
-    return tiles > sms and tiles % sms < sms / 2
+    """Whether a launch's (cluster) tiles run in more than one round of the SMs' clusters and the last round is
+    under half full."""
+    tiles, clusters = cluster_tiles(config, m, n), sms // config.cm
+    return tiles > clusters and tiles % clusters < clusters / 2
 
 
 def underfilled(config: KernelConfig, m: int, n: int, sms: int) -> bool:
