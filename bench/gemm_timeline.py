@@ -2,7 +2,9 @@
 (`KernelConfig.timeline`, the TIMELINE #define: the same k-loop code, plus a few stamps) — entry, set-up done (barriers
 initialised, cluster synchronised), each producer thread's first load, each consumer warpgroup's first stage
 arrived, its last wgmmas done and its stores done (its first warp's: each warp waits for its own TMA stores), and the
-exit (thread 0, past the final cluster barrier; without a cluster the producer thread, which leaves early). Each
+exit (thread 0 at its end: in a cluster past its producer tail — the wait for every CTA's consumers to release the
+last slots it filled, which replaced a final cluster barrier in the sixteenth session — unless it loads only this
+CTA's own operand; without a cluster the producer thread, which leaves early). Each
 traced launch follows ten plain launches of the variant in the stream (no PDL; NVML's SM clock read after it) and is
 first checked against cuBLAS; the plain variant and cuBLAS are graph-timed in the same run for scale.
 
@@ -62,8 +64,8 @@ def summarize(stamps: list[list[int]]) -> dict[str, Any]:
         d = [(slot(r, b) - slot(r, a)) / 1e3 for r in rows if slot(r, a) > 0 and slot(r, b) >= slot(r, a)]
         if d:
             out["phases_us"][name] = {"median": statistics.median(d), "max": max(d)}
-    # a CTA ends at its exit stamp or its last stores, whichever is later: without a cluster the exit stamp is the
-    # producer thread's, which leaves once its loads are issued
+    # a CTA ends at its exit stamp or its last stores, whichever is later: the exit stamp is producer thread 0's,
+    # which leaves once its loads are issued (in a cluster, once its tail's slots are released)
     out["span_us"] = (max(max(r[15], *(r[i] for i in STORED)) for r in rows) - t0) / 1e3
     return out
 

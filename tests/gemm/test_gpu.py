@@ -578,6 +578,27 @@ def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
         assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
 
 
+def test_auto_launches_one_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
+    """`auto` at 64 x 5120 x 4096 runs sw64 on 80 of the SMs without PDL (with it graph-timed 0.8-5 us per GEMM
+    slower, gemm_small_s34_pdl_*.json), at 64 x 8192 x 4096 on 128 with it; both outputs match float64."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
+    from tcforge.gemm.validate import plan_matmul
+
+    for n, pdl in ((5120, False), (8192, True)):
+        a = torch.randn(64, 4096, device="cuda").half()
+        b = torch.randn(n, 4096, device="cuda").half().t()
+        plain = plan_matmul(a, b)
+        sms = api.multiprocessor_count(plain.device_index)
+        plan = api.refine_auto(plain, sms)
+        assert plan.variant.name == "sw64", (n, plan.variant.name)
+        prepared = api.prepare_plan(plan, a, b)
+        assert prepared.splits == 1 and prepared.pdl is pdl, n
+        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
+
+
 def _auto_fp16_launch(m: int, n: int, k: int, col_b: bool) -> tuple[str, object]:
     """`auto`'s variant and prepared launch for a fresh fp16 product (b column- or row-major); the launch's output,
     after a NaN poison, is checked against float64 here."""

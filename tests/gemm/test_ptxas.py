@@ -250,3 +250,20 @@ def test_rung9_k_tile_loop_is_lean() -> None:
                 sizes.append(i - start + 1)
                 start = None
         assert sizes and statistics.median(sizes) <= 32, (b.tag(), sizes)
+
+
+@needs_nvcc
+def test_cluster_builds_leave_by_the_producer_tail_not_a_cluster_barrier() -> None:
+    """A cluster build meets its peers once, after the barriers' set-up (one UCGABAR_ARV / UCGABAR_WAIT pair): at the
+    end each multicast producer waits for every CTA's consumers to release its last slots instead (no CTA leaves while
+    a peer may still arrive on its barriers). The pair split-K build, whose CTAs read each other's shared memory,
+    keeps its barrier at the end too; a build without a cluster has none."""
+    from tcforge.gemm.variants import VARIANTS, pair_config
+
+    cases = [(VARIANTS[n].config, "bf16", bk, 1) for n, bk in
+             (("hoist", False), ("cluster2", False), ("n96c4", True), ("sw16c4", True), ("sw32n2", True))]
+    cases += [(pair_config(VARIANTS["sw16"].config), "bf16", True, 2), (VARIANTS["tuned"].config, "bf16", False, 0)]
+    sass = _clean_sass([Build(cfg, kind, "bf16", bk) for cfg, kind, bk, _ in cases])
+    for (*_, meets), (build, text) in zip(cases, sass, strict=True):
+        ops = [ln.split()[1].rstrip(";") for ln in text.splitlines() if "UCGABAR" in ln]
+        assert ops == ["UCGABAR_ARV", "UCGABAR_WAIT"] * meets, (build.tag(), ops)

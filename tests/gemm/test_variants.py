@@ -443,6 +443,25 @@ def test_pdl_is_off_for_one_underfilled_round_of_4_cta_swapped_clusters() -> Non
     assert pdl_pays(sw, "bf16", 172, 132, 64, 1, 30)  # the 64-row tile keeps it
 
 
+def test_pdl_is_off_for_one_underfilled_round_of_one_cta_swapped_tiles() -> None:
+    """gemm_small_s34_pdl*.json: an unsplit one-CTA swapped launch on 72-96 of 132 SMs ran 0.4-5.6 us per GEMM
+    slower with PDL (16-bit; fp8 from 0.2 us faster to 2.7 us slower), level on 104-112 (fp8 faster with it on 104);
+    split launches and the n2 tiles keep it."""
+    from tcforge.gemm.variants import SWAP_PDL_MIN_FILL, VARIANTS, pdl_pays
+
+    sw64, sw16, n2 = VARIANTS["sw64"].config, VARIANTS["sw16"].config, VARIANTS["sw32n2"].config
+    assert not pdl_pays(sw64, "bf16", 80, 80, 64, 1, 132)  # 64 x 5120 x 4096
+    assert not pdl_pays(sw64, "e4m3", 96, 96, 32, 1, 132)  # 64 x 6144 x 4096
+    assert not pdl_pays(sw16, "fp16", 80, 80, 64, 1, 132)  # 16 x 5120 x 4096
+    assert pdl_pays(sw64, "bf16", 112, 112, 64, 1, 132)  # 64 x 7168 x 4096: level there
+    assert pdl_pays(sw64, "e4m3", 104, 104, 32, 1, 132)  # 64 x 6656 x 4096: fp8 faster with it
+    assert pdl_pays(sw64, "bf16", 128, 128, 64, 1, 132) and pdl_pays(sw64, "bf16", 256, 132, 64, 1, 132)
+    assert pdl_pays(sw16, "bf16", 128, 128, 64, 2, 132)  # 16 x 4096 x 4096, split 2 (the pair)
+    assert pdl_pays(sw64, "bf16", 80, 80, 64, 1)  # no SM count given: as before
+    assert pdl_pays(n2, "bf16", 32, 32, 64, 1, 132)  # the n2 tiles: measured with PDL only
+    assert 96 < SWAP_PDL_MIN_FILL * 132 < 104  # 104 CTAs: 16-bit level, fp8 0.2-0.5 us faster with PDL
+
+
 def test_diagnostic_builds_are_named_defined_and_refused_where_meaningless() -> None:
     """`diag` (bench/gemm_bound.py): a #define and a tag suffix only when set, so every other build's source (and
     cache key) is unchanged; refused outside 1..7 and on split, stream-K, promoting, ping-pong or cp.async builds;

@@ -638,9 +638,13 @@ def prepare_plan(
         keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
-        # a 4-CTA-cluster launch's PDL depends on how many of its resident clusters it fills (pdl_pays)
-        c4_count = (resident or c4_resident(sms)) if plan.variant.persistent and cfg.cm >= 4 else 0
-        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit, c4_count)
+        # a swapped launch's PDL depends on how much of one round of resident CTAs (4-CTA clusters: clusters) it
+        # fills (pdl_pays)
+        if cfg.cm >= 4:
+            in_round = (resident or c4_resident(sms)) if plan.variant.persistent else 0
+        else:
+            in_round = sms if cfg.cm == 1 else 0
+        pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit, in_round)
         return Prepared(
             fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit, pdl
         )

@@ -863,6 +863,9 @@ def fused_split_pays(config: KernelConfig, m: int, n: int, splits: int) -> bool:
 # programmatic dependent launch (api.PDL): 16-bit launches of the non-swapped tiles whose CTAs each run at most this
 # many k-tiles get it (the fixed launch and set-up time it hides is a large part of such a launch)
 PDL_MAX_KTILES = 16
+# ... and an unsplit one-CTA swapped launch only where it fills at least this much of one round of the SMs
+# (pdl_pays: 72-96 of 132 measured faster without, 104 and 112 level or faster with)
+SWAP_PDL_MIN_FILL = 0.75
 
 
 def pdl_pays(
@@ -875,11 +878,18 @@ def pdl_pays(
     +5-10 %, rung 9 2048^3 +4 %, 4096^3 within noise); 16-bit t64 faster with <= 16 k-tiles per CTA (1024^3 7.4 ->
     6.7 us, 128x4096x1024) but 1-9 % slower with 32-64 (128-512 x 4096 x 4096, 64 x 14336 x 4096), rung 9 and t192
     within +-2 %. The cause of the 16-bit loss is not found (the cubin is the same; only the launch attribute
-    differs). Not for an unsplit 4-CTA-cluster swapped launch whose clusters fill under C4_MIN_FILL of the `resident`
-    ones in one round (16 and 32 x 9216-11008 x 2048-4096: graph-timed 3.9-5.7 us per GEMM slower with PDL than
-    without, where the kernel alone takes 6-25 us; 0.6-2.1 us at 12288; gemm_small_s26_pdlmap*.json): with 36 or more
-    SMs idle the next launch's early clusters cost more than the overlap gives (cause not found)."""
-    if config.swap_ab and config.cm >= 4 and splits == 1 and resident and units < C4_MIN_FILL * resident:
+    differs). Not for an unsplit swapped launch of one round that fills under SWAP_PDL_MIN_FILL of the SMs (one-CTA
+    builds; `resident` = the SM count) or under C4_MIN_FILL of the resident 4-CTA clusters: with that many SMs idle
+    the next launch's early CTAs cost more than the overlap gives (cause not found). 4-CTA clusters at 16 and 32 x
+    9216-11008 x 2048-4096: graph-timed 3.9-5.7 us per GEMM slower with PDL than without, where the kernel alone takes
+    6-25 us, 0.6-2.1 us at 12288 (gemm_small_s26_pdlmap*.json). One-CTA swapped tiles (sw8 ... sw128) on 72-96 of 132
+    SMs (1-120 x 4608-6144 x 2048-8192, either B layout): 16-bit 0.4-5.6 us slower with PDL (48 x 5120 the one
+    exception, 0.2-0.6 us faster), fp8 from 0.2 us faster to 2.7 us slower, the kernels' own times unchanged; on 104
+    SMs 16-bit level and fp8 0.2-0.5 us faster with it, on 112 level (gemm_small_s34_pdl_*.json,
+    gemm_small_s34_pdlrule_*.json). Split launches, measured faster with PDL, and the 2-CTA n2 tiles, measured with
+    it only, keep it."""
+    fill = C4_MIN_FILL if config.cm >= 4 else SWAP_PDL_MIN_FILL if config.cm == 1 else 0.0
+    if config.swap_ab and splits == 1 and resident and units < fill * resident:
         return False
     if config.swap_ab or in_kind == "e4m3":
         return True

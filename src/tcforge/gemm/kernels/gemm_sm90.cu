@@ -840,6 +840,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     auto producer = [&](auto ops) {
       constexpr int OPS = decltype(ops)::value;
       constexpr bool loads_a = (OPS & 1) != 0, loads_b = (OPS & 2) != 0;
+      // the operand this CTA loads for itself alone (B in a cluster along N, A in one along M) waits for its own
+      // consumers only (LOCAL_EMPTY); the multicast one for every CTA's, whose slots it writes
+      constexpr bool own_only = LOCAL_EMPTY && (CLUSTER_N ? !loads_a : !loads_b);   // (LOCAL_EMPTY implies CM > 1)
       uint32_t it = 0;
 #if HOIST
       RingPos rp;
@@ -854,9 +857,6 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           const int s = it % STAGES;
           const uint32_t parity = ((it / STAGES) & 1) ^ 1;
 #endif
-          // the operand this CTA loads for itself alone (B in a cluster along N, A in one along M) waits for its own
-          // consumers only (LOCAL_EMPTY); the multicast one for every CTA's, whose slots it writes
-          constexpr bool own_only = LOCAL_EMPTY && (CLUSTER_N ? !loads_a : !loads_b);   // (LOCAL_EMPTY implies CM > 1)
           mbar_wait(empty_bar + s * 8 + (own_only ? LOCAL_OFF : 0), parity);
           const uint32_t fb = full_bar + s * 8;
           if constexpr ((DIAG & 1) != 0) {   // the consumers re-read the first fill's stages
@@ -917,6 +917,22 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       // on SMs as they free and waits for this grid). A trigger at the kernel's start measured the same
       // (docs/gemm.md, "Programmatic dependent launch"); this one leaves the next grid queued for less time.
       if constexpr (loads_a) pdl_launch_dependents();
+      // the producer's tail (in a cluster, in place of a cluster barrier at the kernel's end): wait until every
+      // CTA's consumers have released the last STAGES slots this thread filled. Then no peer's consumer will still
+      // arrive on this CTA's empty barriers, and every multicast this CTA issued has landed in its peers (each peer
+      // consumed it before releasing it), so the CTA may leave as soon as its own stores are done — the barrier held
+      // it until the slowest thread of the cluster had stored its tile. A ring position never filled (fewer k-tiles
+      // than stages) is a fresh slot: its wait returns at once, as in the first fill.
+      if constexpr (CM > 1 && !own_only) {
+        for (int i = 0; i < STAGES; ++i, ++it) {
+#if HOIST
+          mbar_wait(empty_bar + rp.s * 8, rp.ph ^ 1);
+          rp.next();
+#else
+          mbar_wait(empty_bar + (it % STAGES) * 8, ((it / STAGES) & 1) ^ 1);
+#endif
+        }
+      }
     };
     if (threadIdx.x == 0) producer(Ops<HOIST ? 1 : 3>{});
     else if (HOIST && threadIdx.x == 32) producer(Ops<2>{});
@@ -1142,7 +1158,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     if (TIMELINE && threadIdx.x % 128 == 0) tl_stamp(sk_ws, 6 + 4 * wg);
     if constexpr (STREAMK) sk_stamp(sk_flags, wg, 6);
   }
-  if constexpr (CM > 1 || SK_PAIR) cluster_sync();   // no CTA leaves while its cluster peers may still address it
+  // the pair split-K's CTAs exchange partials through shared memory: neither leaves while the other may address it
+  // (a cluster of CM > 1 needs no barrier here: its producers' tails, above)
+  if constexpr (SK_PAIR) cluster_sync();
   if (TIMELINE && threadIdx.x == 0) tl_stamp(sk_ws, 15);
 #else
   // ------------------------------------------------ baseline: every thread copies with cp.async, then all issue wgmma
