@@ -558,47 +558,6 @@ def test_pdl_chain_reads_each_previous_output(variant: str, m: int) -> None:
             assert torch.equal(x, y), (fp8, i, int((x != y).sum()))
 
 
-def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
-    """`auto` at 16 x 11008 x 4096 runs sw16c4 (22 of the resident clusters) without PDL, at 16 x 14336 x 4096 (28)
-    with it (variants.pdl_pays; the driver's residency count decides), and both outputs match float64."""
-    import torch
-
-    from tcforge.gemm import api
-    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
-    from tcforge.gemm.validate import plan_matmul
-
-    for n, pdl in ((11008, False), (14336, True)):
-        a = torch.randn(16, 4096, device="cuda").half()
-        b = torch.randn(n, 4096, device="cuda").half().t()  # column-major, as the swapped tiles read the weights
-        plain = plan_matmul(a, b)
-        plan = api.refine_auto(plain, api.multiprocessor_count(plain.device_index))
-        assert plan.variant.name == "sw16c4", (n, plan.variant.name)
-        prepared = api.prepare_plan(plan, a, b)
-        assert prepared.pdl is pdl, n
-        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
-
-
-def test_auto_launches_one_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
-    """`auto` at 64 x 5120 x 4096 runs sw64 on 80 of the SMs without PDL (with it graph-timed 0.8-5 us per GEMM
-    slower, gemm_small_s34_pdl_*.json), at 64 x 8192 x 4096 on 128 with it; both outputs match float64."""
-    import torch
-
-    from tcforge.gemm import api
-    from tcforge.gemm.check import TOLERANCE, poisoned_result, rel_err
-    from tcforge.gemm.validate import plan_matmul
-
-    for n, pdl in ((5120, False), (8192, True)):
-        a = torch.randn(64, 4096, device="cuda").half()
-        b = torch.randn(n, 4096, device="cuda").half().t()
-        plain = plan_matmul(a, b)
-        sms = api.multiprocessor_count(plain.device_index)
-        plan = api.refine_auto(plain, sms)
-        assert plan.variant.name == "sw64", (n, plan.variant.name)
-        prepared = api.prepare_plan(plan, a, b)
-        assert prepared.splits == 1 and prepared.pdl is pdl, n
-        assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"]
-
-
 def _auto_fp16_launch(m: int, n: int, k: int, col_b: bool) -> tuple[str, object]:
     """`auto`'s variant and prepared launch for a fresh fp16 product (b column- or row-major); the launch's output,
     after a NaN poison, is checked against float64 here."""
@@ -616,6 +575,24 @@ def _auto_fp16_launch(m: int, n: int, k: int, col_b: bool) -> tuple[str, object]
     prepared = api.prepare_plan(plan, a, b)
     assert rel_err(poisoned_result(prepared), a.double() @ b.double()) <= TOLERANCE["fp16"], (m, n, k)
     return plan.variant.name, prepared
+
+
+def test_auto_launches_4_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
+    """`auto` at 16 x 11008 x 4096 runs sw16c4 (22 of the resident clusters) without PDL, at 16 x 14336 x 4096 (28)
+    with it (variants.pdl_pays; the driver's residency count decides), and both outputs match float64."""
+    for n, pdl in ((11008, False), (14336, True)):
+        name, prepared = _auto_fp16_launch(16, n, 4096, True)
+        assert name == "sw16c4", (n, name)
+        assert prepared.pdl is pdl, n
+
+
+def test_auto_launches_one_cta_swapped_rounds_with_pdl_by_their_fill() -> None:
+    """`auto` at 64 x 5120 x 4096 runs sw64 on 80 of the SMs without PDL (with it graph-timed 0.8-5 us per GEMM
+    slower, gemm_small_s34_pdl_*.json), at 64 x 8192 x 4096 on 128 with it; both outputs match float64."""
+    for n, pdl in ((5120, False), (8192, True)):
+        name, prepared = _auto_fp16_launch(64, n, 4096, True)
+        assert name == "sw64", (n, name)
+        assert prepared.splits == 1 and prepared.pdl is pdl, n
 
 
 def test_auto_runs_the_width_m_needs_at_65_to_128_rows() -> None:

@@ -638,12 +638,10 @@ def prepare_plan(
         keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
         # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
         poison = [c] + ([target] if target is not c else []) + ([sk_ws] if sk_units or fused else [])
-        # a swapped launch's PDL depends on how much of one round of resident CTAs (4-CTA clusters: clusters) it
-        # fills (pdl_pays)
-        if cfg.cm >= 4:
-            in_round = (resident or c4_resident(sms)) if plan.variant.persistent else 0
-        else:
-            in_round = sms if cfg.cm == 1 else 0
+        # a swapped launch's PDL depends on how much of one round of resident clusters it fills (pdl_pays, which
+        # weighs that per cluster size): 4-CTA clusters by the driver's count, the others SMs / cluster size
+        c4_round = (resident or c4_resident(sms)) if plan.variant.persistent else 0
+        in_round = c4_round if cfg.cm >= 4 else sms // cfg.cm
         pdl = PDL and pdl_pays(cfg, plan.in_kind, units, clusters, num_kt, nsplit, in_round)
         return Prepared(
             fn, grid, cfg.threads, cfg.smem_bytes(), args, reduce, c, n, keep, sk_units, poison, nsplit, pdl
