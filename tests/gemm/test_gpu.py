@@ -199,6 +199,18 @@ def test_deferred_epilogue_bits_equal_rung9(combo: tuple, shape: tuple) -> None:
     _assert_same_bits(("hoist_ed", "tuned_ed", "hoist"), shape, combo, sum(shape) + 2)
 
 
+@pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "fp32", True), ("e4m3", "fp32", True),
+                                   ("bf16", "bf16", False), ("fp16", "fp16", True), ("e4m3", "bf16", True)],
+                         ids=_pair_id)
+@pytest.mark.parametrize("shape", [(4096, 4096, 1024), (1000, 1000, 520), (8192, 1024, 136), (2000, 3000, 64)])
+def test_spread_epilogue_bits_equal_rung9(combo: tuple, shape: tuple) -> None:
+    """hoist_es stages the held part of each tile's C one sub-tile per k-tile of the next tile (fp32 C: its first half
+    at the tile's end, its second half held as fp32): rung 9's products in its K order, so the outputs are rung 9's
+    bit for bit — several tiles per CTA, partial tiles, and units of fewer k-tiles than held sub-tiles (K = 136 and
+    64: the rest staged before the next tile's C is held)."""
+    _assert_same_bits(("hoist_es", "hoist"), shape, combo, sum(shape) + 3)
+
+
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "bf16", True), ("e4m3", "bf16", True)],
                          ids=_pair_id)
 @pytest.mark.parametrize("shape", [(2048, 2048, 2048), (4096, 1024, 1000)])

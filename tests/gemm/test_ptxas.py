@@ -4,6 +4,7 @@ remarks C7515 / C7511); its SASS holds HGMMA/QGMMA."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -129,6 +130,46 @@ def test_deferred_epilogue_stores_between_a_wgmma_group_and_its_wait() -> None:
         assert sum("STSM" in ln for ln in between) == 16 and sum("UTMASTG" in ln for ln in between) == 4, b.tag()
         tail = lines[next(i for i, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in ln):]
         assert sum("F2FP" in ln for ln in tail[:80]) >= 64, b.tag()  # the tile's end: 128 values packed
+
+
+def _branches_above(line: str, address: int) -> bool:
+    """A SASS line that branches to an address before `address` (a loop's back edge)."""
+    target = re.search(r" BRA (?:`\(\.L_x_\d+\) )?0x([0-9a-f]+)", line)
+    return target is not None and int(target.group(1), 16) < address
+
+
+@needs_nvcc
+def test_spread_epilogue_stages_one_held_sub_tile_per_k_tile() -> None:
+    """hoist_es: under each k-tile's in-flight wgmma group the mainloop stages one held sub-tile (a branch per held
+    sub-tile, each its stores and one TMA store: 16-bit C 4 stmatrix, fp32 C 8 st.shared.v2 per warp), in every
+    k-tile's loop (not a peeled first one), and the tile's end stages 4 of fp32 C's 8 sub-tiles at once."""
+    from tcforge.gemm.variants import VARIANTS
+
+    cases = {("bf16", "bf16"): (4, "STSM.16.", 4, 0), ("fp16", "fp32"): (4, "STS.64 ", 8, 4),
+             ("e4m3", "fp32"): (4, "STS.64 ", 8, 4)}
+    builds = [b for b in all_builds([VARIANTS["hoist_es"]], a_col=False) if (b.in_kind, b.out_kind) in cases
+              and b.b_kmajor == (b.in_kind == "e4m3")]
+    assert len(builds) == 3
+    for b, sass in _clean_sass(builds):
+        held, store, per_sub, at_end = cases[(b.in_kind, b.out_kind)]
+        lines = [ln for ln in sass.splitlines() if "GMMA" in ln or store in ln or "UTMASTG" in ln
+                 or "WARPGROUP.DEPBAR" in ln or " BRA " in ln]
+        first_group = next(i for i, ln in enumerate(lines) if "gsb0" in ln and "GMMA" in ln)
+        wait1 = next(i for i, ln in enumerate(lines) if i > first_group and "WARPGROUP.DEPBAR.LE gsb0, 0x1" in ln)
+        under = lines[first_group + 1:wait1]  # the k-tile's body after its last wgmma: the flush branches
+        assert not any("GMMA" in ln for ln in under), b.tag()
+        # every k-tile flushes (hoist_ed flushes in a peeled first k-tile, then runs a loop without it): after the
+        # wait, the loop branches back above this group before any other wgmma
+        group_at = int(re.search(r"/\*([0-9a-f]{4,})\*/", lines[first_group]).group(1), 16)
+
+        after = next(ln for ln in lines[wait1 + 1:] if "GMMA" in ln or _branches_above(ln, group_at))
+        assert " BRA " in after, (b.tag(), after)
+        assert sum("UTMASTG" in ln for ln in under) == held, b.tag()
+        assert sum(store in ln for ln in under) == held * per_sub, b.tag()
+        # the tile's end (after the last k-tile's wait for every group): fp32's sub-tiles staged at once
+        end = lines[next(i for i, ln in enumerate(lines) if "WARPGROUP.DEPBAR.LE gsb0, 0x0" in ln):]
+        first_gmma = next((i for i, ln in enumerate(end) if "GMMA" in ln), len(end))
+        assert sum("UTMASTG" in ln for ln in end[:first_gmma]) >= at_end, b.tag()
 
 
 @needs_nvcc

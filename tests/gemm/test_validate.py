@@ -145,7 +145,7 @@ def test_auto_takes_the_small_tile_where_rung_9_leaves_half_the_gpu_idle() -> No
     def plan(m: int, n: int, k: int, variant: str = "auto") -> object:
         return plan_matmul(FakeTensor((m, k)), FakeTensor((k, n)), variant=variant)
 
-    assert refine_auto(plan(4096, 4096, 4096), 132).variant.name == "hoist_ed"  # no split: rung 9
+    assert refine_auto(plan(4096, 4096, 4096), 132).variant.name == "hoist_es"  # no split: rung 9
     assert refine_auto(plan(3072, 3072, 3072), 132).variant.name == "t192"  # 384 tiles of 128x192: 2.9 rounds
     # 1280x4096x4096: 80 units, 14/66 in the second round; stream-K shares them, 260 tiles of 128x160 fill two
     # rounds, 130 of 128x320 one (t320 73.9 us, t160 76.1, stream-K 81.2: gemm_small_s23_t320_rowb.json)
@@ -156,20 +156,20 @@ def test_auto_takes_the_small_tile_where_rung_9_leaves_half_the_gpu_idle() -> No
     # two rounds, the second 46/66 full: stream-K for 16-bit with >= SK_LONG_KTILES k-tiles only
     assert refine_auto(plan(1792, 4096, 14336), 132).variant.name == "streamk"  # 224 k-tiles
     assert refine_auto(plan(1792, 4096, 8192), 132).variant.name == "streamk"  # 128
-    assert refine_auto(plan(1792, 4096, 4096), 132).variant.name == "hoist_ed"  # 64
-    assert refine_auto(plan(2048, 6144, 8192), 132).variant.name == "hoist_ed"  # 192 units: three rounds
-    assert refine_auto(plan(8192, 8192, 8192), 132).variant.name == "hoist_ed"  # 1024 units: 34/66, over half
+    assert refine_auto(plan(1792, 4096, 4096), 132).variant.name == "hoist_es"  # 64
+    assert refine_auto(plan(2048, 6144, 8192), 132).variant.name == "hoist_es"  # 192 units: three rounds
+    assert refine_auto(plan(8192, 8192, 8192), 132).variant.name == "hoist_es"  # 1024 units: 34/66, over half
     assert refine_auto(plan(5120, 5120, 5120), 132).variant.name == "streamk"  # 400 units: 6 rounds + 4 units
-    assert refine_auto(plan(2560, 2560, 2560), 132).variant.name == "hoist_ed"  # 100 units: 34/66
-    assert refine_auto(plan(256, 14336, 4096), 132).variant.name == "hoist_ed"  # 56 units: no split either
+    assert refine_auto(plan(2560, 2560, 2560), 132).variant.name == "hoist_es"  # 100 units: 34/66
+    assert refine_auto(plan(256, 14336, 4096), 132).variant.name == "hoist_es"  # 56 units: no split either
     # one round of rung 9's cluster tiles with M >= CM1_MIN_M: rung 9 without the cluster
     assert refine_auto(plan(2048, 2048, 2048), 132).variant.name == "tuned"  # 64 units of 66
     assert refine_auto(plan(4096, 1024, 1024), 132).variant.name == "tuned"
-    assert refine_auto(plan(2048, 4096, 2048), 132).variant.name == "hoist_ed"  # 128 units: two rounds
+    assert refine_auto(plan(2048, 4096, 2048), 132).variant.name == "hoist_es"  # 128 units: two rounds
     assert refine_auto(plan(2048, 1024, 8192), 132).variant.name == "hoist"  # 32 units: half a round, split
     assert refine_auto(plan(1536, 1536, 1536), 132).variant.name == "t160"  # 120 tiles: one round (t192 96)
-    assert refine_auto(plan(6144, 6144, 6144), 132).variant.name == "hoist_ed"  # 576 units: 48/66, over half
-    assert refine_auto(plan(16384, 16384, 16384), 132).variant.name == "hoist_ed"  # 62 rounds + 4: 1.4 % to gain
+    assert refine_auto(plan(6144, 6144, 6144), 132).variant.name == "hoist_es"  # 576 units: 48/66, over half
+    assert refine_auto(plan(16384, 16384, 16384), 132).variant.name == "hoist_es"  # 62 rounds + 4: 1.4 % to gain
     assert refine_auto(plan(256, 4096, 4096), 132).variant.name == "t64"  # 128 tiles: no split
     assert refine_auto(plan(1024, 1024, 1024), 132).variant.name == "t64"
     assert refine_auto(plan(512, 512, 512), 132).variant.name == "sw32"  # swapped: 128 tiles of 64x32, one round
@@ -242,9 +242,9 @@ def test_auto_takes_the_small_tile_where_rung_9_leaves_half_the_gpu_idle() -> No
     assert refine_auto(plan(64, 14336, 4096), 132).variant.name == "t64"  # 112 tiles: one round, no split
     assert refine_auto(plan(256, 4096, 4096, "hoist"), 132).variant.name == "hoist"  # explicit
     assert refine_auto(plan(256, 4096, 4096, "hoist"), 132).variant.name == "hoist"
-    # rung 9 unsplit stores 16-bit C under the next tile's wgmmas (hoist_ed); fp32 C and split launches run rung 9
+    # rung 9 unsplit stores C under the next tile's k-tiles (hoist_es), fp32 C too; split launches run rung 9
     f32 = plan_matmul(FakeTensor((4096, 4096)), FakeTensor((4096, 4096)), out_dtype=F32)
-    assert refine_auto(f32, 132).variant.name == "hoist"
+    assert refine_auto(f32, 132).variant.name == "hoist_es"
 
 
 def test_auto_runs_sw112_split_as_the_model_predicts_within_its_margin() -> None:
@@ -295,7 +295,7 @@ def test_auto_takes_the_144_column_tile_where_it_fills_a_round_over_k_major_b() 
     # gemm_small_s23_t64cm2_rowb.json); at 4096 columns t64's 64 tiles fill one round (13.0 against t128's 14.6)
     # (since the twelfth session of 2026-12-01 the n2 tile at 4096 columns: 10.8 against t64's 12.5, MEASURED_S30)
     assert pick(128, 14336, 4096, f16, False) == "t128" and pick(128, 4096, 4096, f16, False) == "sw64n2"
-    assert pick(4096, 4096, 4096, f16, True) == "hoist_ed" and pick(3072, 3072, 3072, f16, True) == "t192"
+    assert pick(4096, 4096, 4096, f16, True) == "hoist_es" and pick(3072, 3072, 3072, f16, True) == "t192"
     t144, t192 = VARIANTS["t144"], VARIANTS["t192"]
     assert estimate_us(t144, 1536, 1536, 1536, "fp16", 132, b_kmajor=False) == estimate_us(
         t192, 1536, 1536, 1536, "fp16", 132)  # one round each, the same k-tiles, costed alike
@@ -1876,9 +1876,9 @@ def test_auto_picks_within_4_percent_of_the_measured_best() -> None:
         dt = "torch.float8_e4m3fn" if kind == "e4m3" else "torch.float16"
         b = col_major(k, n, dt) if layout == "col" else FakeTensor((k, n), dt)
         picked = refine_auto(plan_matmul(FakeTensor((m, k), dt), b), 132).variant.name
-        # rung 9's deferred-epilogue build (16-bit C, unsplit): the same tile and bits, measured within 1 % of rung 9
-        # (gemm_small_s24_ed.json), so the tables' rung 9 times stand for it
-        picked = "hoist" if picked == "hoist_ed" else picked
+        # rung 9's spread-epilogue build (unsplit): the same tile and bits, measured within 1.5 % of rung 9
+        # (gemm_small_s35_es.json, gemm_energy_s35_es*.json), so the tables' rung 9 times stand for it
+        picked = "hoist" if picked == "hoist_es" else picked
         assert picked in times, (shape, kind, layout, picked)
         skip = NOT_WEIGHED.get((shape, kind, layout))
         if skip:

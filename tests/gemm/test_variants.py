@@ -114,6 +114,23 @@ def test_hoisted_descriptors_are_a_tma_path_option() -> None:
     replace(VARIANTS["tma_ws"].config, hoist=True).check()  # the same option on the TMA path builds
 
 
+def test_spread_epilogue_defers_fp32_c_too() -> None:
+    """epi_spread: EPI_DEFER and EPI_SPREAD in every build of hoist_es, fp32 C included (hoist_ed's fp32 builds are
+    plain rung 9); refused without a deferred epilogue."""
+    from dataclasses import replace
+
+    es = VARIANTS["hoist_es"].config
+    assert es == replace(VARIANTS["hoist_ed"].config, epi_spread=True) and not VARIANTS["hoist_es"].splitk_auto
+    builds = list(all_builds([VARIANTS["hoist_es"]]))
+    assert {b.out_kind for b in builds} == {"fp32", "fp16", "bf16"}
+    for b in builds:
+        assert b.config == es, b.tag()
+        src = b.source()
+        assert "#define EPI_DEFER 1\n" in src and "#define EPI_SPREAD 1\n" in src, b.tag()
+    with pytest.raises(TcforgeError, match="spread epilogue is a deferred one"):
+        replace(VARIANTS["hoist"].config, epi_spread=True).check()
+
+
 def test_deferred_epilogue_is_a_16_bit_output_build_of_unsplit_tiles() -> None:
     """epi_defer packs C to 16 bits under the next tile's wgmmas: EPI_DEFER is set for 16-bit C only (a fp32-output
     build of the variant is the plain build), and refused with split-K, stream-K, ping-pong, swap or two m64 blocks."""

@@ -255,8 +255,9 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096
     0.74-0.81x -> 0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320,
     768x1536x1536 fp16 0.68x -> 0.79x with t64x192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x swapped;
-    1024x1024x65536 stays rung 9 with split-K). Rung 9 unsplit with 16-bit C runs its deferred-epilogue build
-    (hoist_ed: each tile stored under the next tile's first wgmmas). An explicit variant is never changed."""
+    1024x1024x65536 stays rung 9 with split-K). Rung 9 unsplit in several rounds runs its spread-epilogue build
+    (hoist_es: each tile stored under the next tile's k-tiles, fp32 C half of it). An explicit variant is never
+    changed."""
     from tcforge.gemm.variants import (
         AUTO,
         AUTO_CM1,
@@ -374,10 +375,11 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
             best = n2
     # (t64_sk, sharing a split launch's units by stream-K, was `auto` where t64 split K with M >= 64 until split-K
     # reduced inside the kernel: since then t64 is as fast or faster there, gemm_small_fsk2_*.json)
-    # rung 9 unsplit with 16-bit C (in more than one round: one round runs `tuned`): its build that stores each tile
-    # under the next tile's first wgmmas — the same bits, 0.8-1.1 % fewer cycles at a locked clock at 4096^3
-    # (gemm_ncu_ed_s24.txt), +0.4-0.7 % at the power cap (gemm_energy_s24_ed.json)
-    if best.name == AUTO and plan.out_kind != "fp32" and choose_splits(best.config, *args) == 1:
+    # rung 9 unsplit (in more than one round: one round runs `tuned`): its build that stores each tile under the next
+    # tile's k-tiles, one sub-tile per k-tile (fp32 C: half of it) — the same bits, 1.0-1.5 % fewer cycles than rung 9
+    # / hoist_ed at a locked clock at 4096^3 (gemm_ncu_s35_*.txt), +0.4-1.6 % at the power cap
+    # (gemm_energy_s35_es*.json)
+    if best.name == AUTO and choose_splits(best.config, *args) == 1:
         best = VARIANTS[AUTO_DEFER]
     return replace(plan, variant=best)
 

@@ -29,8 +29,9 @@ class Build:
         # fp32 promotion exists for fp8 only: a 16-bit build of a promoting variant is the plain build
         if self.config.promote and self.in_kind != "e4m3":
             object.__setattr__(self, "config", replace(self.config, promote=False))
-        # the deferred epilogue packs C to 16 bits: a fp32-output build of such a variant is the plain build
-        if self.config.epi_defer and self.out_kind == "fp32":
+        # the deferred epilogue packs C to 16 bits: a fp32-output build of such a variant is the plain build (unless
+        # spread: fp32 C then holds its second half)
+        if self.config.epi_defer and not self.config.epi_spread and self.out_kind == "fp32":
             object.__setattr__(self, "config", replace(self.config, epi_defer=False))
 
     def source(self) -> str:

@@ -89,7 +89,8 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         "CONSUMER_REGS": config.consumer_regs,
         **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
         **({"STREAMK": 1} if config.streamk else {}),
-        **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C (the plain build)
+        **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C unless spread (the plain build)
+        **({"EPI_SPREAD": 1} if config.epi_spread else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"TIMELINE": 1} if config.timeline else {}),  # diagnostics only (bench/gemm_timeline.py)
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
@@ -132,6 +133,7 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("rx", config.relaxed),
         ("pr", config.promote),
         ("ed", config.epi_defer),
+        ("es", config.epi_spread),
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
         ("tl", config.timeline),

@@ -57,8 +57,11 @@ class KernelConfig:
     consumer_regs: int = 232  # setmaxnreg target of each consumer warpgroup
     promote: bool = False  # fp8: per stage, partial sums of each N half added into fp32 totals (no effect on 16-bit)
     # 16-bit C of unsplit tiles: a tile's accumulators packed to 16 bits, staged and stored under the next tile's
-    # first wgmmas (fp32-output builds of such a variant are plain builds)
+    # first wgmmas (fp32-output builds of such a variant are plain builds, unless epi_spread)
     epi_defer: bool = False
+    # with epi_defer: the held sub-tiles staged one per k-tile of the next tile (EPI_SPREAD), not all under its first;
+    # fp32 C then defers too (its first half staged at the tile's end, the second held in registers)
+    epi_spread: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     timeline: bool = False  # diagnostics only: per-CTA %globaltimer stamps (bench/gemm_timeline.py; TIMELINE)
@@ -191,6 +194,8 @@ class KernelConfig:
             raise TcforgeError(f"{self}: the deferred epilogue needs the staged epilogue of unsplit tiles, one m64 "
                                "block per consumer warpgroup, whole sub-tiles, no stream-K, ping-pong, swap or "
                                "promotion")
+        if self.epi_spread and not self.epi_defer:
+            raise TcforgeError(f"{self}: a spread epilogue is a deferred one (epi_defer)")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
@@ -269,6 +274,18 @@ SWEEP += [
     Variant("hoist_ed", 9, "rung 9 + deferred epilogue (16-bit C stored under the next tile's wgmmas)",
             replace(_R9, epi_defer=True), True, 8),
     Variant("tuned_ed", 9, "tuned + deferred epilogue", replace(_R9, cm=1, relaxed=True, epi_defer=True), True, 8),
+]
+# the deferred epilogue spread over the next tile's k-tiles, one sub-tile each (no k-tile waits for the write burst of
+# every SM finishing a tile at once), and for fp32 C too: half its sub-tiles staged at the tile's end, half held in
+# the registers a 16-bit tile packs into. `auto` where rung 9 runs unsplit in several rounds: at 4096^3 1.0-1.5 %
+# fewer cycles than hoist_ed / rung 9 at a locked clock, 0.3-0.6 % fewer than cuBLAS's kernel (gemm_ncu_s35_*.txt),
+# +0.4-1.6 % at the power cap (gemm_energy_s35_*.json; docs/gemm.md, "A spread epilogue").
+# Also measured, not kept (gemm_energy_s35_es*.json, gemm_ncu_s35_hoist_es5.txt): 4 staging buffers and 3 ring stages
+# (fp32's first half never waits: 0.5-1 % slower than hoist_es at the cap), fp32 C holding 5 of its 8 sub-tiles
+# (the most that does not spill; the same cycles as 4)
+SWEEP += [
+    Variant("hoist_es", 9, "rung 9 + spread deferred epilogue (one sub-tile per k-tile of the next tile; fp32 C half "
+            "deferred)", replace(_R9, epi_defer=True, epi_spread=True), True, 8),
 ]
 
 # small M: a 64-row tile (one consumer warpgroup), no cluster, split-K when the tiles leave SMs idle
@@ -540,7 +557,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in LADDER + SWEEP}
 for _v in LADDER:
     VARIANTS[f"r{_v.rung}"] = _v
 AUTO = "hoist"  # rung 9: `auto` where its tiles fill the GPU without splitting K
-AUTO_DEFER = "hoist_ed"  # rung 9 with the deferred epilogue: `auto` where rung 9 runs unsplit with 16-bit C
+AUTO_DEFER = "hoist_es"  # rung 9 with the spread deferred epilogue: `auto` where rung 9 runs unsplit
 AUTO_SK = "streamk"  # rung 9 + stream-K: `auto` where rung 9's last round is thin (below)
 # rung 9 without the cluster: `auto` instead of rung 9 where rung 9's cluster tiles fill one round, more than half of
 # it (no split), and M >= CM1_MIN_M. Measured (gemm_small_s22_cm.json, kernel time, three dtype pairs): 2048^3

@@ -11,6 +11,9 @@
 //   PINGPONG (each consumer warpgroup owns whole tiles, alternating: one's epilogue overlaps the other's mainloop)
 //   EPI_DEFER (16-bit C, unsplit tiles: a tile's accumulators are packed to 16-bit pairs in registers and staged and
 //   stored only once the next tile's first wgmmas are issued, so the tensor core is idle for the pack, not the store)
+//   EPI_SPREAD (with EPI_DEFER: the held sub-tiles are staged one per k-tile of the next tile, not all under its first,
+//   so no k-tile waits for the whole tile's write burst; fp32 C too: its first half staged at the tile's end, the
+//   second half held as scaled fp32 in the registers 16-bit C would pack into)
 //   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
 //   totals, as cuBLAS does without use_fast_accum)
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
@@ -69,6 +72,9 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef EPI_DEFER
 #define EPI_DEFER 0
 #endif
+#ifndef EPI_SPREAD
+#define EPI_SPREAD 0
+#endif
 #ifndef DIAG
 #define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
                  // first fill, bit 2 no epilogue stores, bit 4 no wgmma — what the rest of the kernel costs alone
@@ -94,6 +100,12 @@ constexpr int NTHREADS = USE_TMA ? 128 * (NC + 1) : 128 * NC;
 constexpr int K_SWZ = BK_BYTES == 128 ? 1 : (BK_BYTES == 64 ? 2 : 3);   // wgmma descriptor swizzle code
 constexpr uint32_t K_SWZ_MASK = BK_BYTES == 128 ? 0x70u : (BK_BYTES == 64 ? 0x30u : 0x10u);
 constexpr int EPI_N = 128 / OUT_BYTES;             // staged epilogue: columns of one 128-byte sub-tile row
+constexpr int EPI_SUBS = BN / EPI_N;               // staged epilogue: sub-tiles per warpgroup (whole ones)
+// EPI_DEFER: the sub-tiles held in registers past a tile's end (16-bit C: all, as packed pairs; fp32 C, EPI_SPREAD
+// only: the second half, scaled) and the 32-bit words a thread holds for them (16 per sub-tile either way). Holding
+// 5 of 8 fp32 sub-tiles measured the same; 6 spill
+constexpr int DEFER_SUBS = OUT_BYTES == 4 ? EPI_SUBS / 2 : EPI_SUBS;
+constexpr int DEFER_WORDS = DEFER_SUBS * 16;
 // one staging buffer: 128 bytes of C by the warpgroup's rows; the swapped product stages C^T as BN rows of 128 bytes,
 // so a swapped tile wider than the warpgroup's 64 rows (BN = 128) takes BN-row buffers
 constexpr int EPI_BUF = (TRANS_C && BN > WG_ROWS ? BN : WG_ROWS) * 128;
@@ -132,9 +144,10 @@ static_assert(!STREAMK || (USE_TMA && !PINGPONG && !SPLITK && !DO_PROMOTE),
 static_assert(!SK_FUSED || (USE_TMA && !SPLITK && !STREAMK), "in-kernel split-K: TMA path, no planes, no stream-K");
 static_assert(!SK_PAIR || (SK_FUSED && CM == 1 && !PINGPONG), "pair split-K: an in-kernel split-K build, no cluster");
 static_assert(!TMA_STORE || USE_TMA, "the staged epilogue needs the TMA path");
-static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && OUT_BYTES == 2 && MI == 1 && BN % EPI_N == 0 && !SPLITK &&
-                             !STREAMK && !SK_FUSED && !PINGPONG && !TRANS_C && !DO_PROMOTE && DIAG == 0),
-              "deferred epilogue: unsplit 16-bit C of whole sub-tiles, one m64 block per consumer warpgroup");
+static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && (OUT_BYTES == 2 || EPI_SPREAD) && MI == 1 && BN % EPI_N == 0 &&
+                             !SPLITK && !STREAMK && !SK_FUSED && !PINGPONG && !TRANS_C && !DO_PROMOTE && DIAG == 0),
+              "deferred epilogue: unsplit C of whole sub-tiles (fp32 C spread only), one m64 block per warpgroup");
+static_assert(!EPI_SPREAD || (EPI_DEFER && DEFER_WORDS == ACC_N / 2), "a spread epilogue: a deferred one, 64 words held");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
 static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 2 * WG_ROWS),
@@ -655,7 +668,8 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
 // XORed with row % 8 (TMA's 128-byte swizzle); every row a thread writes has row % 8 == its fragment row, so the XOR
 // is a per-thread constant. 16-bit C: stmatrix, lane L giving the row address of matrix L / 8 (fragment jj + L / 16,
 // rows + 8 * ((L / 8) % 2)); fp32 C: a float2 per fragment row with st.shared.v2 (the 8 bytes at column 2 * (lane % 4))
-template <class Stage>
+// (sub-tiles C0 .. C1 - 1 only, for the deferred epilogue's parts)
+template <int C0 = 0, int C1 = EPI_SUBS, class Stage>
 __device__ __forceinline__ void epilogue_staged(uint32_t lane, uint32_t warp, const TmaDesc* mapC, uint8_t* epi,
                                                 int wg, int row0, int col0, uint32_t& epi_count, Stage stage) {
   const uint32_t frow = OUT_BYTES == 4 ? lane / 4 : (lane % 8) + 8 * ((lane / 8) % 2);   // row inside 16
@@ -663,7 +677,7 @@ __device__ __forceinline__ void epilogue_staged(uint32_t lane, uint32_t warp, co
                                        : (((lane / 16) ^ (lane % 8)) << 4);
   const uint32_t warp_rows = smem_u32(epi) + wg * EPI_BUFS * EPI_BUF + warp * 16 * 128;   // 16 rows, 1024-aligned
 #pragma unroll
-  for (int c = 0; c < BN / EPI_N; ++c) {
+  for (int c = C0; c < C1; ++c) {
     const uint32_t buf = warp_rows + (epi_count % EPI_BUFS) * EPI_BUF;
     if (lane == 0) tma_store_wait_read<(EPI_BUFS - 1) * MI>();   // this warp's store that last used it has read it
     __syncwarp();
@@ -687,7 +701,9 @@ __device__ __forceinline__ void lane_and_warp(uint32_t& lane, uint32_t& warp) {
   warp = (warp % 128) / 32;
 }
 
-// this warpgroup's rows of C through the staged epilogue (C^T through epilogue_tma_trans for the swapped product)
+// this warpgroup's rows of C through the staged epilogue (C^T through epilogue_tma_trans for the swapped product;
+// sub-tiles before C1 only: the spread fp32 epilogue's first half)
+template <int C1 = EPI_SUBS>
 __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
                                              int row0, int col0, float alpha, uint32_t& epi_count, void* C, int M,
                                              int N, int64_t ldc) {
@@ -701,7 +717,8 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
   // a BN that is not a whole number of sub-tiles (144: 4.5 fp32 / 2.25 16-bit ones): the last columns go straight
   // from registers to C (a sub-tile store would write the next tile's columns)
   if constexpr (BN % EPI_N != 0) epilogue_direct<false, (BN / EPI_N) * JS>(acc, C, M, N, ldc, row0, col0, alpha);
-  epilogue_staged(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int mi, int c, uint32_t fxor) {
+  epilogue_staged<0, C1>(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int mi, int c,
+                                                                                uint32_t fxor) {
     if constexpr (OUT_BYTES == 4) {
 #pragma unroll
       for (int jj = 0; jj < JS; ++jj) {
@@ -724,25 +741,54 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
 }
 
 #if EPI_DEFER
-// this warpgroup's tile as 16-bit pairs (scaled): C in half the accumulators' registers, so the next tile's wgmmas
-// can start before it is staged. p[q] holds acc[2q], acc[2q + 1], the pairs stmatrix takes from a fragment.
-__device__ __forceinline__ void pack_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[ACC_N / 2], float alpha) {
+// the held part of this warpgroup's tile (scaled): 16-bit C as pairs in half the accumulators' registers, so the
+// next tile's wgmmas can start before it is staged (p[q] holds acc[2q], acc[2q + 1], the pairs stmatrix takes from a
+// fragment); fp32 C (spread) its last DEFER_SUBS sub-tiles as they are (p[i] holds acc[ACC_N - DEFER_WORDS + i])
+__device__ __forceinline__ void pack_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[DEFER_WORDS], float alpha) {
+  if constexpr (OUT_BYTES == 4) {
 #pragma unroll
-  for (int q = 0; q < ACC_N / 2; ++q) p[q] = pack_pair(scaled(acc[0][2 * q], alpha), scaled(acc[0][2 * q + 1], alpha));
+    for (int i = 0; i < DEFER_WORDS; ++i) p[i] = __float_as_uint(scaled(acc[0][ACC_N - DEFER_WORDS + i], alpha));
+  } else {
+#pragma unroll
+    for (int q = 0; q < ACC_N / 2; ++q) p[q] = pack_pair(scaled(acc[0][2 * q], alpha), scaled(acc[0][2 * q + 1], alpha));
+  }
 }
-// epilogue_tma's 16-bit path from packed pairs (called under the next tile's first wgmmas; MI == 1)
-__device__ __forceinline__ void epilogue_tma_packed(const uint32_t (&p)[ACC_N / 2], const TmaDesc* mapC, uint8_t* epi,
+// epilogue_tma from the held words, sub-tiles C0 .. C1 - 1 of them (the tile's last DEFER_SUBS; called under the
+// next tile's wgmmas; MI == 1); col0 is the tile's
+template <int C0 = 0, int C1 = DEFER_SUBS>
+__device__ __forceinline__ void epilogue_tma_packed(const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC, uint8_t* epi,
                                                     int wg, int row0, int col0, uint32_t& epi_count) {
   uint32_t lane, warp;
   lane_and_warp(lane, warp);
-  epilogue_staged(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int, int c, uint32_t fxor) {
+  constexpr int HELD0 = EPI_SUBS - DEFER_SUBS;   // the first held sub-tile's index in the tile
+  epilogue_staged<C0 + HELD0, C1 + HELD0>(lane, warp, mapC, epi, wg, row0, col0, epi_count,
+                                          [&](uint32_t rows, int, int c, uint32_t fxor) {
     constexpr int JS = EPI_N / 8;
+    if constexpr (OUT_BYTES == 4) {
 #pragma unroll
-    for (int jj = 0; jj < JS; jj += 2) {
-      const int q = (c * JS + jj) * 2;
-      stmatrix_x4(rows + ((jj * 16) ^ fxor), p[q], p[q + 1], p[q + 2], p[q + 3]);
+      for (int jj = 0; jj < JS; ++jj) {
+        const uint32_t* f = &p[((c - HELD0) * JS + jj) * 4];
+        const uint32_t off = (jj * 32) ^ fxor;
+        st_shared_f2(rows + off, __uint_as_float(f[0]), __uint_as_float(f[1]));
+        st_shared_f2(rows + 8 * 128 + off, __uint_as_float(f[2]), __uint_as_float(f[3]));
+      }
+    } else {
+#pragma unroll
+      for (int jj = 0; jj < JS; jj += 2) {
+        const int q = ((c - HELD0) * JS + jj) * 2;
+        stmatrix_x4(rows + ((jj * 16) ^ fxor), p[q], p[q + 1], p[q + 2], p[q + 3]);
+      }
     }
   });
+}
+// held sub-tile d (a run-time index) through epilogue_tma_packed<d, d + 1>: the words are indexed at compile time
+template <int D = 0>
+__device__ __forceinline__ void epilogue_tma_held_one(int d, const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC,
+                                                      uint8_t* epi, int wg, int row0, int col0, uint32_t& epi_count) {
+  if constexpr (D < DEFER_SUBS) {
+    if (d == D) epilogue_tma_packed<D, D + 1>(p, mapC, epi, wg, row0, col0, epi_count);
+    else epilogue_tma_held_one<D + 1>(d, p, mapC, epi, wg, row0, col0, epi_count);
+  }
 }
 #endif
 
@@ -952,13 +998,24 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #endif
     float acc[MI][ACC_N];
 #if EPI_DEFER
-    uint32_t packed[ACC_N / 2];   // the previous tile's C, packed, until the next tile's first wgmmas are issued
+    uint32_t packed[DEFER_WORDS];   // the previous tile's held C until the next tile's k-tiles have staged it
     int pend_row0 = 0, pend_col0 = 0;
+#if EPI_SPREAD
+    int pend = 0;   // held sub-tiles not yet staged: one per k-tile (flush_one), the rest before the next hold
+    auto flush_one = [&]() {
+      epilogue_tma_held_one(DEFER_SUBS - pend, packed, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
+      --pend;
+    };
+    auto flush = [&]() {
+      while (pend) flush_one();
+    };
+#else
     bool pend = false;
     auto flush = [&]() {
       epilogue_tma_packed(packed, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
       pend = false;
     };
+#endif
 #endif
     // accumulate k-tiles [w.kt0, w.kt1) of one unit from the ring into acc (zeroed first)
     [[maybe_unused]] bool tl_first = TIMELINE;   // (TIMELINE) the first stage this warpgroup waits for is still to come
@@ -1031,7 +1088,9 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, kt == w.kt0);
 #endif
           wgmma_commit();
-#if EPI_DEFER
+#if EPI_DEFER && EPI_SPREAD
+          if (pend) flush_one();   // one sub-tile of the previous tile's C while this k-tile's wgmmas run
+#elif EPI_DEFER
           if (pend) flush();   // the previous tile's C staged and stored while this k-tile's wgmmas run
 #endif
           wgmma_wait<1>();   // the previous k-tile's MMAs are done: release its slot
@@ -1062,7 +1121,13 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         if (M >= 0) return;
       }
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
-#if EPI_DEFER
+#if EPI_DEFER && EPI_SPREAD
+      if (pend) flush();   // what a unit of fewer k-tiles than held sub-tiles left
+      if constexpr (OUT_BYTES == 4)   // fp32: the first half now, the second held
+        epilogue_tma<EPI_SUBS - DEFER_SUBS>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
+      pack_acc(acc, packed, alpha);   // staged and stored by flush_one(), one sub-tile per k-tile of the next unit
+      pend_row0 = row0, pend_col0 = col0, pend = DEFER_SUBS;
+#elif EPI_DEFER
       pack_acc(acc, packed, alpha);   // staged and stored by flush() under the next tile's first wgmmas
       pend_row0 = row0, pend_col0 = col0, pend = true;
 #else
