@@ -255,9 +255,8 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     0.61x -> 0.79x and 3072^3 0.91x -> 0.95x with t192, 1536^3 fp8 0.93x -> 1.09x with t144, 512x4096x4096
     0.74-0.81x -> 0.90-0.98x with t128, 1280x4096x4096 0.89x -> 0.92x with t160 and -> 0.97x with t320,
     768x1536x1536 fp16 0.68x -> 0.79x with t64x192; 16x4096x4096 0.78x -> 1.03x and 512^3 0.60x -> 0.90x swapped;
-    1024x1024x65536 stays rung 9 with split-K). Rung 9 unsplit in several rounds runs its spread-epilogue build
-    (hoist_es: each tile stored under the next tile's k-tiles, fp32 C half of it). An explicit variant is never
-    changed."""
+    1024x1024x65536 stays rung 9 with split-K). Rung 9 unsplit runs its spread-epilogue build (hoist_es: each tile
+    stored under the next tile's k-tiles, fp32 C half of it). An explicit variant is never changed."""
     from tcforge.gemm.variants import (
         AUTO,
         AUTO_CM1,

@@ -277,8 +277,8 @@ SWEEP += [
 ]
 # the deferred epilogue spread over the next tile's k-tiles, one sub-tile each (no k-tile waits for the write burst of
 # every SM finishing a tile at once), and for fp32 C too: half its sub-tiles staged at the tile's end, half held in
-# the registers a 16-bit tile packs into. `auto` where rung 9 runs unsplit in several rounds: at 4096^3 1.0-1.5 %
-# fewer cycles than hoist_ed / rung 9 at a locked clock, 0.3-0.6 % fewer than cuBLAS's kernel (gemm_ncu_s35_*.txt),
+# the registers a 16-bit tile packs into. `auto` wherever it would run rung 9 unsplit: at 4096^3 1.0-1.5 %
+# fewer cycles than hoist_ed / rung 9 at a locked clock, 0.5-0.6 % fewer than cuBLAS's kernel (gemm_ncu_s35_*.txt),
 # +0.4-1.6 % at the power cap (gemm_energy_s35_*.json; docs/gemm.md, "A spread epilogue").
 # Also measured, not kept (gemm_energy_s35_es*.json, gemm_ncu_s35_hoist_es5.txt): 4 staging buffers and 3 ring stages
 # (fp32's first half never waits: 0.5-1 % slower than hoist_es at the cap), fp32 C holding 5 of its 8 sub-tiles
