@@ -161,7 +161,6 @@ def test_spread_epilogue_stages_one_held_sub_tile_per_k_tile() -> None:
         # every k-tile flushes (hoist_ed flushes in a peeled first k-tile, then runs a loop without it): after the
         # wait, the loop branches back above this group before any other wgmma
         group_at = int(re.search(r"/\*([0-9a-f]{4,})\*/", lines[first_group]).group(1), 16)
-
         after = next(ln for ln in lines[wait1 + 1:] if "GMMA" in ln or _branches_above(ln, group_at))
         assert " BRA " in after, (b.tag(), after)
         assert sum("UTMASTG" in ln for ln in under) == held, b.tag()

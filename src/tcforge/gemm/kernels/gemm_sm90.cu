@@ -744,7 +744,7 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
 // the held part of this warpgroup's tile (scaled): 16-bit C as pairs in half the accumulators' registers, so the
 // next tile's wgmmas can start before it is staged (p[q] holds acc[2q], acc[2q + 1], the pairs stmatrix takes from a
 // fragment); fp32 C (spread) its last DEFER_SUBS sub-tiles as they are (p[i] holds acc[ACC_N - DEFER_WORDS + i])
-__device__ __forceinline__ void pack_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[DEFER_WORDS], float alpha) {
+__device__ __forceinline__ void hold_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[DEFER_WORDS], float alpha) {
   if constexpr (OUT_BYTES == 4) {
 #pragma unroll
     for (int i = 0; i < DEFER_WORDS; ++i) p[i] = __float_as_uint(scaled(acc[0][ACC_N - DEFER_WORDS + i], alpha));
@@ -756,7 +756,7 @@ __device__ __forceinline__ void pack_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[
 // epilogue_tma from the held words, sub-tiles C0 .. C1 - 1 of them (the tile's last DEFER_SUBS; called under the
 // next tile's wgmmas; MI == 1); col0 is the tile's
 template <int C0 = 0, int C1 = DEFER_SUBS>
-__device__ __forceinline__ void epilogue_tma_packed(const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC, uint8_t* epi,
+__device__ __forceinline__ void epilogue_tma_held(const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC, uint8_t* epi,
                                                     int wg, int row0, int col0, uint32_t& epi_count) {
   uint32_t lane, warp;
   lane_and_warp(lane, warp);
@@ -781,12 +781,12 @@ __device__ __forceinline__ void epilogue_tma_packed(const uint32_t (&p)[DEFER_WO
     }
   });
 }
-// held sub-tile d (a run-time index) through epilogue_tma_packed<d, d + 1>: the words are indexed at compile time
+// held sub-tile d (a run-time index) through epilogue_tma_held<d, d + 1>: the words are indexed at compile time
 template <int D = 0>
 __device__ __forceinline__ void epilogue_tma_held_one(int d, const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC,
                                                       uint8_t* epi, int wg, int row0, int col0, uint32_t& epi_count) {
   if constexpr (D < DEFER_SUBS) {
-    if (d == D) epilogue_tma_packed<D, D + 1>(p, mapC, epi, wg, row0, col0, epi_count);
+    if (d == D) epilogue_tma_held<D, D + 1>(p, mapC, epi, wg, row0, col0, epi_count);
     else epilogue_tma_held_one<D + 1>(d, p, mapC, epi, wg, row0, col0, epi_count);
   }
 }
@@ -998,12 +998,12 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #endif
     float acc[MI][ACC_N];
 #if EPI_DEFER
-    uint32_t packed[DEFER_WORDS];   // the previous tile's held C until the next tile's k-tiles have staged it
+    uint32_t held[DEFER_WORDS];   // the previous tile's held C until the next tile's k-tiles have staged it
     int pend_row0 = 0, pend_col0 = 0;
 #if EPI_SPREAD
     int pend = 0;   // held sub-tiles not yet staged: one per k-tile (flush_one), the rest before the next hold
     auto flush_one = [&]() {
-      epilogue_tma_held_one(DEFER_SUBS - pend, packed, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
+      epilogue_tma_held_one(DEFER_SUBS - pend, held, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
       --pend;
     };
     auto flush = [&]() {
@@ -1012,7 +1012,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #else
     bool pend = false;
     auto flush = [&]() {
-      epilogue_tma_packed(packed, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
+      epilogue_tma_held(held, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
       pend = false;
     };
 #endif
@@ -1125,10 +1125,10 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       if (pend) flush();   // what a unit of fewer k-tiles than held sub-tiles left
       if constexpr (OUT_BYTES == 4)   // fp32: the first half now, the second held
         epilogue_tma<EPI_SUBS - DEFER_SUBS>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
-      pack_acc(acc, packed, alpha);   // staged and stored by flush_one(), one sub-tile per k-tile of the next unit
+      hold_acc(acc, held, alpha);   // staged and stored by flush_one(), one sub-tile per k-tile of the next unit
       pend_row0 = row0, pend_col0 = col0, pend = DEFER_SUBS;
 #elif EPI_DEFER
-      pack_acc(acc, packed, alpha);   // staged and stored by flush() under the next tile's first wgmmas
+      hold_acc(acc, held, alpha);   // staged and stored by flush() under the next tile's first wgmmas
       pend_row0 = row0, pend_col0 = col0, pend = true;
 #else
       if constexpr (TMA_STORE && !SPLITK) {
