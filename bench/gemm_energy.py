@@ -7,6 +7,8 @@ timed if one disagrees). Reports ms per GEMM, TFLOP/s, J per GEMM, mean W, media
 limited by the software power cap, and cuBLAS's kernel name (torch.profiler). Writes bench/results/gemm_energy.json.
 
     python3 bench/gemm_energy.py [--size 4096] [--variants hoist,cluster4] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
+
+A variant may be a spec with kernel-config overrides (tcforge.gemm.specs: `hoist_es@epi_bufs=4+stages=3`).
 """
 
 from __future__ import annotations
@@ -166,11 +168,16 @@ def main(argv: list[str] | None = None) -> int:
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, fast_accum_peer, make_inputs
+    from tcforge.gemm.specs import computes_c, parse_spec, with_spec
     from tcforge.gemm.validate import plan_matmul
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
     bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
+    specs = args.variants.split(",")
+    for spec in specs:
+        if not computes_c(spec):  # (parse_spec stops a malformed one here, before anything is launched)
+            ap.error(f"{spec}: a diagnostic build computes no C; time it with bench/gemm_bound.py")
     nv = Nvml(0, bus)
     api.POISON_OUTPUT = False
     m = n = k = args.size
@@ -187,20 +194,25 @@ def main(argv: list[str] | None = None) -> int:
         od = api.torch_dtype(out_kind)
         a, b, sa, sb = make_inputs(m, n, k, in_kind, layout == "col", seed=7 + len(rows))
         kernels: dict[str, Callable[[], Any]] = {}
-        for v in args.variants.split(","):
-            kernels[v] = api.prepare_plan(plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v),
-                                          a, b, sa, sb)
+        base_of: dict[str, str] = {}  # kernel label -> its registered variant (the accumulation mode to check by)
+
+        def prepared(spec: str, a: Any = a, b: Any = b, sa: Any = sa, sb: Any = sb, od: Any = od) -> Callable[[], Any]:
+            plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=parse_spec(spec)[0])
+            return api.prepare_plan(with_spec(plan, spec), a, b, sa, sb)
+
+        for v in specs:
+            kernels[v], base_of[v] = prepared(v), parse_spec(v)[0]
             if args.l2_promotion_ab is not None:
                 api.L2_PROMOTION = args.l2_promotion_ab
                 try:
-                    kernels[f"{v}+p{args.l2_promotion_ab}"] = api.prepare_plan(
-                        plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v), a, b, sa, sb)
+                    label = f"{v}+p{args.l2_promotion_ab}"
+                    kernels[label], base_of[label] = prepared(v), parse_spec(v)[0]
                 finally:
                     api.L2_PROMOTION = None
         # correct first: each launch against cuBLAS in its own accumulation mode (fp8: promoting variants against
         # the promoted default, the others against use_fast_accum=True), before anything is timed
         for v, fn in kernels.items():
-            ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast_accum_peer(v.split("+")[0], in_kind)).float()
+            ref = cublas(a, b, sa, sb, out_kind, fast_accum=fast_accum_peer(base_of[v], in_kind)).float()
             checks += check_against_cublas({v: fn}, ref, combo, out_kind)
         kernels.update(cublas_peers(a, b, sa, sb, in_kind, out_kind))
         names = {k: cublas_kernel_name(fn) for k, fn in kernels.items() if k.startswith("cublas")}

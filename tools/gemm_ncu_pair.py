@@ -4,7 +4,8 @@ against it with bench/gemm_energy.py's gate (poisoned output, bounded error; a f
 variant `--repeats` times and cuBLAS `--repeats` times, every launch on fresh random inputs. `--summarize CSV` prints
 the metrics per run of consecutive launches of one kernel, so the columns per type pair read: cuBLAS's reference,
 ours (the check and the repeats), cuBLAS. Launches of one kernel name in a row share a column: compare variants in
-separate calls.
+separate calls. A variant may be a spec with kernel-config overrides (`tcforge.gemm.specs`: `hoist@diag=2` is rung 9
+without its stores); diagnostic builds compute no C and skip the check.
 
     ncu --clock-control base --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,... \\
         --kernel-name regex:'tcf_gemm|nvjet' python3 tools/gemm_ncu_pair.py --shape 2048x2048x2048 \\
@@ -72,6 +73,11 @@ def main(argv: list[str]) -> int:
         return 0
     import torch
 
+    from tcforge.gemm.specs import computes_c, parse_spec, with_spec
+
+    for spec in args.variants.split(","):
+        parse_spec(spec)  # a malformed spec stops here, before anything is launched
+
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
@@ -85,8 +91,9 @@ def main(argv: list[str]) -> int:
     def launch(v: str, in_kind: str, out_kind: str, seed: int) -> object:
         """Variant v prepared on fresh inputs (seeded)."""
         a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3" or args.b_col, seed=seed, b_pad=args.b_pad)
-        plan = plan_matmul(a, b, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb, variant=v)
-        return api.prepare_plan(plan, a, b, sa, sb)
+        plan = plan_matmul(a, b, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb,
+                           variant=parse_spec(v)[0])
+        return api.prepare_plan(with_spec(plan, v), a, b, sa, sb)
 
     for i, combo in enumerate(args.combos.split(",")):
         in_kind, out_kind = combo.split(":")
@@ -94,7 +101,8 @@ def main(argv: list[str]) -> int:
         a, b, sa, sb = make_inputs(m, n, k, in_kind, fp8 or args.b_col, seed=100 * i, b_pad=args.b_pad)
         ref = cublas(a, b, sa, sb, out_kind, fast_accum=fp8).float()
         variants = args.variants.split(",")
-        check_against_cublas({v: launch(v, in_kind, out_kind, 100 * i) for v in variants}, ref, combo, out_kind)
+        checked = [v for v in variants if computes_c(v)]
+        check_against_cublas({v: launch(v, in_kind, out_kind, 100 * i) for v in checked}, ref, combo, out_kind)
         for v in variants:
             for r in range(args.repeats):
                 launch(v, in_kind, out_kind, 100 * i + 1 + r)()

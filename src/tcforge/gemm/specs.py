@@ -1,0 +1,52 @@
+"""Variant specs for experiments: `NAME@field=value+field=value` is the registered variant NAME with its kernel
+config overridden (`hoist@diag=2`: rung 9 without its stores; `hoist_es@epi_bufs=4+stages=3`), so a bench can time
+a one-build change beside the shipped variants without registering it. Never reachable through `matmul`."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+from typing import Any
+
+from tcforge.errors import TcforgeError
+from tcforge.gemm.variants import VARIANTS, KernelConfig
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, int | bool]]:
+    """The registered variant's name and the KernelConfig overrides of a spec (integers, or true / false for
+    flags); a TcforgeError names what cannot be read."""
+    name, _, rest = spec.partition("@")
+    if name not in VARIANTS:
+        raise TcforgeError(f"variant spec {spec!r}: no variant {name!r}")
+    known = {f.name for f in fields(KernelConfig)}
+    overrides: dict[str, int | bool] = {}
+    for item in filter(None, rest.split("+")):
+        field, eq, value = item.partition("=")
+        if not eq or not field or not value:
+            raise TcforgeError(f"variant spec {spec!r}: overrides are field=value, joined by '+'")
+        if field not in known:
+            raise TcforgeError(f"variant spec {spec!r}: KernelConfig has no field {field!r}")
+        low = value.lower()
+        if low in ("true", "false"):
+            overrides[field] = low == "true"
+        elif value.lstrip("-").isdigit():
+            overrides[field] = int(value)
+        else:
+            raise TcforgeError(f"variant spec {spec!r}: {field}={value} is neither an integer nor true / false")
+    return name, overrides
+
+
+def computes_c(spec: str) -> bool:
+    """Whether a spec's build computes C (the diagnostic builds do not: nothing to check them against)."""
+    return not parse_spec(spec)[1].get("diag")
+
+
+def with_spec(plan: Any, spec: str) -> Any:
+    """A plan made for the spec's variant, with the spec's overrides applied (the variant then named `spec`); the
+    config's own check refuses what the kernel cannot build."""
+    _, overrides = parse_spec(spec)
+    if not overrides:
+        return plan
+    v = plan.variant
+    config = replace(v.config, **overrides)
+    config.check()
+    return replace(plan, variant=replace(v, name=spec, config=config))
