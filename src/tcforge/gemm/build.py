@@ -33,9 +33,6 @@ class Build:
         # spread: fp32 C then holds its second half)
         if self.config.epi_defer and not self.config.epi_spread and self.out_kind == "fp32":
             object.__setattr__(self, "config", replace(self.config, epi_defer=False))
-        # EPI_DIRECT 2 differs from 1 in fp32 C's first half only: a 16-bit-output build of it is the 1 build
-        if self.config.epi_direct == 2 and self.out_kind != "fp32":
-            object.__setattr__(self, "config", replace(self.config, epi_direct=1))
 
     def source(self) -> str:
         """The rendered CUDA source."""

@@ -62,9 +62,6 @@ class KernelConfig:
     # with epi_defer: the held sub-tiles staged one per k-tile of the next tile (EPI_SPREAD), not all under its first;
     # fp32 C then defers too (its first half staged at the tile's end, the second held in registers)
     epi_spread: bool = False
-    # with epi_spread: the held sub-tiles stored from registers straight to C (EPI_DIRECT), not staged in shared memory;
-    # 2: fp32 C's first half too (at the tile's end; 16-bit builds are the 1 builds)
-    epi_direct: int = 0
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     timeline: bool = False  # diagnostics only: per-CTA %globaltimer stamps (bench/gemm_timeline.py; TIMELINE)
@@ -199,8 +196,6 @@ class KernelConfig:
                                "promotion")
         if self.epi_spread and not self.epi_defer:
             raise TcforgeError(f"{self}: a spread epilogue is a deferred one (epi_defer)")
-        if self.epi_direct not in (0, 1, 2) or (self.epi_direct and not self.epi_spread):
-            raise TcforgeError(f"{self}: held sub-tiles stored from registers are a spread epilogue's (epi_spread)")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
@@ -288,13 +283,15 @@ SWEEP += [
 # Also measured, not kept (gemm_energy_s35_es*.json, gemm_ncu_s35_hoist_es5.txt): 4 staging buffers and 3 ring stages
 # (fp32's first half never waits: 0.5-1 % slower than hoist_es at the cap), fp32 C holding 5 of its 8 sub-tiles
 # (the most that does not spill; the same cycles as 4)
+# Also measured at 4096^3, not kept (docs/gemm.md, "Where fp32 C's cycles go"; gemm_ncu_s36_cycles.txt,
+# gemm_energy_s36_*.json): the held sub-tiles stored from registers with st.global instead of staged (EPI_DIRECT,
+# code in commit 5ad5dd0; hoist_esd, and hoist_esd2 with fp32's first half too) — bit-identical; at a locked clock
+# fp32 C level with hoist_es (0.994-1.005x cuBLAS's cycles), 16-bit C 7 % more cycles (half-sector stores); at the cap
+# 1.4-1.7 % / 5.8 % / 10 % slower than hoist_es (fp32 / bf16 / fp8); 32-byte-deep stages (6 with 4 staging buffers,
+# or 8) 0.4-1.4 % more cycles, 1.2-2.3 % slower at the cap
 SWEEP += [
     Variant("hoist_es", 9, "rung 9 + spread deferred epilogue (one sub-tile per k-tile of the next tile; fp32 C half "
             "deferred)", replace(_R9, epi_defer=True, epi_spread=True), True, 8),
-    Variant("hoist_esd", 9, "rung 9 + spread deferred epilogue, the held sub-tiles stored from registers (st.global)",
-            replace(_R9, epi_defer=True, epi_spread=True, epi_direct=1), True, 8),
-    Variant("hoist_esd2", 9, "hoist_esd, and fp32 C's first half stored from registers at the tile's end too",
-            replace(_R9, epi_defer=True, epi_spread=True, epi_direct=2), True, 8),
 ]
 
 # small M: a 64-row tile (one consumer warpgroup), no cluster, split-K when the tiles leave SMs idle

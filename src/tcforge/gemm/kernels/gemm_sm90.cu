@@ -75,10 +75,6 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef EPI_SPREAD
 #define EPI_SPREAD 0
 #endif
-#ifndef EPI_DIRECT
-#define EPI_DIRECT 0   // (EPI_SPREAD) the held sub-tiles go from registers straight to C (st.global), not staged;
-                       // 2: fp32 C's first half too, at the tile's end
-#endif
 #ifndef DIAG
 #define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
                  // first fill, bit 2 no epilogue stores, bit 4 no wgmma — what the rest of the kernel costs alone
@@ -152,8 +148,6 @@ static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && (OUT_BYTES == 2 || EPI_SPRE
                              !SPLITK && !STREAMK && !SK_FUSED && !PINGPONG && !TRANS_C && !DO_PROMOTE && DIAG == 0),
               "deferred epilogue: unsplit C of whole sub-tiles (fp32 C spread only), one m64 block per warpgroup");
 static_assert(!EPI_SPREAD || (EPI_DEFER && DEFER_WORDS == ACC_N / 2), "a spread epilogue: a deferred one, 64 words held");
-static_assert(!EPI_DIRECT || EPI_SPREAD, "held sub-tiles stored from registers: a spread epilogue's");
-static_assert(EPI_DIRECT <= 1 || OUT_BYTES == 4, "EPI_DIRECT 2: fp32 C's first half, which 16-bit C does not stage");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
 static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 2 * WG_ROWS),
@@ -787,101 +781,6 @@ __device__ __forceinline__ void epilogue_tma_held(const uint32_t (&p)[DEFER_WORD
     }
   });
 }
-#if EPI_DIRECT
-// held sub-tile D from registers straight to C (EPI_DIRECT): each thread's pairs as in the accumulator fragments
-// (row lane / 4 (+ 8), columns 2 * (lane % 4) + 8 jj), no shared memory touched — the mainloop's wgmma reads and TMA
-// fills keep shared memory's bandwidth busy, a staged sub-tile takes it twice (written, then read by the TMA store)
-template <int D>
-__device__ __forceinline__ void store_held_direct(const uint32_t (&p)[DEFER_WORDS], void* C, int M, int N,
-                                                  int64_t ldc, int row0, int col0) {
-  uint32_t lane, warp;
-  lane_and_warp(lane, warp);
-  constexpr int HELD0 = EPI_SUBS - DEFER_SUBS, JS = EPI_N / 8;
-  const int row = row0 + warp * 16 + lane / 4, col = col0 + (HELD0 + D) * EPI_N + 2 * (lane % 4);
-  uint8_t* base = reinterpret_cast<uint8_t*>(C) + ((int64_t)row * ldc + col) * OUT_BYTES;
-  const int64_t down = 8 * ldc * OUT_BYTES;   // the fragment's second row, 8 below
-  if (row0 + 64 <= M && col0 + (HELD0 + D + 1) * EPI_N <= N && ldc % 2 == 0) {   // the sub-tile inside C: no checks
-#pragma unroll
-    for (int jj = 0; jj < JS; ++jj) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint8_t* at = base + h * down + jj * 8 * OUT_BYTES;
-        if constexpr (OUT_BYTES == 4) {
-          const uint32_t* f = &p[(D * JS + jj) * 4 + h * 2];
-          *reinterpret_cast<uint2*>(at) = make_uint2(f[0], f[1]);
-        } else {
-          *reinterpret_cast<uint32_t*>(at) = p[(D * JS + jj) * 2 + h];
-        }
-      }
-    }
-    return;
-  }
-#pragma unroll
-  for (int jj = 0; jj < JS; ++jj) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = row + h * 8, c = col + jj * 8;
-      if (r >= M || c >= N) continue;
-      uint8_t* at = base + h * down + jj * 8 * OUT_BYTES;
-      const bool two = ldc % 2 == 0 && c + 1 < N;
-      if constexpr (OUT_BYTES == 4) {
-        const uint32_t* f = &p[(D * JS + jj) * 4 + h * 2];
-        if (two) {
-          *reinterpret_cast<uint2*>(at) = make_uint2(f[0], f[1]);
-        } else {
-          reinterpret_cast<uint32_t*>(at)[0] = f[0];
-          if (c + 1 < N) *reinterpret_cast<uint32_t*>(at + 4) = f[1];
-        }
-      } else {
-        const uint32_t w = p[(D * JS + jj) * 2 + h];
-        if (two) {
-          *reinterpret_cast<uint32_t*>(at) = w;
-        } else {
-          reinterpret_cast<uint16_t*>(at)[0] = (uint16_t)(w & 0xFFFFu);
-          if (c + 1 < N) *reinterpret_cast<uint16_t*>(at + 2) = (uint16_t)(w >> 16);
-        }
-      }
-    }
-  }
-}
-// (EPI_DIRECT 2) fp32 C's first half (the sub-tiles before the held ones) from the accumulators straight to C
-__device__ __forceinline__ void store_first_direct(const float (&acc)[MI][ACC_N], void* C, int M, int N, int64_t ldc,
-                                                   int row0, int col0, float alpha) {
-  uint32_t lane, warp;
-  lane_and_warp(lane, warp);
-  constexpr int J1 = (EPI_SUBS - DEFER_SUBS) * (EPI_N / 8);   // fragments of the first half
-  const int row = row0 + warp * 16 + lane / 4, col = col0 + 2 * (lane % 4);
-  float* base = reinterpret_cast<float*>(C) + ((int64_t)row * ldc + col);
-  if (row0 + 64 <= M && col0 + J1 * 8 <= N && ldc % 2 == 0) {
-#pragma unroll
-    for (int j = 0; j < J1; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        *reinterpret_cast<float2*>(base + h * 8 * ldc + j * 8) = make_float2(scaled(acc[0][j * 4 + h * 2], alpha),
-                                                                             scaled(acc[0][j * 4 + h * 2 + 1], alpha));
-    }
-    return;
-  }
-#pragma unroll
-  for (int j = 0; j < J1; ++j) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = row + h * 8, c = col + j * 8;
-      const float x = scaled(acc[0][j * 4 + h * 2], alpha), y = scaled(acc[0][j * 4 + h * 2 + 1], alpha);
-      if (r < M && c < N) store_pair(C, (int64_t)r * ldc + c, x, y, ldc % 2 == 0 && c + 1 < N);
-      if (r < M && c + 1 < N && ldc % 2 != 0) store_pair(C, (int64_t)r * ldc + c + 1, y, 0.f, false);
-    }
-  }
-}
-template <int D = 0>
-__device__ __forceinline__ void store_held_direct_one(int d, const uint32_t (&p)[DEFER_WORDS], void* C, int M, int N,
-                                                      int64_t ldc, int row0, int col0) {
-  if constexpr (D < DEFER_SUBS) {
-    if (d == D) store_held_direct<D>(p, C, M, N, ldc, row0, col0);
-    else store_held_direct_one<D + 1>(d, p, C, M, N, ldc, row0, col0);
-  }
-}
-#endif
 // held sub-tile d (a run-time index) through epilogue_tma_held<d, d + 1>: the words are indexed at compile time
 template <int D = 0>
 __device__ __forceinline__ void epilogue_tma_held_one(int d, const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC,
@@ -1110,14 +1009,6 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     auto flush = [&]() {
       while (pend) flush_one();
     };
-#if EPI_DIRECT
-    // under a k-tile's wgmmas the held sub-tile goes from registers to C (flush, for what a short unit leaves, still
-    // stages: beside the live accumulators the direct stores' 64-bit addresses spilled)
-    auto flush_direct = [&]() {
-      store_held_direct_one(DEFER_SUBS - pend, held, C, M, N, ldc, pend_row0, pend_col0);
-      --pend;
-    };
-#endif
 #else
     bool pend = false;
     auto flush = [&]() {
@@ -1197,9 +1088,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
             mma_stage(acc, a_ring + s * A_TILE, b_ring + s * B_TILE, wg, kt == w.kt0);
 #endif
           wgmma_commit();
-#if EPI_DEFER && EPI_DIRECT
-          if (pend) flush_direct();   // one sub-tile of the previous tile's C while this k-tile's wgmmas run
-#elif EPI_DEFER && EPI_SPREAD
+#if EPI_DEFER && EPI_SPREAD
           if (pend) flush_one();   // one sub-tile of the previous tile's C while this k-tile's wgmmas run
 #elif EPI_DEFER
           if (pend) flush();   // the previous tile's C staged and stored while this k-tile's wgmmas run
@@ -1234,12 +1123,8 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
 #if EPI_DEFER && EPI_SPREAD
       if (pend) flush();   // what a unit of fewer k-tiles than held sub-tiles left
-#if EPI_DIRECT >= 2
-      store_first_direct(acc, C, M, N, ldc, row0, col0, alpha);   // fp32: the first half now, from registers
-#else
       if constexpr (OUT_BYTES == 4)   // fp32: the first half now, the second held
         epilogue_tma<EPI_SUBS - DEFER_SUBS>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
-#endif
       hold_acc(acc, held, alpha);   // staged and stored by flush_one(), one sub-tile per k-tile of the next unit
       pend_row0 = row0, pend_col0 = col0, pend = DEFER_SUBS;
 #elif EPI_DEFER
