@@ -4,19 +4,20 @@ spends its energy on"). Each launch runs on fresh random inputs after a warm-up;
 
     ncu --clock-control none --section WarpStateStats --section SourceCounters --section SpeedOfLight \\
         --kernel-name regex:'tcf_gemm|nvjet' --launch-skip 0 -o epi \\
-        python3 tools/gemm_ncu_epilogue.py [combo ...]     # default e4m3:bf16 fp16:fp32
+        python3 tools/gemm_ncu_epilogue.py [combo ...] [--variants hoist,hoist@diag=2]   # default e4m3:bf16 fp16:fp32
     ncu --import epi.ncu-rep --page source --csv --print-source sass > epi_sass.csv
     python3 tools/gemm_ncu_epilogue.py --summarize epi_sass.csv
 
 The summary gives, per profiled kernel, its warp-stall samples by reason and the share of samples on instructions
 that run once per tile per consumer warp (executed 512 tiles x 8 warps = 4096 times at 4096^3 with 128x256 tiles: the
-epilogue, the per-tile scheduling and, with the last k-tile in two N halves, that k-tile).
+epilogue, the per-tile scheduling and, with the last k-tile in two N halves, that k-tile). `--variants` takes variant
+specs (tcforge.gemm.specs; default rung 9 and its no-stores build): the spread epilogue's per-k-tile branches each
+run once per tile too.
 """
 
 from __future__ import annotations
 
 import sys
-from dataclasses import replace
 
 
 def summarize(path: str, per_tile: int = 4096) -> None:
@@ -41,31 +42,39 @@ def summarize(path: str, per_tile: int = 4096) -> None:
         tile = [r for r in rows if r[ix["Instructions Executed"]] == str(per_tile)]
         tile_n = sum(int(r[samples] or 0) for r in tile)
         why = collections.Counter({h[6:]: sum(int(r[ix[h]] or 0) for r in tile) for h in reasons})
+        every = collections.Counter({h[6:]: sum(int(r[ix[h]] or 0) for r in rows) for h in reasons})
         print(f"{name[:48]:48s} samples {total:6d}; once-per-tile instructions: {len(tile)} holding "
-              f"{tile_n / max(total, 1):.1%} of samples ({', '.join(f'{k} {v}' for k, v in why.most_common(5))})")
+              f"{tile_n / max(total, 1):.1%} of samples ({', '.join(f'{k} {v}' for k, v in why.most_common(5))}); "
+              f"all: {', '.join(f'{k} {v}' for k, v in every.most_common(6))}")
 
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] == "--summarize":
         summarize(argv[1])
         return 0
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("combos", nargs="*", default=["e4m3:bf16", "fp16:fp32"])
+    ap.add_argument("--variants", default="hoist,hoist@diag=2", help="variant specs, launched in this order")
+    args = ap.parse_args(argv)
     import torch
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
+    from tcforge.gemm.specs import parse_spec, with_spec
     from tcforge.gemm.validate import plan_matmul
-    from tcforge.gemm.variants import VARIANTS
 
-    combos = argv or ["e4m3:bf16", "fp16:fp32"]
-    for i, combo in enumerate(combos):
+    specs = args.variants.split(",")
+    for spec in specs:
+        parse_spec(spec)  # a malformed spec stops here, before anything is launched
+    for i, combo in enumerate(args.combos):
         in_kind, out_kind = combo.split(":")
         od = api.torch_dtype(out_kind)
         a, b, sa, sb = make_inputs(4096, 4096, 4096, in_kind, in_kind == "e4m3", seed=11 + i)
-        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant="hoist")
-        v = VARIANTS["hoist"]
-        d2 = replace(plan, variant=replace(v, name="hoist_d2", config=replace(v.config, diag=2)))
-        for p in (plan, d2):
-            api.prepare_plan(p, a, b, sa, sb)()
+        for spec in specs:
+            plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=parse_spec(spec)[0])
+            api.prepare_plan(with_spec(plan, spec), a, b, sa, sb)()
         cublas(a, b, sa, sb, out_kind, fast_accum=in_kind == "e4m3")
     torch.cuda.synchronize()
     return 0
