@@ -62,6 +62,8 @@ class KernelConfig:
     # with epi_defer: the held sub-tiles staged one per k-tile of the next tile (EPI_SPREAD), not all under its first;
     # fp32 C then defers too (its first half staged at the tile's end, the second held in registers)
     epi_spread: bool = False
+    # with epi_spread: sub-tiles staged two at a time, one shared-memory fence per pair (EPI_PAIR; experiment)
+    epi_pair: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     timeline: bool = False  # diagnostics only: per-CTA %globaltimer stamps (bench/gemm_timeline.py; TIMELINE)
@@ -196,6 +198,8 @@ class KernelConfig:
                                "promotion")
         if self.epi_spread and not self.epi_defer:
             raise TcforgeError(f"{self}: a spread epilogue is a deferred one (epi_defer)")
+        if self.epi_pair and (not self.epi_spread or self.epi_bufs != 2):
+            raise TcforgeError(f"{self}: paired staging is a spread epilogue's, with two staging buffers")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
