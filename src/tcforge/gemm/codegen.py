@@ -91,7 +91,6 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"STREAMK": 1} if config.streamk else {}),
         **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C unless spread (the plain build)
         **({"EPI_SPREAD": 1} if config.epi_spread else {}),
-        **({"EPI_PAIR": 1} if config.epi_pair else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"TIMELINE": 1} if config.timeline else {}),  # diagnostics only (bench/gemm_timeline.py)
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
@@ -135,7 +134,6 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("pr", config.promote),
         ("ed", config.epi_defer),
         ("es", config.epi_spread),
-        ("ep", config.epi_pair),
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
         ("tl", config.timeline),

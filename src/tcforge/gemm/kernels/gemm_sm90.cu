@@ -75,9 +75,6 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #ifndef EPI_SPREAD
 #define EPI_SPREAD 0
 #endif
-#ifndef EPI_PAIR
-#define EPI_PAIR 0   // (EPI_SPREAD) sub-tiles staged two at a time (both buffers), one shared-memory fence per pair
-#endif
 #ifndef DIAG
 #define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
                  // first fill, bit 2 no epilogue stores, bit 4 no wgmma — what the rest of the kernel costs alone
@@ -151,8 +148,6 @@ static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && (OUT_BYTES == 2 || EPI_SPRE
                              !SPLITK && !STREAMK && !SK_FUSED && !PINGPONG && !TRANS_C && !DO_PROMOTE && DIAG == 0),
               "deferred epilogue: unsplit C of whole sub-tiles (fp32 C spread only), one m64 block per warpgroup");
 static_assert(!EPI_SPREAD || (EPI_DEFER && DEFER_WORDS == ACC_N / 2), "a spread epilogue: a deferred one, 64 words held");
-static_assert(!EPI_PAIR || (EPI_SPREAD && EPI_BUFS == 2 && DEFER_SUBS % 2 == 0 && (EPI_SUBS - DEFER_SUBS) % 2 == 0),
-              "paired staging: a spread epilogue with two buffers, whole pairs of sub-tiles");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
 static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 2 * WG_ROWS),
@@ -674,34 +669,13 @@ __device__ __forceinline__ void epilogue_tma_trans(float (&acc)[MI][ACC_N], cons
 // is a per-thread constant. 16-bit C: stmatrix, lane L giving the row address of matrix L / 8 (fragment jj + L / 16,
 // rows + 8 * ((L / 8) % 2)); fp32 C: a float2 per fragment row with st.shared.v2 (the 8 bytes at column 2 * (lane % 4))
 // (sub-tiles C0 .. C1 - 1 only, for the deferred epilogue's parts)
-// (PAIR: two sub-tiles at a time, one into each buffer once both buffers' earlier stores have read them, then one
-// fence and two TMA stores; EPI_PAIR builds)
-template <int C0 = 0, int C1 = EPI_SUBS, bool PAIR = false, class Stage>
+template <int C0 = 0, int C1 = EPI_SUBS, class Stage>
 __device__ __forceinline__ void epilogue_staged(uint32_t lane, uint32_t warp, const TmaDesc* mapC, uint8_t* epi,
                                                 int wg, int row0, int col0, uint32_t& epi_count, Stage stage) {
   const uint32_t frow = OUT_BYTES == 4 ? lane / 4 : (lane % 8) + 8 * ((lane / 8) % 2);   // row inside 16
   const uint32_t fxor = OUT_BYTES == 4 ? ((((lane % 4) / 2) ^ (lane / 4)) << 4) | (8 * (lane % 2))
                                        : (((lane / 16) ^ (lane % 8)) << 4);
   const uint32_t warp_rows = smem_u32(epi) + wg * EPI_BUFS * EPI_BUF + warp * 16 * 128;   // 16 rows, 1024-aligned
-  if constexpr (PAIR) {
-    static_assert(EPI_BUFS == 2 && MI == 1 && (C1 - C0) % 2 == 0, "pairs: two buffers, one m64 block");
-#pragma unroll
-    for (int c = C0; c < C1; c += 2) {
-      const uint32_t b0 = warp_rows + (epi_count % 2) * EPI_BUF, b1 = warp_rows + ((epi_count + 1) % 2) * EPI_BUF;
-      if (lane == 0) tma_store_wait_read<0>();   // both buffers' earlier stores have read them
-      __syncwarp();
-      stage(b0 + frow * 128, 0, c, fxor);
-      stage(b1 + frow * 128, 0, c + 1, fxor);
-      fence_proxy_async();   // one fence for both sub-tiles' staging writes
-      __syncwarp();
-      if (lane == 0) {
-        tma_store(mapC, col0 + c * EPI_N, row0 + warp * 16, b0);
-        tma_store(mapC, col0 + (c + 1) * EPI_N, row0 + warp * 16, b1);
-      }
-      epi_count += 2;
-    }
-    return;
-  }
 #pragma unroll
   for (int c = C0; c < C1; ++c) {
     const uint32_t buf = warp_rows + (epi_count % EPI_BUFS) * EPI_BUF;
@@ -729,7 +703,7 @@ __device__ __forceinline__ void lane_and_warp(uint32_t& lane, uint32_t& warp) {
 
 // this warpgroup's rows of C through the staged epilogue (C^T through epilogue_tma_trans for the swapped product;
 // sub-tiles before C1 only: the spread fp32 epilogue's first half)
-template <int C1 = EPI_SUBS, bool PAIR = false>
+template <int C1 = EPI_SUBS>
 __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaDesc* mapC, uint8_t* epi, int wg,
                                              int row0, int col0, float alpha, uint32_t& epi_count, void* C, int M,
                                              int N, int64_t ldc) {
@@ -743,8 +717,8 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
   // a BN that is not a whole number of sub-tiles (144: 4.5 fp32 / 2.25 16-bit ones): the last columns go straight
   // from registers to C (a sub-tile store would write the next tile's columns)
   if constexpr (BN % EPI_N != 0) epilogue_direct<false, (BN / EPI_N) * JS>(acc, C, M, N, ldc, row0, col0, alpha);
-  epilogue_staged<0, C1, PAIR>(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int mi, int c,
-                                                                                      uint32_t fxor) {
+  epilogue_staged<0, C1>(lane, warp, mapC, epi, wg, row0, col0, epi_count, [&](uint32_t rows, int mi, int c,
+                                                                                uint32_t fxor) {
     if constexpr (OUT_BYTES == 4) {
 #pragma unroll
       for (int jj = 0; jj < JS; ++jj) {
@@ -781,13 +755,13 @@ __device__ __forceinline__ void hold_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[
 }
 // epilogue_tma from the held words, sub-tiles C0 .. C1 - 1 of them (the tile's last DEFER_SUBS; called under the
 // next tile's wgmmas; MI == 1); col0 is the tile's
-template <int C0 = 0, int C1 = DEFER_SUBS, bool PAIR = false>
+template <int C0 = 0, int C1 = DEFER_SUBS>
 __device__ __forceinline__ void epilogue_tma_held(const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC, uint8_t* epi,
                                                     int wg, int row0, int col0, uint32_t& epi_count) {
   uint32_t lane, warp;
   lane_and_warp(lane, warp);
   constexpr int HELD0 = EPI_SUBS - DEFER_SUBS;   // the first held sub-tile's index in the tile
-  epilogue_staged<C0 + HELD0, C1 + HELD0, PAIR>(lane, warp, mapC, epi, wg, row0, col0, epi_count,
+  epilogue_staged<C0 + HELD0, C1 + HELD0>(lane, warp, mapC, epi, wg, row0, col0, epi_count,
                                           [&](uint32_t rows, int, int c, uint32_t fxor) {
     constexpr int JS = EPI_N / 8;
     if constexpr (OUT_BYTES == 4) {
@@ -811,10 +785,9 @@ __device__ __forceinline__ void epilogue_tma_held(const uint32_t (&p)[DEFER_WORD
 template <int D = 0>
 __device__ __forceinline__ void epilogue_tma_held_one(int d, const uint32_t (&p)[DEFER_WORDS], const TmaDesc* mapC,
                                                       uint8_t* epi, int wg, int row0, int col0, uint32_t& epi_count) {
-  constexpr int STEP = EPI_PAIR ? 2 : 1;   // (EPI_PAIR: held sub-tiles d, d + 1 together)
   if constexpr (D < DEFER_SUBS) {
-    if (d == D) epilogue_tma_held<D, D + STEP, EPI_PAIR != 0>(p, mapC, epi, wg, row0, col0, epi_count);
-    else epilogue_tma_held_one<D + STEP>(d, p, mapC, epi, wg, row0, col0, epi_count);
+    if (d == D) epilogue_tma_held<D, D + 1>(p, mapC, epi, wg, row0, col0, epi_count);
+    else epilogue_tma_held_one<D + 1>(d, p, mapC, epi, wg, row0, col0, epi_count);
   }
 }
 #endif
@@ -1031,7 +1004,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
     int pend = 0;   // held sub-tiles not yet staged: one per k-tile (flush_one), the rest before the next hold
     auto flush_one = [&]() {
       epilogue_tma_held_one(DEFER_SUBS - pend, held, &mapC, smem + RING_BYTES, wg, pend_row0, pend_col0, epi_count);
-      pend -= EPI_PAIR ? 2 : 1;
+      --pend;
     };
     auto flush = [&]() {
       while (pend) flush_one();
@@ -1151,8 +1124,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #if EPI_DEFER && EPI_SPREAD
       if (pend) flush();   // what a unit of fewer k-tiles than held sub-tiles left
       if constexpr (OUT_BYTES == 4)   // fp32: the first half now, the second held
-        epilogue_tma<EPI_SUBS - DEFER_SUBS, EPI_PAIR != 0>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count,
-                                                            C, M, N, ldc);
+        epilogue_tma<EPI_SUBS - DEFER_SUBS>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
       hold_acc(acc, held, alpha);   // staged and stored by flush_one(), one sub-tile per k-tile of the next unit
       pend_row0 = row0, pend_col0 = col0, pend = DEFER_SUBS;
 #elif EPI_DEFER
