@@ -168,8 +168,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, fast_accum_peer, make_inputs
-    from tcforge.gemm.specs import computes_c, parse_spec, with_spec
-    from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.specs import computes_c, parse_spec, plan_spec
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
@@ -196,17 +195,14 @@ def main(argv: list[str] | None = None) -> int:
         kernels: dict[str, Callable[[], Any]] = {}
         base_of: dict[str, str] = {}  # kernel label -> its registered variant (the accumulation mode to check by)
 
-        def prepared(spec: str, a: Any = a, b: Any = b, sa: Any = sa, sb: Any = sb, od: Any = od) -> Callable[[], Any]:
-            plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=parse_spec(spec)[0])
-            return api.prepare_plan(with_spec(plan, spec), a, b, sa, sb)
-
         for v in specs:
-            kernels[v], base_of[v] = prepared(v), parse_spec(v)[0]
+            plan = plan_spec(a, b, v, out_dtype=od, scale_a=sa, scale_b=sb)
+            kernels[v], base_of[v] = api.prepare_plan(plan, a, b, sa, sb), parse_spec(v)[0]
             if args.l2_promotion_ab is not None:
-                api.L2_PROMOTION = args.l2_promotion_ab
+                api.L2_PROMOTION = args.l2_promotion_ab  # (a launch's maps are encoded when it is prepared)
                 try:
                     label = f"{v}+p{args.l2_promotion_ab}"
-                    kernels[label], base_of[label] = prepared(v), parse_spec(v)[0]
+                    kernels[label], base_of[label] = api.prepare_plan(plan, a, b, sa, sb), base_of[v]
                 finally:
                     api.L2_PROMOTION = None
         # correct first: each launch against cuBLAS in its own accumulation mode (fp8: promoting variants against

@@ -62,8 +62,7 @@ def main(argv: list[str]) -> int:
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
-    from tcforge.gemm.specs import parse_spec, with_spec
-    from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.specs import parse_spec, plan_spec
 
     specs = args.variants.split(",")
     for spec in specs:
@@ -73,8 +72,7 @@ def main(argv: list[str]) -> int:
         od = api.torch_dtype(out_kind)
         a, b, sa, sb = make_inputs(4096, 4096, 4096, in_kind, in_kind == "e4m3", seed=11 + i)
         for spec in specs:
-            plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=parse_spec(spec)[0])
-            api.prepare_plan(with_spec(plan, spec), a, b, sa, sb)()
+            api.prepare_plan(plan_spec(a, b, spec, out_dtype=od, scale_a=sa, scale_b=sb), a, b, sa, sb)()
         cublas(a, b, sa, sb, out_kind, fast_accum=in_kind == "e4m3")
     torch.cuda.synchronize()
     return 0

@@ -73,14 +73,13 @@ def main(argv: list[str]) -> int:
         return 0
     import torch
 
-    from tcforge.gemm.specs import computes_c, parse_spec, with_spec
+    from tcforge.gemm.specs import computes_c, parse_spec, plan_spec
 
     for spec in args.variants.split(","):
         parse_spec(spec)  # a malformed spec stops here, before anything is launched
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
-    from tcforge.gemm.validate import plan_matmul
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     from gemm_energy import check_against_cublas
@@ -91,9 +90,8 @@ def main(argv: list[str]) -> int:
     def launch(v: str, in_kind: str, out_kind: str, seed: int) -> object:
         """Variant v prepared on fresh inputs (seeded)."""
         a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3" or args.b_col, seed=seed, b_pad=args.b_pad)
-        plan = plan_matmul(a, b, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb,
-                           variant=parse_spec(v)[0])
-        return api.prepare_plan(with_spec(plan, v), a, b, sa, sb)
+        plan = plan_spec(a, b, v, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb)
+        return api.prepare_plan(plan, a, b, sa, sb)
 
     for i, combo in enumerate(args.combos.split(",")):
         in_kind, out_kind = combo.split(":")

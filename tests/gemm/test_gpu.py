@@ -86,15 +86,14 @@ def _unsplit_outputs(variants: tuple[str, ...], shape: tuple, combo: tuple, seed
 
     from tcforge.gemm import api
     from tcforge.gemm.check import make_inputs
-    from tcforge.gemm.specs import parse_spec, with_spec
-    from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.specs import plan_spec
 
     od = api.torch_dtype(combo[1])
     a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], seed)
     outs = []
     for variant in variants:  # (variant specs too: an experiment's build against the shipped ones)
-        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=parse_spec(variant)[0])
-        outs.append(api.run_plan(with_spec(plan, variant), a, b, sa, sb, splits=1))
+        plan = plan_spec(a, b, variant, out_dtype=od, scale_a=sa, scale_b=sb)
+        outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
     torch.cuda.synchronize()
     return outs
 

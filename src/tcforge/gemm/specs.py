@@ -50,3 +50,10 @@ def with_spec(plan: Any, spec: str) -> Any:
     config = replace(v.config, **overrides)
     config.check()
     return replace(plan, variant=replace(v, name=spec, config=config))
+
+
+def plan_spec(a: Any, b: Any, spec: str, **kwargs: Any) -> Any:
+    """`plan_matmul` for a spec: the plan of its registered variant (kwargs: out_dtype, scales), overridden."""
+    from tcforge.gemm.validate import plan_matmul
+
+    return with_spec(plan_matmul(a, b, variant=parse_spec(spec)[0], **kwargs), spec)
