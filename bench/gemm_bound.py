@@ -18,7 +18,7 @@ For each dtype pair the kernels are alternated round by round (graphs of `--per-
 cuBLAS's on the same fresh random inputs. Writes bench/results/gemm_bound.json.
 
     python3 bench/gemm_bound.py [--size 4096] [--combos fp16:fp32,bf16:bf16,e4m3:bf16] [--diags 1,2,3,4,7]
-                                [--streamk 58,124,256]
+                                [--streamk 58,124,256] [--base hoist] [--variants hoist_es,...]
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +46,16 @@ WHAT = {0: "rung 9", 1: "no loads after the first fill", 2: "no stores", 3: "wgm
         4: "no wgmma (loads and stores)", 5: "stores only", 6: "loads only", 7: "barriers only"}
 
 
-def diag_kernel(base: str, diag: int, a: Any, b: Any, sa: Any, sb: Any, od: Any) -> Callable[[], None]:
-    """A prepared launch of variant `base` built with `diag` (rung 9's launch policy, its grid and tile order)."""
+def diag_kernel(base: str, diag: int, a: Any, b: Any, sa: Any, sb: Any, od: Any) -> Any:
+    """A prepared launch of the variant spec `base` built with `diag` (its launch policy, grid and tile order)."""
     from tcforge.gemm import api
-    from tcforge.gemm.validate import plan_matmul
-    from tcforge.gemm.variants import VARIANTS
+    from tcforge.gemm.specs import plan_spec
 
-    v = VARIANTS[base]
-    plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=base)
-    if diag:
-        plan = replace(plan, variant=replace(v, name=f"{base}_d{diag}", config=replace(v.config, diag=diag)))
+    spec = f"{base}{'+' if '@' in base else '@'}diag={diag}" if diag else base
+    plan = plan_spec(a, b, spec, out_dtype=od, scale_a=sa, scale_b=sb)
     prep = api.prepare_plan(plan, a, b, sa, sb)
     if prep.splits != 1 or prep.sk_units:
-        raise SystemExit(f"{base} splits this shape ({prep.splits} splits, {prep.sk_units} stream-K units): "
+        raise SystemExit(f"{spec} splits this shape ({prep.splits} splits, {prep.sk_units} stream-K units): "
                          "the diagnostic builds are unsplit; pick a larger --size")
     return prep
 
@@ -88,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--base", default="hoist", help="the variant the diagnostic builds are made of (rung 9)")
+    ap.add_argument("--variants", default="", help="more real variants (specs) timed and checked beside the base")
     ap.add_argument("--diags", default="1,2,3,4,7", help="diagnostic masks: 1 no loads, 2 no stores, 4 no wgmma")
     ap.add_argument("--combos", default="fp16:fp32,bf16:bf16,e4m3:bf16")
     ap.add_argument("--streamk", default="", help="stream-K shares to add (cluster units, comma-separated)")
@@ -98,6 +95,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     diags = [int(x) for x in args.diags.split(",") if x]
     shares = [int(x) for x in args.streamk.split(",") if x]
+    extra = [v for v in args.variants.split(",") if v]
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm.specs import computes_c, parse_spec
+
+    for spec in [args.base, *extra]:
+        try:
+            parse_spec(spec)
+        except TcforgeError as e:
+            ap.error(str(e))
+        if not computes_c(spec):
+            ap.error(f"{spec}: the base and --variants are real GEMMs (checked against cuBLAS); masks go in --diags")
     if any(not 1 <= d <= 7 for d in diags):
         ap.error("--diags are masks 1..7")
 
@@ -120,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=int(time.time()) % 100000 + ci)
         kernels: dict[str, Callable[[], Any]] = cublas_peers(a, b, sa, sb, in_kind, out_kind)
         rung9 = diag_kernel(args.base, 0, a, b, sa, sb, od)
-        real = {args.base: rung9, **{f"sk{u}": streamk_kernel(u, a, b, sa, sb, od) for u in shares}}
+        real = {args.base: rung9, **{v: diag_kernel(v, 0, a, b, sa, sb, od) for v in extra},
+                **{f"sk{u}": streamk_kernel(u, a, b, sa, sb, od) for u in shares}}
         # against cuBLAS's like-for-like product (fp8: rung 9 is bit-identical to use_fast_accum=True where nothing
         # splits)
         ref = (kernels.get("cublas_fast") or kernels["cublas"])().float()

@@ -62,6 +62,9 @@ class KernelConfig:
     # with epi_defer: the held sub-tiles staged one per k-tile of the next tile (EPI_SPREAD), not all under its first;
     # fp32 C then defers too (its first half staged at the tile's end, the second held in registers)
     epi_spread: bool = False
+    # with epi_spread: a tile's last k-tile issued as two N halves, the first half's epilogue (fp32: staged; 16-bit:
+    # packed) run while the second half's wgmmas finish (EPI_EARLY; experiment)
+    epi_early: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     timeline: bool = False  # diagnostics only: per-CTA %globaltimer stamps (bench/gemm_timeline.py; TIMELINE)
@@ -196,6 +199,8 @@ class KernelConfig:
                                "promotion")
         if self.epi_spread and not self.epi_defer:
             raise TcforgeError(f"{self}: a spread epilogue is a deferred one (epi_defer)")
+        if self.epi_early and (not self.epi_spread or not self.hoist or self.bn != 256):
+            raise TcforgeError(f"{self}: an early first half is a spread epilogue's, hoisted, of 256 columns")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
