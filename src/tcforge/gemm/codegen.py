@@ -91,7 +91,6 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"STREAMK": 1} if config.streamk else {}),
         **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C unless spread (the plain build)
         **({"EPI_SPREAD": 1} if config.epi_spread else {}),
-        **({"EPI_EARLY": 1} if config.epi_early else {}),
         **({"STREAMK_TRACE": 1} if config.streamk_trace else {}),
         **({"TIMELINE": 1} if config.timeline else {}),  # diagnostics only (bench/gemm_timeline.py)
         **({"SK_FUSED": 1} if config.splitk_fused else {}),
@@ -116,8 +115,6 @@ def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_
     # stream-K builds start each segment with scale-d 0 instead of zeroing the accumulators: ptxas serialises every
     # wgmma of the kernel (C7515) when zeroing instructions define them on one of several paths into the mainloop
     wrappers += wgmma_wrapper(config.bn, in_kind, kb, name="wgmma_tile_sd", scale_arg=True, a_mn=a_mn)
-    if config.epi_early:  # (only there: every other build's source stays as it was)
-        wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_nhalf", a_mn=a_mn)
     body = template().replace("//@@WGMMA@@", wrappers)
     return head + body
 
@@ -137,7 +134,6 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("pr", config.promote),
         ("ed", config.epi_defer),
         ("es", config.epi_spread),
-        ("ee", config.epi_early),
         ("stk", config.streamk),
         ("trace", config.streamk_trace),
         ("tl", config.timeline),

@@ -62,9 +62,6 @@ class KernelConfig:
     # with epi_defer: the held sub-tiles staged one per k-tile of the next tile (EPI_SPREAD), not all under its first;
     # fp32 C then defers too (its first half staged at the tile's end, the second held in registers)
     epi_spread: bool = False
-    # with epi_spread: a tile's last k-tile issued as two N halves, the first half's epilogue (fp32: staged; 16-bit:
-    # packed) run while the second half's wgmmas finish (EPI_EARLY; experiment)
-    epi_early: bool = False
     streamk: bool = False  # the units past the last full wave shared k-tile by k-tile (persistent TMA builds)
     streamk_trace: bool = False  # diagnostics only: per-warpgroup %globaltimer stamps (bench/gemm_streamk_trace.py)
     timeline: bool = False  # diagnostics only: per-CTA %globaltimer stamps (bench/gemm_timeline.py; TIMELINE)
@@ -199,8 +196,6 @@ class KernelConfig:
                                "promotion")
         if self.epi_spread and not self.epi_defer:
             raise TcforgeError(f"{self}: a spread epilogue is a deferred one (epi_defer)")
-        if self.epi_early and (not self.epi_spread or not self.hoist or self.bn != 256):
-            raise TcforgeError(f"{self}: an early first half is a spread epilogue's, hoisted, of 256 columns")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")
@@ -294,9 +289,13 @@ SWEEP += [
 # fp32 C level with hoist_es (0.994-1.005x cuBLAS's cycles), 16-bit C 7 % more cycles (half-sector stores); at the cap
 # 1.4-1.7 % / 5.8 % / 10 % slower than hoist_es (fp32 / bf16 / fp8); 32-byte-deep stages (6 with 4 staging buffers,
 # or 8) 0.4-1.4 % more cycles, 1.2-2.3 % slower at the cap
-# Built, not measured (the device refused its starts): paired staging, two sub-tiles per shared-memory fence (EPI_PAIR,
-# KernelConfig.epi_pair, the spec hoist_es@epi_pair=true; code in commit ce2ec57, spill-free, the SASS of hoist /
-# hoist_es unchanged) — the warp-state profile's lead (gemm_ncu_epilogue_s36.txt)
+# Measured in the nineteenth session of 2026-12-02, not kept (docs/gemm.md, "Fewer fences, an early first half, and the
+# epilogue-free bound"): paired staging, two sub-tiles per shared-memory fence (EPI_PAIR, spec hoist_es@epi_pair=true,
+# code in commit ce2ec57) — bit-identical, 0.7-1.2 % more cycles than hoist_es at a locked clock
+# (gemm_ncu_s37_pair.txt), 0.6-1.4 % slower at the cap; the last k-tile as two N halves, the first half's epilogue
+# under the second's wgmmas (EPI_EARLY, spec hoist_es@epi_early=true, code in commit 2a0aac3) — bit-identical,
+# sanitizer-clean, fp32 C 0.3-0.4 % fewer cycles, 16-bit C 0.5 % more (gemm_ncu_s37_early.txt), at the cap 0.1 % /
+# 0.6 % / 1.1 % slower than hoist_es (fp32 / bf16 / fp8; gemm_energy_s37_early.json)
 SWEEP += [
     Variant("hoist_es", 9, "rung 9 + spread deferred epilogue (one sub-tile per k-tile of the next tile; fp32 C half "
             "deferred)", replace(_R9, epi_defer=True, epi_spread=True), True, 8),

@@ -14,8 +14,6 @@
 //   EPI_SPREAD (with EPI_DEFER: the held sub-tiles are staged one per k-tile of the next tile, not all under its first,
 //   so no k-tile waits for the whole tile's write burst; fp32 C too: its first half staged at the tile's end, the
 //   second half held as scaled fp32 in the registers 16-bit C would pack into)
-//   EPI_EARLY (with EPI_SPREAD, experiment: a tile's last k-tile issued as two wgmma groups, N half 0 then half 1;
-//   the first half's epilogue — fp32: staged, 16-bit: packed — runs while the second half's wgmmas finish)
 //   PROMOTE (fp8 only: each stage's products are summed by the tensor core in two N halves, then added into fp32
 //   totals, as cuBLAS does without use_fast_accum)
 //   STREAMK (persistent TMA builds: the units past the last full wave are shared k-tile by k-tile between all
@@ -76,9 +74,6 @@ struct alignas(64) TmaDesc { uint64_t words[16]; };
 #endif
 #ifndef EPI_SPREAD
 #define EPI_SPREAD 0
-#endif
-#ifndef EPI_EARLY
-#define EPI_EARLY 0
 #endif
 #ifndef DIAG
 #define DIAG 0   // diagnostics only (bench/gemm_bound.py; the product is not computed): bit 1 no loads after the ring's
@@ -153,8 +148,6 @@ static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && (OUT_BYTES == 2 || EPI_SPRE
                              !SPLITK && !STREAMK && !SK_FUSED && !PINGPONG && !TRANS_C && !DO_PROMOTE && DIAG == 0),
               "deferred epilogue: unsplit C of whole sub-tiles (fp32 C spread only), one m64 block per warpgroup");
 static_assert(!EPI_SPREAD || (EPI_DEFER && DEFER_WORDS == ACC_N / 2), "a spread epilogue: a deferred one, 64 words held");
-static_assert(!EPI_EARLY || (EPI_SPREAD && HOIST && BN == 256 && !TIMELINE),
-              "an early first half: a hoisted spread epilogue of 256 columns, no timeline");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
 static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 2 * WG_ROWS),
@@ -266,11 +259,6 @@ template <int N> __device__ __forceinline__ void wgmma_wait() {
 template <int R> __device__ __forceinline__ void fence_regs(float (&d)[R]) {
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-// fence_regs on half H of an accumulator array (EPI_EARLY: the other half's wgmmas may still be running)
-template <int H, int R> __device__ __forceinline__ void fence_half(float (&d)[R]) {
-#pragma unroll
-  for (int i = H * (R / 2); i < (H + 1) * (R / 2); ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
@@ -604,22 +592,6 @@ __device__ __forceinline__ void mma_stage_desc(float (&acc)[MI][ACC_N], uint64_t
     }
   }
 }
-#if EPI_EARLY
-// a tile's last k-tile as two wgmma groups, columns [0, BN/2) then [BN/2, BN) (each committed): once the group
-// before the newest is done (wgmma_wait<1>) the first half's accumulators are final while the second's still run
-__device__ __forceinline__ void mma_stage_halves(float (&acc)[MI][ACC_N], uint64_t da, uint64_t db) {
-  constexpr int A_KSTEP = A_MN ? 2048 : 32, B_KSTEP = B_KMAJOR ? 32 : 2048;
-  constexpr int B_HALF = B_KMAJOR ? (BN / 2) * BK_BYTES : (BN / 128) * B_SLAB;   // column BN/2 of the stage's B
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int ks = 0; ks < KSTEPS; ++ks)
-      wgmma_nhalf(*reinterpret_cast<float (*)[ACC_N / 2]>(&acc[0][h * (ACC_N / 2)]), da + (uint64_t)((ks * A_KSTEP) >> 4),
-                  db + (uint64_t)((h * B_HALF + ks * B_KSTEP) >> 4));
-    wgmma_commit();
-  }
-}
-#endif
 #endif
 
 // ---------------------------------------------------------------- epilogues (one consumer warpgroup's rows)
@@ -772,15 +744,13 @@ __device__ __forceinline__ void epilogue_tma(float (&acc)[MI][ACC_N], const TmaD
 // the held part of this warpgroup's tile (scaled): 16-bit C as pairs in half the accumulators' registers, so the
 // next tile's wgmmas can start before it is staged (p[q] holds acc[2q], acc[2q + 1], the pairs stmatrix takes from a
 // fragment); fp32 C (spread) its last DEFER_SUBS sub-tiles as they are (p[i] holds acc[ACC_N - DEFER_WORDS + i])
-// (16-bit C: pairs Q0 .. Q1 - 1 only, so EPI_EARLY can pack the first half while the second's wgmmas run)
-template <int Q0 = 0, int Q1 = ACC_N / 2>
 __device__ __forceinline__ void hold_acc(float (&acc)[MI][ACC_N], uint32_t (&p)[DEFER_WORDS], float alpha) {
   if constexpr (OUT_BYTES == 4) {
 #pragma unroll
     for (int i = 0; i < DEFER_WORDS; ++i) p[i] = __float_as_uint(scaled(acc[0][ACC_N - DEFER_WORDS + i], alpha));
   } else {
 #pragma unroll
-    for (int q = Q0; q < Q1; ++q) p[q] = pack_pair(scaled(acc[0][2 * q], alpha), scaled(acc[0][2 * q + 1], alpha));
+    for (int q = 0; q < ACC_N / 2; ++q) p[q] = pack_pair(scaled(acc[0][2 * q], alpha), scaled(acc[0][2 * q + 1], alpha));
   }
 }
 // epilogue_tma from the held words, sub-tiles C0 .. C1 - 1 of them (the tile's last DEFER_SUBS; called under the
@@ -1030,9 +1000,6 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
 #if EPI_DEFER
     uint32_t held[DEFER_WORDS];   // the previous tile's held C until the next tile's k-tiles have staged it
     int pend_row0 = 0, pend_col0 = 0;
-#if EPI_EARLY
-    uint32_t early_s = 0;   // the stage of a tile's last k-tile: released by store() once its second half is done
-#endif
 #if EPI_SPREAD
     int pend = 0;   // held sub-tiles not yet staged: one per k-tile (flush_one), the rest before the next hold
     auto flush_one = [&]() {
@@ -1102,7 +1069,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           }
           tl_first = false;
         }
-        for (int kt = w.kt0; kt < w.kt1 - EPI_EARLY; ++kt, ++it) {   // (EPI_EARLY: the last k-tile peeled below)
+        for (int kt = w.kt0; kt < w.kt1; ++kt, ++it) {
 #if HOIST
           const uint32_t s = rp.s;
           mbar_wait(full_bar + s * 8, rp.ph);
@@ -1137,30 +1104,11 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
           if (kt > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
 #endif
         }
-#if EPI_EARLY
-        {   // the last k-tile (an unsplit tile has one at least): its N halves as two wgmma groups — on every path,
-            // or ptxas sees one where store() reads acc with the loop's last group in flight and serialises (C7514)
-          const uint32_t s = rp.s;
-          mbar_wait(full_bar + s * 8, rp.ph);
-          fence_regs(acc[0]);
-          wgmma_fence();
-          mma_stage_halves(acc, da0 + (uint64_t)(s * (A_TILE >> 4)), db0 + (uint64_t)(s * (B_TILE >> 4)));
-          if (pend) flush_one();
-          wgmma_wait<1>();   // the k-tile before and the first half are done; the second half still runs
-          fence_half<0>(acc[0]);
-          if (w.kt1 - 1 > w.kt0 && lane == 0) release_slot(empty_bar + prev_s * 8);
-          early_s = s;   // store() waits for the second half, then releases this stage
-          rp.next();
-          ++it;
-        }
-#else
         wgmma_wait<0>();
 #pragma unroll
         for (int mi = 0; mi < MI; ++mi) fence_regs(acc[mi]);
         if (TIMELINE && threadIdx.x % 128 == 0) tl_stamp(sk_ws, 5 + 4 * wg);   // (the last unit's stamp stays)
-#endif
-#if EPI_EARLY
-#elif HOIST
+#if HOIST
         if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + prev_s * 8);
 #else
         if (w.kt1 > w.kt0 && lane == 0) release_slot(empty_bar + ((it + STAGES - 1) % STAGES) * 8);
@@ -1173,20 +1121,7 @@ tcf_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc m
         if (M >= 0) return;
       }
       const int row0 = w.m_tile * BM + wg * WG_A * WG_ROWS, col0 = w.n_tile * BN;
-#if EPI_EARLY
-      if (pend) flush();   // what a unit of fewer k-tiles than held sub-tiles left
-      // the first half (its wgmmas done) while the last k-tile's second half still runs: fp32 staged, 16-bit packed
-      if constexpr (OUT_BYTES == 4)
-        epilogue_tma<EPI_SUBS - DEFER_SUBS>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
-      else
-        hold_acc<0, ACC_N / 4>(acc, held, alpha);
-      wgmma_wait<0>();
-      fence_half<1>(acc[0]);
-      if (lane == 0) release_slot(empty_bar + early_s * 8);
-      if constexpr (OUT_BYTES == 4) hold_acc(acc, held, alpha);
-      else hold_acc<ACC_N / 4, ACC_N / 2>(acc, held, alpha);
-      pend_row0 = row0, pend_col0 = col0, pend = DEFER_SUBS;
-#elif EPI_DEFER && EPI_SPREAD
+#if EPI_DEFER && EPI_SPREAD
       if (pend) flush();   // what a unit of fewer k-tiles than held sub-tiles left
       if constexpr (OUT_BYTES == 4)   // fp32: the first half now, the second held
         epilogue_tma<EPI_SUBS - DEFER_SUBS>(acc, &mapC, smem + RING_BYTES, wg, row0, col0, alpha, epi_count, C, M, N, ldc);
