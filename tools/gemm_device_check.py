@@ -189,7 +189,7 @@ def main() -> int:
     if args.sanitize_shot:
         from tcforge.gemm.build import a_mn_ok
         from tcforge.gemm.check import check_one
-        from tcforge.gemm.variants import LADDER, SWEEP
+        from tcforge.gemm.variants import LADDER, SWEEP, VARIANTS
 
         only = set(filter(None, os.environ.get("GEMM_SAN_VARIANTS", "").split(",")))  # empty: every variant
         for v in LADDER + SWEEP:
@@ -226,13 +226,14 @@ def main() -> int:
                            ("sw96", ("fp16", "fp16", False)), ("sw112", ("e4m3", "bf16", True)),
                            ("sw128", ("fp16", "fp32", False)),
                            ("tuned_pp", ("fp16", "fp32", False)), ("t192", ("bf16", "bf16", False)),
-                           ("t144", ("fp16", "fp32", False)), ("t320", ("bf16", "bf16", True)),
+                           ("t144", ("fp16", "fp32", False)), ("t144s", ("bf16", "bf16", False)),
+                           ("t320", ("bf16", "bf16", True)),
                            ("t64x192", ("fp16", "fp32", False))):
             if not only or name in only:  # split-K reduced inside the kernel, and through fp32 planes
                 for mode in ("fused", "planes"):
                     r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False, split_mode=mode)
                     print(f"sanitize-shot {name}(splits=3, {mode}) ok={r.ok} {r.error}", flush=True)
-                    if combo[0] != "e4m3" and not name.startswith("sw"):
+                    if combo[0] != "e4m3" and not VARIANTS[name].config.swap_ab:  # (swapped: a row-major a only)
                         r = check_one(name, *combo, 129, 257, 1024, seed=6, splits=3, with_cublas=False,
                                       split_mode=mode, a_kmajor=False)
                         print(f"sanitize-shot {name}(a col, splits=3, {mode}) ok={r.ok} {r.error}", flush=True)

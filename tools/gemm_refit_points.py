@@ -8,7 +8,8 @@ Writes a bench/gemm_points.py list (16-bit over column-major B timed as bf16:bf1
 
 (the thirteenth session's list, bench/points/gemm_s31_refit1.json + refit2.json: its first 40 points and the rest,
 chosen from the tables as they stood before MEASURED_S31 held the re-timed points; with the later tables,
-MEASURED_S33_N2, MEASURED_S33_WIDE and MEASURED_S33_ROWB, also left out, the list is the same)
+MEASURED_S33_N2, MEASURED_S33_WIDE, MEASURED_S33_ROWB, MEASURED_S37 and MEASURED_S37B, also left out, the list is
+the same)
 """
 
 from __future__ import annotations

@@ -292,7 +292,7 @@ def test_pdl_policy_follows_the_measured_points() -> None:
 def test_a_128_column_swapped_tile_stages_c_transposed_in_128_row_buffers() -> None:
     """sw128c4: the swapped product up to 128 activation columns (BN over the warpgroup's 64 rows); its staging
     buffers hold BN rows of C^T (EPI_BUF in the kernel), the narrower swapped tiles keep 64-row buffers (their builds
-    unchanged), and BN 136 is refused."""
+    unchanged); t144s stages 144-row buffers, and BN 168 is refused."""
     from dataclasses import replace
 
     from tcforge.gemm.variants import VARIANTS
@@ -301,8 +301,11 @@ def test_a_128_column_swapped_tile_stages_c_transposed_in_128_row_buffers() -> N
     assert (c.bn, c.bm, c.cm, c.stages) == (128, 128, 4, 5)
     assert c.smem_bytes() == 5 * (128 + 128) * 128 + 2 * 2 * 128 * 128 + 2 * 5 * 8 + 1024
     assert VARIANTS["sw16c4"].config.smem_bytes() == 10 * (128 + 16) * 128 + 2 * 2 * 64 * 128 + 2 * 10 * 8 + 1024
-    with pytest.raises(TcforgeError, match="up to 128"):
-        replace(c, bn=136, stages=4).check()
+    t = VARIANTS["t144s"].config
+    assert t.swap_ab and (t.bm, t.bn, t.nc, t.cm, t.stages) == (128, 144, 2, 1, 4)
+    assert t.b_rows == 144 and t.smem_bytes() == 4 * (128 + 144) * 128 + 2 * 2 * 144 * 128 + 2 * 4 * 8 + 1024
+    with pytest.raises(TcforgeError, match="up to 160"):
+        replace(c, bn=168, stages=2).check()
 
 
 def test_wide_64_row_swapped_tiles_stream_b_once_and_keep_the_pair_split() -> None:

@@ -267,6 +267,7 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
         N2_RULE_CLUSTERS,
         NARROW160_AUTO,
         NARROW_AUTO,
+        NARROW_SWAP_AUTO,
         SK_LONG_KTILES,
         SMALL_AUTO,
         SMALL_M,
@@ -327,8 +328,13 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
              (NARROW_AUTO, None, 64, TILE_MARGIN), (SQUARE_AUTO, None, 64, TILE_MARGIN),
              (SMALL_WIDE_AUTO, None, SMALL_M, TILE_MARGIN))
     cands = [(big, t_big, 0.0)]
+    # over a row-major 16-bit B the 128x144 tile runs as the swapped product (t144s: B^T its MN-major A operand in
+    # whole slabs, a's rows its K-major B), which moves t144's bytes over a column-major B instead of a third slab's
+    swap144 = not plan.b_kmajor and plan.in_kind != "e4m3" and plan.a_kmajor
     for name, rounds, min_rows, margin in rules:
-        v = VARIANTS[name]
+        v = VARIANTS[NARROW_SWAP_AUTO if name == NARROW_AUTO and swap144 else name]
+        if v.name == NARROW_SWAP_AUTO:  # measured where its tiles make one round (1536^3, 1536x1536x6144); in more
+            rounds = 1  # (2560^3, 3072x1536^2) its kernels ran 3-14 % behind `auto`'s tiles (gemm_small_s37_t144s.json)
         if rounds is not None and cluster_tiles(v.config, plan.m, plan.n) > rounds * sms:
             continue
         if plan.m > min_rows and choose_splits(v.config, *args) == 1:

@@ -186,9 +186,9 @@ class KernelConfig:
             raise TcforgeError(f"{self}: in-kernel split-K needs the TMA path and neither the planes nor stream-K")
         if self.split_pair and (not self.splitk_fused or self.cm != 1 or self.pingpong):
             raise TcforgeError(f"{self}: pair split-K needs an in-kernel split-K build without a cluster or ping-pong")
-        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 128):
+        if self.swap_ab and (not self.use_tma or self.pingpong or rows != 64 or self.bn > 160):
             raise TcforgeError(f"{self}: the swapped product needs the TMA path, no ping-pong, one 64-row block per "
-                               "consumer warpgroup and BN a multiple of 8 up to 128")
+                               "consumer warpgroup and BN a multiple of 8 up to 160")
         if self.epi_defer and (not self.tma_store or self.splitk or self.streamk or self.splitk_fused or self.pingpong
                                or self.swap_ab or self.promote or rows != 64 or self.bn % 64 or self.diag):
             raise TcforgeError(f"{self}: the deferred epilogue needs the staged epilogue of unsplit tiles, one m64 "
@@ -440,6 +440,14 @@ SWEEP.append(
     Variant("t144", 9, "128x144 tile, two consumer warpgroups (64x144 each), no cluster, 4 stages, persistent + "
             "split-K + hoisted", _T144, True, 8, True)
 )
+# t144 over a row-major 16-bit B without its third slab: the swapped product C^T = B^T A^T, its A operand B^T
+# (MN-major: 128 rows of N are two whole 64-column slabs) and its B operand a's K-major rows (144 of M, no slabs), so
+# a stage moves t144's 34 KB over a column-major B instead of 40 KB; C^T staged as 144 rows of 128 bytes per
+# warpgroup (experiment: 1536^3 16-bit with row-major B, where t160 runs 0.84-0.89x of cuBLAS)
+SWEEP.append(
+    Variant("t144s", 9, "swapped product C^T = B^T A^T: 128 columns of C (two consumers of 64) x 144 rows per tile, "
+            "no cluster, 4 stages, persistent + split-K + hoisted", replace(_T144, swap_ab=True), True, 8, True)
+)
 # 160 columns: 1280x4096x4096 makes 260 tiles, two full rounds (rung 9's cluster tiles 80 on 66 clusters, t192's 220
 # on 132 SMs); 2.5 slabs of a row-major B (three loaded), the last 32 columns of 16-bit C stored from registers.
 # Measured 1-13 % faster than `auto`'s earlier pick where its tiles fill at most two rounds, up to 8 % slower than
@@ -584,6 +592,9 @@ AUTO_CM1 = "tuned"
 CM1_MIN_M = 1024
 MID_AUTO = "t192"  # `auto` where 128x192 tiles fill the rounds better (3072^3)
 NARROW_AUTO = "t144"  # `auto` where 128x144 tiles fill one round and wider ones do not (1536^3)
+# ... over a row-major 16-bit B (with a row-major a) as the swapped product, which loads no third slab: costed as
+# t144 over a K-major B (b_rows = 144: the model's key is t144's)
+NARROW_SWAP_AUTO = "t144s"
 WIDE_AUTO = "t320"  # `auto` where 128x320 tiles fill one or two rounds better (1280x4096x4096, 2560x4096x4096)
 NARROW160_AUTO = "t160"  # `auto` where 128x160 tiles fill the rounds better (1280x4096x4096, 2304x1024x4096)
 SMALL_WIDE_AUTO = "t64x192"  # `auto` where 64x192 tiles fill one round better than 64x128 and 128x128 (768x1536^2)

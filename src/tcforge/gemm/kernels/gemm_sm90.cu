@@ -150,8 +150,8 @@ static_assert(!EPI_DEFER || (USE_TMA && TMA_STORE && (OUT_BYTES == 2 || EPI_SPRE
 static_assert(!EPI_SPREAD || (EPI_DEFER && DEFER_WORDS == ACC_N / 2), "a spread epilogue: a deferred one, 64 words held");
 static_assert(!PINGPONG || (USE_TMA && NC == 2), "ping-pong needs the TMA path and two consumer warpgroups");
 static_assert(!A_MN || IN_KIND != 2, "an MN-major A operand: 16-bit inputs only (fp8 wgmma reads K-major A)");
-static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 2 * WG_ROWS),
-              "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 128 columns");
+static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 160),
+              "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 160 columns");
 static_assert(!TRANS_C || !TMA_STORE || WG_ROWS * OUT_BYTES / 128 <= EPI_BUFS,
               "swapped product: one staging buffer per 128 bytes of a warpgroup's 64 C columns");
 constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
