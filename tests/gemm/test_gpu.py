@@ -176,8 +176,9 @@ def test_partial_slab_tile_bits_equal_wider_tiles(combo: tuple, shape: tuple) ->
     """t144's and t160's tiles (2.25 and 2.5 slabs of B; 16 or 32 columns of 16-bit C stored from registers) and
     t320's (an n256 and an n64 wgmma per m64 block; B in two boxes when K-major) sum each element's products in the
     same K order as the 128x192 and 128x256 tiles: without split-K the five outputs are bit-identical, partial tiles
-    and the columns past N included (N = 4097: the last t320 tile's one valid column past 256 is the n64's)."""
-    _assert_same_bits(("t144", "t160", "t320", "t192", "hoist"), shape, combo, sum(shape))
+    and the columns past N included (N = 4097: the last t320 tile's one valid column past 256 is the n64's); so does
+    t144s, the 128x144 tile as the swapped product (C^T staged as 144-row buffers)."""
+    _assert_same_bits(("t144", "t160", "t320", "t192", "hoist", "t144s"), shape, combo, sum(shape))
 
 
 @pytest.mark.parametrize("combo", [("fp16", "fp32", False), ("bf16", "fp32", True), ("e4m3", "bf16", True)],
