@@ -97,15 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     shares = [int(x) for x in args.streamk.split(",") if x]
     extra = [v for v in args.variants.split(",") if v]
     from tcforge.errors import TcforgeError
-    from tcforge.gemm.specs import computes_c, parse_spec
+    from tcforge.gemm.specs import check_specs
 
-    for spec in [args.base, *extra]:
-        try:
-            parse_spec(spec)
-        except TcforgeError as e:
-            ap.error(str(e))
-        if not computes_c(spec):
-            ap.error(f"{spec}: the base and --variants are real GEMMs (checked against cuBLAS); masks go in --diags")
+    try:  # the base and --variants are real GEMMs, checked against cuBLAS; diagnostic masks go in --diags
+        check_specs([args.base, *extra], real=True)
+    except TcforgeError as e:
+        ap.error(str(e))
     if any(not 1 <= d <= 7 for d in diags):
         ap.error("--diags are masks 1..7")
 

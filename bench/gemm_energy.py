@@ -163,20 +163,22 @@ def main(argv: list[str] | None = None) -> int:
                          "'<variant>+pN' (a launch's maps are encoded when it is prepared)")
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm.specs import check_specs, parse_spec, plan_spec
+
+    try:  # before torch and the GPU: a bad spec is a usage error
+        specs = check_specs(args.variants.split(","), real=True)
+    except TcforgeError as e:
+        ap.error(str(e))
 
     import torch
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, fast_accum_peer, make_inputs
-    from tcforge.gemm.specs import computes_c, parse_spec, plan_spec
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
     bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
-    specs = args.variants.split(",")
-    for spec in specs:
-        if not computes_c(spec):  # (parse_spec stops a malformed one here, before anything is launched)
-            ap.error(f"{spec}: a diagnostic build computes no C; time it with bench/gemm_bound.py")
     nv = Nvml(0, bus)
     api.POISON_OUTPUT = False
     m = n = k = args.size

@@ -58,15 +58,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument("combos", nargs="*", default=["e4m3:bf16", "fp16:fp32"])
     ap.add_argument("--variants", default="hoist,hoist@diag=2", help="variant specs, launched in this order")
     args = ap.parse_args(argv)
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm.specs import check_specs, plan_spec
+
+    try:  # a malformed spec stops here, before anything is launched
+        specs = check_specs(args.variants.split(","))
+    except TcforgeError as e:
+        ap.error(str(e))
+
     import torch
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
-    from tcforge.gemm.specs import parse_spec, plan_spec
-
-    specs = args.variants.split(",")
-    for spec in specs:
-        parse_spec(spec)  # a malformed spec stops here, before anything is launched
     for i, combo in enumerate(args.combos):
         in_kind, out_kind = combo.split(":")
         od = api.torch_dtype(out_kind)

@@ -71,12 +71,15 @@ def main(argv: list[str]) -> int:
     if args.summarize:
         summarize(args.summarize)
         return 0
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm.specs import check_specs, computes_c, plan_spec
+
+    try:  # a malformed spec stops here, before anything is launched
+        check_specs(args.variants.split(","))
+    except TcforgeError as e:
+        ap.error(str(e))
+
     import torch
-
-    from tcforge.gemm.specs import computes_c, parse_spec, plan_spec
-
-    for spec in args.variants.split(","):
-        parse_spec(spec)  # a malformed spec stops here, before anything is launched
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs

@@ -56,15 +56,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--combos", default=COMBOS)
     args = ap.parse_args(argv)
     from tcforge.errors import TcforgeError
-    from tcforge.gemm.specs import computes_c, parse_spec
+    from tcforge.gemm.specs import check_specs
 
-    specs = [v for v in args.variants.split(",") if v]
     try:
         shapes, combos = parse_shapes(args.shapes), parse_combos(args.combos)
-        for spec in specs:
-            parse_spec(spec)
-            if not computes_c(spec):
-                raise ValueError(f"{spec}: a diagnostic build computes no C")
+        specs = check_specs([v for v in args.variants.split(",") if v], real=True)
     except (ValueError, TcforgeError) as e:
         ap.error(str(e))
     if len(specs) < 2:
@@ -73,19 +69,14 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.check import make_inputs
-    from tcforge.gemm.specs import plan_spec
+    from tcforge.gemm.check import make_inputs, unsplit_outputs
 
     api.POISON_OUTPUT = True  # every launch fills its output with NaN first: a store that never lands shows
     n = 0
     for in_kind, out_kind, b_col in combos:
         for shape in shapes:
             a, b, sa, sb = make_inputs(*shape, in_kind, b_col, seed=sum(shape) + 5)
-            outs = []
-            for spec in specs:
-                plan = plan_spec(a, b, spec, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb)
-                outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
-            torch.cuda.synchronize()
+            outs = unsplit_outputs(specs, a, b, sa, sb, out_kind)
             case = f"{in_kind}:{out_kind} B {'col' if b_col else 'row'} {'x'.join(map(str, shape))}"
             if torch.isnan(outs[0]).any():
                 print(f"{case}: {specs[0]} left NaN (poison) in its output", file=sys.stderr)

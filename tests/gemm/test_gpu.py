@@ -82,20 +82,10 @@ def test_swapped_product_small_m(variant: str, shape: tuple) -> None:
 def _unsplit_outputs(variants: tuple[str, ...], shape: tuple, combo: tuple, seed: int) -> list:
     """The same fresh random product run by each variant without split-K (so each element's K order is the tile's
     own), synchronised: for the bit-identity tests across tiles."""
-    import torch
+    from tcforge.gemm.check import make_inputs, unsplit_outputs
 
-    from tcforge.gemm import api
-    from tcforge.gemm.check import make_inputs
-    from tcforge.gemm.specs import plan_spec
-
-    od = api.torch_dtype(combo[1])
     a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], seed)
-    outs = []
-    for variant in variants:  # (variant specs too: an experiment's build against the shipped ones)
-        plan = plan_spec(a, b, variant, out_dtype=od, scale_a=sa, scale_b=sb)
-        outs.append(api.run_plan(plan, a, b, sa, sb, splits=1))
-    torch.cuda.synchronize()
-    return outs
+    return unsplit_outputs(variants, a, b, sa, sb, combo[1])  # (variant specs too: experiment builds)
 
 
 def _assert_same_bits(variants: tuple[str, ...], shape: tuple, combo: tuple, seed: int) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from tcforge.errors import TcforgeError
-from tcforge.gemm.specs import computes_c, parse_spec, with_spec
+from tcforge.gemm.specs import check_specs, computes_c, parse_spec, with_spec
 from tcforge.gemm.variants import VARIANTS
 
 
@@ -45,3 +45,12 @@ def test_spec_replaces_the_plans_kernel_config_and_names_it() -> None:
     assert es4.variant.config.epi_spread and plan.variant.config.stages == 4
     with pytest.raises(TcforgeError, match="deferred epilogue"):  # the config's own check: no diagnostics with it
         with_spec(plan, "hoist_es@diag=2")
+
+
+def test_check_specs_reads_every_spec_before_anything_launches() -> None:
+    assert check_specs(["hoist_es", "hoist@diag=2"]) == ["hoist_es", "hoist@diag=2"]
+    assert check_specs(iter(["hoist_es@epi_bufs=4"]), real=True) == ["hoist_es@epi_bufs=4"]
+    with pytest.raises(TcforgeError, match="no field 'bogus'"):
+        check_specs(["hoist", "hoist@bogus=1"])
+    with pytest.raises(TcforgeError, match="hoist@diag=2: a diagnostic build computes no C"):
+        check_specs(["hoist_es", "hoist@diag=2"], real=True)

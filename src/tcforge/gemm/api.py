@@ -324,17 +324,17 @@ def refine_auto(plan: Plan, sms: int) -> Plan:
     # (candidate, most rounds of its tiles it is weighed in, rows M must exceed, margin it must win by)
     # the 128-row tiles (t320, t192, t160, t144, t128) above 64 rows only: at 33-64 rows x 16384-20480 the model took
     # t144 / t160, which streamed B at 0.62-0.92x of cuBLAS where t64 and sw64 ran 0.79-1.15x (gemm_small_s33_wide_*)
-    rules = ((WIDE_AUTO, 2, 64, 0.0), (MID_AUTO, None, 64, TILE_MARGIN), (NARROW160_AUTO, 2, 64, TILE_MARGIN),
-             (NARROW_AUTO, None, 64, TILE_MARGIN), (SQUARE_AUTO, None, 64, TILE_MARGIN),
-             (SMALL_WIDE_AUTO, None, SMALL_M, TILE_MARGIN))
-    cands = [(big, t_big, 0.0)]
     # over a row-major 16-bit B the 128x144 tile runs as the swapped product (t144s: B^T its MN-major A operand in
-    # whole slabs, a's rows its K-major B), which moves t144's bytes over a column-major B instead of a third slab's
-    swap144 = not plan.b_kmajor and plan.in_kind != "e4m3" and plan.a_kmajor
+    # whole slabs, a's rows its K-major B), which moves t144's bytes over a column-major B instead of a third slab's;
+    # measured where its tiles make one round (1536^3, 1536x1536x6144) — in more (2560^3, 3072x1536^2) its kernels
+    # ran 3-14 % behind `auto`'s tiles (gemm_small_s37_t144s.json)
+    narrow = ((NARROW_SWAP_AUTO, 1, 64, TILE_MARGIN) if not plan.b_kmajor and plan.in_kind != "e4m3" and plan.a_kmajor
+              else (NARROW_AUTO, None, 64, TILE_MARGIN))
+    rules = ((WIDE_AUTO, 2, 64, 0.0), (MID_AUTO, None, 64, TILE_MARGIN), (NARROW160_AUTO, 2, 64, TILE_MARGIN),
+             narrow, (SQUARE_AUTO, None, 64, TILE_MARGIN), (SMALL_WIDE_AUTO, None, SMALL_M, TILE_MARGIN))
+    cands = [(big, t_big, 0.0)]
     for name, rounds, min_rows, margin in rules:
-        v = VARIANTS[NARROW_SWAP_AUTO if name == NARROW_AUTO and swap144 else name]
-        if v.name == NARROW_SWAP_AUTO:  # measured where its tiles make one round (1536^3, 1536x1536x6144); in more
-            rounds = 1  # (2560^3, 3072x1536^2) its kernels ran 3-14 % behind `auto`'s tiles (gemm_small_s37_t144s.json)
+        v = VARIANTS[name]
         if rounds is not None and cluster_tiles(v.config, plan.m, plan.n) > rounds * sms:
             continue
         if plan.m > min_rows and choose_splits(v.config, *args) == 1:

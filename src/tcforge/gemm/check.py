@@ -132,6 +132,23 @@ def poisoned_result(prepared: Any) -> Any:
     return prepared.result()
 
 
+def unsplit_outputs(specs: list[str] | tuple[str, ...], a: Any, b: Any, scale_a: Any, scale_b: Any,
+                    out_kind: str) -> list[Any]:
+    """One product run by each variant spec without split-K (so each element's K order is the tile's own), done
+    when returned: for bit-identity checks across tiles and experiment builds (outputs poisoned first where
+    api.POISON_OUTPUT is set)."""
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.specs import plan_spec
+
+    od = torch_dtype(out_kind)
+    outs = [api.run_plan(plan_spec(a, b, spec, out_dtype=od, scale_a=scale_a, scale_b=scale_b), a, b, scale_a,
+                         scale_b, splits=1) for spec in specs]
+    torch.cuda.synchronize()
+    return outs
+
+
 def rel_err(x: Any, ref: Any) -> float:
     """||x - ref|| / ||ref|| in float64 (inf when x holds NaN)."""
     import torch

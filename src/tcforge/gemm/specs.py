@@ -4,6 +4,7 @@ a one-build change beside the shipped variants without registering it. Never rea
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields, replace
 from typing import Any
 
@@ -38,6 +39,18 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | bool]]:
 def computes_c(spec: str) -> bool:
     """Whether a spec's build computes C (the diagnostic builds do not: nothing to check them against)."""
     return not parse_spec(spec)[1].get("diag")
+
+
+def check_specs(specs: Iterable[str], real: bool = False) -> list[str]:
+    """The specs, each checked before anything is launched: readable, and with `real` computing C (a bench that
+    checks its kernels against cuBLAS has nothing to check a diagnostic build against); a TcforgeError names the
+    first that is not, for the tool to report as a usage error."""
+    out = list(specs)
+    for spec in out:
+        parse_spec(spec)
+        if real and not computes_c(spec):
+            raise TcforgeError(f"{spec}: a diagnostic build computes no C (time it with bench/gemm_bound.py --diags)")
+    return out
 
 
 def with_spec(plan: Any, spec: str) -> Any:
