@@ -59,8 +59,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"tcforge {name}: error: this needs the optional package {exc.name!r}, which is not installed "
               f"({OPTIONAL_MODULES[exc.name]})", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `tcforge ... | head`: the reader left; end quietly, as binary utilities do
+        _silence_stdout()
+        return 0
+    except OSError as exc:  # a path the user named: missing, a directory, not writable, a special file
+        where = f" {exc.filename!r}" if exc.filename is not None else ""
+        print(f"tcforge {name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush into the closed pipe raises nothing."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":
