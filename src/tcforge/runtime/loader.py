@@ -1,4 +1,5 @@
-"""Compile-and-load in one step: a per-process cache of loaded modules keyed by cubin and context."""
+"""Compile-and-load in one step: a per-process cache of loaded modules keyed by cubin and context, and of resolved
+kernels keyed by what was asked for (a repeated `get_function` does no hashing, file access or driver call)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from tcforge.runtime import driver
 from tcforge.runtime.compile import CompiledModule, compile_cuda
 
 _modules: dict[tuple[str, int], driver.Module] = {}
+_functions: dict[tuple, tuple[driver.Function, CompiledModule]] = {}
 _lock = threading.Lock()
 
 
@@ -27,6 +29,11 @@ def load(compiled: CompiledModule, device: int = 0) -> driver.Module:
 def get_function(
     source: str, name: str, *, arch: str = "sm_90a", options: Sequence[str] = (), tag: str = "kernel", device: int = 0
 ) -> tuple[driver.Function, CompiledModule]:
-    """Compile (cached) `source`, load it and return the kernel `name` with its compile record."""
-    compiled = compile_cuda(source, arch=arch, options=options, name=tag)
-    return load(compiled, device).function(name), compiled
+    """Compile (cached) `source`, load it and return the kernel `name` with its compile record; resolved once per
+    thread (the first call on a thread also makes the device's primary context current there)."""
+    key = (source, name, arch, tuple(options), tag, device, threading.get_ident())
+    hit = _functions.get(key)
+    if hit is None:
+        compiled = compile_cuda(source, arch=arch, options=options, name=tag)
+        hit = _functions[key] = (load(compiled, device).function(name), compiled)
+    return hit

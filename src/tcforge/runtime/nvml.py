@@ -1,4 +1,4 @@
-"""NVML through ctypes: the energy counter, power, SM clock and clock-limit reasons of one GPU.
+"""NVML through nvidia-ml-py (`pynvml`): the energy counter, power, SM clock and clock-limit reasons of one GPU.
 
 Used by the GEMM energy benchmark: under a power cap the time of a kernel is its energy divided by the allowed power,
 so joules per GEMM (not only seconds) tell whether a kernel can get faster.
@@ -6,13 +6,12 @@ so joules per GEMM (not only seconds) tell whether a kernel can get faster.
 
 from __future__ import annotations
 
-import ctypes
 from dataclasses import dataclass
+from typing import Any
 
 from tcforge.errors import DeviceUnavailableError
 
-NVML_CLOCK_SM = 1
-# bits of nvmlDeviceGetCurrentClocksEventReasons (nvml.h)
+# bits of nvmlDeviceGetCurrentClocksEventReasons (pynvml.nvmlClocksEventReason*)
 CLOCK_REASONS = {
     0x1: "gpu_idle",
     0x2: "applications_clocks",
@@ -22,6 +21,14 @@ CLOCK_REASONS = {
     0x40: "hw_thermal",
     0x80: "hw_power_brake",
 }
+
+
+def _pynvml() -> Any:
+    try:
+        import pynvml
+    except ImportError:
+        raise DeviceUnavailableError("nvidia-ml-py is not installed: pip install tcforge[gpu]") from None
+    return pynvml
 
 
 @dataclass(frozen=True)
@@ -38,41 +45,44 @@ class Nvml:
     """One GPU's NVML handle (by PCI bus id when given, else by index)."""
 
     def __init__(self, index: int = 0, pci_bus_id: str | None = None) -> None:
-        try:
-            self._lib = ctypes.CDLL("libnvidia-ml.so.1")
-        except OSError as exc:
-            raise DeviceUnavailableError(f"NVML (libnvidia-ml.so.1) is not available: {exc}") from exc
-        self._check(self._lib.nvmlInit_v2(), "nvmlInit_v2")
-        self._dev = ctypes.c_void_p()
-        rc = 1
+        self._nv = nv = _pynvml()
+        self._call(nv.nvmlInit, "nvmlInit")
+        self._dev = None
         if pci_bus_id:
-            rc = self._lib.nvmlDeviceGetHandleByPciBusId_v2(pci_bus_id.encode(), ctypes.byref(self._dev))
-        if rc != 0:
-            self._check(self._lib.nvmlDeviceGetHandleByIndex_v2(index, ctypes.byref(self._dev)),
-                        "nvmlDeviceGetHandleByIndex_v2")
+            try:
+                self._dev = nv.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
+            except nv.NVMLError:
+                self._dev = None
+        if self._dev is None:
+            self._dev = self._call(nv.nvmlDeviceGetHandleByIndex, "nvmlDeviceGetHandleByIndex", index)
+        # the newer name first; drivers before r535 have only the older one
+        self._reasons = [f for f in (getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None),
+                                     getattr(nv, "nvmlDeviceGetCurrentClocksThrottleReasons", None)) if f]
 
-    @staticmethod
-    def _check(rc: int, what: str) -> None:
-        if rc != 0:
-            raise DeviceUnavailableError(f"NVML call {what} failed with code {rc}")
+    def _call(self, fn: Any, what: str, *args: object) -> Any:
+        try:
+            return fn(*args)
+        except self._nv.NVMLError as exc:
+            raise DeviceUnavailableError(f"NVML call {what} failed: {exc}") from None
 
     def sample(self) -> Sample:
         """Read the counters once."""
-        e, p, c, r = ctypes.c_ulonglong(), ctypes.c_uint(), ctypes.c_uint(), ctypes.c_ulonglong()
-        self._check(self._lib.nvmlDeviceGetTotalEnergyConsumption(self._dev, ctypes.byref(e)), "energy")
-        self._check(self._lib.nvmlDeviceGetPowerUsage(self._dev, ctypes.byref(p)), "power")
-        self._check(self._lib.nvmlDeviceGetClockInfo(self._dev, NVML_CLOCK_SM, ctypes.byref(c)), "clock")
-        fn = getattr(self._lib, "nvmlDeviceGetCurrentClocksEventReasons", None) or \
-            self._lib.nvmlDeviceGetCurrentClocksThrottleReasons
-        if fn(self._dev, ctypes.byref(r)) != 0:
-            r = ctypes.c_ulonglong(0)
-        return Sample(int(e.value), int(p.value), int(c.value), int(r.value))
+        nv, d = self._nv, self._dev
+        e = self._call(nv.nvmlDeviceGetTotalEnergyConsumption, "energy", d)
+        p = self._call(nv.nvmlDeviceGetPowerUsage, "power", d)
+        c = self._call(nv.nvmlDeviceGetClockInfo, "clock", d, nv.NVML_CLOCK_SM)
+        r = 0
+        for fn in self._reasons:
+            try:
+                r = fn(d)
+                break
+            except nv.NVMLError:
+                continue
+        return Sample(int(e), int(p), int(c), int(r))
 
     def power_limit_mw(self) -> int:
         """The enforced power limit."""
-        v = ctypes.c_uint()
-        self._check(self._lib.nvmlDeviceGetEnforcedPowerLimit(self._dev, ctypes.byref(v)), "power limit")
-        return int(v.value)
+        return int(self._call(self._nv.nvmlDeviceGetEnforcedPowerLimit, "power limit", self._dev))
 
 
 def reason_names(bits: int) -> list[str]:

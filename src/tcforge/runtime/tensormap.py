@@ -1,9 +1,15 @@
-"""TMA descriptors: `cuTensorMapEncodeTiled` from Python into a 64-byte-aligned 128-byte buffer passed by value."""
+"""TMA descriptors: `cuTensorMapEncodeTiled` through cuda-python, copied into a 128-byte-aligned 128-byte buffer that
+`driver.launch` passes by value for a `__grid_constant__ const CUtensorMap` parameter.
+
+cuda-python's CUtensorMap lives inside a Python object, not 64-byte aligned as cuda.h asks of the encoder's output;
+if the driver refuses that address, its entry point (from cuGetProcAddress) encodes straight into our buffer.
+"""
 
 from __future__ import annotations
 
 import ctypes
 from collections.abc import Sequence
+from typing import Any
 
 from tcforge.errors import TcforgeError
 from tcforge.runtime import driver
@@ -14,22 +20,36 @@ DTYPE_FLOAT16 = 6
 DTYPE_FLOAT32 = 7
 DTYPE_BFLOAT16 = 9
 SWIZZLE_BYTES = {0: 0, 32: 1, 64: 2, 128: 3}  # CUtensorMapSwizzle
+L2_PROMOTION_NONE = 0
+L2_PROMOTION_64B = 1
 L2_PROMOTION_128B = 2
 L2_PROMOTION_256B = 3
+MAP_BYTES = 128
+MAP_ALIGN = 128  # alignas(CUtensorMap): 64 before CUDA 13, 128 since
+
+_direct: Any = None  # the driver's cuTensorMapEncodeTiled as a ctypes function (resolved on first need)
+_use_direct = False  # set once cuda-python's output address was refused and the direct path then succeeded
 
 
 class TensorMap:
     """An encoded CUtensorMap; `param_buffer` is what `driver.launch` passes for a `__grid_constant__` parameter."""
 
+    __slots__ = ("_raw", "param_buffer", "encoded_by")
+
     def __init__(self) -> None:
-        self._raw = ctypes.create_string_buffer(128 + 64)
-        off = (-ctypes.addressof(self._raw)) % 64
-        self.param_buffer = (ctypes.c_ubyte * 128).from_buffer(self._raw, off)
+        self._raw = ctypes.create_string_buffer(MAP_BYTES + MAP_ALIGN)
+        off = (-ctypes.addressof(self._raw)) % MAP_ALIGN
+        self.param_buffer = (ctypes.c_ubyte * MAP_BYTES).from_buffer(self._raw, off)
+        self.encoded_by = ""  # "cuda-python" or "cuGetProcAddress" once encoded
 
     @classmethod
     def zeros(cls) -> TensorMap:
         """A placeholder for kernels that take a map they do not use in this variant."""
         return cls()
+
+    def raw(self) -> bytes:
+        """The 128 bytes the kernel receives."""
+        return bytes(self.param_buffer)
 
 
 def check_tiled_args(
@@ -61,6 +81,62 @@ def check_tiled_args(
         raise TcforgeError(f"box inner extent must be a multiple of 16 bytes (got {inner})")
 
 
+def encoder_args(
+    dtype: int, address: int, dims: Sequence[int], strides_bytes: Sequence[int], box: Sequence[int], swizzle: int,
+    l2_promotion: int,
+) -> tuple:
+    """cuTensorMapEncodeTiled's arguments after the output, as cuda-python takes them (enums, cuuint32_t /
+    cuuint64_t lists; element strides 1, no interleave, out-of-bounds reads fill zeros)."""
+    cu = driver.module()
+    u32, u64 = cu.cuuint32_t, cu.cuuint64_t
+    rank = len(dims)
+    return (_enum(cu.CUtensorMapDataType, dtype), rank, int(address), [u64(int(d)) for d in dims],
+            [u64(int(s)) for s in strides_bytes], [u32(int(b)) for b in box], [u32(1)] * rank,
+            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            _enum(cu.CUtensorMapSwizzle, SWIZZLE_BYTES[swizzle]), _enum(cu.CUtensorMapL2promotion, l2_promotion),
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+
+
+_enums: dict[tuple[type, int], Any] = {}
+
+
+def _enum(kind: type, value: int) -> Any:
+    """cuda-python's enum member of a value (cached: building one costs about half a microsecond)."""
+    member = _enums.get((kind, value))
+    if member is None:
+        member = _enums[(kind, value)] = kind(value)
+    return member
+
+
+def _direct_encoder() -> Any:
+    """The driver's own cuTensorMapEncodeTiled (resolved through cuda-python's cuGetProcAddress), for our buffer."""
+    global _direct
+    if _direct is None:
+        cu = driver.api()
+        flags = cu.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT
+        out = cu.cuGetProcAddress(b"cuTensorMapEncodeTiled", 12000, flags)
+        driver.check(out[0], "cuGetProcAddress(cuTensorMapEncodeTiled)")
+        u32, u64, i32, vp = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int, ctypes.c_void_p
+        proto = ctypes.CFUNCTYPE(i32, vp, i32, u32, vp, ctypes.POINTER(u64), ctypes.POINTER(u64),
+                                 ctypes.POINTER(u32), ctypes.POINTER(u32), i32, i32, i32, i32)
+        _direct = proto(int(out[1]))
+    return _direct
+
+
+def _encode_direct(tm: TensorMap, args: tuple) -> int:
+    dt, rank, addr, *lists, il, sw, l2, oob = args
+    dims, strides, box, estr = ([int(v) for v in values] for values in lists)
+    return int(_direct_encoder()(
+        ctypes.addressof(tm.param_buffer), int(dt), rank, addr, (ctypes.c_uint64 * rank)(*dims),
+        (ctypes.c_uint64 * max(1, rank - 1))(*strides), (ctypes.c_uint32 * rank)(*box),
+        (ctypes.c_uint32 * rank)(*estr), int(il), int(sw), int(l2), int(oob)))
+
+
+def _describe(dims: Sequence[int], strides_bytes: Sequence[int], box: Sequence[int], swizzle: int) -> str:
+    return (f"cuTensorMapEncodeTiled(dims={list(dims)}, strides={list(strides_bytes)}, box={list(box)}, "
+            f"swizzle={swizzle})")
+
+
 def encode_tiled(
     dtype: int,
     elem_bytes: int,
@@ -74,27 +150,19 @@ def encode_tiled(
 ) -> TensorMap:
     """Encode a tiled tensor map (dims innermost first; strides in bytes for dims 1..rank-1); OOB reads fill zeros."""
     check_tiled_args(dims, strides_bytes, box, elem_bytes, swizzle, address)
-    rank = len(dims)
+    args = encoder_args(dtype, address, dims, strides_bytes, box, swizzle, l2_promotion)
+    global _use_direct
     tm = TensorMap()
-    c_dims = (ctypes.c_uint64 * rank)(*dims)
-    c_strides = (ctypes.c_uint64 * max(1, rank - 1))(*strides_bytes)
-    c_box = (ctypes.c_uint32 * rank)(*box)
-    c_estr = (ctypes.c_uint32 * rank)(*([1] * rank))
-    driver.check(
-        driver.lib().cuTensorMapEncodeTiled(
-            ctypes.byref(tm.param_buffer),
-            ctypes.c_int(dtype),
-            ctypes.c_uint32(rank),
-            ctypes.c_void_p(address),
-            c_dims,
-            c_strides,
-            c_box,
-            c_estr,
-            ctypes.c_int(0),  # interleave none
-            ctypes.c_int(SWIZZLE_BYTES[swizzle]),
-            ctypes.c_int(l2_promotion),
-            ctypes.c_int(0),  # OOB fill: zeros
-        ),
-        f"cuTensorMapEncodeTiled(dims={list(dims)}, strides={list(strides_bytes)}, box={list(box)}, swizzle={swizzle})",
-    )
+    if not _use_direct:
+        err, cu_map = driver.api().cuTensorMapEncodeTiled(*args)
+        if not err:
+            ctypes.memmove(tm.param_buffer, cu_map.getPtr(), MAP_BYTES)
+            tm.encoded_by = "cuda-python"
+            return tm
+        if err != driver.module().CUresult.CUDA_ERROR_INVALID_VALUE or cu_map.getPtr() % 64 == 0:
+            driver.check(err, _describe(dims, strides_bytes, box, swizzle))
+    # cuda-python's unaligned output refused: encode in place
+    driver.check(_encode_direct(tm, args), _describe(dims, strides_bytes, box, swizzle))
+    _use_direct = True
+    tm.encoded_by = "cuGetProcAddress"
     return tm
