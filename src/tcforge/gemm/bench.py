@@ -12,11 +12,14 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from tcforge.errors import DeviceUnavailableError
-from tcforge.gemm.variants import LADDER, LADDER_COMBOS, SWEEP
+from tcforge.gemm.config import LADDER_COMBOS
+from tcforge.gemm.plan import LaunchOptions
+from tcforge.gemm.variants import LADDER, SWEEP
 
 PEAK = {"fp16": 989.0, "bf16": 989.0, "e4m3": 1979.0}  # dense TFLOP/s, H100/H200 SXM datasheet
 SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
@@ -81,22 +84,22 @@ def _check_against_cublas(prepared: Any, variant: str, a: Any, b: Any, sa: Any, 
     return {"check_rel_err_vs_cublas": err, "check_peer": "cublas_fast" if fast else "cublas"}
 
 
-def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool) -> dict[str, Any]:
+def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool,
+                options: LaunchOptions | None = None) -> dict[str, Any]:
     """Check one variant against cuBLAS on fresh random inputs, then time both back to back on them."""
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
 
     in_kind, out_kind = combo
-    api.POISON_OUTPUT = False
     a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3", seed=m * 31 + n * 7 + k)
     od = api.torch_dtype(out_kind)
     flop = 2.0 * m * n * k
     row: dict[str, Any] = {"variant": variant, "in": in_kind, "out": out_kind, "m": m, "n": n, "k": k}
     try:
         plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
-        row["ran"] = api.refine_auto(plan, api.multiprocessor_count(plan.device_index)).variant.name
-        prepared = api.prepare_plan(plan, a, b, sa, sb)
+        prepared = api.prepare_plan(plan, a, b, sa, sb, options=options)
+        row["ran"] = prepared.plan.variant.name
         row.update(_check_against_cublas(prepared, row["ran"], a, b, sa, sb, in_kind, out_kind))
         t_ours = _time_ms(prepared, graph)
     except Exception as exc:
@@ -131,12 +134,13 @@ def _fast_note(r: dict[str, Any]) -> str:
     return f"  (cuBLAS fast-accum {r['cublas_fast_tflops']:7.1f}, x{r['ratio_fast']:.3f})"
 
 
-def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph: bool) -> list[dict[str, Any]]:
+def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph: bool,
+               options: LaunchOptions | None = None) -> list[dict[str, Any]]:
     """Every named variant at size^3 for each dtype pair, each interleaved with a cuBLAS timing."""
     rows = []
     for combo in combos:
         for name in names:
-            r = _bench_pair(name, combo, size, size, size, graph)
+            r = _bench_pair(name, combo, size, size, size, graph, options)
             rows.append(r)
             print(
                 f"  ladder {combo[0]}->{combo[1]} {name:<11} {r['tflops']:7.1f} vs cuBLAS {r['cublas_tflops']:7.1f}"
@@ -153,13 +157,14 @@ def best_variant(rows: list[dict[str, Any]], combo: tuple[str, str]) -> str:
 
 
 def run_sweep(
-    best: dict[tuple[str, str], list[str]], shapes: list[tuple[int, int, int]], graph: bool
+    best: dict[tuple[str, str], list[str]], shapes: list[tuple[int, int, int]], graph: bool,
+    options: LaunchOptions | None = None,
 ) -> list[dict[str, Any]]:
     """The chosen variants of each dtype pair against cuBLAS over the sweep's shapes."""
     rows = []
     for combo, names in best.items():
         for name, (m, n, k) in ((nm, sh) for nm in names for sh in shapes):
-            r = _bench_pair(name, combo, m, n, k, graph)
+            r = _bench_pair(name, combo, m, n, k, graph, options)
             rows.append(r)
             print(
                 f"  sweep {combo[0]}->{combo[1]} {name} {m}x{n}x{k}: {r['tflops']:7.1f} vs {r['cublas_tflops']:7.1f}"
@@ -243,9 +248,9 @@ def main(argv: list[str]) -> int:
     combos = LADDER_COMBOS if args.combos == "all" else [tuple(c.split(":")) for c in args.combos.split(",")]
     names = [v.name for v in LADDER + SWEEP] if args.variants == "ladder" else args.variants.split(",")
     graph = not args.no_graph
-    from tcforge.gemm import api
-
-    api.PDL = api.PDL and not args.no_pdl
+    options = LaunchOptions()
+    if args.no_pdl:
+        options = replace(options, pdl=False)
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
@@ -256,10 +261,10 @@ def main(argv: list[str]) -> int:
         "device": torch.cuda.get_device_name(),
         "torch": torch.__version__,
         "timing": "do_bench_cudagraph median" if graph else "do_bench median",
-        "pdl": api.PDL,
+        "pdl": options.pdl,
         "ladder_size": args.size,
     }
-    ladder = run_ladder(args.size, combos, names, graph)
+    ladder = run_ladder(args.size, combos, names, graph, options)
     path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": [], "seconds": time.time() - t0}, indent=1))
     sweep: list[dict[str, Any]] = []
     if args.sweep != "none":
@@ -279,7 +284,7 @@ def main(argv: list[str]) -> int:
         else:
             best = {c: [best_variant(ladder, c)] for c in SWEEP_COMBOS if c in combos}
         print(f"sweep of the best variants {best}", flush=True)
-        sweep = run_sweep(best, shapes, graph)
+        sweep = run_sweep(best, shapes, graph, options)
     path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": sweep, "seconds": time.time() - t0}, indent=1))
     try:
         pngs = [] if args.no_plot else plot(ladder, sweep, out_dir, tag)

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tcforge.gemm.api import torch_dtype
+from tcforge.gemm.plan import LaunchOptions
 
 # bound on ||C - ref|| / ||ref||: output rounding dominates (fp32 accumulation error is ~1e-6 at these K)
 TOLERANCE = {"fp32": 2e-4, "fp16": 2e-3, "bf16": 1e-2}
@@ -115,28 +116,21 @@ def fast_accum_peer(variant: str, in_kind: str) -> bool:
 
 
 def poisoned_result(prepared: Any) -> Any:
-    """One launch of a prepared GEMM (api.prepare_plan) with its output filled with NaN first (api.POISON_OUTPUT, set
-    for this launch only), returned once it is done: any value the kernel did not write stays NaN. The benches'
-    check before timing."""
+    """One launch of a prepared GEMM (api.prepare_plan) with its output filled with NaN first, returned once it is
+    done: any value the kernel did not write stays NaN. The benches' check before timing."""
     import torch
 
-    from tcforge.gemm import api
-
-    saved = api.POISON_OUTPUT
-    api.POISON_OUTPUT = True
-    try:
-        prepared()
-        torch.cuda.synchronize()
-    finally:
-        api.POISON_OUTPUT = saved
+    prepared.poison_outputs()
+    prepared()
+    torch.cuda.synchronize()
     return prepared.result()
 
 
 def unsplit_outputs(specs: list[str] | tuple[str, ...], a: Any, b: Any, scale_a: Any, scale_b: Any,
-                    out_kind: str) -> list[Any]:
+                    out_kind: str, options: LaunchOptions | None = None) -> list[Any]:
     """One product run by each variant spec without split-K (so each element's K order is the tile's own), done
-    when returned: for bit-identity checks across tiles and experiment builds (outputs poisoned first where
-    api.POISON_OUTPUT is set)."""
+    when returned: for bit-identity checks across tiles and experiment builds (outputs poisoned first where the
+    options say so)."""
     import torch
 
     from tcforge.gemm import api
@@ -144,7 +138,7 @@ def unsplit_outputs(specs: list[str] | tuple[str, ...], a: Any, b: Any, scale_a:
 
     od = torch_dtype(out_kind)
     outs = [api.run_plan(plan_spec(a, b, spec, out_dtype=od, scale_a=scale_a, scale_b=scale_b), a, b, scale_a,
-                         scale_b, splits=1) for spec in specs]
+                         scale_b, splits=1, options=options) for spec in specs]
     torch.cuda.synchronize()
     return outs
 
@@ -183,7 +177,6 @@ def check_one(
     from tcforge.gemm import api
     from tcforge.gemm.validate import plan_matmul
 
-    api.POISON_OUTPUT = True
     a, b, sa, sb = make_inputs(m, n, k, in_kind, b_kmajor, seed, a_kmajor)
     od = torch_dtype(out_kind)
     tol = TOLERANCE[out_kind]
@@ -191,7 +184,8 @@ def check_one(
         tol = max(tol, FP8_TOLERANCE_SHORT_K if k <= 8192 else FP8_TOLERANCE_LONG_K)
     try:
         plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant)
-        out = api.run_plan(plan, a, b, sa, sb, splits=splits, streamk=streamk, split_mode=split_mode)
+        out = api.run_plan(plan, a, b, sa, sb, splits=splits, streamk=streamk, split_mode=split_mode,
+                           options=LaunchOptions(poison_output=True))
         torch.cuda.synchronize()
         ref = reference(a, b, sa, sb)
         err = rel_err(out, ref)
@@ -238,23 +232,20 @@ def gemm_chain(variant: str, m: int, k: int, steps: int, fp8: bool, pdl: bool, s
     bs = [b.to(dt).t().contiguous().t() if fp8 else b.to(dt) for b in bs]  # fp8: b column-major
     sc = torch.ones((), device="cuda") if fp8 else None
     od = torch.bfloat16 if fp8 else dt
+    options = LaunchOptions(pdl=pdl)
     api.matmul(a, bs[0], out_dtype=od, scale_a=sc, scale_b=sc, variant=variant)  # compiled and loaded before timing
     junk = [torch.full((m, k), float("nan"), device="cuda", dtype=od) for _ in range(8)]
     del junk
     torch.cuda.synchronize()
-    api.PDL, saved = pdl, api.PDL
-    try:
-        outs = []
-        x = a
-        if not sync:
-            torch.cuda._sleep(50_000_000)
-        for b in bs:
-            c = api.matmul(x, b, out_dtype=od, scale_a=sc, scale_b=sc, variant=variant)
-            outs.append(c)
-            x = c.to(torch.float8_e4m3fn) if fp8 else c
-            if sync:
-                torch.cuda.synchronize()
-        torch.cuda.synchronize()
-    finally:
-        api.PDL = saved
+    outs = []
+    x = a
+    if not sync:
+        torch.cuda._sleep(50_000_000)
+    for b in bs:
+        c = api.matmul(x, b, out_dtype=od, scale_a=sc, scale_b=sc, variant=variant, options=options)
+        outs.append(c)
+        x = c.to(torch.float8_e4m3fn) if fp8 else c
+        if sync:
+            torch.cuda.synchronize()
+    torch.cuda.synchronize()
     return outs

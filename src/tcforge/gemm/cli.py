@@ -7,7 +7,8 @@ import json
 import os
 
 from tcforge.errors import TcforgeError
-from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, VARIANTS, resolve_variant
+from tcforge.gemm.config import SUPPORTED
+from tcforge.gemm.variants import LADDER, SWEEP, VARIANTS, resolve_variant
 
 
 def _cmd_list(_: argparse.Namespace) -> int:

@@ -9,7 +9,8 @@ from dataclasses import fields, replace
 from typing import Any
 
 from tcforge.errors import TcforgeError
-from tcforge.gemm.variants import VARIANTS, KernelConfig
+from tcforge.gemm.config import KernelConfig
+from tcforge.gemm.variants import VARIANTS
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, int | bool]]:

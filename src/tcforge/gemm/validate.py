@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcforge.errors import TcforgeError, UnsupportedError
-from tcforge.gemm.variants import IN_BYTES, SUPPORTED, Variant, resolve_variant
+from tcforge.gemm.config import IN_BYTES, SUPPORTED
+from tcforge.gemm.variants import Variant, resolve_variant
 
 _IN_NAMES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float8_e4m3fn": "e4m3"}
 _OUT_NAMES = {"float32": "fp32", "float": "fp32", "float16": "fp16", "half": "fp16", "bfloat16": "bf16"}
@@ -36,7 +37,7 @@ class Plan:
     k_padded: int
     variant: Variant
     device_index: int
-    auto: bool = False  # the caller asked for variant="auto" (the launcher may refine the choice by shape)
+    auto: bool = False  # the caller asked for variant="auto" (the plan refines the choice by shape: auto.py)
     a_kmajor: bool = True  # a row-major (K contiguous); False: column-major a, the kernel's MN-major A (16-bit)
 
 
