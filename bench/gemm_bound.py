@@ -17,8 +17,10 @@ For each dtype pair the kernels are alternated round by round (graphs of `--per-
 `--seconds` each, NVML sampled: bench/gemm_energy.py's `measure`); rung 9's output is first checked against
 cuBLAS's on the same fresh random inputs. Writes bench/results/gemm_bound.json.
 
-    python3 bench/gemm_bound.py [--size 4096] [--combos fp16:fp32,bf16:bf16,e4m3:bf16] [--diags 1,2,3,4,7]
+    python3 -m bench.gemm_bound [--size 4096] [--combos fp16:fp32,bf16:bf16,e4m3:bf16] [--diags 1,2,3,4,7]
                                 [--streamk 58,124,256] [--base hoist] [--variants hoist_es,...]
+
+(run from the repository root: it imports bench/gemm_energy.py as `bench.gemm_energy`)
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gemm_energy import (  # noqa: E402
+from bench.gemm_energy import (
     check_against_cublas,
     cublas_kernel_name,
     cublas_peers,

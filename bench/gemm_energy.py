@@ -175,12 +175,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, fast_accum_peer, make_inputs
+    from tcforge.gemm.plan import LaunchOptions
     from tcforge.runtime.nvml import Nvml
 
     props = torch.cuda.get_device_properties(0)
     bus = f"{props.pci_domain_id:08x}:{props.pci_bus_id:02x}:{props.pci_device_id:02x}.0"
     nv = Nvml(0, bus)
-    api.POISON_OUTPUT = False
     m = n = k = args.size
     flop = 2.0 * m * n * k
     rows: list[dict[str, Any]] = []
@@ -200,13 +200,10 @@ def main(argv: list[str] | None = None) -> int:
         for v in specs:
             plan = plan_spec(a, b, v, out_dtype=od, scale_a=sa, scale_b=sb)
             kernels[v], base_of[v] = api.prepare_plan(plan, a, b, sa, sb), parse_spec(v)[0]
-            if args.l2_promotion_ab is not None:
-                api.L2_PROMOTION = args.l2_promotion_ab  # (a launch's maps are encoded when it is prepared)
-                try:
-                    label = f"{v}+p{args.l2_promotion_ab}"
-                    kernels[label], base_of[label] = api.prepare_plan(plan, a, b, sa, sb), base_of[v]
-                finally:
-                    api.L2_PROMOTION = None
+            if args.l2_promotion_ab is not None:  # (a launch's maps are encoded when it is prepared)
+                label = f"{v}+p{args.l2_promotion_ab}"
+                forced = LaunchOptions(l2_promotion=args.l2_promotion_ab)
+                kernels[label], base_of[label] = api.prepare_plan(plan, a, b, sa, sb, options=forced), base_of[v]
         # correct first: each launch against cuBLAS in its own accumulation mode (fp8: promoting variants against
         # the promoted default, the others against use_fast_accum=True), before anything is timed
         for v, fn in kernels.items():

@@ -20,9 +20,12 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
+
+from tcforge.gemm.plan import LaunchOptions
 
 SHAPES = [(512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (1024, 4096, 4096), (256, 4096, 4096),
           (128, 4096, 4096), (64, 4096, 4096), (16, 4096, 4096), (64, 14336, 4096), (256, 14336, 4096)]
@@ -53,9 +56,9 @@ def run(
     b_col: bool = False,
     a_col: bool = False,
     b_pad: int = 0,
+    options: LaunchOptions | None = None,
 ) -> list[dict]:
     from tcforge.gemm import api
-    from tcforge.gemm.api import multiprocessor_count, refine_auto
     from tcforge.gemm.bench import _check_against_cublas, _time_ms
     from tcforge.gemm.check import check_one, cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
@@ -81,15 +84,14 @@ def run(
                 nsplit = int(forced) if forced else None
                 chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode,
                                 a_kmajor=akmajor, splits=nsplit)
-                api.POISON_OUTPUT = False
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
                                        "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "b_pad": b_pad,
                                        "ok": chk.ok,
                                        "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
                 try:
                     plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
-                    prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode, splits=nsplit)
-                    row["ran"] = refine_auto(plan, multiprocessor_count(plan.device_index)).variant.name
+                    prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode, splits=nsplit, options=options)
+                    row["ran"] = prep.plan.variant.name
                     row["grid"] = prep.grid[0]
                     row["splits"] = prep.splits
                     row["sk_units"] = prep.sk_units
@@ -130,30 +132,27 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch (PDL)")
     ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
                     help="L2 promotion of every operand tensor map (0 none, 1 64B, 2 128B, 3 256B; default: by tile, "
-                         "api.l2_promotion)")
+                         "plan.l2_promotion)")
     ap.add_argument("--cluster-policy", default="default", choices=("default", "spread", "load_balancing"),
                     help="cluster scheduling-policy preference of our cluster launches (cuBLAS's are its own)")
     args = ap.parse_args(argv)
     if args.b_pad < 0:
         ap.error(f"--b-pad must be >= 0, got {args.b_pad}")
-    from tcforge.gemm import api
     from tcforge.runtime.driver import CLUSTER_POLICIES
 
-    api.PDL = api.PDL and not args.no_pdl
-    api.CLUSTER_POLICY = CLUSTER_POLICIES[args.cluster_policy]
-    if args.l2_promotion is not None:
-        api.L2_PROMOTION = args.l2_promotion
+    options = LaunchOptions(l2_promotion=args.l2_promotion, cluster_policy=CLUSTER_POLICIES[args.cluster_policy])
+    options = replace(options, pdl=options.pdl and not args.no_pdl)
     shapes = SHAPES if not args.shapes else [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
     combos = [tuple(c.split(":")) for c in args.combos.split(",")]
     t0 = time.time()
     rows = run(shapes, combos, args.variants.split(","), args.b_col, args.a_col,  # type: ignore[arg-type]
-               b_pad=args.b_pad)
+               b_pad=args.b_pad, options=options)
     import torch
 
     path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timing": "do_bench_cudagraph median",
-            "pdl": api.PDL, "l2_promotion": api.L2_PROMOTION, "cluster_policy": args.cluster_policy,
+            "pdl": options.pdl, "l2_promotion": options.l2_promotion, "cluster_policy": args.cluster_policy,
             "b_pad": args.b_pad, "seconds": time.time() - t0}
     path.write_text(json.dumps({**meta, "rows": rows}, indent=1))
     print(f"wrote {path} ({len(rows)} rows, {sum(not r['ok'] for r in rows)} failed checks)")

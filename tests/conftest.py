@@ -1,7 +1,14 @@
-"""Shared test set-up: the `gpu` marker skips where no CUDA GPU is present; paths to committed and shared truth."""
+"""Shared test set-up: the `gpu` marker skips where no CUDA GPU is present, the `slow` marker skips unless asked for;
+paths to committed and shared truth.
+
+The default run (`python3 -m pytest -q`) leaves out the tests marked `slow` (exhaustive checks that repeat what a
+representative test already proves, e.g. compiling every one of the GEMM's builds to look for spills). Run them with
+`python3 -m pytest -q --slow` (everything) or `python3 -m pytest -q -m slow` (only them); the device round runs them.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +17,11 @@ TESTS = Path(__file__).resolve().parent
 DATA = TESTS / "data"
 # ../shared beside the checkout (the project's shared facts and hardware samples); absent in some clones
 SHARED = TESTS.parent.parent / "shared"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--slow", action="store_true", default=False,
+                     help="also run the tests marked slow (left out by default)")
 
 
 def _have_cuda_gpu() -> bool:
@@ -23,13 +35,24 @@ def _have_cuda_gpu() -> bool:
         return False
 
 
+def _slow_asked(config: pytest.Config) -> bool:
+    """--slow, or a -m expression that names `slow` other than as `not slow`."""
+    markexpr = config.getoption("markexpr") or ""
+    return bool(config.getoption("--slow") or re.search(r"(?<!not )\bslow\b", markexpr))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _have_cuda_gpu():
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    if not _slow_asked(config):
+        skip_slow = pytest.mark.skip(reason="slow: run with --slow (or -m slow)")
+        for item in items:
+            if item.get_closest_marker("slow") is not None:
+                item.add_marker(skip_slow)
+    # torch is imported (seconds) only where a collected test needs a GPU
+    if any(item.get_closest_marker("gpu") is not None for item in items) and not _have_cuda_gpu():
+        skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
+        for item in items:
+            if item.get_closest_marker("gpu") is not None:
+                item.add_marker(skip_gpu)
 
 
 @pytest.fixture(scope="session")

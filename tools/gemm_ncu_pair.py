@@ -8,16 +8,17 @@ separate calls. A variant may be a spec with kernel-config overrides (`tcforge.g
 without its stores); diagnostic builds compute no C and skip the check.
 
     ncu --clock-control base --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,... \\
-        --kernel-name regex:'tcf_gemm|nvjet' python3 tools/gemm_ncu_pair.py --shape 2048x2048x2048 \\
+        --kernel-name regex:'tcf_gemm|nvjet' python3 -m tools.gemm_ncu_pair --shape 2048x2048x2048 \\
         --combos bf16:bf16 --variants hoist > pair.csv
-    python3 tools/gemm_ncu_pair.py --summarize pair.csv
+    python3 -m tools.gemm_ncu_pair --summarize pair.csv
+
+(run from the repository root: it imports bench/gemm_energy.py's check as `bench.gemm_energy`)
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 
 def summarize(path: str) -> None:
@@ -64,7 +65,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--b-col", action="store_true", help="16-bit B column-major (fp8 B always is)")
     ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
-                    help="L2 promotion of every operand tensor map (0 none .. 3 256B; default: api.l2_promotion)")
+                    help="L2 promotion of every operand tensor map (0 none .. 3 256B; default: plan.l2_promotion)")
     ap.add_argument("--b-pad", type=int, default=0,
                     help="B's leading dimension this many elements longer than its rows (both kernels get the view)")
     args = ap.parse_args(argv)
@@ -80,21 +81,20 @@ def main(argv: list[str]) -> int:
         ap.error(str(e))
 
     import torch
+    from bench.gemm_energy import check_against_cublas
 
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from gemm_energy import check_against_cublas
+    from tcforge.gemm.plan import LaunchOptions
 
     m, n, k = (int(x) for x in args.shape.split("x"))
-    api.L2_PROMOTION = args.l2_promotion
+    options = LaunchOptions(l2_promotion=args.l2_promotion)
 
     def launch(v: str, in_kind: str, out_kind: str, seed: int) -> object:
         """Variant v prepared on fresh inputs (seeded)."""
         a, b, sa, sb = make_inputs(m, n, k, in_kind, in_kind == "e4m3" or args.b_col, seed=seed, b_pad=args.b_pad)
         plan = plan_spec(a, b, v, out_dtype=api.torch_dtype(out_kind), scale_a=sa, scale_b=sb)
-        return api.prepare_plan(plan, a, b, sa, sb)
+        return api.prepare_plan(plan, a, b, sa, sb, options=options)
 
     for i, combo in enumerate(args.combos.split(",")):
         in_kind, out_kind = combo.split(":")

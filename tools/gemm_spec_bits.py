@@ -13,9 +13,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 # the spread epilogue's test shapes: whole and partial tiles, one k-tile, fewer k-tiles than held sub-tiles
 SHAPES = "4096x4096x1024,1000x1000x520,8192x1024x136,2000x3000x64,300x500x16"
@@ -68,15 +65,15 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from tcforge.gemm import api
     from tcforge.gemm.check import make_inputs, unsplit_outputs
+    from tcforge.gemm.plan import LaunchOptions
 
-    api.POISON_OUTPUT = True  # every launch fills its output with NaN first: a store that never lands shows
+    poison = LaunchOptions(poison_output=True)  # every launch fills its output with NaN first: a lost store shows
     n = 0
     for in_kind, out_kind, b_col in combos:
         for shape in shapes:
             a, b, sa, sb = make_inputs(*shape, in_kind, b_col, seed=sum(shape) + 5)
-            outs = unsplit_outputs(specs, a, b, sa, sb, out_kind)
+            outs = unsplit_outputs(specs, a, b, sa, sb, out_kind, options=poison)
             case = f"{in_kind}:{out_kind} B {'col' if b_col else 'row'} {'x'.join(map(str, shape))}"
             if torch.isnan(outs[0]).any():
                 print(f"{case}: {specs[0]} left NaN (poison) in its output", file=sys.stderr)

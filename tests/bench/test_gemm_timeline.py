@@ -3,15 +3,9 @@ that wrote nothing is refused rather than summarised."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench"))
-
-import gemm_timeline  # noqa: E402
+from bench import gemm_timeline
 
 
 def _cta(entry: int, setup: int, a: int, b: int, first: int, done: int, stored: int, exit_: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from pathlib import Path
 
 import pytest
@@ -13,12 +13,8 @@ ENC5_ENTRY = "cuda_dldn_engine_swin_enc5_kernel"
 
 
 def load_tool(name: str):
-    """Import a script of tools/ptx/ as a module."""
-    path = ROOT / "tools" / "ptx" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"tools_ptx_{name}", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """tools/ptx/NAME.py as the module `tools.ptx.NAME` (the repository root is on the tests' path)."""
+    return importlib.import_module(f"tools.ptx.{name}")
 
 
 @pytest.fixture(scope="session")

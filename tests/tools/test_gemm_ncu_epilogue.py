@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-import gemm_ncu_epilogue as ne  # noqa: E402
+from tools import gemm_ncu_epilogue as ne
 
 HEAD = ('"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)",'
         '"Instructions Executed","stall_barrier","stall_wait","stall_barrier (Not Issued)"')

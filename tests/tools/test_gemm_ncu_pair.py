@@ -3,12 +3,9 @@ writes (profiler lines before the header included), one column per run of consec
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-import gemm_ncu_pair as npair  # noqa: E402
+from tools import gemm_ncu_pair as npair
 
 HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",'
         '"Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')

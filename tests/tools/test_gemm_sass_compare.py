@@ -4,12 +4,9 @@ naming the file, and a missing cache refused with a message (a stand-in cuobjdum
 from __future__ import annotations
 
 import stat
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-import gemm_sass_compare as sc  # noqa: E402
+from tools import gemm_sass_compare as sc
 
 
 def _fake_cuobjdump(tmp: Path) -> str:

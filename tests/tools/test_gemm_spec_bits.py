@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-import gemm_spec_bits as sb  # noqa: E402
+from tools import gemm_spec_bits as sb
 
 
 def test_default_lists_parse() -> None:

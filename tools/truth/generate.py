@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate tcforge's hardware truth on an H200: `python3 tools/truth/generate.py --out DIR`.
+"""Generate tcforge's hardware truth on an H200: `python3 tools/truth/generate.py --out DIR` (tcforge importable:
+`pip install -e .`, or `PYTHONPATH=src` on a bare device).
 
 Runs the kernels of truth_kernels.cu (cubin built here or on the device with nvcc) through CuPy, regenerates every
 input with tcforge.numerics.truth (numpy) and checks the CUDA twin of the RNG against it, and writes a few compressed
@@ -22,25 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
+from tcforge.numerics import truth as T
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-sys.path.insert(0, str(REPO / "src"))
-
-
-def _load_truth_module():
-    """Import tcforge/numerics/truth.py by path, so the rest of the package (maybe mid-edit) is not needed."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("tcforge_truth_standalone", REPO / "src/tcforge/numerics/truth.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-T = _load_truth_module()
 
 CU = HERE / "truth_kernels.cu"
-NVCC_FLAGS = ["-cubin", "-O3", "-gencode=arch=compute_90a,code=sm_90a"]
+INCLUDE = HERE.parents[1] / "src" / "tcforge" / "include"   # the header library (tcforge/fp8.cuh)
+NVCC_FLAGS = ["-cubin", "-O3", "-gencode=arch=compute_90a,code=sm_90a", "-I", str(INCLUDE)]
 MMA_TILES = 32768  # tiles per family
 MMA_FULL = 1024  # tiles per family whose full D is kept
 MMA_INPUTS = 16  # tiles per family whose device-generated inputs are kept (RNG twin proof)

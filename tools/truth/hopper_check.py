@@ -11,7 +11,6 @@ onto +0, then k % 4 in {2, 3} onto that result; then HADD2 adds C (f16, nearest-
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
@@ -19,10 +18,9 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
+from tcforge.numerics import truth as T
+
 REPO = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("tcforge_truth_standalone", REPO / "src/tcforge/numerics/truth.py")
-T = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(T)
 
 VALUES = np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn).astype(np.float64)
 _NZ = (VALUES != 0) & np.isfinite(VALUES)

@@ -110,13 +110,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _digests(v: np.ndarray) -> np.ndarray:
-    sys.path.insert(0, str(REPO / "src"))
-    import importlib.util
+    from tcforge.numerics.truth import chunk_digests
 
-    spec = importlib.util.spec_from_file_location("tcforge_truth_standalone", REPO / "src/tcforge/numerics/truth.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.chunk_digests(v, 1 << 14)
+    return chunk_digests(v, 1 << 14)
 
 
 if __name__ == "__main__":

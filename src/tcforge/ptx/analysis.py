@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from tcforge.ptx.dataflow import DataFlow, is_special
 from tcforge.ptx.errors import PTXSyntaxError
+from tcforge.ptx.ir import Function, Module
 from tcforge.ptx.memory import Access, collect_accesses
 from tcforge.ptx.mma import MMA, MMAFormatError, decode
-from tcforge.ptx.module import Function, Module
 from tcforge.ptx.opcodes import is_barrier, is_mma
 from tcforge.ptx.phases import Phase, group_phases, shape_phase
 from tcforge.ptx.stages import Evidence, classify

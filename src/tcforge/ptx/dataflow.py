@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from tcforge.ptx.module import Function, Statement
+from tcforge.ptx.ir import Function, Statement
 from tcforge.ptx.opcodes import is_branch, root, writes_first_operand
 from tcforge.ptx.operands import Addr, Not, Pair, Paren, Reg, Sym, Vec, iter_regs
 

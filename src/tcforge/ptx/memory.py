@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcforge.ptx.module import Function
+from tcforge.ptx.ir import Function
 from tcforge.ptx.opcodes import access_bytes, memory_space, root
 from tcforge.ptx.operands import Addr, Reg, Vec
 from tcforge.ptx.symbolic import Atom, Evaluator, Lin

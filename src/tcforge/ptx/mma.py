@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tcforge.ptx.module import Statement
+from tcforge.ptx.ir import Statement
 from tcforge.ptx.operands import Addr, Imm, Reg, Sym, Vec
 
 _SHAPE = re.compile(r"\.m(\d+)n(\d+)k(\d+)")

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tcforge.ptx.dataflow import DataFlow
+from tcforge.ptx.ir import Function
 from tcforge.ptx.mma import MMA
-from tcforge.ptx.module import Function
 from tcforge.ptx.opcodes import is_barrier, is_branch, memory_space, root
 
 PHASE_RULES = ("stream", "dataflow", "adjacent")

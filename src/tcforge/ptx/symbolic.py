@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tcforge.ptx.dataflow import DataFlow, is_special
-from tcforge.ptx.module import Function
+from tcforge.ptx.ir import Function
 from tcforge.ptx.opcodes import TYPE_BYTES, root
 from tcforge.ptx.operands import Addr, Imm, Reg, Sym, Vec
 

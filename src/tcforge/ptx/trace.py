@@ -8,8 +8,8 @@ path crossed an e4m3/e5m2 requantisation. Both are memoised per definition; ther
 from __future__ import annotations
 
 from tcforge.ptx.dataflow import DataFlow, is_special
+from tcforge.ptx.ir import Function
 from tcforge.ptx.memory import Access
-from tcforge.ptx.module import Function
 from tcforge.ptx.opcodes import is_mma, root
 
 _COPY = ("mov.b32", "mov.u32", "mov.s32", "mov.b64", "mov.u64", "mov.s64", "mov.b16", "mov.u16", "mov.f32", "mov.f16")
