@@ -55,6 +55,7 @@ def _clean_sass(builds: list[Build]) -> list[tuple[Build, str]]:
 
 
 @needs_nvcc
+@pytest.mark.slow
 def test_representative_builds_do_not_spill() -> None:
     _assert_clean(build_all(_representative(), workers=os.cpu_count() or 2))
 
@@ -187,6 +188,7 @@ def test_a_320_column_tile_runs_an_n256_and_an_n64_wgmma_per_k_step() -> None:
 
 
 @needs_nvcc
+@pytest.mark.slow
 def test_diagnostic_builds_leave_out_what_they_name() -> None:
     """bench/gemm_bound.py's builds of rung 9: no loads (1) still loads (the ring's first fill) and keeps its
     HGMMAs; no stores (2) keeps the same HGMMAs (its stores stay in the binary behind a branch never taken); no wgmma
@@ -209,6 +211,7 @@ def test_diagnostic_builds_leave_out_what_they_name() -> None:
 
 
 @needs_nvcc
+@pytest.mark.slow
 def test_timeline_builds_add_only_their_stamps() -> None:
     """bench/gemm_timeline.py's builds (rung 9, n96c4): spill-free, the same HGMMAs, TMA loads and stores as the
     plain build, and %globaltimer reads (S2UR / CS2R of SR_GLOBALTIMERLO/HI) that the plain build does not have."""
@@ -307,3 +310,19 @@ def test_cluster_builds_leave_by_the_producer_tail_not_a_cluster_barrier() -> No
     for (*_, meets), (build, text) in zip(cases, sass, strict=True):
         ops = [ln.split()[1].rstrip(";") for ln in text.splitlines() if "UCGABAR" in ln]
         assert ops == ["UCGABAR_ARV", "UCGABAR_WAIT"] * meets, (build.tag(), ops)
+
+
+@needs_nvcc
+def test_host_sizes_are_checked_by_the_kernel() -> None:
+    """The sizes the host launches with (codegen.host_sizes, from KernelConfig) are static_asserted against the
+    kernel's own: a host-side slot size that drifts from the kernel's stops the build."""
+    from tcforge.gemm import codegen
+    from tcforge.runtime.compile import CompileError, compile_cuda
+
+    b = next(iter(all_builds([LADDER[-1]], a_col=False)))
+    good = f"constexpr int HOST_SK_SLOT = {b.config.slot_floats};"
+    source = b.source()
+    assert good in source and set(codegen.host_sizes(b.config, b.in_kind, b.out_kind)) <= set(source.split())
+    with pytest.raises(CompileError, match="slot differs from the kernel's"):
+        compile_cuda(source.replace(good, f"constexpr int HOST_SK_SLOT = {b.config.slot_floats + 4};"),
+                     name="host_sizes_drift")

@@ -9,8 +9,9 @@ import itertools
 
 import pytest
 
+from tcforge.gemm.model import choose_splits, choose_streamk, choose_streamk_small
 from tcforge.gemm.streamk import cluster_segments, fits_int32, owner_waits, schedule
-from tcforge.gemm.variants import VARIANTS, choose_splits, choose_streamk, choose_streamk_small
+from tcforge.gemm.variants import VARIANTS
 
 CASES = [
     # (clusters, units, sk_units, num_kt): 4096^3 (66 clusters of 2 CTAs, 256 units, 64 k-tiles), 8192^3, the
@@ -119,9 +120,9 @@ def test_streamk_variants_build_streamk_and_split_k_without_it() -> None:
     for name in ("streamk", "streamk_cm1"):
         main, split = configs_of(VARIANTS[name])
         assert main.streamk and main.tma_store and not split.streamk and split.splitk_fused
-        assert "#define STREAMK 1\n" in codegen.render(main, "fp16", "fp32", False)
-        assert "#define STREAMK 1" not in codegen.render(split, "fp16", "fp32", False)
-    assert "#define STREAMK 1" not in codegen.render(VARIANTS["hoist"].config, "fp16", "fp32", False)
+        assert "constexpr int STREAMK = 1;\n" in codegen.render(main, "fp16", "fp32", False)
+        assert "constexpr int STREAMK = 1;" not in codegen.render(split, "fp16", "fp32", False)
+    assert "constexpr int STREAMK = 1;" not in codegen.render(VARIANTS["hoist"].config, "fp16", "fp32", False)
 
 
 def test_small_launches_share_every_unit_instead_of_splitting_k() -> None:

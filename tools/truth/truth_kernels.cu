@@ -1,9 +1,12 @@
 // Hardware-truth kernels for tcforge.numerics, built for sm_90a (H200) with nvcc 13.0:
-//   nvcc -cubin -O3 -gencode=arch=compute_90a,code=sm_90a truth_kernels.cu -o truth_kernels.cubin
+//   nvcc -cubin -O3 -gencode=arch=compute_90a,code=sm_90a -I ../../src/tcforge/include truth_kernels.cu \
+//        -o truth_kernels.cubin
 // Every kernel is extern "C" and launched from tools/truth/generate.py through CuPy. The RNG and the mma input
 // families mirror src/tcforge/numerics/truth.py exactly (the generator compares both on the device).
 #include <cuda_fp16.h>
 #include <stdint.h>
+
+#include "tcforge/fp8.cuh"
 
 typedef unsigned long long u64;
 
@@ -148,19 +151,14 @@ extern "C" __global__ void k_mma(const uint8_t* A, const uint8_t* B, const uint1
 }
 
 // ---------------------------------------------------------------- conversions
-__device__ __forceinline__ uint16_t cvt_e4m3x2(uint32_t x) {
-    uint16_t r; asm("cvt.rn.satfinite.e4m3x2.f16x2 %0, %1;" : "=h"(r) : "r"(x)); return r;
-}
-__device__ __forceinline__ uint32_t cvt_f16x2_from_e4m3x2(uint16_t x) {
-    uint32_t r; asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(r) : "h"(x)); return r;
-}
+// (e4m3 <-> f16 pairs through tcforge/fp8.cuh)
 
 extern "C" __global__ void k_cvt_tables(uint16_t* lo, uint16_t* hi, uint32_t* dec) {
     uint32_t v = blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= 65536u) return;
-    lo[v] = cvt_e4m3x2(v);
-    hi[v] = cvt_e4m3x2(v << 16);
-    dec[v] = cvt_f16x2_from_e4m3x2((uint16_t)v);
+    lo[v] = tcf::cvt_rn_satfinite_e4m3x2_f16x2(v);
+    hi[v] = tcf::cvt_rn_satfinite_e4m3x2_f16x2(v << 16);
+    dec[v] = tcf::cvt_rn_f16x2_e4m3x2((uint16_t)v);
 }
 
 // all 2^32 f16x2 words: the pair result must be (hi table's upper byte) | (lo table's lower byte)
@@ -170,7 +168,7 @@ extern "C" __global__ void k_cvt_pair_check(const uint16_t* lo, const uint16_t* 
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (1ull << 32); i += stride) {
         uint32_t x = (uint32_t)i;
         uint32_t pred = (hi[x >> 16] & 0xFF00u) | (lo[x & 0xFFFFu] & 0x00FFu);
-        uint32_t got = cvt_e4m3x2(x);
+        uint32_t got = tcf::cvt_rn_satfinite_e4m3x2_f16x2(x);
         if (got != pred) {
             u64 slot = atomicAdd(nbad, 1ull);
             if (slot < 1024u) { bad[2 * slot] = x; bad[2 * slot + 1] = got; }

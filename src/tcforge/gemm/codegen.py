@@ -1,7 +1,10 @@
-"""Render kernels/gemm_sm90.cu for one variant: #defines for the rung plus the generated wgmma wrapper."""
+"""Render kernels/gemm_sm90.cu for one build: its options as constexpr values, the host's sizes for the kernel to check,
+the generated wgmma wrappers, and the kernel's part headers (kernels/*.cuh) inlined, so the rendered text is the whole
+source (what is hashed and cached)."""
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 from tcforge.gemm.variants import IN_KINDS, OUT_KINDS, KernelConfig
@@ -11,9 +14,46 @@ REDUCE_NAME = "tcf_splitk_reduce"
 _PTX_TYPE = {"fp16": "f16", "bf16": "bf16", "e4m3": "e4m3"}
 
 
+# every option the kernel reads (config.cuh describes them); one absent from `defines` is 0
+OPTIONS = (
+    "IN_KIND", "OUT_KIND", "BM", "BN", "BK", "STAGES", "NC", "USE_TMA", "B_KMAJOR", "CM", "TMA_STORE", "SPLITK",
+    "HOIST", "SETMAXNREG", "PINGPONG", "RELAXED", "EPI_BUFS", "PRODUCER_REGS", "CONSUMER_REGS", "PROMOTE", "STREAMK",
+    "EPI_DEFER", "EPI_SPREAD", "STREAMK_TRACE", "TIMELINE", "SK_FUSED", "SK_PAIR", "TRANS_C", "CLUSTER_N",
+    "LOCAL_EMPTY", "A_MN", "DIAG",
+)
+_LOCAL_INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.cuh)"[ \t]*$', re.M)
+
+
+def kernel_file(name: str) -> str:
+    """One file of the kernel's source folder (kernels/) shipped with the package."""
+    return resources.files("tcforge.gemm").joinpath(f"kernels/{name}").read_text()
+
+
 def template() -> str:
-    """The kernel template shipped with the package."""
-    return resources.files("tcforge.gemm").joinpath("kernels/gemm_sm90.cu").read_text()
+    """The kernel source with its part headers inlined (the header library's `tcforge/...` includes stay: nvcc finds
+    them on the include path, and the cache key hashes them)."""
+    return _LOCAL_INCLUDE.sub(lambda m: kernel_file(m.group(1)).rstrip("\n"), kernel_file("gemm_sm90.cu"))
+
+
+def host_sizes(config: KernelConfig, in_kind: str, out_kind: str) -> dict[str, int]:
+    """The sizes the host launches with, from its own derivation (KernelConfig): the kernel static_asserts that they
+    agree with its own (config.cuh), so a change on one side that the other misses stops the build."""
+    return {
+        "HOST_SMEM_BYTES": config.smem_bytes(),
+        "HOST_SK_SLOT": config.slot_floats,
+        "HOST_THREADS": config.threads,
+        "HOST_B_BOX": config.b_box_rows,
+        "HOST_A_BOX": config.a_box_rows,
+        "HOST_A_MN_BOX_K": config.a_mn_box_k(in_kind),
+        # the C store box (api: box_c): 128 bytes of a row by one warp's 16 rows (the swapped tile: its BN rows)
+        "HOST_C_BOX_COLS": 128 // (4 if out_kind == "fp32" else 2),
+        "HOST_C_BOX_ROWS": config.bn if config.swap_ab else 16,
+    }
+
+
+def cluster_ctas(config: KernelConfig) -> int:
+    """CTAs per cluster: CM, or the two splits of a pair split-K build, else 1 (no cluster)."""
+    return config.cm if config.cm > 1 else (2 if config.split_pair else 1)
 
 
 def wgmma_wrapper(
@@ -65,7 +105,7 @@ def operand_layouts(config: KernelConfig, b_kmajor: bool, a_kmajor: bool = True)
 
 
 def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kmajor: bool = True) -> dict[str, int]:
-    """The #define values one cubin is built with."""
+    """The option values one cubin is built with (the ones left out are 0)."""
     kb, a_mn = operand_layouts(config, b_kmajor, a_kmajor)
     return {
         "IN_KIND": IN_KINDS[in_kind],
@@ -87,7 +127,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         "EPI_BUFS": config.epi_bufs,
         "PRODUCER_REGS": config.producer_regs,
         "CONSUMER_REGS": config.consumer_regs,
-        **({"PROMOTE": 1} if config.promote else {}),  # absent otherwise: the other builds' sources stay as they were
+        **({"PROMOTE": 1} if config.promote else {}),  # (the switches below: left out when off, rendered as 0)
         **({"STREAMK": 1} if config.streamk else {}),
         **({"EPI_DEFER": 1} if config.epi_defer else {}),  # Build drops it for fp32 C unless spread (the plain build)
         **({"EPI_SPREAD": 1} if config.epi_spread else {}),
@@ -106,9 +146,12 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
 def render(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kmajor: bool = True) -> str:
     """Full CUDA source of one variant (what gets hashed, compiled and cached)."""
     config.check()
-    head = "".join(f"#define {k} {v}\n" for k, v in defines(config, in_kind, out_kind, b_kmajor, a_kmajor).items())
-    # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but the kernel is not a
-    # template, so its discarded `if constexpr` branch still needs the name declared
+    d = defines(config, in_kind, out_kind, b_kmajor, a_kmajor)
+    head = "".join(f"constexpr int {k} = {d.get(k, 0)};\n" for k in OPTIONS)
+    head += "".join(f"constexpr int {k} = {v};\n" for k, v in host_sizes(config, in_kind, out_kind).items())
+    head += f"#define TCF_CLUSTER_CTAS {cluster_ctas(config)}\n"
+    # wgmma_half is only called by promoting fp8 builds (wgmma_tile_sd by stream-K builds), but a non-dependent name
+    # in a discarded `if constexpr` branch must still be declared
     kb, a_mn = operand_layouts(config, b_kmajor, a_kmajor)
     wrappers = wgmma_wrapper(config.bn, in_kind, kb, a_mn=a_mn)
     wrappers += wgmma_wrapper(config.bn // 2, in_kind, kb, name="wgmma_half", scale_arg=True, a_mn=a_mn)

@@ -1,4 +1,5 @@
-"""Run-time compilation of CUDA C++ to a cubin with nvcc, cached on disk by a hash of source, options and nvcc version.
+"""Run-time compilation of CUDA C++ to a cubin with nvcc, cached on disk by a hash of source, options, the nvcc version
+and the shipped header library (`tcforge/include`, on the include path as `#include "tcforge/....cuh"`).
 
 The ptxas resource report (`-Xptxas -v`) is kept beside each cubin so callers (and CI) can refuse spills.
 """
@@ -20,6 +21,7 @@ from tcforge.errors import DeviceUnavailableError, TcforgeError
 from tcforge.runtime.tools import find_tool
 
 _ARCH_RE = re.compile(r"^sm_(\d+)(a?)$")
+INCLUDE_DIR = Path(__file__).resolve().parents[1] / "include"   # the header library: tcforge/*.cuh
 
 
 class CompileError(TcforgeError):
@@ -127,10 +129,19 @@ def parse_ptxas_log(log: str) -> dict[str, PtxasStats]:
     return {name: PtxasStats(function=name, **vals) for name, vals in stats.items()}
 
 
-def cache_key(source: str, options: Sequence[str], arch: str) -> str:
-    """sha256 over source, options, arch and the nvcc version."""
+@lru_cache(maxsize=1)
+def include_digest() -> str:
+    """sha256 over the header library's files (names and contents): a header edit rebuilds every kernel."""
     h = hashlib.sha256()
-    for part in (source, "\0".join(options), arch, nvcc_version()):
+    for path in sorted(INCLUDE_DIR.rglob("*.cuh")):
+        h.update(path.relative_to(INCLUDE_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def cache_key(source: str, options: Sequence[str], arch: str) -> str:
+    """sha256 over source, options, arch, the nvcc version and the header library."""
+    h = hashlib.sha256()
+    for part in (source, "\0".join(options), arch, nvcc_version(), include_digest()):
         h.update(part.encode())
         h.update(b"\x1f")
     return h.hexdigest()[:32]
@@ -159,7 +170,8 @@ def compile_cuda(
         src = Path(tmp) / f"{safe}.cu"
         src.write_text(source)
         out = Path(tmp) / f"{safe}.cubin"
-        cmd = [_nvcc(), "-cubin", *gencode_for(arch), *opts, "-Xptxas", "-v", "-o", str(out), str(src)]
+        cmd = [_nvcc(), "-cubin", *gencode_for(arch), *opts, "-I", str(INCLUDE_DIR), "-Xptxas", "-v", "-o", str(out),
+               str(src)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"nvcc failed for {name} ({arch}):\n{proc.stderr[-4000:]}")

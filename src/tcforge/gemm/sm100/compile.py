@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcforge.errors import DeviceUnavailableError, UnsupportedError
-from tcforge.runtime.compile import CompileError, PtxasStats, nvcc_version, parse_ptxas_log
+from tcforge.runtime.compile import INCLUDE_DIR, CompileError, PtxasStats, nvcc_version, parse_ptxas_log
 from tcforge.runtime.tools import find_tool, sass_env
 
 from . import descriptors, launch
@@ -102,7 +102,8 @@ def compile_sm100(arch: str = "sm_100a", *, stages: int = launch.DEFAULT_STAGES,
     if nvcc is None:
         raise DeviceUnavailableError("nvcc was not found (PATH, $CUDA_HOME/bin): install the CUDA toolkit >= 12.8")
     compute = "compute_" + arch[len("sm_"):]
-    flags = [f"-gencode=arch={compute},code={arch}", "-std=c++17", "-O3", *cross_check_defines(stages), *extra_flags]
+    flags = [f"-gencode=arch={compute},code={arch}", "-std=c++17", "-O3", "-I", str(INCLUDE_DIR),
+             *cross_check_defines(stages), *extra_flags]
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tcforge_sm100_") as tmp:
         cubin_path, ptx_path = Path(tmp) / "gemm_sm100.cubin", Path(tmp) / "gemm_sm100.ptx"

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "tcforge/ptx.cuh"
+
 #ifndef TCF_STAGES
 #define TCF_STAGES 3  // 3 x 32 KiB ring: two CTAs fit on one SM (see docs/gemm-blackwell.md)
 #endif
@@ -137,74 +139,10 @@ static_assert(make_smem_desc(1024, kBLbo, kBSbo, Swizzle::B128) == TCF_EXPECT_BD
 #endif
 
 // The tensor maps are encoded on the host (cuTensorMapEncodeTiled) and passed by value as __grid_constant__.
-struct alignas(64) TensorMap {
-    uint64_t opaque[16];
-};
+using TensorMap = TmaDesc;
 
-// ---------------------------------------------------------------- PTX wrappers
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ uint32_t cluster_cta_rank() {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
-
-// The shared::cluster address of the same shared-memory offset in the CTA of rank `rank`.
-__device__ __forceinline__ uint32_t map_to_rank(uint32_t local_addr, uint32_t rank) {
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local_addr), "r"(rank));
-    return remote;
-}
-
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n\t.reg .pred done;\n"
-        "TCF_WAIT_%=:\n\t"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-        "@!done bra TCF_WAIT_%=;\n}" ::"r"(bar),
-        "r"(parity)
-        : "memory");
-}
-
-__device__ __forceinline__ void cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-
-// TMA 2-D load into this CTA's shared memory; with .cta_group::2 the completing mbarrier may be the peer CTA's.
-__device__ __forceinline__ void tma_load_2d_pair(uint32_t dst, const TensorMap* map, int x, int y, uint32_t bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2"
-        " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-        "l"(map), "r"(x), "r"(y), "r"(bar)
-        : "memory");
-}
-
-__device__ __forceinline__ void tma_store_2d(const TensorMap* map, int x, int y, uint32_t src) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map),
-                 "r"(x), "r"(y), "r"(src)
-                 : "memory");
-}
-
-__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-
-template <int kPending>
-__device__ __forceinline__ void tma_store_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(kPending) : "memory");
-}
-
-__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
-
+// ---------------------------------------------------------------- PTX wrappers (tcgen05: this kernel's alone; the
+// mbarrier, cluster, TMA and shared-memory ones come from the header library, tcforge/*.cuh)
 __device__ __forceinline__ void tc_fence_before() { asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory"); }
 __device__ __forceinline__ void tc_fence_after() { asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory"); }
 
@@ -252,10 +190,6 @@ __device__ __forceinline__ void tmem_load_32cols(uint32_t taddr, uint32_t (&r)[3
     asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
 }
 
-__device__ __forceinline__ void st_shared_v4(uint32_t addr, uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
-    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(a), "r"(b), "r"(c), "r"(d) : "memory");
-}
-
 // ---------------------------------------------------------------- the kernel body
 template <DType kIn>
 __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const TensorMap* tmap_b,
@@ -276,7 +210,7 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
 
     const int warp = static_cast<int>(threadIdx.x) / 32;
     const int lane = static_cast<int>(threadIdx.x) % 32;
-    const uint32_t rank = cluster_cta_rank();                 // 0 = leader (issues the MMAs), 1 = peer
+    const uint32_t rank = cluster_ctarank();                 // 0 = leader (issues the MMAs), 1 = peer
     const int pair = static_cast<int>(blockIdx.x) / 2;        // cluster dims (2, 1, 1): consecutive x form a pair
     const int m_cta = pair * kTileM + static_cast<int>(rank) * kCtaM;   // this CTA's 128 rows of A and C
     const int n_tile = static_cast<int>(blockIdx.y) * kTileN;           // the pair's 256 columns of C
@@ -286,36 +220,35 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
     // ---- set-up: barriers (producer warp), TMEM (MMA warp in both CTAs), then one cluster-wide barrier
     if (warp == kProducerWarp && lane == 0) {
         for (int s = 0; s < kStages; ++s) {
-            mbar_init(full_bar(s), 1);    // one arrive.expect_tx (leader) + both CTAs' bytes
-            mbar_init(empty_bar(s), 1);   // one multicast tcgen05.commit
+            mbarrier_init(full_bar(s), 1);    // one arrive.expect_tx (leader) + both CTAs' bytes
+            mbarrier_init(empty_bar(s), 1);   // one multicast tcgen05.commit
         }
-        mbar_init(done_bar, 1);
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(tmap_a) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(tmap_b) : "memory");
-        asm volatile("prefetch.tensormap [%0];" ::"l"(tmap_c) : "memory");
+        mbarrier_init(done_bar, 1);
+        fence_mbarrier_init_release_cluster();
+        prefetch_tensormap(tmap_a);
+        prefetch_tensormap(tmap_b);
+        prefetch_tensormap(tmap_c);
     }
     if (warp == kMmaWarp) tmem_alloc_pair(tmem_slot, kTmemCols);
     tc_fence_before();
-    cluster_sync();   // peer barriers initialised before any remote complete_tx / multicast commit reaches them
+    barrier_cluster_sync();   // peer barriers initialised before any remote complete_tx / multicast commit reaches them
     tc_fence_after();
-    uint32_t tmem_base;
-    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(tmem_base) : "r"(tmem_slot) : "memory");
+    const uint32_t tmem_base = ld_shared_b32(tmem_slot);
 
     if (warp == kProducerWarp) {
         // ---- TMA producer (both CTAs): own A rows, own B half; completion lands on the leader's full barrier
         if (lane == 0) {
             for (int t = 0; t < k_tiles; ++t) {
                 const int s = t % kStages;
-                if (t >= kStages) mbar_wait(empty_bar(s), static_cast<uint32_t>((t / kStages - 1) & 1));
-                const uint32_t leader_full = map_to_rank(full_bar(s), 0);
-                if (rank == 0) mbar_arrive_expect_tx(full_bar(s), kPairStageTx);
+                if (t >= kStages) mbarrier_wait_parity(empty_bar(s), static_cast<uint32_t>((t / kStages - 1) & 1));
+                const uint32_t leader_full = mapa_shared_cluster(full_bar(s), 0);
+                if (rank == 0) mbarrier_arrive_expect_tx(full_bar(s), kPairStageTx);
                 const int k0 = t * kBK;
-                tma_load_2d_pair(a_stage(s), tmap_a, k0, m_cta, leader_full);
+                cp_async_bulk_tensor_2d_g2s_cta_group_2(a_stage(s), tmap_a, k0, m_cta, leader_full);
 #pragma unroll
                 for (int j = 0; j < kCtaN / kSlabN; ++j)
-                    tma_load_2d_pair(b_stage(s) + static_cast<uint32_t>(j) * kSlabBytes, tmap_b, n_cta + j * kSlabN,
-                                     k0, leader_full);
+                    cp_async_bulk_tensor_2d_g2s_cta_group_2(b_stage(s) + static_cast<uint32_t>(j) * kSlabBytes, tmap_b,
+                                                            n_cta + j * kSlabN, k0, leader_full);
             }
         }
     } else if (warp == kMmaWarp) {
@@ -324,7 +257,7 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
             constexpr uint32_t idesc = Idesc<kIn>::value;
             for (int t = 0; t < k_tiles; ++t) {
                 const int s = t % kStages;
-                mbar_wait(full_bar(s), static_cast<uint32_t>((t / kStages) & 1));
+                mbarrier_wait_parity(full_bar(s), static_cast<uint32_t>((t / kStages) & 1));
                 tc_fence_after();
 #pragma unroll
                 for (int k = 0; k < kBK / kUmmaK; ++k) {
@@ -342,7 +275,7 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
         // ---- epilogue (warps 0-7 of both CTAs): TMEM -> registers -> swizzled smem -> TMA store, 32x32 sub-tiles
         const int quarter = warp % 4;                  // TMEM lanes 32*quarter.. = rows of this CTA's 128
         const int half = warp / 4;                     // columns half*128 .. half*128+127 of the 256
-        mbar_wait(done_bar, 0);
+        mbarrier_wait_parity(done_bar, 0);
         __syncwarp();                                  // reconverge before the .sync.aligned tcgen05.ld
         tc_fence_after();
         // The ring is idle now (every MMA that read it has completed), so it holds the staging buffers.
@@ -358,30 +291,31 @@ __device__ __forceinline__ void gemm_pair_tile(const TensorMap* tmap_a, const Te
             tmem_load_32cols(taddr + static_cast<uint32_t>(c * kStoreCols), v);
             const uint32_t buf = staging + static_cast<uint32_t>(c & 1) * kStoreBoxBytes;
             if (c >= 2) {                              // the buffer's previous TMA store must have read it
-                if (lane == 0) tma_store_wait_read<1>();
+                if (lane == 0) cp_async_bulk_wait_group_read<1>();
                 __syncwarp();
             }
 #pragma unroll
             for (int chunk = 0; chunk < 8; ++chunk) {  // 128-byte swizzle: 16-byte chunk j of row r sits at j ^ (r % 8)
                 const uint32_t phys = static_cast<uint32_t>(chunk ^ (lane & 7));
-                st_shared_v4(buf + row_addr + phys * 16, v[4 * chunk], v[4 * chunk + 1], v[4 * chunk + 2],
-                             v[4 * chunk + 3]);
+                st_shared_v4_b32(buf + row_addr + phys * 16, v[4 * chunk], v[4 * chunk + 1], v[4 * chunk + 2],
+                                 v[4 * chunk + 3]);
             }
-            fence_async_shared();                      // generic-proxy writes -> visible to the TMA (async proxy)
+            fence_proxy_async_shared_cta();            // generic-proxy writes -> visible to the TMA (async proxy)
             __syncwarp();
             if (lane == 0) {
-                tma_store_2d(tmap_c, col0 + c * kStoreCols, row0, buf);   // out-of-bounds rows/columns are clipped
-                tma_store_commit();
+                // out-of-bounds rows / columns are clipped
+                cp_async_bulk_tensor_2d_s2g(tmap_c, col0 + c * kStoreCols, row0, buf);
+                cp_async_bulk_commit_group();
             }
         }
-        if (lane == 0) tma_store_wait_read<0>();
+        if (lane == 0) cp_async_bulk_wait_group_read<0>();
         __syncwarp();
     }
 
     // ---- teardown: no TMEM access or remote barrier traffic may outlive the pair
     tc_fence_before();
     __syncthreads();
-    cluster_sync();
+    barrier_cluster_sync();
     if (warp == kMmaWarp) {
         tc_fence_after();
         tmem_dealloc_pair(tmem_base, kTmemCols);
