@@ -2,7 +2,8 @@
 CUDA-graph per-launch times of bench/enc5_native.py, and the timing twin's CTA lifetimes: how much of a launch lies
 between two dependent kernels and how much outside every CTA.
 
-Usage (sm_90 GPU): python3 bench/enc5_kernel_durations.py [--json bench/results/enc5_kernel_durations.json]
+Usage (sm_90 GPU, from the repository root): python3 -m bench.enc5_kernel_durations
+[--json bench/results/enc5_kernel_durations.json]
 """
 
 from __future__ import annotations
@@ -14,8 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import enc5_native  # noqa: E402
+from bench import enc5_native
 
 FORMS = ("hopper_split", "hopper_split_occ3", "hopper")
 
@@ -37,7 +37,8 @@ def cupti_durations(fn, launches: int = 30) -> list[float]:
 
 def cta_span_us(weights, inp, tex, ex: int, ey: int, variant: str, options: tuple[str, ...] = (),
                 reorder: bool = True) -> float:
-    """First CTA start to last CTA end of one launch of the form's timing twin (globaltimer stamps)."""
+    """First CTA start to last CTA end of one launch of the form's timing twin (a tool form of tools/enc5_kernels/;
+    globaltimer stamps)."""
     import torch
 
     from tcforge.layers.enc5.gpu import native_batch

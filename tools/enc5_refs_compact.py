@@ -2,7 +2,7 @@
 diagnosis), turn the others into digest-only frames (sha256 of arena and surface, untouched-pixel count), which the
 device check compares by hashing the kernel's outputs (a differing digest frame is recounted on the device's CPU).
 
-Usage: python3 tools/enc5_refs_compact.py [--refs .enc5refs] [--keep 10]
+Usage (from the repository root): python3 -m tools.enc5_refs_compact [--refs .enc5refs] [--keep 10]
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from enc5_device_check import digest_meta  # noqa: E402
+from tools.enc5_refs import digest_meta
 
 
 def main(argv: list[str]) -> int:

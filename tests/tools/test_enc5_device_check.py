@@ -3,20 +3,16 @@ summary of the timing profile (stamps 12/13 = globaltimer at CTA start/end, 14 =
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-import enc5_device_check as dc  # noqa: E402
+from tools import enc5_device_check as dc
+from tools import enc5_probes
 
 
 def test_build_specs_and_the_noreorder_pseudo_option() -> None:
-    builds = dc.parse_builds("hopper_split:;hopper_split_occ3:-DENC5_SPLIT_PAIRS=0 +noreorder")
-    assert builds == [("hopper_split", ()), ("hopper_split_occ3", ("-DENC5_SPLIT_PAIRS=0", "+noreorder"))]
-    assert dc.nvcc_options(builds[1][1]) == ("-DENC5_SPLIT_PAIRS=0",)
+    builds = dc.parse_builds("hopper_split:;hopper_split_occ3:-lineinfo +noreorder")
+    assert builds == [("hopper_split", ()), ("hopper_split_occ3", ("-lineinfo", "+noreorder"))]
+    assert dc.nvcc_options(builds[1][1]) == ("-lineinfo",)
     assert dc.reorder(builds[1][1]) is False and dc.reorder(builds[0][1]) is True
 
 
@@ -33,7 +29,7 @@ def test_sm_load_groups_split_ctas_by_sm_and_uses_the_launch_index() -> None:
             st[w, rows, 13] = 11_000 + 1_000 * w
             st[w, rows, 14] = (2 * c + r) % 4
             st[w, rows, 15] = c
-    out = dc.sm_load(st, split=True)
+    out = enc5_probes.sm_load(st, split=True)
     assert out["1_ctas"]["sms"] == 2 and out["2_ctas"]["sms"] == 2
     # SM 0 holds launch CTAs 0 (window 2) and 4 (window 1): the last ends 12 us after the first CTA started
     assert out["most_loaded"]["0"] == [(0, 2, 0.0, 12.0), (4, 1, 0.2, 11.0)]

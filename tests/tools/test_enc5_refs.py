@@ -4,16 +4,12 @@ tool turns one into the other without changing what the device compares."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools"
-sys.path.insert(0, str(TOOLS))
-
-import enc5_device_check as dc  # noqa: E402
-import enc5_refs_compact  # noqa: E402
+from tools import enc5_refs as dc
+from tools import enc5_refs_compact
 
 
 def test_digest_frame_matches_the_full_frame(tmp_path: Path) -> None:

@@ -45,8 +45,8 @@ def test_inputs_type_is_checked(case) -> None:
         native(w, np.zeros(10, np.uint8), "hopper")
 
 
-def test_unknown_variant_is_refused() -> None:
-    with pytest.raises(TcforgeError, match="variant"):
+def test_unknown_form_is_refused() -> None:
+    with pytest.raises(TcforgeError, match="kernel form must be one of hopper, ada, hopper_split"):
         function("turing")
 
 

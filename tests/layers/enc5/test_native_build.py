@@ -1,4 +1,5 @@
-"""The native enc5 kernel builds for sm_90a without spills, and its constants agree with the Python layout."""
+"""The native enc5 kernel forms build for sm_90a without spills, their constants agree with the Python layout, and the
+launcher reads each form's launch shape from its source."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from tcforge.layers.enc5.gpu import kernel
 from tcforge.layers.enc5.gpu.layout import debug_layout
 from tcforge.layers.enc5.layout import HEAD_SLOT, mlp_chunk_offsets, region
 
-SRC = kernel.source()
+SRC = kernel.source("hopper") + kernel.source("hopper_split")  # every shared header
 
 
 def _const(name: str) -> int:
     m = re.search(rf"\b{name}\s*=\s*(0x[0-9A-Fa-f]+|\d+)u?\b", SRC)
-    assert m, f"{name} not found in enc5.cu"
+    assert m, f"{name} not found in the kernel headers"
     return int(m.group(1), 0)
 
 
@@ -72,8 +73,8 @@ def test_debug_layout_matches_the_kernel() -> None:
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_hopper_kernel_compiles_for_sm90a_without_spills() -> None:
-    mod = kernel.compile_variant("hopper")
-    st = mod.stats["enc5_hopper"]
+    mod = kernel.compile_form("hopper")
+    st = mod.stats[kernel.FORMS["hopper"].entry]
     assert mod.arch == "sm_90a"
     assert st.registers <= 255
     assert not st.spills, f"enc5_hopper spills: {st}"
@@ -83,27 +84,52 @@ def test_hopper_kernel_compiles_for_sm90a_without_spills() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 def test_ada_kernel_compiles_for_sm90a() -> None:
-    mod = kernel.compile_variant("ada")
+    mod = kernel.compile_form("ada")
     st = mod.stats["enc5_ada"]
     assert st.registers <= 255  # may spill a little: the mode exists for exactness, not speed
 
 
-def test_split_kernel_shared_memory_size_matches_the_launcher() -> None:
-    m = re.search(r"static_assert\(sizeof\(SplitSmem\) == \(ENC5_SPLIT_OCC3 \? (\d+) : (\d+)\)", SRC)
-    assert m and int(m.group(2)) == kernel.SPLIT_SMEM_BYTES == kernel.split_smem_bytes("hopper_split")
-    assert int(m.group(1)) == kernel.SPLIT_SMEM_BYTES_OCC3 == kernel.split_smem_bytes("hopper_split_occ3")
-    assert kernel.split_smem_bytes("hopper_split_occ3_timing") == kernel.SPLIT_SMEM_BYTES_OCC3
-    assert 3 * (kernel.SPLIT_SMEM_BYTES_OCC3 + 1024) <= 228 * 1024  # three CTAs per SM
-    assert 2 * (kernel.SPLIT_SMEM_BYTES + 1024) <= 228 * 1024  # two
+def test_forms_are_chosen_by_name_with_the_launch_shape_of_their_source() -> None:
+    forms = kernel.FORMS
+    assert set(forms) == {"hopper", "ada", "hopper_split", "hopper_split_occ3"}
+    for name, f in forms.items():
+        assert f.path.name == f"{name}.cu" and f.entry == f"enc5_{name}"
+        assert f"{f.entry}(const __grid_constant__ Enc5Params prm)" in f.path.read_text()
+    assert forms["hopper"].block == forms["ada"].block == (32, 1, 8) and forms["hopper"].cluster == 1
+    assert forms["hopper_split"].block == (32, 1, 4) and forms["hopper_split"].cluster == 2
+    assert forms["hopper"].dynamic_smem == forms["ada"].dynamic_smem == 0
+    # the dynamic shared memory of the cluster forms: the header's constants, which static_assert sizeof(SplitSmem)
+    assert re.search(r"static_assert\(sizeof\(SplitSmem<true>\) == SPLIT_SMEM_BYTES", SRC)
+    assert re.search(r"static_assert\(sizeof\(SplitSmem<false>\) == SPLIT_SMEM_BYTES_REG_WO", SRC)
+    split, occ3 = forms["hopper_split"].dynamic_smem, forms["hopper_split_occ3"].dynamic_smem
+    assert split == _const("SPLIT_SMEM_BYTES") == 109536 and occ3 == _const("SPLIT_SMEM_BYTES_REG_WO") == 68576
+    assert 3 * (occ3 + 1024) <= 228 * 1024  # three CTAs per SM
+    assert 2 * (split + 1024) <= 228 * 1024  # two
     assert kernel.Geometry(40, 23, 1, ctas_per_window=2).grid == (10, 3, 1)
     assert kernel.Geometry(40, 23, 1, ctas_per_window=2).windows == 15
 
 
+def test_tool_forms_come_from_the_checkout() -> None:
+    assert set(kernel.tool_forms()) == {"hopper_debug", "hopper_timing", "hopper_split_timing",
+                                        "hopper_split_occ3_timing", "tile_check"}
+    timing = kernel.form("hopper_split_occ3_timing")
+    assert timing.dynamic_smem == kernel.FORMS["hopper_split_occ3"].dynamic_smem and timing.cluster == 2
+    assert kernel.form("hopper_debug").block == (32, 1, 8)
+    assert "ENC5_VARIANT" not in SRC and "#if" not in SRC  # forms are files and traits, not preprocessor branches
+
+
+def test_source_inlines_each_header_once() -> None:
+    text = kernel.source("hopper_split")
+    assert text.count("struct __align__(8) Enc5Params {") == 1
+    assert "#pragma once" not in text
+    # what stays is the shared library's, found on nvcc's include path (tcforge.runtime passes it)
+    assert all(line.startswith('#include "tcforge/') for line in text.splitlines() if line.startswith('#include "'))
+    assert kernel.constant(text, "ENC5_DYNAMIC_SMEM") == 109536
+
+
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-@pytest.mark.parametrize("options", [(), ("-DENC5_SPLIT_MLP_UNROLL=1",), ("-DENC5_SPLIT_F16B=1",),
-                                     ("-DENC5_SPLIT_PAIRS=1",)])
-def test_split_kernel_compiles_for_sm90a_without_spills(options: tuple[str, ...]) -> None:
-    mod = kernel.compile_variant("hopper_split", options)
+def test_split_kernel_compiles_for_sm90a_without_spills() -> None:
+    mod = kernel.compile_form("hopper_split")
     st = mod.stats["enc5_hopper_split"]
     assert st.registers <= 255  # 128 threads: two CTAs per SM at up to 255 registers
     assert not st.spills and not st.stack_frame, f"enc5_hopper_split spills: {st}"
@@ -124,14 +150,11 @@ def test_auto_variant_choice_follows_the_launch_size() -> None:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-@pytest.mark.parametrize(("variant", "options", "spill_limit"),
-                         [("hopper_split_occ3", (), 64), ("hopper_split_occ3_timing", (), 128),
-                          ("hopper_split_occ3", ("-DENC5_SPLIT_PAIRS=0",), 64),
-                          ("hopper_split_occ3", ("-DENC5_SPLIT_SKIP_DEAD=0", "-DENC5_SPLIT_SB_AHEAD=1"), 128)])
-def test_split_occ3_kernel_fits_three_ctas_per_sm(variant: str, options: tuple[str, ...], spill_limit: int) -> None:
-    mod = kernel.compile_variant(variant, options)
-    st = mod.stats[f"enc5_{variant}"]
+@pytest.mark.parametrize(("name", "spill_limit"), [("hopper_split_occ3", 64), ("hopper_split_occ3_timing", 128)])
+def test_split_occ3_kernel_fits_three_ctas_per_sm(name: str, spill_limit: int) -> None:
+    f = kernel.form(name)
+    st = kernel.compile_form(f).stats[f.entry]
     assert st.registers <= 168  # 3 x 128 threads x 168 <= 65536
-    # measured: 64 B (PAIRS=0: 60 B; timing twin 64 B; without the idle-warp skipping and with the score-bias prefetch
-    # 108 B): stored after P10 and reloaded at P13 (cuobjdump on the device), outside the loops
+    # measured: 64 B (the timing twin 64 B): stored after P10 and reloaded at P13 (cuobjdump on the device), outside
+    # the loops
     assert st.spill_stores <= spill_limit, f"more spill than measured when it was written: {st}"

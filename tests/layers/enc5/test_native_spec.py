@@ -1,9 +1,10 @@
 """`tcforge spec` on the native kernel's own PTX (all loops unrolled): the layer's 1306 mma per warp, with the MLP's
 20 odd/even phase pairs in the corrected shapes (docs/enc5-native.md explains the other differences).
 
-The spec build turns off the hand-issued HMMA pairs (ENC5_QV_F16A) and the MLP's shared-memory weight ring
-(ENC5_MLP_SMEM) so that every mma reads as the layer's m16n8k32 e4m3 with its weights loaded from global memory; the
-shipped build's PTX is counted separately: the same mma, P1-P10's as two m16n8k16 f16 each."""
+The spec build (kernels/spec_plain.cu) turns off the hand-issued HMMA pairs (qv_f16a) and the MLP's shared-memory
+weight ring (mlp_smem) so that every mma reads as the layer's m16n8k32 e4m3 with its weights loaded from global memory;
+the shipped build's PTX is counted separately (kernels/spec_shipped.cu): the same mma, P1-P10's as two m16n8k16 f16
+each."""
 
 from __future__ import annotations
 
@@ -17,17 +18,25 @@ from tcforge.layers.enc5.gpu import kernel
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
 
+TEST_KERNELS = Path(__file__).with_name("kernels")
+
+
+def ptx_of(form: str, out: Path) -> Path:
+    """nvcc -ptx of a test form (headers inlined as the launcher compiles them), all loops unrolled."""
+    src = out.with_suffix(".cu")
+    src.write_text(kernel.source_text(TEST_KERNELS / f"{form}.cu"))
+    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
+                    "-I", str(kernel.INCLUDE_DIR), "-o", str(out), str(src)], check=True)
+    return out
+
 
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory) -> dict:
     from tcforge.ptx.analysis import analyse
     from tcforge.ptx.module import read_module_file
 
-    ptx = Path(tmp_path_factory.mktemp("enc5ptx")) / "enc5_full.ptx"
-    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
-                    "-DENC5_VARIANT=0", "-DENC5_FULL_UNROLL", "-DENC5_QV_F16A=0", "-DENC5_FC1_F16A=0",
-                    "-DENC5_MLP_SMEM=0", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
-    return analyse(read_module_file(str(ptx)), "enc5_hopper", block=(32, 1, 8)).to_dict()
+    ptx = ptx_of("spec_plain", Path(tmp_path_factory.mktemp("enc5ptx")) / "enc5_full.ptx")
+    return analyse(read_module_file(str(ptx)), "enc5_spec_plain", block=(32, 1, 8)).to_dict()
 
 
 def test_total_mma_count_equals_the_layer(spec: dict) -> None:
@@ -50,9 +59,7 @@ def test_parameter_reads_are_the_originals(spec: dict) -> None:
 
 def test_shipped_build_issues_the_hmma_pairs_by_hand(tmp_path) -> None:
     # P1-P10 (10 x 24 per warp) become pairs of m16n8k16 f16; the other 1066 stay m16n8k32 e4m3
-    ptx = tmp_path / "enc5_shipped.ptx"
-    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
-                    "-DENC5_VARIANT=0", "-DENC5_FULL_UNROLL", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
+    ptx = ptx_of("spec_shipped", tmp_path / "enc5_shipped.ptx")
     text = ptx.read_text()
     assert text.count("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") == 2 * 10 * 24
     assert text.count("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16") == 1306 - 10 * 24
@@ -66,13 +73,11 @@ def test_split_kernel_spec_counts_each_ctas_half(tmp_path) -> None:
     from tcforge.ptx.analysis import analyse
     from tcforge.ptx.module import read_module_file
 
-    ptx = tmp_path / "enc5_split.ptx"
-    subprocess.run(["nvcc", "-ptx", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "--use_fast_math",
-                    "-DENC5_VARIANT=5", "-DENC5_FULL_UNROLL", "-o", str(ptx), str(kernel.SOURCE_PATH)], check=True)
+    ptx = ptx_of("spec_split", tmp_path / "enc5_split.ptx")
     text = ptx.read_text()
     # one head per warp: 6 m-tiles x 5 k-steps x 4 n-tiles x (Q, V), each as two m16n8k16
     assert text.count("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16") == 6 * 5 * 4 * 2 * 2
-    spec = analyse(read_module_file(str(ptx)), "enc5_hopper_split", block=(32, 1, 4)).to_dict()
+    spec = analyse(read_module_file(str(ptx)), "enc5_spec_split", block=(32, 1, 4)).to_dict()
     assert sum(p["mma"] for p in spec["phases"]) == 480 + 96 + 80 + 20 * 20 + 20 + 10 == 1086
     shapes = [(p["M"], p["N"], p["K"], p["mma"]) for p in spec["phases"]]
     assert shapes.count((16, 80, 256, 80)) == 1

@@ -7,6 +7,8 @@ assumptions, which are the ones the kernel implements; other choices raise Tcfor
 from __future__ import annotations
 
 import hashlib
+import sys
+import weakref
 from functools import lru_cache
 
 import numpy as np
@@ -14,7 +16,7 @@ import numpy as np
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5.assumptions import Assumptions
 from tcforge.layers.enc5.descriptor import check_extents, launch_geometry
-from tcforge.layers.enc5.gpu import kernel, schedule
+from tcforge.layers.enc5.gpu import eager, kernel, schedule
 from tcforge.layers.enc5.gpu.layout import debug_layout
 from tcforge.layers.enc5.inputs import PLANES, Inputs
 from tcforge.layers.enc5.layout import IMAGE_BYTES
@@ -22,6 +24,7 @@ from tcforge.layers.enc5.reference import MODELS, Result
 from tcforge.layers.enc5.weights import WeightImage
 
 _weights_cache: dict[tuple[str, int], object] = {}
+_weights_by_object: dict[int, tuple[weakref.ref, int, object]] = {}  # id -> (the image, device, its upload)
 
 
 def available() -> bool:
@@ -50,7 +53,7 @@ def _torch():
 def _check_numerics(numerics: str) -> str:
     if numerics not in MODELS:
         raise TcforgeError(f"numerics must be one of {', '.join(MODELS)}, got {numerics!r}")
-    return kernel.NUMERICS_VARIANT[numerics]
+    return kernel.NUMERICS_FORM[numerics]
 
 
 def _check_assumptions(assumptions: Assumptions | None) -> None:
@@ -67,15 +70,22 @@ def _check_assumptions(assumptions: Assumptions | None) -> None:
 def device_weights(weights: object):
     """The weight image as a uint8 CUDA tensor (WeightImage uploads are cached by content)."""
     torch = _torch()
-    if isinstance(weights, WeightImage):
+    if isinstance(weights, WeightImage):  # immutable (its bytes are a read-only copy): remembered per object
+        device = torch.cuda.current_device()
+        seen = _weights_by_object.get(id(weights))
+        if seen is not None and seen[0]() is weights and seen[1] == device:
+            return seen[2]
         raw = weights.array
-        key = (hashlib.sha1(raw.tobytes()).hexdigest(), torch.cuda.current_device())
+        key = (hashlib.sha1(raw.tobytes()).hexdigest(), device)
         t = _weights_cache.get(key)
         if t is None:
             if len(_weights_cache) > 8:
                 _weights_cache.clear()
             t = torch.from_numpy(np.array(raw)).cuda()
             _weights_cache[key] = t
+        if len(_weights_by_object) > 64:
+            _weights_by_object.clear()
+        _weights_by_object[id(weights)] = (weakref.ref(weights), device, t)
         return t
     if isinstance(weights, torch.Tensor):
         if weights.dtype != torch.uint8 or weights.numel() != IMAGE_BYTES or not weights.is_cuda:
@@ -156,21 +166,43 @@ def _check_no_aliasing(outputs: dict, inputs: dict) -> None:
 
 
 def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int = 0, oy: int = 0,
-                 numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None, variant=None,
-                 options: tuple[str, ...] = (), reorder: bool = True):
+                 numerics: str = "hopper", arena=None, surface=None, debug=None, stream=None,
+                 variant: str | kernel.Form | None = None, options: tuple[str, ...] = (), reorder: bool = True):
     """Run enc5 on F frames at once (one launch, grid z = F) on CUDA tensors.
 
     inputs: uint8 (F, 5·ey·ex·32) input arenas; texture: 16-bit (F, ey, ex, 4) RGBA16F texels (float16 or int16
     bits). Returns (arena uint8 (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)); `arena`/`surface` given: written in
-    place (their untouched bytes stay), else fresh zeros as the reference assumes. `debug` (with `variant`
-    "hopper_debug", the default with a debug buffer, or "hopper_timing") is a CUDA buffer for the kernel's dump;
-    `options` are extra nvcc flags (experiments only: "-DENC5_J_UNROLL=2", ...). `variant` picks the kernel form
-    for numerics="hopper": "hopper" (one CTA per window), "hopper_split" (a 2-CTA cluster per window) or
-    "hopper_split_occ3" (the same with three CTAs per SM); default: `choose_hopper_variant` by the launch's window
-    count and the GPU's SM count. All forms give the same bits. `reorder` (split forms, one frame): dispatch the
+    place (their untouched bytes stay), else fresh zeros as the reference assumes. `debug` is a CUDA buffer for the
+    dump of a tool form of a source checkout (`variant` "hopper_debug", the default with a debug buffer, or a timing
+    form: "hopper_timing", "hopper_split_timing", "hopper_split_occ3_timing"); `options` are extra nvcc flags.
+    `variant` names the kernel form (`kernel.FORMS`) for numerics="hopper": "hopper" (one CTA per window),
+    "hopper_split" (a 2-CTA cluster per window) or "hopper_split_occ3" (the same with three CTAs per SM); default:
+    `choose_hopper_variant` by the launch's window count and the GPU's SM count. All forms give the same bits.
+    `reorder` (split forms, one frame): dispatch the
     windows whose warps idle (rows outside the frame) onto the SMs that hold the most CTAs (`schedule`); False keeps
     launch order (the same bits either way; only the 3-CTA build reads the order).
+
+    A repeated call with fresh outputs (no `arena`, `surface` or `debug`) on contiguous CUDA tensors of the same
+    shapes reuses the launch prepared for them (`eager`). Under `torch.compile`, or given fake tensors, the call is
+    the PyTorch operator `torch.ops.tcforge.enc5_native_batch` (`tcforge.ops`; fresh outputs only, weights as a
+    tensor). No autograd.
     """
+    mod, k = sys.modules.get("torch"), None
+    if mod is not None and isinstance(inputs, mod.Tensor):
+        if mod.compiler.is_compiling() or type(inputs) is not mod.Tensor:
+            from tcforge import ops
+
+            if arena is not None or surface is not None or debug is not None or stream is not None or options:
+                raise TcforgeError("the enc5_native_batch operator (torch.compile, fake tensors) makes fresh outputs "
+                                   "on the current stream: pass no arena, surface, debug, stream or options")
+            return ops.enc5_native_batch(weights, inputs, texture, ex, ey, ox=ox, oy=oy, numerics=numerics,
+                                         variant=variant)
+        if arena is None and surface is None and debug is None:
+            k = eager.key(mod, weights, inputs, texture, ex, ey, ox, oy, numerics, variant, options, reorder)
+            entry = eager.lookup(k)
+            if entry is not None:
+                w = weights.data_ptr() if isinstance(weights, mod.Tensor) else device_weights(weights).data_ptr()
+                return entry(mod, w, inputs, texture, stream)
     torch = _torch()
     requested, variant = variant, _check_numerics(numerics)
     check_extents(ex, ey)
@@ -192,26 +224,28 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
         if numerics != "hopper":
             raise TcforgeError("debug dumps exist for numerics='hopper' only")
         variant = requested or "hopper_debug"
-        timing = ("hopper_debug", "hopper_timing", "hopper_split_timing", "hopper_split_occ3_timing")
-        if variant not in timing:
-            raise TcforgeError(f"variant with a debug buffer must be one of {', '.join(timing)}, got {variant!r}")
+        if kernel.form(variant).name in kernel.FORMS:
+            raise TcforgeError("a debug buffer needs a tool form of a source checkout (tools/enc5_kernels/: "
+                               f"{', '.join(kernel.tool_forms())}), got {kernel.form(variant).name!r}")
     elif requested is not None:
         allowed = {"hopper": ("hopper", "hopper_split", "hopper_split_occ3"), "ada": ("ada",)}[numerics]
-        if requested not in allowed:
+        if (requested.name if isinstance(requested, kernel.Form) else requested) not in allowed:
             raise TcforgeError(f"variant for numerics={numerics!r} must be one of {', '.join(allowed)}, "
                                f"got {requested!r}")
         variant = requested
     elif numerics == "hopper":
         variant = choose_hopper_variant(kernel.Geometry(ex, ey, frames).windows * frames, _sm_count(inp.device))
     order: tuple = ()
-    if reorder and frames == 1 and variant.startswith("hopper_split_occ3"):  # the build that skips idle warps
+    form = kernel.form(variant)
+    if reorder and frames == 1 and form.name.startswith("hopper_split_occ3"):  # the build that skips idle warps
         order = schedule.dispatch_swaps(ex, ey, oy, _sm_count(inp.device), 3)
     _check_no_aliasing({"arena": out_a, "surface": out_s}, {"inputs": inp, "texture": tex, "weights": w})
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),
                         debug_ptr=0 if debug is None else debug.data_ptr(), order=order)
     s = torch.cuda.current_stream() if stream is None else stream
-    kernel.launch(variant, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
+    kernel.launch(form, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
+    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s)
     return out_a, out_s
 
 

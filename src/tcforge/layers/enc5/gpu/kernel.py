@@ -1,4 +1,10 @@
-"""Build and launch the fused enc5 kernel (`enc5.cu`): variants, the 144-byte parameter block, ptxas statistics.
+"""Build and launch the enc5 kernel forms: the table of forms (name → source file, entry, launch shape, dynamic shared
+memory), the 144-byte parameter block, the launch.
+
+Each form is one `.cu` file under `kernels/` that includes the shared headers (`enc5_window.cuh`: one CTA per window;
+`enc5_split.cuh`: one window per 2-CTA cluster) and declares its launch shape as constants (`ENC5_THREADS`,
+`ENC5_CLUSTER`, `ENC5_DYNAMIC_SMEM`), which this module reads from the source: the host restates no size. The debug,
+timing and tile-check builds are tool forms under `tools/enc5_kernels/` of a source checkout, loaded the same way.
 
 Only raw device addresses cross this module, so it serves torch tensors (api.py) and bare driver allocations alike.
 """
@@ -6,42 +12,140 @@ Only raw device addresses cross this module, so it serves torch tensors (api.py)
 from __future__ import annotations
 
 import ctypes
+import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from tcforge.errors import TcforgeError
 
-SOURCE_PATH = Path(__file__).with_name("enc5.cu")
+KERNELS = Path(__file__).with_name("kernels")
+INCLUDE_DIR = Path(__file__).resolve().parents[3] / "include"  # the shared header library: #include "tcforge/..."
+TOOL_KERNELS = Path(__file__).resolve().parents[5] / "tools" / "enc5_kernels"  # a source checkout's tool forms
 ARCH = "sm_90a"
-BLOCK = (32, 1, 8)
-SPLIT_BLOCK = (32, 1, 4)
-VARIANTS = {"hopper": ("enc5_hopper", 0), "hopper_debug": ("enc5_hopper_debug", 1), "ada": ("enc5_ada", 2),
-            "hopper_timing": ("enc5_hopper_timing", 3),  # timing: clock64 per warp at the phase boundaries
-            "tile_check": ("enc5_tile_check", 4),  # single m16n8k32 tiles: native e4m3 mma vs the hand-issued HMMA
-            "hopper_split": ("enc5_hopper_split", 5),  # one window per 2-CTA cluster (4 warps per CTA)
-            "hopper_split_timing": ("enc5_hopper_split_timing", 6),
-            # three CTAs per SM for one 4K frame (168 registers, 68,576 B shared memory)
-            "hopper_split_occ3": ("enc5_hopper_split_occ3", 7),
-            "hopper_split_occ3_timing": ("enc5_hopper_split_occ3_timing", 8)}
-SPLIT_VARIANTS = ("hopper_split", "hopper_split_timing", "hopper_split_occ3", "hopper_split_occ3_timing")
-# dynamic shared memory of the split kernel: sizeof(SplitSmem) in enc5.cu (a 30720 + o 16384 + x 10240 + hq 4096
-# + d61 2048 + fc1 biases 1280 + Wo 40960 + bias/gain rows 992 + P61 weights 2560 + 27 mbarriers and the window
-# origin padded to 256), checked there by a static_assert and in CI by test_native_build; two CTAs still fit one SM
-# (2 x 107 KB)
-SPLIT_SMEM_BYTES = 30720 + 16384 + 10240 + 4096 + 2048 + 1280 + 40960 + 992 + 2560 + 256
-SPLIT_SMEM_BYTES_OCC3 = SPLIT_SMEM_BYTES - 40960  # hopper_split_occ3: Wo through registers
+SHIPPED = ("hopper", "ada", "hopper_split", "hopper_split_occ3")  # the forms native_batch picks from
+NUMERICS_FORM = {"hopper": "hopper", "ada": "ada"}  # a numerics mode's one-CTA form
+ORDER_SWAPS = 4  # dispatch-order swaps the parameter block carries at +56 (Enc5Params: uint16_t order[4][3])
+
+_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"[ \t]*$', re.M)
+_ENTRY_RE = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:__\w+__\s*\([^)]*\)\s*)*(\w+)\s*\(')
 
 
-def split_smem_bytes(variant: str) -> int:
-    """Dynamic shared memory of a split-kernel variant."""
-    return SPLIT_SMEM_BYTES_OCC3 if variant.startswith("hopper_split_occ3") else SPLIT_SMEM_BYTES
-NUMERICS_VARIANT = {"hopper": "hopper", "ada": "ada"}
-ORDER_SWAPS = 4  # dispatch-order swaps the parameter block carries at +56 (enc5.cu: uint16_t order[4][3])
+@lru_cache(maxsize=64)
+def source_text(path: Path) -> str:
+    """A form's source with its quoted includes found beside it or in `kernels/` inlined (each file once, `#line`
+    markers kept): one text, so the compile cache key covers every enc5 header. Includes found in neither (the
+    shared `tcforge/...` library under INCLUDE_DIR) stay for nvcc's include path (tcforge.runtime passes it). Read
+    once per process (the launch path asks every call)."""
+    done: set[Path] = set()
+
+    def expand(p: Path) -> str:
+        p = p.resolve()
+        if p in done:
+            return ""
+        done.add(p)
+        out, pos = [], 0
+        text = p.read_text()
+        for m in _INCLUDE_RE.finditer(text):
+            hit = next((d / m.group(1) for d in (p.parent, KERNELS) if (d / m.group(1)).is_file()), None)
+            if hit is None:
+                continue
+            line = text.count("\n", 0, m.end()) + 1  # the include's own (now empty) line
+            out += [text[pos:m.start()], expand(hit), f'#line {line} "{p.name}"']
+            pos = m.end()
+        out.append(text[pos:])
+        body = "".join(out).replace("#pragma once\n", "")
+        return f'#line 1 "{p.name}"\n{body}'
+
+    return expand(path)
+
+
+def constant(text: str, name: str) -> int:
+    """The value of `constexpr int NAME = ...;` in a kernel source: an integer literal or another such constant."""
+    m = re.search(rf"\bconstexpr\s+(?:int|uint32_t|unsigned)\s+{name}\s*=\s*([^;]+);", text)
+    if m is None:
+        raise TcforgeError(f"constexpr {name} not found in the kernel source")
+    value = m.group(1).strip()
+    return int(value.rstrip("uU"), 0) if re.fullmatch(r"(0x[0-9A-Fa-f]+|\d+)[uU]?", value) else constant(text, value)
+
+
+@dataclass(frozen=True)
+class Form:
+    """One kernel form: its source file, its entry and the launch shape its source declares."""
+
+    name: str
+    path: Path
+    entry: str
+    threads: int  # per CTA: blockDim (32, 1, threads / 32), warp = threadIdx.z
+    cluster: int  # CTAs per window (a cluster along x)
+    dynamic_smem: int  # bytes
+
+    @property
+    def block(self) -> tuple[int, int, int]:
+        """blockDim of a launch."""
+        return (32, 1, self.threads // 32)
+
+    @classmethod
+    def from_source(cls, path: Path, name: str | None = None) -> Form:
+        """Read a form's entry and launch shape from its source file (the name defaults to the file's stem)."""
+        text = source_text(path)
+        entries = _ENTRY_RE.findall(Path(path).read_text())
+        if len(entries) != 1:
+            raise TcforgeError(f"{path}: a form file has one extern \"C\" kernel, found {entries}")
+        return cls(name or Path(path).stem, Path(path), entries[0], constant(text, "ENC5_THREADS"),
+                   constant(text, "ENC5_CLUSTER"), constant(text, "ENC5_DYNAMIC_SMEM"))
+
+
+FORMS: dict[str, Form] = {name: Form.from_source(KERNELS / f"{name}.cu") for name in SHIPPED}
+
+
+def tool_forms() -> tuple[str, ...]:
+    """Names of the tool forms of this checkout (debug dump, timing stamps, tile check); empty when installed."""
+    return tuple(sorted(p.stem for p in TOOL_KERNELS.glob("*.cu"))) if TOOL_KERNELS.is_dir() else ()
+
+
+def form(name: str | Form) -> Form:
+    """A shipped form or a tool form by name (a Form passes through)."""
+    if isinstance(name, Form):
+        return name
+    if name in FORMS:
+        return FORMS[name]
+    if name in tool_forms():
+        return _tool_form(name)
+    raise TcforgeError(f"kernel form must be one of {', '.join((*FORMS, *tool_forms()))}, got {name!r}")
+
+
+@cache
+def _tool_form(name: str) -> Form:
+    return Form.from_source(TOOL_KERNELS / f"{name}.cu")
+
+
+def source(name: str | Form = "hopper") -> str:
+    """The compiled text of a form (headers inlined)."""
+    return source_text(form(name).path)
+
+
+def compile_form(name: str | Form = "hopper", options: tuple[str, ...] = ()):
+    """Compile one form to an sm_90a cubin (disk-cached by tcforge.runtime); returns its CompiledModule, whose
+    `stats[form(name).entry]` is ptxas's report. `options` adds nvcc flags."""
+    from tcforge.runtime import compile_cuda
+
+    f = form(name)
+    return compile_cuda(source_text(f.path), arch=ARCH, options=tuple(options), name=f"enc5_{f.name}")
+
+
+def function(name: str | Form = "hopper", device: int = 0, options: tuple[str, ...] = ()):
+    """The loaded kernel of a form (compiled on first use)."""
+    from tcforge.runtime import loader
+
+    f = form(name)
+    fn, _ = loader.get_function(source_text(f.path), f.entry, arch=ARCH, options=tuple(options),
+                                tag=f"enc5_{f.name}", device=device)
+    return fn
 
 
 class Enc5Params(ctypes.Structure):
-    """The kernel's parameter block, byte for byte the original's 144-byte layout (see enc5.cu)."""
+    """The kernel's parameter block, byte for byte the original's 144-byte layout (kernels/enc5_layer.cuh)."""
 
     _fields_ = [
         ("ex", ctypes.c_uint32), ("ey", ctypes.c_uint32),  # +0
@@ -64,41 +168,10 @@ class Enc5Params(ctypes.Structure):
 assert ctypes.sizeof(Enc5Params) == 144
 
 
-@lru_cache(maxsize=1)
-def source() -> str:
-    """The kernel's CUDA source text."""
-    return SOURCE_PATH.read_text()
-
-
-def _variant(name: str) -> tuple[str, int]:
-    if name not in VARIANTS:
-        raise TcforgeError(f"variant must be one of {', '.join(VARIANTS)}, got {name!r}")
-    return VARIANTS[name]
-
-
-def compile_variant(name: str = "hopper", options: tuple[str, ...] = ()):
-    """Compile one variant to an sm_90a cubin (disk-cached by tcforge.runtime); returns its CompiledModule.
-    `options` adds nvcc flags (e.g. "-DENC5_J_UNROLL=2" for experiments)."""
-    from tcforge.runtime import compile_cuda
-
-    _, idx = _variant(name)
-    return compile_cuda(source(), arch=ARCH, options=(f"-DENC5_VARIANT={idx}", *options), name=f"enc5_{name}")
-
-
-def function(name: str = "hopper", device: int = 0, options: tuple[str, ...] = ()):
-    """The loaded kernel of a variant (compiled on first use)."""
-    from tcforge.runtime import loader
-
-    fname, idx = _variant(name)
-    fn, _ = loader.get_function(source(), fname, arch=ARCH, options=(f"-DENC5_VARIANT={idx}", *options),
-                                tag=f"enc5_{name}", device=device)
-    return fn
-
-
 @dataclass(frozen=True)
 class Geometry:
-    """Grid of one launch: ceil(ex/8) x ceil(ey/8) windows (x doubled for the split kernel's CTA pairs), `frames`
-    in grid z."""
+    """Grid of one launch: ceil(ex/8) x ceil(ey/8) windows (x times the CTAs per window of the cluster forms),
+    `frames` in grid z."""
 
     ex: int
     ey: int
@@ -132,22 +205,42 @@ def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: i
     return p
 
 
-def launch(variant: str, prm: Enc5Params, frames: int = 1, stream: int = 0, device: int = 0,
+def launch(name: str | Form, prm: Enc5Params, frames: int = 1, stream: int = 0, device: int = 0,
            options: tuple[str, ...] = ()) -> None:
-    """Launch a variant over `frames` frames of extent (prm.ex, prm.ey) on `stream`."""
+    """Launch a form over `frames` frames of extent (prm.ex, prm.ey) on `stream`."""
     from tcforge.runtime import driver
 
-    fn = function(variant, device, options)
-    if variant in SPLIT_VARIANTS:
-        nbytes = split_smem_bytes(variant)
-        if fn.handle not in _dynamic_smem_set:
-            fn.set_max_dynamic_shared(nbytes)
-            _dynamic_smem_set.add(fn.handle)
-        geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=2)
-        driver.launch(fn, geo.grid, SPLIT_BLOCK, [prm], shared_bytes=nbytes, stream=stream)
-        return
-    geo = Geometry(int(prm.ex), int(prm.ey), frames)
-    driver.launch(fn, geo.grid, BLOCK, [prm], stream=stream)
+    f = form(name)
+    fn = function(f, device, options)
+    if f.dynamic_smem and fn.handle not in _dynamic_smem_set:
+        fn.set_max_dynamic_shared(f.dynamic_smem)
+        _dynamic_smem_set.add(fn.handle)
+    geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=f.cluster)
+    driver.launch(fn, geo.grid, f.block, [prm], shared_bytes=f.dynamic_smem, stream=stream)
 
 
 _dynamic_smem_set: set[int] = set()
+
+
+class Prepared:
+    """One form's launch over one grid, prepared once: the loaded kernel, a parameter block the launch points at and
+    the launch config per stream. Set `params`' fields, then `prepared(stream)` enqueues (the eager path)."""
+
+    __slots__ = ("params", "_launch")
+
+    def __init__(self, name: str | Form, prm: Enc5Params, frames: int, device: int = 0,
+                 options: tuple[str, ...] = ()) -> None:
+        from tcforge.runtime import driver
+
+        f = form(name)
+        fn = function(f, device, options)
+        if f.dynamic_smem and fn.handle not in _dynamic_smem_set:
+            fn.set_max_dynamic_shared(f.dynamic_smem)
+            _dynamic_smem_set.add(fn.handle)
+        self.params = Enc5Params()
+        ctypes.memmove(ctypes.addressof(self.params), ctypes.addressof(prm), ctypes.sizeof(Enc5Params))
+        geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=f.cluster)
+        self._launch = driver.Launch(fn, geo.grid, f.block, [self.params], shared_bytes=f.dynamic_smem)
+
+    def __call__(self, stream: int) -> None:
+        self._launch(stream)

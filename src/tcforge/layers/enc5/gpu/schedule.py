@@ -4,7 +4,7 @@ SMs that hold the most CTAs.
 The block scheduler hands out CTAs in launch order (x fastest), breadth-first over the SMs: CTA j of a launch that
 fits in one wave runs on the same SM as CTA j mod S (S SMs). A 4K frame in the 3-CTAs-per-SM form is 270 CTAs on 132
 SMs, so 6 SMs hold three CTAs and set the frame time; its bottom window row (68 = 8 x 8 + 4 token rows) has two query
-m-tiles outside the frame whose warps skip phases 13-61 (`ENC5_SPLIT_SKIP_DEAD` in enc5.cu). Moving those light
+m-tiles outside the frame whose warps skip phases 13-61 (`skip_dead` in kernels/enc5_split.cuh). Moving those light
 windows onto the three-CTA SMs shortens the frame. Only placement changes, never the bits (any swaps are correct);
 if the scheduler dispatched differently, the frame time would just not improve.
 """
@@ -18,7 +18,7 @@ MAX_SWAPS = ORDER_SWAPS  # range swaps the parameter block carries
 
 
 def live_mtiles(y0: int, ey: int) -> int:
-    """Query m-tiles of a window starting at token row y0 with a row inside the frame (enc5.cu live_mtiles)."""
+    """Query m-tiles of a window starting at token row y0 with a row inside the frame (enc5_split.cuh live_mtiles)."""
     return sum(1 for z in range(MTILES) if y0 + 2 * z + 1 >= 0 and y0 + 2 * z < ey)
 
 
