@@ -8,22 +8,26 @@ arguments and enqueues the kernel(s).
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 from typing import Any
 
 from tcforge.errors import TcforgeError
+from tcforge.gemm import eager
 from tcforge.gemm.build import Build
 from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.config import IN_BYTES, OUT_BYTES, OUT_KINDS, KernelConfig
 from tcforge.gemm.model import cluster_tiles, kernel_dims
 from tcforge.gemm.plan import Device, LaunchOptions, LaunchPlan, plan_launch
-from tcforge.gemm.validate import Plan, plan_matmul
+from tcforge.gemm.validate import Plan
+from tcforge.runtime.streams import current_stream
 
 _kernels: dict[tuple[Build, int], Any] = {}
 _sms: dict[int, int] = {}
 _cluster_cap: dict[tuple[int, int, int], int] = {}
 _sk_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
 _lock = threading.Lock()
+_replace_ok = True  # the driver patches a tensor map's base (cuTensorMapReplaceAddress); False: re-encode instead
 # %globaltimer stamps per CTA written by a timeline build (the kernel's TL_SLOTS; bench/gemm_timeline.py)
 TIMELINE_SLOTS = 16
 
@@ -47,11 +51,28 @@ def matmul(
     `options` (LaunchOptions) says how to launch: by default with programmatic dependent launch where measured
     faster (it may set up while the previous kernel in the stream finishes, and reads nothing before that kernel has
     completed; TCFORGE_PDL=0 turns that off).
+
+    Eager calls reuse the launch prepared for the same shapes, strides, dtypes, alignment, device and options
+    (`eager`: a few microseconds of host time). Under `torch.compile`, or given fake or subclassed tensors, the call
+    is the PyTorch operator `torch.ops.tcforge.matmul` (`tcforge.ops`), which traces without a graph break; `options`
+    are eager-only there. Autograd is not built: inputs that require grad (with grad mode on) raise TcforgeError.
     """
-    problem = plan_matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant)  # validate
-    prepared = prepare_plan(problem, a, b, scale_a, scale_b, options=options)  # plan, build, kernel arguments
-    prepared()  # launch
-    return prepared.result()
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if torch.compiler.is_compiling() or type(a) is not torch.Tensor or type(b) is not torch.Tensor:
+            from tcforge import ops
+
+            if options is not None:
+                raise TcforgeError("options= (LaunchOptions) is eager-only: the tcforge::matmul operator that "
+                                   "torch.compile and fake tensors go through takes the default launch")
+            return ops.matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant)
+        if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+            raise TcforgeError(NO_AUTOGRAD)
+    return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, options)
+
+
+NO_AUTOGRAD = ("tcforge.gemm.matmul has no backward (autograd is not built): call it on tensors that do not require "
+               "grad, or under torch.no_grad() / torch.inference_mode()")
 
 
 def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None,
@@ -124,18 +145,43 @@ def partial_workspace(device: int, stream: int, flags: int, floats: int) -> tupl
     """fp32 partial slots and int32 flags or counters for stream-K and in-kernel split-K, one pair per (device,
     stream), grown on demand. The flags are zero between launches (each launch resets what it used), so the two
     kinds of launch share them. Launches on one stream run in order; two streams get two workspaces. (A CUDA graph
-    keeps the workspace of the stream it was captured on.)"""
-    import torch
-
+    keeps the workspace of the stream it was captured on.) The memory is the driver's, outside torch's caching
+    allocator (`unpooled`), so a workspace first made inside torch.compile's CUDA-graph trees does not sit in their
+    pool, where their checks refuse a block no output accounts for."""
     key = (device, stream)
     have = _sk_buffers.get(key)
     if have is None or have[1].numel() < flags or have[0].numel() < floats:
         nf = max(flags, have[1].numel() if have is not None else 0)
         nw = max(floats, have[0].numel() if have is not None else 0)
-        ws = torch.empty(nw, dtype=torch.float32, device=f"cuda:{device}")
-        fl = torch.zeros(nf, dtype=torch.int32, device=f"cuda:{device}")
+        try:
+            ws = unpooled(nw, "<f4", device)
+            fl = unpooled(nf, "<i4", device).zero_()
+        except (TcforgeError, TypeError, RuntimeError):  # no driver allocation here: torch's allocator, as before
+            import torch
+
+            ws = torch.empty(nw, dtype=torch.float32, device=f"cuda:{device}")
+            fl = torch.zeros(nf, dtype=torch.int32, device=f"cuda:{device}")
         have = _sk_buffers[key] = (ws, fl)
     return have
+
+
+class _DeviceBuffer:
+    """Device memory from cuMemAlloc as torch sees it (__cuda_array_interface__); never freed (a workspace lives as
+    long as the process; a grown one leaves the old one behind)."""
+
+    def __init__(self, n: int, typestr: str, device: int) -> None:
+        from tcforge.runtime import driver
+
+        driver.ensure_context(device)
+        ptr = driver.mem_alloc(max(1, n) * int(typestr[2:]))
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": typestr, "data": (ptr, False), "version": 2}
+
+
+def unpooled(n: int, typestr: str, device: int) -> Any:
+    """A 1-D CUDA tensor of `n` elements ('<f4' float32, '<i4' int32) in driver memory, outside torch's pools."""
+    import torch
+
+    return torch.as_tensor(_DeviceBuffer(n, typestr, device), device=f"cuda:{device}")
 
 
 def torch_dtype(kind: str) -> Any:
@@ -152,60 +198,230 @@ def tma_dtype(kind: str) -> int:
     return {"fp16": tm.DTYPE_FLOAT16, "bf16": tm.DTYPE_BFLOAT16, "e4m3": tm.DTYPE_UINT8, "fp32": tm.DTYPE_FLOAT32}[kind]
 
 
-def _storage(x: Any, copy: bool, k_inner: bool, kp: int, align: int) -> tuple[Any, int]:
-    """An operand's 2-D storage (rows of contiguous elements, K along the rows when `k_inner`, else down them) and
-    its row stride in elements. With `copy` it is first copied into zeros: K padded to `kp`, an MN-major row to
-    `align` elements (TMA's 16-byte strides). A single row gets the padded row length as its stride."""
+def _storage_shape(x: Any, k_inner: bool, kp: int, align: int) -> tuple[int, int]:
+    """An operand's 2-D storage as TMA reads it (rows of contiguous elements, K along the rows when `k_inner`, else
+    down them), padded: K to `kp`, an MN-major row to `align` elements (TMA's 16-byte strides)."""
+    rows, cols = (int(d) for d in x.shape)
+    return (rows, kp) if k_inner else (kp, -(-cols // align) * align)
+
+
+def _leading(x: Any, copy: bool, k_inner: bool, kp: int, align: int) -> int:
+    """The storage's row stride in elements: its own, or the padded row length for a copy or a single row."""
+    return _storage_shape(x, k_inner, kp, align)[1] if copy or int(x.shape[0]) <= 1 else int(x.stride(0))
+
+
+def _padded(x: Any, k_inner: bool, kp: int, align: int) -> Any:
+    """A copy of the storage into zeros of the padded shape (operands whose stride or base TMA cannot take)."""
     import torch
 
     rows, cols = (int(d) for d in x.shape)
-    shape = (rows, kp) if k_inner else (kp, -(-cols // align) * align)
-    if copy:
-        padded = torch.zeros(shape, dtype=x.dtype, device=x.device)
-        padded[:rows, :cols] = x
-        x = padded
-    return x, (x.stride(0) if x.shape[0] > 1 else shape[1])
+    padded = torch.zeros(_storage_shape(x, k_inner, kp, align), dtype=x.dtype, device=x.device)
+    padded[:rows, :cols] = x
+    return padded
 
 
 class Prepared:
-    """A launch with every argument built (buffers, tensor maps): calling it only enqueues the kernel(s)."""
+    """A GEMM launch prepared once for a problem's shapes, layouts and options: its kernel(s), parameter arrays,
+    tensor maps and launch configs. `bind` points it at one call's tensors (a fresh C, the operands', scales' and
+    workspaces' pointers patched in place, a tensor map's base replaced where it moved); calling it enqueues."""
 
-    def __init__(self, fn: Any, launch: LaunchPlan, args: list[Any],
-                 reduce: tuple[tuple[int, int, int], list[Any]] | None, c: Any, keep: list[Any], poison: list[Any],
-                 options: LaunchOptions) -> None:
-        cfg = launch.config
-        self.fn, self.plan, self.args, self.reduce, self.c, self.keep = fn, launch, args, reduce, c, keep
+    def __init__(self, fn: Any, launch: LaunchPlan, a: Any, b: Any, options: LaunchOptions) -> None:
+        import torch
+
+        from tcforge.runtime import driver
+        from tcforge.runtime import tensormap as tm
+
+        plan, cfg, nsplit = launch.problem, launch.config, launch.splits
+        self._empty, self._f32 = torch.empty, torch.float32
+        self._swap, self._copy = cfg.swap_ab, plan.copy_a or plan.copy_b
+        self.fn, self.plan, self.options = fn, launch, options
         self.grid, self.threads, self.smem = (launch.grid, 1, 1), cfg.threads, cfg.smem_bytes()
-        self.n = launch.problem.n
+        self.n, self.device_index = plan.n, plan.device_index
         self.sk_units = launch.sk_units  # units shared by stream-K in this launch (0: none)
-        self.splits = launch.splits  # K splits of each tile (1: none)
+        self.splits = nsplit  # K splits of each tile (1: none)
         self.pdl = launch.pdl  # the GEMM launch may overlap the previous kernel's tail
-        self.poison = poison  # buffers a launch must write before they are read (NaN-filled by poison_outputs)
-        self.options = options
+        m, n, kp = plan.m, plan.n, plan.k_padded
+        ib, ob = IN_BYTES[plan.in_kind], OUT_BYTES[plan.out_kind]
+        self._align = align = 16 // ib
+        # each operand's 2-D storage as TMA reads it: a (M, K) or, column-major, a.t() (K, M) — the MN-major A; b
+        # (K, N) row-major (MN-major) or, column-major, b.t() (N, K)
+        lda = _leading(a if plan.a_kmajor else a.t(), plan.copy_a, plan.a_kmajor, kp, align)
+        ldb = _leading(b.t() if plan.b_kmajor else b, plan.copy_b, plan.b_kmajor, kp, align)
+        oc = 16 // ob
+        self._ldc = ldc = -(-n // oc) * oc
+        self._c_shape, self._c_dtype, self._device = (m, ldc), torch_dtype(plan.out_kind), a.device
+        self._planes = (nsplit, m, ldc) if launch.planes else None
+        bk = cfg.bk(plan.in_kind)
+        # the kernel's operands: (A, B) = (a, b); the swapped product C^T = B^T A^T takes B^T as its A (K-major from
+        # column-major b, MN-major from row-major b) and A^T (a's K-major rows) as its K-major B, over (M, N) = (n, m)
+        km, kn = kernel_dims(cfg, m, n)
+        k_lda, k_ldb = (ldb, lda) if cfg.swap_ab else (lda, ldb)
+        # the tensor maps: (parameter slot, base: 0 kernel A, 1 kernel B, 2 C; the encoder's other arguments)
+        specs: list[tuple[int, int, tuple]] = []
+        if cfg.use_tma:
+            dt, promo = tma_dtype(plan.in_kind), launch.l2_promotion
+            if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
+                # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
+                specs.append((0, 0, (dt, ib, [km, kp], [k_lda * ib], [64, cfg.a_mn_box_k(plan.in_kind)], 128, promo)))
+            else:
+                # a cluster along N: each CTA loads its BM/CM share of the row band (and multicasts it)
+                specs.append((0, 0, (dt, ib, [kp, km], [k_lda * ib], [bk, cfg.a_box_rows], cfg.bk_bytes, promo)))
+            if plan.b_kmajor or cfg.swap_ab:
+                specs.append((1, 1, (dt, ib, [kp, kn], [k_ldb * ib], [bk, cfg.b_box_rows], cfg.bk_bytes, promo)))
+            else:
+                specs.append((1, 1, (dt, ib, [kn, kp], [k_ldb * ib], [64, bk], 128, promo)))
+        if cfg.tma_store and not cfg.splitk:
+            # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
+            box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
+            specs.append((2, 2, (tma_dtype(plan.out_kind), ob, [n, m], [ldc * ob], box_c, 128, tm.L2_PROMOTION_256B)))
+        self._specs = specs
+        self._bases: list[int | None] = [None, None, None]  # the base each map is encoded for
+        # workspaces: timeline stamps, stream-K slots and flags, the in-kernel split-K planes (the target), the pair's
+        # flag, the fused split-K counters and slots (flags, floats)
+        self._timeline = cfg.timeline
+        self._ws: tuple[int, int] | str | None = None
+        if launch.sk_units:  # a slot and a flag per (cluster, CTA, consumer warpgroup)
+            slots = launch.grid * cfg.nc
+            self._ws = (slots, slots * cfg.slot_floats)
+        elif launch.planes and cfg.splitk_fused:  # the in-kernel split-K build writes its planes into sk_ws
+            self._ws = "target"
+        elif launch.fused and cfg.split_pair:  # no workspace: a non-null flag pointer selects the in-kernel reduction
+            self._ws = (1, 4)
+        elif launch.fused:  # a counter per tile slice, a slot per slice and split
+            slices = cluster_tiles(cfg, m, n) * cfg.cm * (1 if cfg.pingpong else cfg.nc)
+            self._ws = (slices, slices * nsplit * cfg.slot_floats)
+        self._poison_ws = bool(launch.sk_units or launch.fused)
+        self._c_is_target = cfg.splitk_fused
+        vp = ctypes.c_void_p
+        self._ka, self._kb, self._cptr, self._sa, self._sb, self._wsp, self._flags = (vp() for _ in range(7))
+        self._maps = [tm.TensorMap.zeros() for _ in range(3)]
+        self.args = driver.KernelArgs([
+            *self._maps, self._ka, self._kb, self._cptr,
+            ctypes.c_int(km), ctypes.c_int(kn), ctypes.c_int(kp),
+            ctypes.c_longlong(k_lda), ctypes.c_longlong(k_ldb), ctypes.c_longlong(ldc),
+            self._sa, self._sb, ctypes.c_int(nsplit), ctypes.c_int(plan.variant.group_m), self._wsp, self._flags,
+            ctypes.c_int(launch.sk_units),
+        ])
+        self._launch = driver.Launch(fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem,
+                                     pdl=self.pdl, cluster_policy=options.cluster_policy)
+        self._reduce = None
+        if launch.planes:  # tcf_splitk_reduce: the fp32 planes into C
+            rgrid = max(1, min(-(-(m * ldc) // 256), multiprocessor_count(plan.device_index) * 8))
+            self._tgt, self._c2 = vp(), vp()
+            rargs = [self._tgt, self._c2, ctypes.c_int(m), ctypes.c_int(n), ctypes.c_longlong(ldc),
+                     ctypes.c_int(nsplit), self._sa, self._sb, ctypes.c_int(OUT_KINDS[plan.out_kind])]
+            self._reduce = driver.Launch(fn.reduce, (rgrid, 1, 1), (256, 1, 1), rargs)
+        self.c: Any = None
+        self._bound: tuple = ()  # the bound call's tensors (keep, poison)
+
+    def _rebase(self, slot: int, ptr: int, spec: tuple) -> None:
+        """Point tensor map `slot` at `ptr`: encoded the first time, its base replaced after (re-encoded where the
+        driver lacks cuTensorMapReplaceAddress)."""
+        from tcforge.runtime import tensormap as tm
+
+        global _replace_ok
+        if self._bases[slot] is not None and _replace_ok:
+            try:
+                self._maps[slot].replace_address(ptr)
+                self._bases[slot] = ptr
+                return
+            except TcforgeError:
+                _replace_ok = False
+        dt, eb, dims, strides, box, swizzle, promo = spec
+        self._maps[slot] = tm.encode_tiled(dt, eb, ptr, dims, strides, box, swizzle=swizzle, l2_promotion=promo)
+        self.args.set(slot, self._maps[slot])
+        self._bases[slot] = ptr
+
+    def bind(self, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, timeline: Any = None,
+             stream: int | None = None) -> Prepared:
+        """Point the launch at one call's operands and scales (the same shapes, layouts and alignment the launch was
+        prepared for), with a fresh C (and split planes); padded copies are made where the plan says so."""
+        a2, b2 = a, b
+        if self._copy:
+            plan, align = self.plan.problem, self._align
+            if plan.copy_a:
+                a2 = _padded(a if plan.a_kmajor else a.t(), plan.a_kmajor, plan.k_padded, align)
+            if plan.copy_b:
+                b2 = _padded(b.t() if plan.b_kmajor else b, plan.b_kmajor, plan.k_padded, align)
+        ka, kb = a2.data_ptr(), b2.data_ptr()  # (a transposed view starts where its tensor does)
+        if self._swap:
+            ka, kb = kb, ka
+        c = self._empty(self._c_shape, dtype=self._c_dtype, device=self._device)
+        cp = c.data_ptr()
+        target = c if self._planes is None else self._empty(self._planes, dtype=self._f32, device=self._device)
+        tp = cp if target is c else target.data_ptr()
+        bases = (ka, kb, cp)
+        for slot, which, spec in self._specs:
+            if self._bases[slot] != bases[which]:
+                self._rebase(slot, bases[which], spec)
+        ws = flags = None
+        if self._timeline:  # the stamps go where an unsplit launch's (unused) split workspace pointer points
+            import torch
+
+            launch, plan = self.plan, self.plan.problem
+            if timeline is None or timeline.dtype != torch.int64 or not timeline.is_cuda:
+                raise TcforgeError(f"{plan.variant.name} is a timeline build: pass timeline=<int64 CUDA tensor>")
+            if timeline.numel() < launch.grid * TIMELINE_SLOTS:
+                raise TcforgeError(f"timeline holds {timeline.numel()} stamps, the launch writes "
+                                   f"{launch.grid * TIMELINE_SLOTS} ({launch.grid} CTAs x {TIMELINE_SLOTS})")
+            ws = timeline
+        elif timeline is not None:
+            raise TcforgeError(f"timeline= is for a timeline build (config.timeline), not {self.plan.variant.name}")
+        elif self._ws == "target":
+            ws = target
+        elif self._ws is not None:
+            s = stream if stream is not None else current_stream(self.device_index)
+            ws, flags = partial_workspace(self.device_index, s, *self._ws)
+        self._ka.value, self._kb.value = ka, kb
+        self._cptr.value = cp if self._c_is_target else tp
+        self._sa.value = scale_a.data_ptr() if scale_a is not None else None
+        self._sb.value = scale_b.data_ptr() if scale_b is not None else None
+        self._wsp.value = ws.data_ptr() if ws is not None else None
+        self._flags.value = flags.data_ptr() if flags is not None else None
+        if self._reduce is not None:
+            self._tgt.value, self._c2.value = tp, cp
+        self.c = c
+        self._bound = (c, target, a2, b2, scale_a, scale_b, flags, ws)
+        return self
+
+    @property
+    def keep(self) -> list[Any]:
+        """The bound call's tensors the launch points at (C, the split planes, the operands or their padded copies,
+        the scales, the workspaces)."""
+        return [t for t in self._bound if t is not None]
+
+    @property
+    def poison(self) -> list[Any]:
+        """C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read."""
+        if not self._bound:
+            return []
+        c, target, ws = self._bound[0], self._bound[1], self._bound[7]
+        return [c] + ([target] if target is not c else []) + ([ws] if self._poison_ws else [])
+
+    def release(self) -> None:
+        """Drop the bound call's tensors (a cached launch keeps no output alive)."""
+        self.c, self._bound = None, ()
 
     def poison_outputs(self) -> None:
         """Fill C, the split-K planes and the partial slots with NaN (unwritten outputs then show)."""
         for t in self.poison:
             t.fill_(float("nan"))
 
-    def __call__(self) -> None:
-        """Enqueue on the current torch stream (graph capture works)."""
-        import torch
-
-        from tcforge.runtime import driver
-
+    def launch(self, stream: int) -> None:
+        """Enqueue the bound call on `stream` (graph capture works)."""
         if self.options.poison_output:
             self.poison_outputs()
-        stream = torch.cuda.current_stream().cuda_stream
-        driver.launch(self.fn, self.grid, (self.threads, 1, 1), self.args, shared_bytes=self.smem, stream=stream,
-                      pdl=self.pdl, cluster_policy=self.options.cluster_policy)
-        if self.reduce is not None:
-            driver.launch(self.fn.reduce, self.reduce[0], (256, 1, 1), self.reduce[1], stream=stream)
+        self._launch(stream)
+        if self._reduce is not None:
+            self._reduce(stream)
+
+    def __call__(self) -> None:
+        """Enqueue on the current torch stream of the problem's device."""
+        self.launch(current_stream(self.device_index))
 
     def result(self) -> Any:
         """C (a contiguous (M, N) tensor)."""
-        return self.c if self.c.shape[1] == self.n else self.c[:, : self.n].contiguous()
-
+        return self.c if self._ldc == self.n else self.c[:, : self.n].contiguous()
 
 def prepare_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None,
                  streamk: tuple[int, int] | None = None, split_mode: str = "auto", timeline: Any = None,
@@ -220,7 +436,7 @@ def prepare_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any =
     with torch.cuda.device(plan.device_index):
         launch = plan_launch(plan, device_of(plan), options, splits=splits, streamk=streamk, split_mode=split_mode)
         fn = kernel_for(build_of(launch), plan.device_index)
-        return _prepare(launch, fn, a, b, scale_a, scale_b, timeline, options)
+        return Prepared(fn, launch, a, b, options).bind(a, b, scale_a, scale_b, timeline=timeline)
 
 
 def build_of(launch: LaunchPlan) -> Build:
@@ -229,97 +445,3 @@ def build_of(launch: LaunchPlan) -> Build:
     return Build(launch.config, p.in_kind, p.out_kind, p.b_kmajor, p.a_kmajor)
 
 
-def _prepare(launch: LaunchPlan, fn: Any, a: Any, b: Any, scale_a: Any, scale_b: Any, timeline: Any,
-             options: LaunchOptions) -> Prepared:
-    """Buffers, tensor maps and kernel arguments of a launch plan for its loaded kernel (on the current device)."""
-    import torch
-
-    from tcforge.runtime import tensormap as tm
-
-    plan, cfg, nsplit = launch.problem, launch.config, launch.splits
-    m, n, kp, dev = plan.m, plan.n, plan.k_padded, plan.device_index
-    ib, ob = IN_BYTES[plan.in_kind], OUT_BYTES[plan.out_kind]
-    align = 16 // ib
-    # each operand's 2-D storage as TMA reads it: a (M, K) or, column-major, a.t() (K, M) — the MN-major A; b
-    # (K, N) row-major (MN-major) or, column-major, b.t() (N, K)
-    a2, lda = _storage(a if plan.a_kmajor else a.t(), plan.copy_a, plan.a_kmajor, kp, align)
-    b2, ldb = _storage(b.t() if plan.b_kmajor else b, plan.copy_b, plan.b_kmajor, kp, align)
-    oc = 16 // ob
-    ldc = -(-n // oc) * oc
-    c = torch.empty((m, ldc), dtype=torch_dtype(plan.out_kind), device=a.device)
-    target = torch.empty((nsplit, m, ldc), dtype=torch.float32, device=a.device) if launch.planes else c
-    bk = cfg.bk(plan.in_kind)
-    # the kernel's operands: (A, B) = (a, b); the swapped product C^T = B^T A^T takes B^T as its A (K-major from
-    # column-major b, MN-major from row-major b) and A^T (a's K-major rows) as its K-major B, over (M, N) = (n, m)
-    km, kn = kernel_dims(cfg, m, n)
-    ka_ptr, k_lda, kb_ptr, k_ldb = a2.data_ptr(), lda, b2.data_ptr(), ldb
-    if cfg.swap_ab:
-        ka_ptr, k_lda, kb_ptr, k_ldb = kb_ptr, k_ldb, ka_ptr, k_lda
-    if cfg.use_tma:
-        dt, promo = tma_dtype(plan.in_kind), launch.l2_promotion
-        if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
-            # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
-            map_a = tm.encode_tiled(dt, ib, ka_ptr, [km, kp], [k_lda * ib], [64, cfg.a_mn_box_k(plan.in_kind)],
-                                    swizzle=128, l2_promotion=promo)
-        else:
-            # a cluster along N: each CTA loads its BM/CM share of the row band (and multicasts it)
-            map_a = tm.encode_tiled(dt, ib, ka_ptr, [kp, km], [k_lda * ib], [bk, cfg.a_box_rows],
-                                    swizzle=cfg.bk_bytes, l2_promotion=promo)
-        if plan.b_kmajor or cfg.swap_ab:
-            map_b = tm.encode_tiled(dt, ib, kb_ptr, [kp, kn], [k_ldb * ib], [bk, cfg.b_box_rows], swizzle=cfg.bk_bytes,
-                                    l2_promotion=promo)
-        else:
-            map_b = tm.encode_tiled(dt, ib, kb_ptr, [kn, kp], [k_ldb * ib], [64, bk], swizzle=128, l2_promotion=promo)
-    else:
-        map_a = map_b = tm.TensorMap.zeros()
-    if cfg.tma_store and not cfg.splitk:
-        # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
-        box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
-        map_c = tm.encode_tiled(tma_dtype(plan.out_kind), ob, c.data_ptr(), [n, m], [ldc * ob], box_c, swizzle=128)
-    else:
-        map_c = tm.TensorMap.zeros()
-    sa = ctypes.c_void_p(scale_a.data_ptr() if scale_a is not None else None)
-    sb = ctypes.c_void_p(scale_b.data_ptr() if scale_b is not None else None)
-    sk_ws = sk_flags = None
-    if cfg.timeline:  # the stamps go where an unsplit launch's (unused) split workspace pointer points
-        if timeline is None or timeline.dtype != torch.int64 or not timeline.is_cuda:
-            raise TcforgeError(f"{plan.variant.name} is a timeline build: pass timeline=<int64 CUDA tensor>")
-        if timeline.numel() < launch.grid * TIMELINE_SLOTS:
-            raise TcforgeError(f"timeline holds {timeline.numel()} stamps, the launch writes "
-                               f"{launch.grid * TIMELINE_SLOTS} ({launch.grid} CTAs x {TIMELINE_SLOTS})")
-        sk_ws = timeline
-    elif timeline is not None:
-        raise TcforgeError(f"timeline= is for a timeline build (config.timeline), not {plan.variant.name}")
-    stream = torch.cuda.current_stream().cuda_stream
-    if launch.sk_units:  # a slot and a flag per (cluster, CTA, consumer warpgroup)
-        slots = launch.grid * cfg.nc
-        sk_ws, sk_flags = partial_workspace(dev, stream, slots, slots * cfg.slot_floats)
-    elif launch.planes and cfg.splitk_fused:  # the in-kernel split-K build writes its planes into sk_ws
-        sk_ws = target
-    elif launch.fused and cfg.split_pair:  # no workspace: a non-null flag pointer selects the in-kernel reduction
-        sk_ws, sk_flags = partial_workspace(dev, stream, 1, 4)
-    elif launch.fused:  # a counter per tile slice, a slot per slice and split
-        slices = cluster_tiles(cfg, m, n) * cfg.cm * (1 if cfg.pingpong else cfg.nc)
-        sk_ws, sk_flags = partial_workspace(dev, stream, slices, slices * nsplit * cfg.slot_floats)
-    args = [
-        map_a, map_b, map_c,
-        ctypes.c_void_p(ka_ptr), ctypes.c_void_p(kb_ptr),
-        ctypes.c_void_p((c if cfg.splitk_fused else target).data_ptr()),
-        ctypes.c_int(km), ctypes.c_int(kn), ctypes.c_int(kp),
-        ctypes.c_longlong(k_lda), ctypes.c_longlong(k_ldb), ctypes.c_longlong(ldc),
-        sa, sb,
-        ctypes.c_int(nsplit), ctypes.c_int(plan.variant.group_m),
-        ctypes.c_void_p(sk_ws.data_ptr() if sk_ws is not None else None),
-        ctypes.c_void_p(sk_flags.data_ptr() if sk_flags is not None else None),
-        ctypes.c_int(launch.sk_units),
-    ]
-    reduce = None
-    if launch.planes:
-        rgrid = max(1, min(-(-(m * ldc) // 256), multiprocessor_count(dev) * 8))
-        rargs = [ctypes.c_void_p(target.data_ptr()), ctypes.c_void_p(c.data_ptr()), ctypes.c_int(m), ctypes.c_int(n),
-                 ctypes.c_longlong(ldc), ctypes.c_int(nsplit), sa, sb, ctypes.c_int(OUT_KINDS[plan.out_kind])]
-        reduce = ((rgrid, 1, 1), rargs)
-    keep = [c, target, a2, b2, scale_a, scale_b, sk_flags, sk_ws]
-    # C, the split-K planes and the stream-K partial slots: anything a launch must write before it is read
-    poison = [c] + ([target] if target is not c else []) + ([sk_ws] if launch.sk_units or launch.fused else [])
-    return Prepared(fn, launch, args, reduce, c, keep, poison, options)

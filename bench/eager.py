@@ -1,0 +1,283 @@
+"""What a PyTorch user sees: tcforge's `matmul` and enc5 `native_batch` called eagerly, against torch.mm /
+torch._scaled_mm measured the same way in the same run.
+
+    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row]
+        [--no-enc5] [--compile-check] [--out bench/results/eager.json]
+
+Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
+wall µs per call (the same calls, until the GPU is done), CUDA-graph replay µs per call, and
+`triton.testing.do_bench`'s median (it flushes L2 between calls); the ratios are torch / tcforge (> 1: tcforge
+faster). Also the tensor-map cost the eager path avoids (a fresh cuTensorMapEncodeTiled against
+cuTensorMapReplaceAddress). `--compile-check` compiles a two-layer model through `tcforge.gemm.matmul` and a frame
+through enc5 with torch.compile: graph breaks (torch._dynamo.explain), outputs equal to eager, CUDA-graph mode too.
+Needs an sm_90 GPU; b is column-major (as nn.Linear's weight.t() and torch._scaled_mm take it) unless --b-row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+SHAPES = [(16, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000), (4096, 4096, 4096), (8192, 8192, 8192)]
+COMBOS = [("bf16", "bf16"), ("fp16", "fp32")]
+ENC5_720P = (40, 23)  # the 720p frame's token extents, as bench/enc5_native.py counts them
+
+
+def host_us(fn: Any, calls: int) -> float:
+    """µs per call to enqueue `calls` calls back to back (no synchronisation inside; the GPU may still be busy)."""
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return (t1 - t0) / calls * 1e6
+
+
+def wall_us(fn: Any, calls: int) -> float:
+    """µs per call of `calls` eager calls until the GPU has finished them all."""
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / calls * 1e6
+
+
+def graph_us(fn: Any, per_graph: int = 20, reps: int = 10) -> float:
+    """Median µs per call of `per_graph` calls captured in one CUDA graph and replayed (events around a replay)."""
+    import torch
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()  # warm-up on the capture stream (workspaces, first launches)
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        for _ in range(per_graph):
+            fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        graph.replay()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b) * 1e3 / per_graph)
+    return statistics.median(times)
+
+
+def do_bench_us(fn: Any) -> float:
+    """triton.testing.do_bench's median in µs (NaN where triton is missing)."""
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        return float("nan")
+    return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
+
+
+def measure(fn: Any, calls: int) -> dict[str, float]:
+    """The four figures of one callable (warmed first: the first call of a shape compiles, plans and caches)."""
+    import torch
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    return {"host_us": round(min(host_us(fn, calls) for _ in range(3)), 2),
+            "wall_us": round(min(wall_us(fn, calls) for _ in range(3)), 2),
+            "graph_us": round(graph_us(fn), 2), "do_bench_us": round(do_bench_us(fn), 2)}
+
+
+def _ratios(ours: dict[str, float], peer: dict[str, float]) -> dict[str, float]:
+    return {f"ratio_{k[:-3]}": round(peer[k] / ours[k], 3) for k in ours if ours[k] == ours[k] and ours[k] > 0}
+
+
+def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool) -> dict[str, Any]:
+    import torch
+
+    from tcforge.gemm import matmul
+    from tcforge.gemm.api import torch_dtype
+    from tcforge.gemm.check import cublas, make_inputs
+
+    a, b, sa, sb = make_inputs(m, n, k, in_kind, b_col or in_kind == "e4m3", seed=m + n + k)
+    od = torch_dtype(out_kind)
+    calls = max(20, min(200, int(2e12 / (2 * m * n * k) * 20)))  # enough to time; the queue never fills
+
+    def ours():
+        return matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb)
+
+    def peer():
+        return cublas(a, b, sa, sb, out_kind)
+
+    mine, theirs = ours(), peer()
+    torch.cuda.synchronize()
+    row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind,
+                           "peer": "torch._scaled_mm" if sa is not None else "torch.mm",
+                           "max_abs_diff_vs_peer": float((mine.float() - theirs.float()).abs().max())}
+    row["tcforge"], row["torch"] = measure(ours, calls), measure(peer, calls)
+    row.update(_ratios(row["tcforge"], row["torch"]))
+    return row
+
+
+def enc5_row(frames: int = 1) -> dict[str, Any]:
+    import torch
+
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    ex, ey = ENC5_720P
+    w = device_weights(WeightImage.synthetic(0))
+    inp = torch.randint(0, 256, (frames, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
+    inp[(inp & 0x7F) == 0x7F] = 0
+    tex = torch.rand((frames, ey, ex, 4), device="cuda").half().view(torch.int16)
+    return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames,
+            "tcforge": measure(lambda: native_batch(w, inp, tex, ex, ey), 200)}
+
+
+def tensormap_costs(reps: int = 2000) -> dict[str, float]:
+    """µs of a fresh 2-D map encode against a base replacement (what a moved pointer costs the eager path)."""
+    import torch
+
+    from tcforge.runtime import tensormap as tm
+
+    x = torch.empty((4096, 4096), dtype=torch.bfloat16, device="cuda")
+    y = torch.empty_like(x)
+    args = (tm.DTYPE_BFLOAT16, 2, x.data_ptr(), [4096, 4096], [8192], [64, 128])
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        m = tm.encode_tiled(*args)
+    t1 = time.perf_counter()
+    ptrs = (x.data_ptr(), y.data_ptr())
+    for i in range(reps):
+        m.replace_address(ptrs[i & 1])
+    t2 = time.perf_counter()
+    m.replace_address(y.data_ptr())
+    same = m.raw() == tm.encode_tiled(tm.DTYPE_BFLOAT16, 2, y.data_ptr(), [4096, 4096], [8192], [64, 128]).raw()
+    return {"encode_us": round((t1 - t0) / reps * 1e6, 2), "replace_us": round((t2 - t1) / reps * 1e6, 2),
+            "replace_equals_encode": same}
+
+
+def compile_check(m: int = 16, k: int = 4096, hidden: int = 4096) -> dict[str, Any]:
+    """torch.compile of two linear layers through tcforge.gemm.matmul and of a frame through enc5: graph breaks,
+    outputs bit-equal to eager (default mode and mode="reduce-overhead", i.e. CUDA graphs), and eager CUDA-graph
+    capture of matmul. M = 16 by default: the first layer is a 2-way split-K pair, whose flag workspace is made
+    inside the CUDA-graph trees' warm-up."""
+    import torch
+    import torch._dynamo
+
+    from tcforge.gemm import matmul
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    class TwoLayers(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            g = torch.Generator(device="cuda").manual_seed(1)
+            self.register_buffer("w1", (torch.randn(hidden, k, generator=g, device="cuda") / k**0.5).bfloat16().t())
+            self.register_buffer("w2", (torch.randn(k, hidden, generator=g, device="cuda") / hidden**0.5)
+                                 .bfloat16().t())
+
+        def forward(self, x):
+            return matmul(torch.relu(matmul(x, self.w1)), self.w2, out_dtype=torch.float32)
+
+    class Frame(torch.nn.Module):
+        def forward(self, w, inp, tex):
+            arena, surface = native_batch(w, inp, tex, *ENC5_720P)
+            return arena, surface
+
+    out: dict[str, Any] = {}
+    x = torch.randn(m, k, device="cuda").bfloat16()
+    ex, ey = ENC5_720P
+    w = device_weights(WeightImage.synthetic(0))
+    inp = torch.randint(0, 256, (1, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
+    inp[(inp & 0x7F) == 0x7F] = 0
+    tex = torch.rand((1, ey, ex, 4), device="cuda").half().view(torch.int16)
+    for name, model, args in (("two_linear", TwoLayers(), (x,)), ("enc5_frame", Frame(), (w, inp, tex))):
+        torch._dynamo.reset()
+        eager = model(*args)
+        explain = torch._dynamo.explain(model)(*args)
+        res = {"graph_breaks": explain.graph_break_count, "graphs": explain.graph_count,
+               "break_reasons": [str(r.reason)[:200] for r in explain.break_reasons]}
+        for mode in ("default", "reduce-overhead"):
+            torch._dynamo.reset()
+            try:
+                compiled = torch.compile(model, mode=mode, fullgraph=True)
+                got = [compiled(*args) for _ in range(3)][-1]  # (reduce-overhead records its graph on a later call)
+                pairs = zip(eager if isinstance(eager, tuple) else (eager,),
+                            got if isinstance(got, tuple) else (got,), strict=True)
+                res[f"equal_{mode}"] = all(torch.equal(e, g) for e, g in pairs)
+            except Exception as exc:  # reported, not raised: the other checks still run
+                res[f"equal_{mode}"] = False
+                res[f"error_{mode}"] = f"{type(exc).__name__}: {exc}"[:400]
+        out[name] = res
+    a, b = x, TwoLayers().w1
+    ref = matmul(a, b)
+    graph = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        matmul(a, b)
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(graph, stream=s):
+        c = matmul(a, b)
+    graph.replay()
+    torch.cuda.synchronize()
+    out["eager_graph_capture_equal"] = torch.equal(c, ref)
+    return out
+
+
+def _shape(text: str) -> tuple[int, int, int]:
+    m, n, k = (int(v) for v in text.lower().split("x"))
+    return m, n, k
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--shapes", default=",".join("x".join(map(str, s)) for s in SHAPES), help="MxNxK,...")
+    ap.add_argument("--combos", default=",".join(f"{i}:{o}" for i, o in COMBOS), help="in:out,... (e4m3:bf16 too)")
+    ap.add_argument("--b-row", action="store_true", help="b row-major (default: column-major)")
+    ap.add_argument("--no-enc5", action="store_true", help="leave out enc5 native_batch")
+    ap.add_argument("--compile-check", action="store_true", help="also run the torch.compile check")
+    ap.add_argument("--out", type=Path, default=Path("bench/results/eager.json"))
+    args = ap.parse_args(argv)
+    import torch
+
+    result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
+    for shape in args.shapes.split(","):
+        for combo in args.combos.split(","):
+            in_kind, out_kind = combo.split(":")
+            row = gemm_row(*_shape(shape), in_kind, out_kind, not args.b_row)
+            result["rows"].append(row)
+            t, p = row["tcforge"], row["torch"]
+            print(f"matmul {shape} {combo}: host {t['host_us']} | {p['host_us']} us, wall {t['wall_us']} | "
+                  f"{p['wall_us']} us, graph {t['graph_us']} | {p['graph_us']} us, do_bench {t['do_bench_us']} | "
+                  f"{p['do_bench_us']} us; torch/tcforge wall {row.get('ratio_wall')} graph {row.get('ratio_graph')} "
+                  f"do_bench {row.get('ratio_do_bench')}", flush=True)
+    if not args.no_enc5:
+        row = enc5_row()
+        result["rows"].append(row)
+        print(f"enc5.native_batch 720p x1: {row['tcforge']}", flush=True)
+    result["tensormap"] = tensormap_costs()
+    print(f"tensor map: {result['tensormap']}", flush=True)
+    if args.compile_check:
+        result["compile_check"] = compile_check()
+        print(f"compile check: {json.dumps(result['compile_check'])}", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,143 @@
+"""PyTorch operators: `torch.ops.tcforge.matmul` and `torch.ops.tcforge.enc5_native_batch` (torch.library custom ops).
+
+Each has a fake (meta) implementation that runs the same checks as the eager call on shapes, dtypes, strides and
+devices, so `torch.compile` traces a model that calls them with no graph break, shape errors surface at trace time
+(TcforgeError), and the compiled graph (CUDA graphs included: mode="reduce-overhead") calls the eager path.
+`tcforge.gemm.matmul` and `tcforge.layers.enc5.gpu.native_batch` route here by themselves under torch.compile or
+given fake tensors; eager calls skip the dispatcher (its ~10 us) and launch directly.
+
+Not supported through the operators: autograd (no backward: a backward through them raises TcforgeError), the
+LaunchOptions of `matmul`, and `native_batch`'s in-place outputs, debug buffers, explicit streams and nvcc options.
+A fake implementation cannot see a base address, so an operand that will be copied for alignment traces the same.
+Importing this module imports torch and registers the operators (once per process).
+"""
+
+from typing import Any, Optional
+
+import torch
+
+from tcforge.errors import TcforgeError
+
+NO_BACKWARD = ("{op} has no backward (autograd is not built): call it on tensors that do not require grad, or under "
+               "torch.no_grad() / torch.inference_mode()")
+
+
+# (the operators' annotations stay evaluated, in typing.Optional form: torch.library reads them to build the schema)
+
+
+class _Layout:
+    """What the shared input checks read of a tensor (shape, dtype, device, strides), without its base address,
+    which a fake tensor lacks (taken as aligned)."""
+
+    __slots__ = ("shape", "dtype", "device", "_t")
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.shape, self.dtype, self.device, self._t = t.shape, t.dtype, t.device, t
+
+    def stride(self) -> tuple[int, ...]:
+        return self._t.stride()
+
+    def data_ptr(self) -> int:
+        return 0
+
+
+def _layout(t: Optional[torch.Tensor]) -> Optional[_Layout]:  # noqa: UP045
+    return None if t is None else _Layout(t)
+
+
+def _no_backward(op: str):
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise TcforgeError(NO_BACKWARD.format(op=op))
+
+    return backward
+
+
+# --- matmul ----------------------------------------------------------------------------------------------------------
+
+@torch.library.custom_op("tcforge::matmul", mutates_args=())
+def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
+            scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
+            variant: str = "auto") -> torch.Tensor:
+    from tcforge.gemm import eager
+
+    return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, None)
+
+
+@_matmul.register_fake
+def _matmul_fake(a, b, out_dtype=None, scale_a=None, scale_b=None, variant="auto"):
+    from tcforge.gemm.api import torch_dtype
+    from tcforge.gemm.validate import plan_matmul
+
+    plan = plan_matmul(_Layout(a), _Layout(b), out_dtype=out_dtype, scale_a=_layout(scale_a),
+                       scale_b=_layout(scale_b), variant=variant)
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(plan.out_kind))
+
+
+_matmul.register_autograd(_no_backward("tcforge::matmul"))
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
+           scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
+           variant: Any = "auto") -> torch.Tensor:
+    """`tcforge.gemm.matmul` as the operator `torch.ops.tcforge.matmul` (a fresh contiguous (M, N) C; no autograd)."""
+    if isinstance(variant, int) and not isinstance(variant, bool):
+        variant = f"r{variant}"  # a rung by number, as resolve_variant names it
+    return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant)
+
+
+# --- enc5 ------------------------------------------------------------------------------------------------------------
+
+@torch.library.custom_op("tcforge::enc5_native_batch", mutates_args=())
+def _enc5_native_batch(weights: torch.Tensor, inputs: torch.Tensor, texture: torch.Tensor, ex: int, ey: int,
+                       ox: int = 0, oy: int = 0, numerics: str = "hopper",
+                       variant: Optional[str] = None) -> tuple[torch.Tensor, torch.Tensor]:  # noqa: UP045
+    from tcforge.layers.enc5.gpu.api import native_batch
+
+    return native_batch(weights, inputs, texture, ex, ey, ox=ox, oy=oy, numerics=numerics, variant=variant)
+
+
+@_enc5_native_batch.register_fake
+def _enc5_native_batch_fake(weights, inputs, texture, ex, ey, ox=0, oy=0, numerics="hopper", variant=None):
+    from tcforge.layers.enc5.descriptor import check_extents
+    from tcforge.layers.enc5.inputs import PLANES
+    from tcforge.layers.enc5.layout import IMAGE_BYTES
+    from tcforge.layers.enc5.reference import MODELS
+
+    if numerics not in MODELS:
+        raise TcforgeError(f"numerics must be one of {', '.join(MODELS)}, got {numerics!r}")
+    check_extents(ex, ey)
+    for name, v in (("ox", ox), ("oy", oy)):
+        if not 0 <= v <= 0xFFFF:
+            raise TcforgeError(f"{name} must be an integer in [0, 65535], got {v!r}")
+    for name, t in (("weights", weights), ("inputs", inputs), ("texture", texture)):
+        if t.device.type != "cuda":
+            raise TcforgeError(f"{name} is on {t.device}; the enc5 kernel takes CUDA tensors")
+    if weights.dtype != torch.uint8 or weights.numel() != IMAGE_BYTES:
+        raise TcforgeError(f"weights: expected a CUDA uint8 tensor of {IMAGE_BYTES} bytes, got {weights.dtype} "
+                           f"{tuple(weights.shape)} (tcforge.layers.enc5.gpu.device_weights uploads a WeightImage)")
+    n_arena = PLANES * ey * ex * 32
+    if inputs.dim() != 2 or inputs.shape[1] != n_arena or inputs.element_size() != 1:
+        raise TcforgeError(f"inputs: expected uint8 (frames, {n_arena}) for {ex}x{ey}, got {inputs.dtype} "
+                           f"{tuple(inputs.shape)}")
+    frames = inputs.shape[0]
+    if texture.element_size() != 2 or texture.numel() != frames * ey * ex * 4:
+        raise TcforgeError(f"texture: expected 16-bit ({frames}, {ey}, {ex}, 4), got {texture.dtype} "
+                           f"{tuple(texture.shape)}")
+    return (inputs.new_empty((frames, n_arena), dtype=torch.uint8),
+            inputs.new_empty((frames, ey, ex, 4), dtype=torch.int16))
+
+
+_enc5_native_batch.register_autograd(_no_backward("tcforge::enc5_native_batch"))
+
+
+def enc5_native_batch(weights: Any, inputs: torch.Tensor, texture: torch.Tensor, ex: int, ey: int, *, ox: int = 0,
+                      oy: int = 0, numerics: str = "hopper", variant: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """`native_batch` with fresh outputs as the operator `torch.ops.tcforge.enc5_native_batch`: (arena uint8
+    (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)). `weights`: the image as a CUDA uint8 tensor (a WeightImage
+    is uploaded here, outside any trace); `variant`: a kernel form's name or None (by window count)."""
+    if not isinstance(weights, torch.Tensor):
+        from tcforge.layers.enc5.gpu.api import device_weights
+
+        weights = device_weights(weights)
+    name = getattr(variant, "name", variant)
+    return torch.ops.tcforge.enc5_native_batch.default(weights, inputs, texture, ex, ey, ox, oy, numerics, name)

@@ -1,0 +1,318 @@
+"""The eager launch path without a GPU: with a stand-in torch (tensors that are shapes, strides and addresses) and a
+stand-in driver (launches recorded, tensor maps encoded as their base address), a repeated `matmul` or enc5
+`native_batch` call does no hashing, planning, compiling or file access, and launches what the first call launched
+with the new call's pointers patched in (operands, outputs, tensor-map bases)."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import ctypes
+import hashlib
+import io
+import itertools
+import os
+import pathlib
+import sys
+import timeit
+from types import SimpleNamespace
+
+import pytest
+
+from tcforge.runtime import driver, streams, tensormap
+
+cu = pytest.importorskip("cuda.bindings.driver", reason="cuda-python is not installed")
+
+_addresses = itertools.count(1 << 32, 1 << 24)  # every allocation a fresh 16 MB-aligned address
+
+
+class Dev:
+    def __init__(self, index: int = 0) -> None:
+        self.type, self.index = "cuda", index
+
+    def __str__(self) -> str:
+        return f"cuda:{self.index}"
+
+
+DEV = Dev()
+
+
+class T:
+    """A CUDA tensor as the launch path reads it."""
+
+    def __init__(self, shape, dtype="torch.bfloat16", strides=None, ptr=None, device=None) -> None:
+        self.shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.dtype = dtype
+        dense, acc = [], 1
+        for d in reversed(self.shape):
+            dense.append(acc)
+            acc *= d if d > 1 else 1
+        dense.reverse()
+        self.strides = tuple(dense) if strides is None else tuple(strides)
+        self.contig = self.strides == tuple(dense)
+        self.ptr = next(_addresses) if ptr is None else ptr
+        self.device = device or DEV
+        self.requires_grad, self.is_cuda = False, True
+
+    def stride(self, dim=None):
+        return self.strides if dim is None else self.strides[dim]
+
+    def data_ptr(self) -> int:
+        return self.ptr
+
+    def get_device(self) -> int:
+        return self.device.index
+
+    def t(self) -> T:
+        return T(tuple(reversed(self.shape)), self.dtype, tuple(reversed(self.strides)), self.ptr, self.device)
+
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def element_size(self) -> int:
+        return {"torch.uint8": 1, "torch.int16": 2, "torch.float16": 2}.get(self.dtype, 2)
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+    def is_contiguous(self) -> bool:
+        return self.contig
+
+    def contiguous(self) -> T:
+        return self
+
+    def view(self, dtype) -> T:
+        return T(self.shape, dtype, self.strides, self.ptr, self.device)
+
+    def reshape(self, shape) -> T:
+        return T(shape, self.dtype, None, self.ptr, self.device)
+
+    def fill_(self, value) -> T:
+        return self
+
+    def zero_(self) -> T:
+        return self
+
+    def __getitem__(self, item) -> T:
+        return self
+
+    def __setitem__(self, item, value) -> None:
+        pass
+
+
+def _alloc(shape, dtype=None, device=None) -> T:
+    return T(shape, dtype)
+
+
+def fake_torch() -> SimpleNamespace:
+    """The few torch entry points the launch paths call."""
+    dtypes = {n: f"torch.{n}" for n in ("float16", "bfloat16", "float32", "float8_e4m3fn", "int16", "int32",
+                                        "int64", "uint8")}
+    props = SimpleNamespace(multi_processor_count=132)
+    cuda = SimpleNamespace(device=lambda i: contextlib.nullcontext(), is_available=lambda: True,
+                           current_device=lambda: 0, get_device_properties=lambda i: props,
+                           current_stream=lambda *a: SimpleNamespace(cuda_stream=0x5151))
+    return SimpleNamespace(Tensor=T, empty=_alloc, zeros=_alloc, cuda=cuda, **dtypes,
+                           compiler=SimpleNamespace(is_compiling=lambda: False),
+                           _C=SimpleNamespace(_cuda_getCurrentRawStream=lambda d: 0x5151, _cuda_getDevice=lambda: 0))
+
+
+class FakeDriver:
+    """cuda-python's driver with launches recorded (the parameters read as the driver would) and tensor maps that
+    hold their base address."""
+
+    def __init__(self) -> None:
+        self.launches: list[tuple] = []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(cu, name)
+
+    def cuLaunchKernelEx(self, cfg, f, params, extra):  # noqa: N802
+        grid = (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ)
+        self.launches.append((int(f), grid, cfg.hStream, params))
+        return (cu.CUresult(0),)
+
+    def cuTensorMapEncodeTiled(self, dt, rank, address, *rest):  # noqa: N802
+        m = cu.CUtensorMap()
+        m.opaque = [int(address)] + [0] * 15
+        return cu.CUresult(0), m
+
+    def cuFuncSetAttribute(self, *args):  # noqa: N802
+        return (cu.CUresult(0),)
+
+
+def _param(params: int, i: int, size: int = 8) -> int:
+    """Argument i of a parameter array (a pointer-sized value at the address the array holds)."""
+    at = ctypes.c_void_p.from_address(params + 8 * i).value
+    return int.from_bytes(ctypes.string_at(at, size), "little")
+
+
+@pytest.fixture
+def fakes(monkeypatch: pytest.MonkeyPatch):
+    from tcforge.gemm import api, eager
+    from tcforge.gemm.plan import Device
+
+    drv = FakeDriver()
+    monkeypatch.setitem(sys.modules, "torch", fake_torch())
+    monkeypatch.setattr(driver, "api", lambda: drv)
+    monkeypatch.setattr(streams, "_raw", lambda d: 0x5151)
+    monkeypatch.setattr(streams, "_device", lambda: 0)
+
+    def replace(buffer: int, address: int) -> int:  # cuTensorMapReplaceAddress: the base, in place
+        ctypes.memmove(buffer, address.to_bytes(8, "little"), 8)
+        return 0
+
+    monkeypatch.setattr(tensormap, "_replacer", lambda: replace)
+    gemm, reduce = driver.Function(0x6E, "tcf_gemm", cu=0x6E), driver.Function(0x7E, "tcf_splitk_reduce", cu=0x7E)
+    gemm.reduce = reduce
+    monkeypatch.setattr(api, "kernel_for", lambda build, device: gemm)
+    monkeypatch.setattr(api, "device_of", lambda plan: Device(132, lambda cfg: 132 // cfg.cm))
+    monkeypatch.setitem(api._sms, 0, 132)
+    monkeypatch.setattr(api, "_sk_buffers", {})
+    monkeypatch.setattr(api, "unpooled", lambda n, typestr, device: T((n,), "torch.float32"))
+    eager.clear()
+    yield drv
+    eager.clear()
+
+
+def _refuse(*args, **kwargs):
+    raise AssertionError("the repeated call hashed, planned, compiled or touched the file system")
+
+
+@contextlib.contextmanager
+def nothing_but_the_launch():
+    """Every source hash, plan, compile and file-system access raises."""
+    from tcforge.gemm import api, auto, validate
+    from tcforge.gemm import plan as plan_mod
+    from tcforge.layers.enc5.gpu import api as enc5_api
+    from tcforge.layers.enc5.gpu import kernel as enc5_kernel
+    from tcforge.runtime import compile as comp
+    from tcforge.runtime import loader
+
+    with pytest.MonkeyPatch.context() as mp:
+        for mod, name in [(hashlib, "sha256"), (hashlib, "sha1"), (hashlib, "md5"), (comp, "cache_key"),
+                          (comp, "compile_cuda"), (loader, "compile_cuda"), (loader, "get_function"),
+                          (validate, "plan_matmul"), (api, "prepare_plan"), (api, "plan_launch"),
+                          (plan_mod, "plan_launch"), (plan_mod, "pick_variant"), (auto, "pick_variant"),
+                          (enc5_kernel, "function"), (enc5_kernel, "source_text"), (enc5_api, "choose_hopper_variant"),
+                          (os, "stat"), (os, "lstat"), (os, "open"), (builtins, "open"), (io, "open"),
+                          (pathlib.Path, "read_text"), (pathlib.Path, "read_bytes"), (pathlib.Path, "stat")]:
+            mp.setattr(mod, name, _refuse)
+        yield
+
+
+SHAPES = [(16, 4096, 4096, "torch.bfloat16", None), (128, 4096, 4096, "torch.bfloat16", None),
+          (1000, 1000, 1000, "torch.float16", "torch.float32"), (4096, 4096, 4096, "torch.float16", "torch.float32"),
+          (8192, 8192, 8192, "torch.bfloat16", None), (64, 5120, 4096, "torch.float16", None)]
+
+
+@pytest.mark.parametrize(("m", "n", "k", "dtype", "out"), SHAPES)
+def test_a_repeated_matmul_only_patches_and_launches(fakes: FakeDriver, m, n, k, dtype, out) -> None:
+    from tcforge.gemm import matmul
+
+    a, b = T((m, k), dtype), T((k, n), dtype)
+    c1 = matmul(a, b, out_dtype=out)
+    first = list(fakes.launches)
+    assert first and c1.shape[0] == m
+    a2, b2 = T((m, k), dtype), T((k, n), dtype)
+    with nothing_but_the_launch():
+        c2 = matmul(a2, b2, out_dtype=out)
+    second = fakes.launches[len(first):]
+    assert [(f, g, s) for f, g, s, _ in second] == [(f, g, s) for f, g, s, _ in first]  # the same kernels and grids
+    params = second[0][3]
+    ka, kb = (b2.ptr, a2.ptr) if _param(params, 3) == b2.ptr else (a2.ptr, b2.ptr)  # (a swapped tile takes b as A)
+    assert {_param(params, 3), _param(params, 4)} == {a2.ptr, b2.ptr}
+    bases = [_param(params, i) for i in range(3)]
+    assert bases[0] in (0, ka) and bases[1] in (0, kb)  # a TMA map is re-based on the new operand (0: no map)
+    assert bases[2] in (0, c2.ptr)
+    if len(second) == 2:  # split-K through fp32 planes: the reduce kernel writes the new C
+        assert _param(second[1][3], 1) == c2.ptr
+    else:
+        assert c2.ptr in (_param(params, 5), bases[2])
+    assert c2 is not c1 and c2.ptr != c1.ptr
+
+
+def test_the_repeated_call_keeps_no_tensor_and_options_split_the_cache(fakes: FakeDriver) -> None:
+    from tcforge.gemm import eager, matmul
+    from tcforge.gemm.plan import LaunchOptions
+
+    a, b = T((128, 4096)), T((4096, 4096))
+    matmul(a, b)
+    entry, = eager._entries.values()
+    assert entry.prepared.c is None and entry.prepared.keep == [] and entry.prepared.poison == []
+    matmul(a, b, options=LaunchOptions(pdl=False))
+    matmul(T((128, 4096), strides=(4104, 1)), b)  # another row stride: another plan
+    matmul(T((128, 4096), ptr=(1 << 33) + 8), b)  # an unaligned base (a padded copy): another plan
+    assert len(eager._entries) == 4
+
+
+def test_host_time_of_a_repeated_matmul(fakes: FakeDriver, capsys) -> None:
+    """What the Python side of a repeated call costs here with the stand-ins (the stand-in torch allocates in ~1 us;
+    torch.empty on CUDA is ~2-3 us): printed, and held under a loose bound."""
+    from tcforge.gemm import matmul
+
+    a, b = T((128, 4096)), T((4096, 4096))
+    matmul(a, b)
+    n = 2000
+    us = min(timeit.repeat(lambda: matmul(a, b), number=n, repeat=3)) / n * 1e6
+    with capsys.disabled():
+        print(f"\nmatmul 128x4096x4096 repeated call, stand-in torch and driver: {us:.1f} us")
+    assert us < 200
+
+
+def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDriver, monkeypatch, capsys) -> None:
+    from tcforge.layers.enc5.gpu import api, eager, kernel
+    from tcforge.layers.enc5.layout import IMAGE_BYTES
+
+    enc5 = driver.Function(0x8E, "enc5", cu=0x8E)
+    monkeypatch.setattr(kernel, "function", lambda form, device=0, options=(): enc5)
+    monkeypatch.setattr(api, "_sm_count_of", lambda index: 132)
+    eager.clear()
+    ex, ey, frames = 40, 23, 1  # 720p (bench/enc5_native.py)
+    n_arena = 5 * ey * ex * 32
+    w = T((IMAGE_BYTES,), "torch.uint8")
+
+    def call():
+        inp, tex = T((frames, n_arena), "torch.uint8"), T((frames, ey, ex, 4), "torch.float16")
+        return inp, tex, api.native_batch(w, inp, tex, ex, ey)
+
+    call()
+    first = list(fakes.launches)
+    with nothing_but_the_launch():
+        inp, tex, (arena, surface) = call()
+    (f, grid, stream, params), = fakes.launches[len(first):]
+    assert (f, grid, stream) == first[0][:3]
+    prm = kernel.Enc5Params.from_address(ctypes.c_void_p.from_address(params).value)
+    assert (prm.input, prm.texture, prm.weights, prm.arena, prm.surface) == (inp.ptr, tex.ptr, w.ptr, arena.ptr,
+                                                                           surface.ptr)
+    assert (prm.ex, prm.ey) == (ex, ey)
+    inp, tex = T((frames, n_arena), "torch.uint8"), T((frames, ey, ex, 4), "torch.float16")
+    n = 2000
+    us = min(timeit.repeat(lambda: api.native_batch(w, inp, tex, ex, ey), number=n, repeat=3)) / n * 1e6
+    with capsys.disabled():
+        print(f"\nenc5 native_batch 720p repeated call, stand-in torch and driver: {us:.1f} us")
+    assert us < 200
+
+
+def test_scales_and_a_column_major_a_are_patched_too(fakes: FakeDriver) -> None:
+    from tcforge.gemm import matmul
+
+    def fp8_call():
+        a, b = T((256, 512), "torch.float8_e4m3fn"), T((384, 512), "torch.float8_e4m3fn").t()
+        sa, sb = T((), "torch.float32"), T((), "torch.float32")
+        return sa, sb, matmul(a, b, out_dtype="torch.bfloat16", scale_a=sa, scale_b=sb)
+
+    fp8_call()
+    with nothing_but_the_launch():
+        sa, sb, _ = fp8_call()
+    params = fakes.launches[-1][3]
+    assert (_param(params, 12), _param(params, 13)) == (sa.ptr, sb.ptr)
+    a_col = T((1024, 768)).t()  # (768, 1024) column-major: the kernel's MN-major A
+    matmul(a_col, T((1024, 512)))
+    a2 = T((1024, 768)).t()
+    with nothing_but_the_launch():
+        matmul(a2, T((1024, 512)))
+    assert a2.ptr in (_param(fakes.launches[-1][3], 3), _param(fakes.launches[-1][3], 4))
