@@ -90,6 +90,67 @@ class OperandError(Exception):
     """Internal: a malformed operand; the reader turns it into a located PTXSyntaxError."""
 
 
+_EXPR_CHARS = re.compile(r"[\s0-9a-fA-FxXbBuU()+\-*/%<>&|^~!]+")
+_EXPR_LIT = re.compile(r"0[xX][0-9a-fA-F]+[Uu]?|0[bB][01]+[Uu]?|\d+[Uu]?")
+
+
+def const_expr(text: str) -> int | None:
+    """Value of a PTX constant expression over integer literals (`((128 >> 4) << 16)`, `1 << 5 | 3`), with C
+    semantics on 64-bit integers (division truncates toward zero); None if `text` is not one."""
+    import ast
+
+    s = text.strip()
+    if not s or not _EXPR_CHARS.fullmatch(s) or not any(c in s for c in "()<>+-*/%&|^~!") \
+            or not any(c.isdigit() for c in s):
+        return None
+    py = _EXPR_LIT.sub(lambda m: str(parse_int(m.group(0))), s).replace("!", " not ").replace("&&", " and ")
+    try:
+        tree = ast.parse(py, mode="eval")
+    except SyntaxError:
+        return None
+    mask = (1 << 64) - 1
+
+    def wrap(v: int) -> int:
+        v &= mask
+        return v - (1 << 64) if v >> 63 else v
+
+    def ev(node) -> int:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return wrap(node.value)
+        if isinstance(node, ast.UnaryOp):
+            v = ev(node.operand)
+            ops = {ast.USub: lambda x: -x, ast.UAdd: lambda x: x, ast.Invert: lambda x: ~x,
+                   ast.Not: lambda x: int(not x)}
+            if type(node.op) in ops:
+                return wrap(ops[type(node.op)](v))
+        if isinstance(node, ast.BinOp):
+            a, b = ev(node.left), ev(node.right)
+            if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):
+                if b == 0:
+                    raise OperandError(f"division by zero in constant expression {text.strip()!r}")
+                q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+                return wrap(q if not isinstance(node.op, ast.Mod) else a - q * b)
+            if isinstance(node.op, (ast.LShift, ast.RShift)) and not 0 <= b < 64:
+                raise OperandError(f"shift by {b} in constant expression {text.strip()!r}")
+            ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                   ast.LShift: lambda: a << b, ast.RShift: lambda: a >> b, ast.BitAnd: lambda: a & b,
+                   ast.BitOr: lambda: a | b, ast.BitXor: lambda: a ^ b}
+            if type(node.op) in ops:
+                return wrap(ops[type(node.op)]())
+        raise _NotExpr
+
+    try:
+        return ev(tree)
+    except _NotExpr:
+        return None
+
+
+class _NotExpr(Exception):
+    """Internal: the text parses, but not as an integer constant expression."""
+
+
 def parse_int(text: str) -> int:
     """Value of a PTX integer literal (decimal, 0x hex, 0b binary, leading-0 octal, optional U suffix)."""
     t = text.rstrip("Uu")
@@ -198,7 +259,14 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
         return Addr(base, off, index)
     if c == "(":
         if s[-1] != ")":
+            v = const_expr(s)
+            if v is not None:
+                return Imm(v, s)
             raise OperandError(f"unterminated list {s!r}")
+        if len(split_top(s[1:-1])) == 1:
+            v = const_expr(s)
+            if v is not None:
+                return Imm(v, s)
         inner = s[1:-1].strip()
         return Paren(tuple(parse_operand(p, regs) for p in split_top(inner)) if inner else ())
     if c == "!":
@@ -209,6 +277,9 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
     if s == "_":
         return SINK
     if "|" in s:
+        v = const_expr(s)
+        if v is not None:
+            return Imm(v, s)
         a, b = s.split("|", 1)
         return Pair(parse_operand(a, regs), parse_operand(b, regs))
     if c.isdigit() or c in "+-":
@@ -220,6 +291,9 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
             return Imm(parse_int(s), s)
         if _DECF.fullmatch(s):
             return Imm(float(s), s)
+        v = const_expr(s)
+        if v is not None:
+            return Imm(v, s)
         raise OperandError(f"malformed number {s!r}")
     if _IDENT.fullmatch(s):
         return Reg(s) if s in regs else Sym(s)
@@ -227,6 +301,9 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
     if m:
         off = parse_int(m.group(3)) * (-1 if m.group(2) == "-" else 1)
         return Sym(m.group(1), off)
+    v = const_expr(s) if c in "~!" else None
+    if v is not None:
+        return Imm(v, s)
     raise OperandError(f"unknown token {s!r}")
 
 

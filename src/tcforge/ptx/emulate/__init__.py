@@ -1,0 +1,7 @@
+"""tcforge.ptx.emulate: run a kernel's PTX on the CPU, every thread of a launch vectorised with numpy, with the exact
+arithmetic of a chosen GPU (tcforge.numerics). See docs/emulate.md."""
+
+from tcforge.ptx.emulate.api import NUMERICS, emulate
+from tcforge.ptx.emulate.errors import EmulationError, OutOfScopeError
+
+__all__ = ["NUMERICS", "EmulationError", "OutOfScopeError", "emulate"]

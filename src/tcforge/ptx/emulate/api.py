@@ -1,0 +1,110 @@
+"""`emulate(ptx_text, entry, grid, block, args, numerics)`: run a kernel's PTX on the CPU; returns the global
+buffers it wrote (numpy arrays, same dtype and shape as given).
+
+`args` maps names to values:
+- a kernel parameter's name -> its value: a number for a scalar parameter; for a pointer (`.u64`) parameter either a
+  numpy array (it becomes a global buffer of that name) or the name (str) of a buffer given elsewhere in `args`; for
+  a by-value struct (`.param .align A .b8 name[N]`) its N bytes (bytes or a uint8 array);
+- `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM;
+- any other name -> a numpy array: a global buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.ptx.emulate.errors import EmulationError
+from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
+from tcforge.ptx.emulate.memory import Memory
+from tcforge.ptx.emulate.state import view_dtype
+from tcforge.ptx.module import read_module
+
+NUMERICS = ("hopper", "ada")
+
+
+def _name(v) -> str | None:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, np.ndarray) and v.dtype.kind == "U" and v.ndim == 0:
+        return str(v)
+    return None
+
+
+def _dims(v, what: str) -> tuple[int, int, int]:
+    t = tuple(int(x) for x in (v if isinstance(v, (tuple, list)) else (v,)))
+    t = t + (1,) * (3 - len(t))
+    if len(t) != 3 or any(x <= 0 for x in t):
+        raise EmulationError(f"{what} must be 1 to 3 positive integers, got {v!r}")
+    return t
+
+
+def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, numerics: str = "hopper", *,
+            file: str = "<ptx>", dynamic_shared: int = 0, stats: dict | None = None,
+            batch_lanes: int = MAX_BATCH_LANES) -> dict[str, np.ndarray]:
+    """Execute `entry` over `grid` x `block` with `args` (module docstring); `numerics` picks the mma model.
+    Returns {buffer name: array} for every global buffer the kernel stored to. `stats`, when given, receives
+    warp instructions, seconds and instructions per second."""
+    if numerics not in NUMERICS:
+        raise EmulationError(f"numerics must be one of {', '.join(NUMERICS)}, got {numerics!r}")
+    module = read_module(ptx_text, file)
+    fn = module.function(entry)
+    if fn.kind != "entry":
+        raise EmulationError(f"{file}:{fn.line}: {fn.name!r} is a .func, not a kernel entry")
+    grid, block = _dims(grid, "grid"), _dims(block, "block")
+    pnames = {p.name for p in fn.params}
+    fixups: dict[str, list[tuple[int, str]]] = {}
+    buffers: dict[str, np.ndarray] = {}
+    for key, v in args.items():
+        if "@" in key:
+            pname, off = key.rsplit("@", 1)
+            target = _name(v)
+            if pname not in pnames or not off.isdigit() or target is None:
+                raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, with PARAM one of "
+                                     f"{', '.join(sorted(pnames))}")
+            fixups.setdefault(pname, []).append((int(off), target))
+        elif isinstance(v, np.ndarray) and v.ndim >= 1 and not (key in pnames and _is_struct(fn, key)):
+            buffers[key] = v
+    block_bytes = bytearray(fn.param_block_size)
+    mem_names = set(buffers)
+    for p in fn.params:
+        if p.name not in args:
+            raise EmulationError(f"missing argument {p.name!r} (.{p.type}{f'[{p.array}]' if p.array else ''} "
+                                 f"parameter of {fn.name}); given: {', '.join(sorted(args)) or 'none'}")
+        v = args[p.name]
+        if p.array is not None:
+            raw = bytes(np.asarray(v, dtype=np.uint8).reshape(-1)) if not isinstance(v, bytes) else v
+            if len(raw) != p.size:
+                raise EmulationError(f"argument {p.name!r}: the struct parameter is {p.size} bytes, got {len(raw)}")
+            block_bytes[p.offset:p.offset + p.size] = raw
+        elif _name(v) is not None or (isinstance(v, np.ndarray) and v.ndim >= 1):
+            target = _name(v) or p.name
+            if target not in mem_names:
+                raise EmulationError(f"argument {p.name!r} names buffer {target!r}, which is not given")
+            if p.size != 8:
+                raise EmulationError(f"argument {p.name!r}: a buffer address needs a 64-bit parameter, "
+                                     f"this one is .{p.type}")
+            fixups.setdefault(p.name, []).append((0, target))
+        else:
+            dt = view_dtype(p.type)
+            block_bytes[p.offset:p.offset + p.size] = np.asarray(v).astype(dt).tobytes()
+    for pname, fx in fixups.items():
+        p = next(q for q in fn.params if q.name == pname)
+        for off, target in fx:
+            if target not in mem_names:
+                raise EmulationError(f"argument {pname}@{off} names buffer {target!r}, which is not given")
+            if off + 8 > p.size:
+                raise EmulationError(f"argument {pname}@{off}: offset past the {p.size}-byte parameter")
+    mem = Memory(buffers, bytes(block_bytes))
+    for pname, fx in fixups.items():
+        p = next(q for q in fn.params if q.name == pname)
+        for off, target in fx:
+            at = p.offset + off
+            mem.param[at:at + 8] = np.frombuffer(np.uint64(mem.address(target)).tobytes(), np.uint8)
+    info = launch(module, fn, grid, block, mem, numerics, dynamic_shared=dynamic_shared, batch_lanes=batch_lanes)
+    if stats is not None:
+        stats.update(info)
+    return {name: mem.result(name) for name in mem.names if name in mem.written}
+
+
+def _is_struct(fn, name: str) -> bool:
+    return any(p.name == name and p.array is not None for p in fn.params)

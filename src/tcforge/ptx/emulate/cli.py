@@ -1,0 +1,61 @@
+"""`tcforge emulate FILE.ptx --entry NAME --grid X,Y,Z --block X,Y,Z --args ARGS.npz --numerics ada|hopper
+--out OUT.npz`: run a kernel's PTX on the CPU and write the global buffers it stored to (docs/emulate.md has the
+.npz schema)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tcforge.ptx.emulate.api import NUMERICS, emulate
+from tcforge.ptx.emulate.errors import EmulationError
+
+
+def _dims(text: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected X[,Y[,Z]] positive integers, got {text!r}") from None
+    if not 1 <= len(vals) <= 3 or any(v <= 0 for v in vals):
+        raise argparse.ArgumentTypeError(f"expected X[,Y[,Z]] positive integers, got {text!r}")
+    return vals
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tcforge emulate", description=__doc__.split("\n\n")[0])
+    p.add_argument("ptx", type=Path, help="the PTX file")
+    p.add_argument("--entry", help="kernel entry (default: the module's only entry)")
+    p.add_argument("--grid", type=_dims, required=True, help="grid X,Y,Z")
+    p.add_argument("--block", type=_dims, required=True, help="block X,Y,Z")
+    p.add_argument("--args", type=Path, required=True, help=".npz of parameters and buffers (docs/emulate.md)")
+    p.add_argument("--numerics", choices=NUMERICS, default="hopper", help="mma model (default hopper)")
+    p.add_argument("--out", type=Path, required=True, help=".npz receiving every global buffer the kernel wrote")
+    p.add_argument("--dynamic-shared", type=int, default=0, help="bytes of dynamic shared memory")
+    return p
+
+
+def load_args(path: Path) -> dict:
+    """The argument dict of an .npz (0-d unicode arrays are buffer names)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except (ValueError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise EmulationError(f"{path}: not a readable .npz ({exc})") from None
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    text = args.ptx.read_bytes()
+    stats: dict = {}
+    out = emulate(text, args.entry, args.grid, args.block, load_args(args.args), args.numerics, file=str(args.ptx),
+                  dynamic_shared=args.dynamic_shared, stats=stats)
+    np.savez(args.out, **out)
+    print(f"{args.ptx}: {stats['ctas']} CTAs, {stats['warp_instructions']:,} warp instructions in "
+          f"{stats['seconds']:.2f} s ({stats['warp_instructions_per_second']:,.0f}/s); wrote "
+          f"{', '.join(out) or 'nothing'} to {args.out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,215 @@
+"""Execution of a Program over the lanes of a batch of CTAs: each step runs the lanes at the lowest program counter
+together (so lanes that branched apart reconverge where their paths meet, and loops run until the last lane leaves),
+straight-line runs execute without re-deciding, predication and divergent branches are lane masks, `bar.sync` blocks
+lanes until every live thread of the CTA has arrived, and `call`/`ret` keep per-lane return addresses and per-call
+parameter frames."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.ptx.emulate.errors import EmulationError
+from tcforge.ptx.emulate.program import BAR, BRA, CALL, EXIT, LABEL, PLAIN, RET
+
+_FAR = np.iinfo(np.int64).max
+MAX_DEPTH = 16
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self.warp_instructions = 0
+        self.steps = 0
+
+
+def run(program, ctx) -> _Stats:
+    """Execute every lane of `ctx` to completion; returns instruction counts."""
+    n = ctx.n
+    code = program.code
+    pc = np.zeros(n, np.int64)
+    done = ctx.padding.copy()
+    blocked = np.zeros(n, bool)
+    bar_id = np.zeros(n, np.int64)
+    bar_count = np.zeros(n, np.int64)  # 0: every live thread of the CTA
+    ret_pc = np.zeros((MAX_DEPTH, n), np.int64)
+    call_site = np.zeros((MAX_DEPTH, n), np.int64)
+    stats = _Stats()
+    program.block(0)
+    blocks = program.blocks
+    while True:
+        live = ~(done | blocked)
+        if not live.any():
+            if blocked.any():
+                _release(ctx, code, pc, done, blocked, bar_id, bar_count)
+                continue
+            break
+        p0 = int(pc[live].min())
+        group = live & (pc == p0)
+        others = live & ~group
+        q = int(pc[others].min()) if others.any() else _FAR
+        m = None if group.all() else group
+        ctx.group.set(m)
+        gcount = int(np.count_nonzero(group))
+        nwarps = int(np.count_nonzero(group.reshape(-1, 32).any(axis=1)))
+        p = p0
+        steps = 0
+        while p < q:
+            kind, fn, arg, st, guard = code[p]
+            if kind <= LABEL:
+                fns, end = blocks[p] if p in blocks else program.block(p)
+                if end <= q:
+                    for f in fns:
+                        f(m)
+                    steps += len(fns)
+                    p = end
+                    continue
+                if kind == PLAIN:
+                    fn(m)
+                    steps += 1
+                p += 1
+                continue
+            steps += 1
+            taken = None
+            if guard is not None:
+                t = guard(m)
+                k = int(np.count_nonzero(t))
+                if k == 0:
+                    p += 1
+                    continue
+                if k != gcount:
+                    taken = t
+            if kind == BRA:
+                if taken is None:
+                    p = arg
+                    continue
+                pc[taken] = arg
+                pc[group & ~taken] = p + 1
+                p = -1
+                break
+            sel = group if taken is None else taken
+            if kind == BAR:
+                blocked[sel] = True
+                bar_id[sel] = arg[0]()[sel]
+                bar_count[sel] = arg[1]()[sel]
+                pc[sel] = p
+                if taken is not None:
+                    pc[group & ~taken] = p + 1
+                p = -1
+                break
+            if kind == EXIT or (kind == RET and _depth(ctx, sel) == 0):
+                done[sel] = True
+                pc[sel] = p
+                if taken is not None:
+                    pc[group & ~taken] = p + 1
+                p = -1
+                break
+            if kind == CALL:
+                _call(ctx, program, st, arg, sel, p, ret_pc, call_site)
+                if taken is not None:
+                    pc[sel] = arg[0]
+                    pc[group & ~taken] = p + 1
+                    p = -1
+                    break
+                p = arg[0]
+                continue
+            if kind == RET:
+                _ret(ctx, program, code, sel, pc, ret_pc, call_site)
+                if taken is not None:
+                    pc[group & ~taken] = p + 1
+                p = -1
+                break
+        ctx.instructions += steps * nwarps
+        stats.warp_instructions += steps * nwarps
+        stats.steps += steps
+        if p >= 0:
+            pc[group] = p
+    return stats
+
+
+def _depth(ctx, sel) -> int:
+    d = ctx.depth[sel]
+    return int(d.max()) if d.size else 0
+
+
+def _call(ctx, program, st, arg, sel, p, ret_pc, call_site) -> None:
+    start, callee, args, rets = arg
+    d = ctx.depth[sel]
+    if d.min() != d.max():
+        raise EmulationError(f"{ctx.file}:{st.line}: call from lanes at different call depths is not supported")
+    d0 = int(d[0])
+    if d0 + 1 >= MAX_DEPTH:
+        raise EmulationError(f"{ctx.file}:{st.line}: call depth exceeds {MAX_DEPTH}")
+    fn = program.functions[callee][1]
+    if len(args) != len(fn.params):
+        raise EmulationError(f"{ctx.file}:{st.line}: call of {callee!r} passes {len(args)} arguments, "
+                             f"it takes {len(fn.params)}")
+    while len(ctx.frames) <= d0 + 1:
+        ctx.frames.append({})
+    caller, frame = ctx.frames[d0], ctx.frames[d0 + 1]
+    for name, prm in zip(args, fn.params, strict=True):
+        src = caller.get(name)
+        if src is None:
+            raise EmulationError(f"{ctx.file}:{st.line}: call argument {name!r} was never stored (st.param)")
+        dst = frame.get(prm.name)
+        if dst is None or dst.shape[1] < src.shape[1]:
+            dst = frame[prm.name] = np.zeros_like(src)
+        dst[sel, :src.shape[1]] = src[sel]
+    ret_pc[d0][sel] = p + 1
+    call_site[d0][sel] = p
+    ctx.depth[sel] = d0 + 1
+
+
+def _ret(ctx, program, code, sel, pc, ret_pc, call_site) -> None:
+    d = ctx.depth[sel]
+    lanes = np.flatnonzero(sel)
+    for depth in np.unique(d):
+        dl = lanes[d[lanes] == depth] if len(np.unique(d)) > 1 else lanes
+        dd = int(depth) - 1
+        for site in np.unique(call_site[dd][dl]):
+            sl = dl[call_site[dd][dl] == site]
+            _, _, (start, callee, args, rets), st, _ = code[int(site)]
+            callee_fn = ctx.frames[dd + 1] if len(ctx.frames) > dd + 1 else None
+            fn_returns = [r.name for r in program.functions[callee][1].returns]
+            for caller_name, callee_name in zip(rets, fn_returns, strict=False):
+                src = callee_fn.get(callee_name) if callee_fn is not None else None
+                if src is None:
+                    continue
+                dst = ctx.frames[dd].get(caller_name)
+                if dst is None or dst.shape[1] < src.shape[1]:
+                    new = np.zeros_like(src)
+                    if dst is not None:
+                        new[:, :dst.shape[1]] = dst
+                    dst = ctx.frames[dd][caller_name] = new
+                dst[sl, :src.shape[1]] = src[sl]
+            pc[sl] = ret_pc[dd][sl]
+            ctx.depth[sl] = dd
+
+
+def _release(ctx, code, pc, done, blocked, bar_id, bar_count) -> None:
+    """Every live lane waits at a barrier: per CTA and barrier id, release the waiting threads when they are as many
+    as the barrier's thread count (bar.sync id, count) or, without a count, every live thread of the CTA."""
+    lpc = ctx.lanes_per_cta
+    released = False
+    for c in range(ctx.n // lpc):
+        base = c * lpc
+        b = np.flatnonzero(blocked[base:base + lpc]) + base
+        if not len(b):
+            continue
+        live = int(np.count_nonzero(~done[base:base + lpc]))
+        ids = np.unique(bar_id[b])
+        for i in ids:
+            lanes = b[bar_id[b] == i]
+            want = int(bar_count[lanes].max()) or live
+            if len(lanes) >= want:
+                pc[lanes] += 1
+                blocked[lanes] = False
+                released = True
+        if not released and len(ids) > 1:
+            a = b[bar_id[b] == ids[0]][0]
+            z = b[bar_id[b] == ids[1]][0]
+            raise EmulationError(f"{ctx.file}:{code[int(pc[a])][3].line}: barrier not reached by all threads: thread "
+                                 f"{ctx.thread(a)} waits at barrier {ids[0]} while thread {ctx.thread(z)} waits at "
+                                 f"barrier {ids[1]} (line {code[int(pc[z])][3].line})")
+    if not released:
+        a = int(np.argmax(blocked))
+        raise EmulationError(f"{ctx.file}:{code[int(pc[a])][3].line}: barrier not reached by all threads: thread "
+                             f"{ctx.thread(a)} waits at barrier {int(bar_id[a])} for threads that never arrive")

@@ -1,0 +1,300 @@
+"""Memory instructions: ld / ldu / st (global, shared, local, param, generic; vectors), ld.global.nc, cp.async
+(performed at issue; commit/wait groups are then satisfied), atom / red (in lane order), cvta, and the no-op hints
+(prefetch, fence, membar, createpolicy)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.ptx.emulate.memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from tcforge.ptx.emulate.state import TYPE_BYTES, UINT, view_dtype
+from tcforge.ptx.operands import Addr, Imm, Reg, Sym, Vec
+
+_SPACES = ("global", "shared", "local", "param", "const")
+_WINDOWS = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "param": PARAM_WINDOW, "global": 0}
+
+
+def space_of(parts: list[str]) -> str:
+    """The state space named in an opcode ('generic' when none)."""
+    for p in parts[1:]:
+        s = p.split("::", 1)[0]
+        if s in _SPACES:
+            return s
+    return "generic"
+
+
+def _vec(parts: list[str]) -> int:
+    for p in parts:
+        if p in ("v2", "v4", "v8"):
+            return int(p[1:])
+    return 1
+
+
+def address(ctx, st, op: Addr, space: str):
+    """A function `lanes -> int64 addresses` for a memory operand (space addresses; generic for 'generic')."""
+    off = op.offset
+    base = op.base
+    if base is None:
+        return lambda lanes: np.full(len(lanes), off, np.int64)
+    if isinstance(base, Reg):
+        r = ctx.src(base, "u64")
+
+        def from_reg(lanes):
+            v = r()
+            a = v[lanes].astype(np.int64) if np.ndim(v) else np.full(len(lanes), int(v), np.int64)
+            return a + off if off else a
+        return from_reg
+    name = base.name
+    if name in ctx.consts:
+        a = ctx.consts[name] + base.offset + off
+        return lambda lanes: np.full(len(lanes), a, np.int64)
+    ctx.fail_static(st, f"unknown symbol {name!r} in address")
+
+
+def _param_access(ctx, st, op: Addr, width: int, count: int, store: bool):
+    """ld/st.param on a named parameter: the kernel's block (read-only) or a call frame's per-thread bytes."""
+    base = op.base
+    if not isinstance(base, Sym) or base.name in ctx.kernel_params:
+        addr = address(ctx, st, op, "param")
+        if store:
+            ctx.fail_static(st, "st.param to the kernel's parameter block")
+
+        def kload(lanes):
+            flat, offs = ctx.mem.locate("param", addr(lanes[:1]), lanes[:1], width * count, ctx.failer(st), False)
+            vals = ctx.mem.read(flat, offs, width, count)
+            return np.broadcast_to(vals, (len(lanes), count))
+        return kload
+    name, off = base.name, base.offset + op.offset
+    size = off + width * count
+
+    if store:
+        def fstore(lanes, vals):
+            buf = ctx.frame_param(name, size, lanes)
+            raw = np.ascontiguousarray(vals.astype(UINT[width])).view(np.uint8).reshape(len(lanes), -1)
+            buf[lanes, off:off + width * count] = raw
+        return fstore
+
+    def fload(lanes):
+        buf = ctx.frame_param(name, size, lanes)
+        raw = np.ascontiguousarray(buf[lanes, off:off + width * count])
+        return raw.view(UINT[width]).reshape(len(lanes), count)
+    return fload
+
+
+def _access(ctx, st, space, addr_fn, width, count, store):
+    """load(lanes) -> (k, count) or store(lanes, values) through address resolution of any space."""
+    fail = ctx.failer(st)
+    mem = ctx.mem
+    size = width * count
+
+    def resolve(lanes):
+        a = addr_fn(lanes)
+        if space != "generic":
+            return [(space, np.arange(len(lanes)), a)]
+        return [(sp, idx, sa) for sp, (idx, sa) in mem.split_generic(a).items()] or \
+            [("global", np.arange(len(lanes)), a)]
+
+    if store:
+        def do_store(lanes, vals):
+            for sp, idx, a in resolve(lanes):
+                flat, offs = mem.locate(sp, a, lanes[idx], size, fail, True)
+                mem.write(flat, offs, width, vals[idx])
+        return do_store
+
+    def do_load(lanes):
+        parts = resolve(lanes)
+        if len(parts) == 1:
+            sp, idx, a = parts[0]
+            flat, offs = mem.locate(sp, a, lanes, size, fail, False)
+            return mem.read(flat, offs, width, count)
+        out = np.zeros((len(lanes), count), UINT[width])
+        for sp, idx, a in parts:
+            flat, offs = mem.locate(sp, a, lanes[idx], size, fail, False)
+            out[idx] = mem.read(flat, offs, width, count)
+        return out
+    return do_load
+
+
+def b_ld(ctx, st, parts):
+    ptype = parts[-1]
+    space = space_of(parts)
+    count = _vec(parts)
+    width = TYPE_BYTES[ptype]
+    d, a = st.operands[:2]
+    if space == "const":
+        ctx.unsupported(st, "the .const space")
+    if space == "param":
+        load = _param_access(ctx, st, a, width, count, False)
+    else:
+        load = _access(ctx, st, space, address(ctx, st, a, space), width, count, False)
+    dests = list(d.items) if isinstance(d, Vec) else [d]
+    ws = [ctx.dst(x, ptype) for x in dests]
+    n = ctx.n
+    dt = UINT[width]
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        vals = load(lanes)
+        if m is None:
+            for i, w in enumerate(ws):
+                w(vals[:, i], None)
+            return
+        for i, w in enumerate(ws):
+            full = np.zeros(n, dt)
+            full[lanes] = vals[:, i]
+            w(full, m)
+    return run
+
+
+def b_st(ctx, st, parts):
+    ptype = parts[-1]
+    space = space_of(parts)
+    count = _vec(parts)
+    width = TYPE_BYTES[ptype]
+    a, s = st.operands[:2]
+    if space == "param":
+        store = _param_access(ctx, st, a, width, count, True)
+    else:
+        if space == "const":
+            ctx.fail_static(st, "st to the .const space")
+        store = _access(ctx, st, space, address(ctx, st, a, space), width, count, True)
+    srcs = list(s.items) if isinstance(s, Vec) else [s]
+    rs = [ctx.src_full(x, ptype) for x in srcs]
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        vals = np.stack([r()[lanes] for r in rs], axis=1)
+        store(lanes, vals)
+    return run
+
+
+def b_cp_async(ctx, st, parts):
+    if parts[1] != "async" or "bulk" in parts or "mbarrier" in parts:
+        ctx.out_of_scope(st)
+    if parts[2] in ("commit_group", "wait_group", "wait_all"):
+        return lambda m: None
+    ops = st.operands
+    dst, src, size = ops[0], ops[1], ops[2]
+    nbytes = int(size.value)
+    src_size = None
+    ignore = None
+    for extra in ops[3:]:
+        if isinstance(extra, Imm):
+            src_size = ctx.src(extra, "u32")
+        elif isinstance(extra, Reg) and ctx.regs.type_of(extra.name) == "pred":
+            ignore = ctx.src(extra, "pred")
+        elif isinstance(extra, Reg):
+            if "L2::cache_hint" in parts:
+                continue
+            src_size = ctx.src_full(extra, "u32")
+    load = _access(ctx, st, "global", address(ctx, st, src, "global"), 1, nbytes, False)
+    store = _access(ctx, st, "shared", address(ctx, st, dst, "shared"), 1, nbytes, True)
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        keep = np.full(len(lanes), nbytes, np.int64)
+        if src_size is not None:
+            v = src_size()
+            keep = np.minimum(keep, (v[lanes] if np.ndim(v) else np.full(len(lanes), v)).astype(np.int64))
+        if ignore is not None:
+            keep = np.where(ignore()[lanes], 0, keep)
+        vals = np.zeros((len(lanes), nbytes), np.uint8)
+        rd = keep > 0
+        if rd.any():
+            vals[rd] = load(lanes[rd])
+        vals[np.arange(nbytes)[None, :] >= keep[:, None]] = 0
+        store(lanes, vals)
+    return run
+
+
+_ATOM = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"}
+
+
+def b_atom(ctx, st, parts):
+    ptype = parts[-1]
+    op = next((p for p in parts if p in _ATOM), None)
+    if op is None or ptype in ("f16", "f16x2", "bf16", "bf16x2") or _vec(parts) > 1:
+        ctx.unsupported(st, f"{'.'.join(parts)}")
+    space = space_of(parts)
+    red = parts[0] == "red"
+    ops = st.operands
+    d = None if red else ops[0]
+    a = ops[0] if red else ops[1]
+    b = ops[1] if red else ops[2]
+    c = ops[3] if (op == "cas" and not red) else None
+    width = TYPE_BYTES[ptype]
+    load = _access(ctx, st, space, address(ctx, st, a, space), width, 1, False)
+    store = _access(ctx, st, space, address(ctx, st, a, space), width, 1, True)
+    rb, rc = ctx.src_full(b, ptype), (ctx.src_full(c, ptype) if c is not None else None)
+    w = ctx.dst(d, ptype) if d is not None else None
+    vd = view_dtype(ptype)
+    dt = UINT[width]
+
+    def apply(old, x, y):
+        o, v = old.view(vd), x.view(vd)
+        if op == "add":
+            r = o + v
+        elif op == "min":
+            r = np.minimum(o, v)
+        elif op == "max":
+            r = np.maximum(o, v)
+        elif op == "and":
+            r = o & v
+        elif op == "or":
+            r = o | v
+        elif op == "xor":
+            r = o ^ v
+        elif op == "exch":
+            r = v
+        elif op == "inc":
+            r = np.where(o >= v, 0, o + 1)
+        elif op == "dec":
+            r = np.where((o == 0) | (o > v), v, o - 1)
+        else:
+            r = np.where(o == v, y.view(vd), o)
+        return np.asarray(r).astype(vd).view(dt)
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        xb = rb()
+        yc = rc() if rc is not None else None
+        olds = np.zeros(len(lanes), dt)
+        for i, ln in enumerate(lanes):  # one lane at a time, in lane order
+            one = lanes[i:i + 1]
+            old = load(one)[:, 0]
+            new = apply(old, xb[ln:ln + 1], yc[ln:ln + 1] if yc is not None else None)
+            store(one, new[:, None])
+            olds[i] = old[0]
+        if w is not None:
+            full = np.zeros(ctx.n, dt)
+            full[lanes] = olds
+            w(full, m)
+    return run
+
+
+def b_cvta(ctx, st, parts):
+    ptype = parts[-1]
+    to = "to" in parts
+    space = next((p for p in parts[1:] if p in _WINDOWS or p == "const"), None)
+    if space is None or space == "const":
+        ctx.unsupported(st, f"{'.'.join(parts)}")
+    d, a = st.operands[:2]
+    ra, w = ctx.src(a, ptype), ctx.dst(d, ptype)
+    base = UINT[TYPE_BYTES[ptype]](_WINDOWS[space] & ((1 << (8 * TYPE_BYTES[ptype])) - 1))
+    if to:
+        return lambda m: w(ra() - base, m)
+    return lambda m: w(ra() + base, m)
+
+
+def b_nop(ctx, st, parts):
+    if parts[0] == "createpolicy":
+        w = ctx.dst(st.operands[0], "b64")
+        return lambda m: w(np.uint64(0), m)
+    if parts[0] == "fence" and "tensormap" in ".".join(parts):
+        ctx.out_of_scope(st)
+    return lambda m: None
+
+
+BUILDERS = {"ld": b_ld, "ldu": b_ld, "st": b_st, "cp": b_cp_async, "atom": b_atom, "red": b_atom, "cvta": b_cvta,
+            "prefetch": b_nop, "prefetchu": b_nop, "fence": b_nop, "membar": b_nop, "createpolicy": b_nop,
+            "discard": b_nop, "applypriority": b_nop}

@@ -1,0 +1,115 @@
+"""Warp-synchronous instructions: shfl.sync (up/down/bfly/idx with clamp and segment mask, member masks), vote.sync
+(all/any/uni/ballot), activemask, bar.warp.sync. A source lane outside the executing set or the member mask, or an
+executing lane outside its member mask, is an error (undefined on the GPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.ptx.operands import Not, Pair
+
+_BITS = (np.uint32(1) << np.arange(32, dtype=np.uint32))
+
+
+def _full_mask(ctx, m):
+    return np.ones(ctx.n, bool) if m is None else m
+
+
+def warp_bits(active: np.ndarray) -> np.ndarray:
+    """Per lane: the bitmask of the lanes of its warp in `active` (bool per lane)."""
+    w = (active.reshape(-1, 32) * _BITS).sum(axis=1, dtype=np.uint64).astype(np.uint32)
+    return np.repeat(w, 32)
+
+
+def b_shfl(ctx, st, parts):
+    mode = parts[2]
+    d = st.operands[0]
+    dd, dp = (d.first, d.second) if isinstance(d, Pair) else (d, None)
+    ra, rb, rc, rm = (ctx.src_full(x, t) for x, t in zip(st.operands[1:5], ("b32", "u32", "u32", "u32"), strict=True))
+    w, wp = ctx.dst(dd, "b32"), (ctx.dst(dp, "pred") if dp is not None else None)
+    lane = ctx.laneid.astype(np.int64)
+    base = np.arange(ctx.n, dtype=np.int64) - lane
+    fail = ctx.failer(st)
+
+    def run(m):
+        b, c = rb().astype(np.int64), rc().astype(np.int64)
+        bval, cval, seg = b & 31, c & 31, (c >> 8) & 31
+        maxl = (lane & seg) | (cval & ~seg)
+        if mode == "up":
+            j = lane - bval
+            pval = j >= maxl
+        elif mode == "down":
+            j = lane + bval
+            pval = j <= maxl
+        elif mode == "bfly":
+            j = lane ^ bval
+            pval = j <= maxl
+        else:
+            j = (lane & seg) | (bval & ~seg)
+            pval = j <= maxl
+        j = np.where(pval, j, lane)
+        src = base + j
+        act = _full_mask(ctx, m)
+        member = rm().astype(np.int64)
+        in_mask = ((member >> lane) & 1) != 0
+        src_in = ((member >> j) & 1) != 0
+        bad = act & ~(act[src] & src_in)
+        if m is not None or not in_mask.all():
+            if bad.any():
+                k = int(np.argmax(bad))
+                why = "inactive" if not act[src[k]] else "outside the member mask"
+                fail(k, f"shfl.sync.{mode} reads lane {int(j[k])}, which is {why} (member mask {int(member[k]):#010x})")
+            out = act & ~in_mask
+            if out.any():
+                k = int(np.argmax(out))
+                fail(k, f"shfl.sync executed by lane {int(lane[k])}, which is not in its member mask "
+                        f"{int(member[k]):#010x}")
+        w(ra()[src], m)
+        if wp is not None:
+            wp(pval, m)
+    return run
+
+
+def b_vote(ctx, st, parts):
+    mode = parts[2]
+    d, a, mask = st.operands[:3]
+    neg = isinstance(a, Not)
+    ra = ctx.src_full(a.reg if neg else a, "pred")
+    rm = ctx.src_full(mask, "u32")
+    w = ctx.dst(d, "b32" if mode == "ballot" else "pred")
+    fail = ctx.failer(st)
+
+    def run(m):
+        act = _full_mask(ctx, m)
+        member = rm().astype(np.uint32)
+        actbits = warp_bits(act)
+        missing = act & ((member & ~actbits) != 0)
+        if missing.any():
+            k = int(np.argmax(missing))
+            fail(k, f"vote.sync: member mask {int(member[k]):#010x} names lanes that are not executing "
+                    f"(executing: {int(actbits[k]):#010x})")
+        p = ra()
+        if neg:
+            p = ~p
+        ballot = warp_bits(p & act) & member
+        if mode == "ballot":
+            w(ballot, m)
+        elif mode == "any":
+            w(ballot != 0, m)
+        elif mode == "all":
+            w(ballot == (member & actbits), m)
+        else:
+            w((ballot == 0) | (ballot == (member & actbits)), m)
+    return run
+
+
+def b_activemask(ctx, st, parts):
+    w = ctx.dst(st.operands[0], "b32")
+    return lambda m: w(warp_bits(_full_mask(ctx, m)), m)
+
+
+def b_bar_warp(ctx, st, parts):
+    return lambda m: None
+
+
+BUILDERS = {"shfl": b_shfl, "vote": b_vote, "activemask": b_activemask}

@@ -1,0 +1,61 @@
+"""Hand-written PTX test kernels: `run_body(BODY, inputs)` wraps a body into an entry in which thread t reads its
+operands at `[%rd4 + 4*i]` (row t of `inputs`, u32 words) and writes its results at `[%rd6 + 4*i]` (row t of the
+output); %r0 is the global thread index."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.ptx.emulate import emulate
+
+HEADER = """.version 8.0
+.target sm_90a
+.address_size 64
+"""
+
+TEMPLATE = HEADER + """{funcs}
+.visible .entry k(
+	.param .u64 k_out,
+	.param .u64 k_in
+)
+{{
+	.reg .pred %p<32>;
+	.reg .b16 %h<32>;
+	.reg .b32 %r<64>;
+	.reg .b64 %rd<32>;
+	.reg .f32 %f<32>;
+	.reg .f64 %fd<16>;
+	{decls}
+	ld.param.u64 %rd1, [k_out];
+	ld.param.u64 %rd2, [k_in];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mad.lo.s32 %r0, %r2, %r3, %r1;
+	mul.wide.u32 %rd3, %r0, {in_stride};
+	add.s64 %rd4, %rd2, %rd3;
+	mul.wide.u32 %rd5, %r0, {out_stride};
+	add.s64 %rd6, %rd1, %rd5;
+{body}
+	ret;
+}}
+"""
+
+
+def kernel_text(body: str, in_words: int, out_words: int, decls: str = "", funcs: str = "") -> str:
+    """The PTX of a test kernel."""
+    return TEMPLATE.format(body=body, in_stride=4 * in_words, out_stride=4 * out_words, decls=decls, funcs=funcs)
+
+
+def run_body(body: str, inputs: np.ndarray, out_words: int, *, block: int = 32, decls: str = "", funcs: str = "",
+             numerics: str = "hopper", out_init: np.ndarray | None = None, stats: dict | None = None) -> np.ndarray:
+    """Run a body over len(inputs) threads (blocks of `block`); returns (threads, out_words) uint32."""
+    inputs = np.ascontiguousarray(inputs, dtype=np.uint32)
+    if inputs.ndim == 1:
+        inputs = inputs[:, None]
+    threads = inputs.shape[0]
+    out = np.zeros((threads, out_words), np.uint32) if out_init is None else out_init.copy()
+    text = kernel_text(body, inputs.shape[1], out_words, decls, funcs)
+    res = emulate(text, "k", (threads // block, 1, 1), (block, 1, 1), {"k_out": out, "k_in": inputs},
+                  numerics, file="k.ptx", stats=stats)
+    return res.get("k_out", out)

@@ -1,0 +1,143 @@
+"""Float and cvt instructions: f32 in every rounding mode (against exact Fraction arithmetic), fma's single
+rounding, ftz, f16x2 and e4m3 conversions (tcforge.numerics), float <-> int conversions."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from tests.ptx.emulate.kernels import run_body
+
+from tcforge import numerics as nx
+
+
+def _f32(bits):
+    return np.asarray(bits, np.uint32).view(np.float32)
+
+
+def _round_f32(q: Fraction, mode: str) -> np.uint32:
+    """Exact rational -> f32 bits under rn/rz/rm/rp (finite, normal-or-subnormal range)."""
+    if q == 0:
+        return np.uint32(0)
+    lo = np.float32(float(q))  # nearest double then float: refine below
+    cands = sorted({np.nextafter(lo, np.float32(-np.inf)), lo, np.nextafter(lo, np.float32(np.inf)),
+                    np.nextafter(np.nextafter(lo, np.float32(np.inf)), np.float32(np.inf)),
+                    np.nextafter(np.nextafter(lo, np.float32(-np.inf)), np.float32(-np.inf))}, key=float)
+    below = max((c for c in cands if Fraction(float(c)) <= q), key=float)
+    above = min((c for c in cands if Fraction(float(c)) >= q), key=float)
+    if below == above:
+        r = below
+    elif mode == "rz":
+        r = below if q > 0 else above
+    elif mode == "rm":
+        r = below
+    elif mode == "rp":
+        r = above
+    else:
+        db, da = q - Fraction(float(below)), Fraction(float(above)) - q
+        r = below if db < da else above if da < db else (below if (below.view(np.uint32) & 1) == 0 else above)
+    return np.float32(r).view(np.uint32)
+
+
+def _operands(seed: int, n: int = 64, k: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((n, k)) * np.exp2(rng.integers(-30, 30, (n, k)))).astype(np.float32)
+    x[:4, 1] = -x[:4, 0]  # exact cancellations
+    x[4:8, 2] = np.float32(1e-41)  # subnormals
+    return x.view(np.uint32)
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f32_rounding_modes(mode: str) -> None:
+    x = _operands(11 + len(mode) + ord(mode[1]))
+    body = f"""ld.global.f32 %f1, [%rd4];
+ld.global.f32 %f2, [%rd4+4];
+ld.global.f32 %f3, [%rd4+8];
+add.{mode}.f32 %f4, %f1, %f3;
+mul.{mode}.f32 %f5, %f1, %f2;
+fma.{mode}.f32 %f6, %f1, %f2, %f3;
+st.global.v4.f32 [%rd6], {{%f4, %f5, %f6, %f6}};"""
+    got = run_body(body, x, 4)
+    for t in range(len(x)):
+        a, b, c = (Fraction(float(v)) for v in _f32(x[t]))
+        assert got[t, 0] == _round_f32(a + c, mode), (t, mode, "add")
+        assert got[t, 1] == _round_f32(a * b, mode), (t, mode, "mul")
+        assert got[t, 2] == _round_f32(a * b + c, mode), (t, mode, "fma")
+
+
+def test_ftz_and_special_values() -> None:
+    vals = np.array([[1e-40, 1.0], [-1e-40, 1.0], [np.inf, -np.inf], [np.nan, 1.0], [3.0, 0.0], [-0.0, 0.0]],
+                    np.float32)
+    x = np.zeros((32, 2), np.float32)
+    x[: len(vals)] = vals
+    body = """ld.global.f32 %f1, [%rd4];
+ld.global.f32 %f2, [%rd4+4];
+mul.ftz.f32 %f3, %f1, %f2;
+add.f32 %f4, %f1, %f2;
+min.f32 %f5, %f1, %f2;
+max.f32 %f6, %f1, %f2;
+st.global.v4.f32 [%rd6], {%f3, %f4, %f5, %f6};"""
+    got = run_body(body, x.view(np.uint32), 4)
+    a, b = x[:, 0], x[:, 1]
+    with np.errstate(all="ignore"):
+        want_mul = np.where(np.abs(a) < 1.1754944e-38, np.copysign(np.float32(0), a) * b, a * b).astype(np.float32)
+        want_add = a + b
+    np.testing.assert_array_equal(got[:, 0], np.where(np.isnan(want_mul), 0x7FFFFFFF, want_mul.view(np.uint32)))
+    np.testing.assert_array_equal(got[:, 1], np.where(np.isnan(want_add), 0x7FFFFFFF, want_add.view(np.uint32)))
+    assert got[3, 2] == np.float32(1.0).view(np.uint32)  # min(NaN, 1) = 1
+    assert got[5, 2] == 0x80000000 and got[5, 3] == 0  # min(-0, +0) = -0, max = +0
+
+
+def test_f16x2_and_e4m3_conversions() -> None:
+    rng = np.random.default_rng(5)
+    h = rng.integers(0, 1 << 16, size=(64, 6), dtype=np.uint64).astype(np.uint16)
+    words = h.view(np.uint32).reshape(64, 3)
+    body = """ld.global.u32 %r10, [%rd4];
+ld.global.u32 %r11, [%rd4+4];
+ld.global.u32 %r12, [%rd4+8];
+fma.rn.f16x2 %r13, %r10, %r11, %r12;
+mul.rn.f16x2 %r14, %r10, %r11;
+cvt.rn.satfinite.e4m3x2.f16x2 %h1, %r10;
+cvt.rn.f16x2.e4m3x2 %r15, %h1;
+cvt.u32.u16 %r16, %h1;
+mov.b32 {%h2, %h3}, %r10;
+cvt.f32.f16 %f1, %h3;
+cvt.rn.f16.f32 %h4, %f1;
+cvt.u32.u16 %r17, %h4;
+st.global.v4.u32 [%rd6], {%r13, %r14, %r15, %r16};
+st.global.u32 [%rd6+16], %r17;"""
+    got = run_body(body, words, 8)
+    a, b, c = words[:, 0], words[:, 1], words[:, 2]
+    np.testing.assert_array_equal(got[:, 0], nx.f16x2_fma(a, b, c))
+    np.testing.assert_array_equal(got[:, 1], nx.f16x2_mul(a, b))
+    e = nx.cvt_rn_satfinite_e4m3x2_f16x2(a)
+    np.testing.assert_array_equal(got[:, 2], nx.cvt_rn_f16x2_e4m3x2(e))
+    np.testing.assert_array_equal(got[:, 3], e)
+    hi = (a >> 16).astype(np.uint16)
+    want = np.where((hi & 0x7FFF) > 0x7C00, 0x7FFF, hi)  # NaN canonical through f32
+    np.testing.assert_array_equal(got[:, 4], want)
+
+
+def test_float_int_conversions() -> None:
+    v = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 3.7, -3.7, 1e10, -1e10, np.nan, np.inf, -np.inf] + [0.0] * 20, np.float32)
+    body = """ld.global.f32 %f1, [%rd4];
+cvt.rni.s32.f32 %r10, %f1;
+cvt.rzi.s32.f32 %r11, %f1;
+cvt.rmi.u32.f32 %r12, %f1;
+cvt.rpi.s32.f32 %r13, %f1;
+cvt.rn.f32.s32 %f2, %r11;
+st.global.v4.u32 [%rd6], {%r10, %r11, %r12, %r13};
+st.global.f32 [%rd6+16], %f2;"""
+    got = run_body(body, v.view(np.uint32), 8)
+
+    def sat(x, lo, hi):
+        return [0 if math.isnan(t) else int(min(max(t, lo), hi)) for t in x]
+    d = v.astype(np.float64)
+    s32 = (-(1 << 31), (1 << 31) - 1)
+    np.testing.assert_array_equal(got[:, 0].view(np.int32), sat(np.rint(d), *s32))
+    np.testing.assert_array_equal(got[:, 1].view(np.int32), sat(np.trunc(d), *s32))
+    np.testing.assert_array_equal(got[:, 2], sat(np.floor(d), 0, (1 << 32) - 1))
+    np.testing.assert_array_equal(got[:, 3].view(np.int32), sat(np.ceil(d), *s32))
+    np.testing.assert_array_equal(got[:, 4].view(np.float32), got[:, 1].view(np.int32).astype(np.float32))

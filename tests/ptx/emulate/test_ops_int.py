@@ -1,0 +1,117 @@
+"""Integer, bit and compare instructions against numpy on random and edge operands."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from tests.ptx.emulate.kernels import run_body
+
+EDGES = np.array([0, 1, 2, 31, 32, 33, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0xFFFFFFFE, 0x12345678, 0x80000001],
+                 np.uint32)
+
+
+def _operands(seed: int, n: int = 64, k: int = 2) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 1 << 32, size=(n, k), dtype=np.uint64).astype(np.uint32)
+    x[: len(EDGES), 0] = EDGES
+    x[: len(EDGES), 1 % k] = EDGES[::-1]
+    return x
+
+
+def _s(x):
+    return x.view(np.int32).astype(np.int64)
+
+
+BINARY = {
+    "add.s32": lambda a, b: a + b,
+    "sub.u32": lambda a, b: a - b,
+    "mul.lo.s32": lambda a, b: a * b,
+    "mul.hi.u32": lambda a, b: ((a.astype(np.uint64) * b.astype(np.uint64)) >> np.uint64(32)).astype(np.uint32),
+    "mul.hi.s32": lambda a, b: ((_s(a) * _s(b)) >> 32).astype(np.uint32),
+    "min.s32": lambda a, b: np.minimum(_s(a), _s(b)).astype(np.uint32),
+    "max.u32": np.maximum,
+    "and.b32": np.bitwise_and, "or.b32": np.bitwise_or, "xor.b32": np.bitwise_xor,
+    "shl.b32": lambda a, b: np.where(b >= 32, 0, a.astype(np.uint64) << np.minimum(b, 31).astype(np.uint64))
+    .astype(np.uint32),
+    "shr.u32": lambda a, b: np.where(b >= 32, 0, a >> np.minimum(b, 31)).astype(np.uint32),
+    "shr.s32": lambda a, b: (_s(a) >> np.minimum(b, 31).astype(np.int64)).astype(np.uint32),
+    "div.u32": lambda a, b: np.where(b == 0, 0xFFFFFFFF, a // np.maximum(b, 1)).astype(np.uint32),
+    "rem.s32": lambda a, b: np.where(b == 0, a, np.fmod(_s(a), np.where(_s(b) == 0, 1, _s(b))).astype(np.int64))
+    .astype(np.uint32),
+}
+
+
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary(op: str) -> None:
+    x = _operands(hash(op) % 1000)
+    if op.startswith(("shl", "shr")):
+        x[:, 1] %= 40
+    if op == "rem.s32":
+        x = x[(_s(x[:, 0]) != -(1 << 31))]
+        x = np.concatenate([x, x[: 64 - len(x)]])[:64]
+    body = f"ld.global.u32 %r10, [%rd4];\nld.global.u32 %r11, [%rd4+4];\n{op} %r12, %r10, %r11;\n" \
+           "st.global.u32 [%rd6], %r12;"
+    got = run_body(body, x, 1)[:, 0]
+    want = BINARY[op](x[:, 0], x[:, 1]).astype(np.uint32)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_wide_mad_bits() -> None:
+    x = _operands(7, k=3)
+    body = """ld.global.u32 %r10, [%rd4];
+ld.global.u32 %r11, [%rd4+4];
+ld.global.u32 %r12, [%rd4+8];
+mul.wide.s32 %rd10, %r10, %r11;
+mov.b64 {%r20, %r21}, %rd10;
+mad.lo.u32 %r22, %r10, %r11, %r12;
+popc.b32 %r23, %r10;
+clz.b32 %r24, %r10;
+brev.b32 %r25, %r10;
+bfe.u32 %r26, %r10, 5, 9;
+bfe.s32 %r27, %r10, 3, 12;
+bfi.b32 %r28, %r10, %r11, 8, 12;
+prmt.b32 %r29, %r10, %r11, 0x3715;
+lop3.b32 %r30, %r10, %r11, %r12, 0xE8;
+st.global.v4.u32 [%rd6], {%r20, %r21, %r22, %r23};
+st.global.v4.u32 [%rd6+16], {%r24, %r25, %r26, %r27};
+st.global.v2.u32 [%rd6+32], {%r28, %r29};
+st.global.u32 [%rd6+40], %r30;"""
+    got = run_body(body, x, 12)
+    a, b, c = x[:, 0], x[:, 1], x[:, 2]
+    wide = (_s(a) * _s(b)).astype(np.uint64)
+    np.testing.assert_array_equal(got[:, 0], (wide & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+    np.testing.assert_array_equal(got[:, 1], (wide >> np.uint64(32)).astype(np.uint32))
+    np.testing.assert_array_equal(got[:, 2], a * b + c)
+    np.testing.assert_array_equal(got[:, 3], [bin(int(v)).count("1") for v in a])
+    np.testing.assert_array_equal(got[:, 4], [32 - int(v).bit_length() for v in a])
+    np.testing.assert_array_equal(got[:, 5], [int(f"{int(v):032b}"[::-1], 2) for v in a])
+    np.testing.assert_array_equal(got[:, 6], (a >> 5) & 0x1FF)
+    f = (a >> 3) & 0xFFF
+    np.testing.assert_array_equal(got[:, 7], np.where(f & 0x800, f | 0xFFFFF000, f).astype(np.uint32))
+    np.testing.assert_array_equal(got[:, 8], (b & ~np.uint32(0xFFF00)) | ((a & 0xFFF) << 8))
+    both = (b.astype(np.uint64) << np.uint64(32)) | a.astype(np.uint64)
+    want = np.zeros_like(a)
+    for i, sel in enumerate((5, 1, 7, 3)):
+        want |= (((both >> np.uint64(8 * sel)) & np.uint64(0xFF)).astype(np.uint32) << np.uint32(8 * i))
+    np.testing.assert_array_equal(got[:, 9], want)
+    np.testing.assert_array_equal(got[:, 10], (a & b) | (a & c) | (b & c))  # 0xE8 = majority
+
+
+def test_setp_selp_and_constant_expressions() -> None:
+    x = _operands(3)
+    body = """ld.global.u32 %r10, [%rd4];
+ld.global.u32 %r11, [%rd4+4];
+setp.lt.s32 %p1, %r10, %r11;
+setp.hi.u32 %p2, %r10, %r11;
+setp.ne.and.b32 %p3, %r10, 0, %p2;
+selp.b32 %r12, 1, 0, %p1;
+selp.b32 %r13, 1, 0, %p2;
+selp.b32 %r14, 1, 0, %p3;
+or.b32 %r15, %r10, ((128 >> 4) << 16);
+st.global.v4.u32 [%rd6], {%r12, %r13, %r14, %r15};"""
+    got = run_body(body, x, 4)
+    a, b = x[:, 0], x[:, 1]
+    np.testing.assert_array_equal(got[:, 0], _s(a) < _s(b))
+    np.testing.assert_array_equal(got[:, 1], a > b)
+    np.testing.assert_array_equal(got[:, 2], (a != 0) & (a > b))
+    np.testing.assert_array_equal(got[:, 3], a | (8 << 16))
