@@ -1,16 +1,22 @@
-"""The `tcforge` command: dispatches `spec`, `enc5`, `gemm` and `bench` to their subsystems."""
+"""The `tcforge` command: dispatches `spec`, `extract`, `enc5`, `gemm` and `bench` to their subsystems, and turns
+every user-caused failure into one line `tcforge <cmd>: error: ...` with exit status 2."""
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import importlib
 import sys
 
 # subcommand -> (module holding `main(argv) -> int`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "spec": ("tcforge.ptx.cli", "read a kernel's PTX and report its tensor-core phases"),
+    "extract": ("tcforge.extract.cli", "list the fatbin entries of ELF/PE binaries, .cubin and .fatbin files; write "
+                "their PTX"),
     "enc5": ("tcforge.layers.enc5.cli", "the enc5 Swin encoder layer: run it, print its assumptions and phase table"),
     "gemm": ("tcforge.gemm.cli", "the Hopper GEMM engine: run, check and list variants"),
     "bench": ("tcforge.bench_cli", "benchmarks (gemm, numerics, enc5) writing JSON under bench/results"),
+    "emulate": ("tcforge.ptx.emulate.cli", "run a kernel's PTX on the CPU, bit for bit as a chosen GPU would"),
 }
 
 
@@ -24,18 +30,23 @@ OPTIONAL_MODULES: dict[str, str] = {
 
 
 def _usage() -> str:
-    lines = ["usage: tcforge <command> [args...]", "", "commands:"]
-    lines += [f"  {name:<6} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
-    lines += ["", "`tcforge <command> --help` for a command's options."]
+    lines = ["usage: tcforge [--help] [--version] <command> [args...]", "", "commands:"]
+    lines += [f"  {name:<8} {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
+    lines += ["", "options:", "  -h, --help  show this help and exit", "  --version   print the version and exit",
+              "", "`tcforge <command> --help` for a command's options."]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the process exit status (2 for bad input, with a one-line message)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] in ("-h", "--help", "help"):
+    if args and args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
+    if not args:  # like every command group called bare: help, then one error line
+        print(_usage())
+        print("tcforge: error: a command is required", file=sys.stderr)
+        return 2
     if args[0] == "--version":
         from tcforge import __version__
 
@@ -43,13 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:
-        print(f"tcforge: unknown command {name!r}; valid commands: {', '.join(SUBCOMMANDS)}", file=sys.stderr)
+        print(f"tcforge: error: unknown command {name!r}; valid commands: {', '.join(SUBCOMMANDS)}", file=sys.stderr)
         return 2
     module = importlib.import_module(SUBCOMMANDS[name][0])
     from tcforge.errors import TcforgeError
 
     try:
-        return int(module.main(rest) or 0)
+        with _one_line_usage_errors():
+            return int(module.main(rest) or 0)
     except TcforgeError as exc:  # bad input: one clean line, never a traceback
         print(f"tcforge {name}: error: {exc}", file=sys.stderr)
         return 2
@@ -68,6 +80,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+@contextlib.contextmanager
+def _one_line_usage_errors():
+    """Any argparse parser a command builds (tcforge.cliutil's or a plain one) reports a malformed command line as
+    a UsageError — one line via the handler above — instead of printing its usage and exiting."""
+    from tcforge.cliutil import UsageError
+
+    def error(self: argparse.ArgumentParser, message: str):
+        raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+    saved = argparse.ArgumentParser.error
+    argparse.ArgumentParser.error = error  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        argparse.ArgumentParser.error = saved  # type: ignore[method-assign]
 
 
 def _silence_stdout() -> None:

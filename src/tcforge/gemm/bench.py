@@ -8,7 +8,6 @@ cuBLAS, so launch overhead is equal); JSON goes to bench/results/gemm*.json, PNG
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -16,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tcforge.cliutil import ArgumentParser, output_dir
 from tcforge.errors import DeviceUnavailableError
 from tcforge.gemm.config import LADDER_COMBOS
 from tcforge.gemm.plan import LaunchOptions
@@ -226,7 +226,7 @@ def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Pat
 
 def main(argv: list[str]) -> int:
     """CLI entry (see --help)."""
-    ap = argparse.ArgumentParser(prog="tcforge bench gemm", description=__doc__)
+    ap = ArgumentParser(prog="tcforge bench gemm", description=__doc__)
     ap.add_argument("--size", type=int, default=4096, help="ladder size (cube), default 4096")
     ap.add_argument("--combos", default="all", help="comma list like fp16:fp32,e4m3:bf16 (default: all six)")
     ap.add_argument("--variants", default="ladder", help="'ladder' (rungs + stage sweep) or a comma list of names")
@@ -239,6 +239,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--no-plot", action="store_true", help="write JSON only")
     args = ap.parse_args(argv)
+    out_dir = output_dir(args.out, "--out")  # checked before any timing
     try:
         import torch
     except ImportError as exc:
@@ -251,8 +252,6 @@ def main(argv: list[str]) -> int:
     options = LaunchOptions()
     if args.no_pdl:
         options = replace(options, pdl=False)
-    out_dir = Path(args.out)
-    out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     print(f"gemm ladder at {args.size}^3 on {torch.cuda.get_device_name()} ({len(combos)} dtype pairs)", flush=True)
     tag = f"_{args.tag}" if args.tag else ""

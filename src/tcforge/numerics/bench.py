@@ -8,7 +8,6 @@ and as wall clock.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcforge.cliutil import ArgumentParser, output_file
 from tcforge.errors import TcforgeError
 from tcforge.numerics.mma import MODELS, mma_m16n8k32_e4m3_f16
 
@@ -66,12 +66,14 @@ def main(argv: list[str]) -> int:
 
     The verdict uses CPU time (this process's own core time), which stays meaningful when other jobs share the core;
     wall-clock figures are reported beside it."""
-    p = argparse.ArgumentParser(prog="tcforge bench numerics", description=__doc__.splitlines()[0])
+    p = ArgumentParser(prog="tcforge bench numerics", description=__doc__.splitlines()[0])
     p.add_argument("--tiles", type=int, default=8192, help="16x8 output tiles per timed call (default 8192)")
     p.add_argument("--repeat", type=int, default=5, help="timed calls per model; the best counts (default 5)")
     p.add_argument("--models", default=",".join(MODELS), help=f"comma-separated subset of {', '.join(MODELS)}")
     p.add_argument("--json", type=Path, default=None, help="output path (default bench/results/numerics_mma.json)")
     args = p.parse_args(argv)
+    out = output_file(args.json or _repo_root() / "bench" / "results" / "numerics_mma.json", "--json",
+                      make_parent=True, stdout=False)  # checked before the minutes of measuring
     models = [m for m in args.models.split(",") if m]
     unknown = [m for m in models if m not in MODELS]
     if unknown:
@@ -95,8 +97,6 @@ def main(argv: list[str]) -> int:
         "required_outputs_per_s": REQUIRED_PER_SECOND,
         "models": results,
     }
-    out = args.json or _repo_root() / "bench" / "results" / "numerics_mma.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=1) + "\n")
     ok = True
     for m, r in results.items():

@@ -1,29 +1,43 @@
-"""`tcforge spec FILE.ptx [--entry NAME] [--format text|json|md] [--list] [--phase-rule RULE]`."""
+"""`tcforge spec FILE... [--entry GLOB] [--format text|json|md] [--list] [--strict]`: one report per entry of every
+input, like a binary-utilities tool; inputs are PTX files, `-` (stdin) or binaries holding PTX (tcforge extract)."""
 
 from __future__ import annotations
 
-import argparse
+import fnmatch
+import json
 import sys
+from pathlib import Path
 
+from tcforge.cliutil import ArgumentParser, Counter, output_file, show_progress
+from tcforge.errors import TcforgeError
+from tcforge.extract import ptx_sources
 from tcforge.ptx.analysis import Analysis
-from tcforge.ptx.module import read_module_file
+from tcforge.ptx.ir import Function, Module
+from tcforge.ptx.module import read_module
 from tcforge.ptx.phases import PHASE_RULES
-from tcforge.ptx.report import render_json, render_markdown, render_text
+from tcforge.ptx.report import render_markdown, render_text
+
+BIG_INPUT = 5 << 20  # bytes past which reading is announced on a terminal
+SECONDS_PER_MB = 0.6  # reading and analysing, 2-core CI machine (a 50 MB module: 25-30 s)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     """The argparse parser of `tcforge spec`."""
-    p = argparse.ArgumentParser(prog="tcforge spec", description="Read a kernel's PTX and report its tensor-core "
-                                "phases, operands, epilogues, parameter block, cut ABI and memory traffic.")
-    p.add_argument("file", help="PTX file")
-    p.add_argument("--entry", help="entry (or .func) name; required when the module has several entries")
+    p = ArgumentParser(prog="tcforge spec", description="Read kernels' PTX and report, per entry, the tensor-core "
+                       "phases, instruction and data types, operands, epilogues, parameter block, cut ABI and memory "
+                       "traffic. Inputs may be PTX files, '-' (stdin), or binaries holding PTX (ELF, PE, .fatbin).")
+    p.add_argument("files", nargs="+", metavar="FILE", help="PTX file, '-' for stdin, or a binary with embedded PTX")
+    p.add_argument("--entry", metavar="GLOB", help="only entries (or .funcs) whose name matches, e.g. 'gemm_*' "
+                   "(default: every .entry)")
     p.add_argument("--format", choices=("text", "json", "md"), default="text", help="output format (default text)")
-    p.add_argument("--list", action="store_true", help="list the module's entries and functions and exit")
+    p.add_argument("--list", action="store_true", help="list each module's entries and functions and exit")
     p.add_argument("--phase-rule", choices=PHASE_RULES, default="stream",
                    help="how MMA statements group into phases (docs/spec.md; default stream)")
     p.add_argument("--block", type=_block, help="launch block shape X[,Y[,Z]] bounding %%tid.* (default: .reqntid, "
                    "else the .maxntid thread count per dimension)")
-    p.add_argument("-o", "--output", help="write the report here instead of stdout")
+    p.add_argument("--strict", action="store_true", help="exit 1 when a reported entry has no tensor-core instruction")
+    p.add_argument("--quiet", action="store_true", help="no progress and no warnings on stderr")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
     return p
 
 
@@ -33,28 +47,101 @@ def _block(text: str) -> tuple[int, ...]:
     except ValueError:
         dims = ()
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise argparse.ArgumentTypeError(f"--block expects X[,Y[,Z]] positive integers, got {text!r}")
+        raise TcforgeError(f"--block expects X[,Y[,Z]] positive integers, got {text!r}")
     return dims
+
+
+def read_inputs(files: list[str], quiet: bool = False) -> list[Module]:
+    """Every input's PTX modules: a file, stdin (`-`, read once) or each PTX entry of a binary."""
+    if files.count("-") > 1:
+        raise TcforgeError("'-' (stdin) may be given once")
+    modules = []
+    for f in files:
+        if f == "-":
+            sources = ptx_sources("<stdin>", sys.stdin.buffer.read())
+        else:
+            p = Path(f)
+            if p.is_dir():
+                raise TcforgeError(f"{f}: is a folder, not a PTX file or binary")
+            try:
+                data = p.read_bytes()
+            except OSError as exc:
+                raise TcforgeError(f"{f}:1:1: cannot read file: {exc.strerror or exc}") from None
+            if len(data) > BIG_INPUT and show_progress(quiet):
+                print(f"tcforge spec: reading {f} ({len(data) / 1e6:.1f} MB, about "
+                      f"{len(data) / 1e6 * SECONDS_PER_MB:.0f} s)...", file=sys.stderr, flush=True)
+            sources = ptx_sources(f, data)
+        modules += [read_module(text, label) for label, text in sources]
+    return modules
+
+
+def select(module: Module, pattern: str | None) -> list[Function]:
+    """The functions to report: every .entry, or those (entries and .funcs) whose name matches the glob."""
+    bodies = [f for f in module.functions if f.has_body]
+    if pattern is None:
+        return [f for f in bodies if f.kind == "entry"]
+    return [f for f in bodies if fnmatch.fnmatchcase(f.name, pattern)]
+
+
+def _list(module: Module) -> list[str]:
+    lines = []
+    for f in module.functions:
+        if f.has_body:
+            lines.append(f"{f.kind:<5} {f.name}  lines {f.line}-{f.end_line}  {len(f.statements)} statements  "
+                         f"params {len(f.params)} ({f.param_block_size} bytes)")
+    return lines
+
+
+def _no_mma_warning(an: Analysis) -> str:
+    names = {f.name for f in an.module.functions}
+    calls = sorted({getattr(op, "name", None) for s in an.fn.statements if s.opcode.startswith("call")
+                    for op in s.operands} & names)
+    why = f"{an.module.file}: {an.fn.kind} {an.fn.name} has no tensor-core instruction (mma, wmma, wgmma, tcgen05)"
+    if calls:
+        why += (f"; it calls {', '.join(calls[:5])}{' ...' if len(calls) > 5 else ''} and calls are not followed "
+                "(a debug build keeps MMAs in .funcs: report them with --entry NAME)")
+    return why
 
 
 def main(argv: list[str]) -> int:
     """Run the command; malformed PTX raises PTXSyntaxError (`FILE:LINE:COL: message`, exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
-    module = read_module_file(args.file)
+    out_path = output_file(args.output, "-o")
+    modules = read_inputs(args.files, args.quiet)
+    several = len(modules) > 1
     if args.list:
         lines = []
-        for f in module.functions:
-            if not f.has_body:
-                continue
-            lines.append(f"{f.kind:<5} {f.name}  lines {f.line}-{f.end_line}  {len(f.statements)} statements  "
-                         f"params {len(f.params)} ({f.param_block_size} bytes)")
-        text = "\n".join(lines) + "\n"
+        for m in modules:
+            lines += ([f"{m.file}:"] if several else []) + [("  " if several else "") + s for s in _list(m)]
+        return _emit("\n".join(lines) + "\n", out_path)
+    chosen = [(m, f) for m in modules for f in select(m, args.entry)]
+    if not chosen:
+        names = ", ".join(f.name for m in modules for f in m.functions if f.has_body) or "none"
+        what = f"matches {args.entry!r}" if args.entry else "is an .entry"
+        raise TcforgeError(f"{', '.join(m.file for m in modules)}: no function {what}; functions: {names}")
+    reports, without_mma = [], 0
+    with Counter(len(chosen), "analysing", "entry", quiet=args.quiet or len(chosen) < 2) as bar:
+        for m, f in chosen:
+            an = Analysis(m, f, args.phase_rule, args.block)
+            if not an.phases:
+                without_mma += 1
+                if not args.quiet:
+                    print(f"tcforge spec: warning: {_no_mma_warning(an)}", file=sys.stderr)
+            reports.append(an)
+            bar.update()
+    if args.format == "json":
+        docs = [an.to_dict() for an in reports]
+        text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=1) + "\n"
     else:
-        an = Analysis(module, module.function(args.entry), args.phase_rule, args.block)
-        text = {"text": render_text, "json": render_json, "md": render_markdown}[args.format](an)
-    if args.output:
-        with open(args.output, "w") as fh:
-            fh.write(text)
-    else:
+        render = render_text if args.format == "text" else render_markdown
+        text = "\n".join(render(an) for an in reports)
+    _emit(text, out_path)
+    return 1 if args.strict and without_mma else 0
+
+
+def _emit(text: str, path: Path | None) -> int:
+    if path is None:
         sys.stdout.write(text)
+    else:
+        path.write_text(text)
     return 0

@@ -211,6 +211,8 @@ def read_module(text: str | bytes, file: str = "<ptx>") -> Module:
             line = prefix.count(b"\n") + 1
             col = exc.start - (prefix.rfind(b"\n") + 1) + 1
             raise PTXSyntaxError(file, line, col, "input is not UTF-8 text (binary file?)") from None
+    if text.startswith("\ufeff"):  # a UTF-8 byte-order mark (editors on Windows write one): not part of the PTX
+        text = text[1:]
     if "\x00" in text:
         i = text.index("\x00")
         line = text.count("\n", 0, i) + 1

@@ -41,11 +41,18 @@ def render_text(an: Analysis) -> str:
     d_abi = an.cut_abi()
     out = [f"{an.module.file}: entry {fn.name} (lines {fn.line}-{fn.end_line}, {len(fn.statements)} statements, "
            f"{sum(len(p.phase.mmas) for p in an.phases)} mma in {len(an.phases)} phases, rule {an.rule})", ""]
-    out.append(format_phase_table(phase_rows(an)))
+    has_operands = any(pr.weight or pr.bias for pr in an.phases)
+    out.append(format_phase_table(phase_rows(an), hide_empty_operands=True))
     out.append("")
-    out.append("weight/bias bytes: thread with all terms zero, hi exclusive; +C*term = per-thread terms other than "
-               "%laneid (see operands below)")
-    out.append("")
+    if has_operands:
+        out.append("weight/bias bytes: thread with all terms zero, hi exclusive; +C*term = per-thread terms other than "
+                   "%laneid (see operands below)")
+        out.append("")
+    if an.phases:
+        out.append("instructions (data types in the mnemonic's order):")
+        for pr in an.phases:
+            out.append(f"  P{pr.phase.index}: {pr.instruction}  types {instruction_types(pr.instruction) or '-'}")
+        out.append("")
     out.append("stages:")
     out.append("  prologue: " + (", ".join(map(str, an.prologue_stages)) or "-"))
     for pr in an.phases:
@@ -56,14 +63,16 @@ def render_text(an: Analysis) -> str:
         if src:
             out.append(f"      sources {src}")
     out.append("")
-    out.append("operands (lo..hi exclusive, per-thread terms):")
+    if has_operands:
+        out.append("operands (lo..hi exclusive, per-thread terms):")
     for pr in an.phases:
         for role, ob in (("weight", pr.weight), ("bias", pr.bias)):
             if ob is not None:
                 ext = "unbounded" if ob.extent is None else str(ob.extent)
                 out.append(f"  P{pr.phase.index} {role}: {ob.base} + [{ob.lo}, {ob.hi}) {_terms(ob.terms)}; "
                            f"any thread < {ext}; loads s{ob.loads[0]}..s{ob.loads[-1]} ({len(ob.loads)})")
-    out.append("")
+    if has_operands:
+        out.append("")
     out.append(f"parameter block ({fn.param_block_size} bytes), offsets read:")
     for r in an.param_reads():
         st = r["statements"]
@@ -101,6 +110,20 @@ def render_text(an: Analysis) -> str:
         out.append(f"  {r['stage']:<8} {r['kind']:<13} {r['space']:<7} {r['count']:>5} {span:<13} {base:<10} "
                    f"{rng:<24} {_terms(r['terms']):<32} {', '.join(r['consumer']) or '-'}")
     return "\n".join(out) + "\n"
+
+
+_DATA_TYPES = {"f16", "bf16", "tf32", "f32", "f64", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "s8", "u8", "s4", "u4",
+               "b1", "s32", "f16x2", "bf16x2", "f8f6f4", "mxf8f6f4", "mxf4", "mxf4nvf4", "f8", "i8", "kind::f16",
+               "kind::tf32", "kind::f8f6f4", "kind::i8", "kind::mxf8f6f4", "kind::mxf4", "kind::mxf4nvf4"}
+
+
+def instruction_types(instruction: str) -> str:
+    """The data-type suffixes of an MMA mnemonic, in order: `mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32`
+    -> `f32 e4m3 e4m3 f32` (D A B C); several mnemonics (`A | B`) give each's."""
+    parts = []
+    for mnemonic in instruction.split("|"):
+        parts.append(" ".join(t for t in mnemonic.strip().split(".") if t in _DATA_TYPES))
+    return " | ".join(p for p in parts if p)
 
 
 def _clip(items: list[str], n: int = 24) -> str:

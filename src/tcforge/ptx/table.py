@@ -54,14 +54,19 @@ def byte_range(lo: int | None, hi: int | None, terms: dict[str, int] | None = No
     return s
 
 
-def format_phase_table(rows: list[PhaseRow]) -> str:
-    """The header and one line per row, columns widened where a value needs it."""
+def format_phase_table(rows: list[PhaseRow], hide_empty_operands: bool = False) -> str:
+    """The header and one line per row, columns widened where a value needs it; `hide_empty_operands` drops the
+    weight/bias columns when no row has such an operand (a kernel that is not enc5-shaped)."""
     cells = [r.cells() for r in rows]
-    widths = [max([w] + [len(c[i]) for c in cells]) for i, (_, w, _) in enumerate(COLUMNS)]
+    keep = list(range(len(COLUMNS)))
+    if hide_empty_operands and all(c[8] == "-" and c[9] == "-" for c in cells):
+        keep = [i for i in keep if i not in (8, 9)]
+    widths = {i: max([COLUMNS[i][1]] + [len(c[i]) for c in cells]) for i in keep}
 
     def line(values: list[str]) -> str:
         out = []
-        for v, (_, _, align), w in zip(values, COLUMNS, widths, strict=True):
+        for i in keep:
+            v, align, w = values[i], COLUMNS[i][2], widths[i]
             out.append(v.ljust(w) if align == "<" else v.rjust(w))
         return " ".join(out).rstrip()
 

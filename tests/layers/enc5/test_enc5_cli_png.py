@@ -105,7 +105,7 @@ def test_run_saves_stages(tmp_path) -> None:
 @pytest.mark.parametrize("argv,msg", [
     (["run", "--stages", "1-x"], "--stages expects phase numbers"),
     (["run", "--stages", "70"], "phase numbers must be in 1..61"),
-    (["run", "--extent", "0x5"], "extent ex must be a positive integer"),
+    (["run", "--extent", "0x5"], "--extent 0x5: both extents must be positive"),
     (["run", "--extent", "40by23"], "--extent expects EXxEY"),
     (["run", "--assume", "halo_order=spiral"], "is not one of tblr, ring"),
     (["run", "--backend", "native"], "no native enc5 kernel"),

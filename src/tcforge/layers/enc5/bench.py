@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
 import time
-from pathlib import Path
 
+from tcforge.cliutil import ArgumentParser, output_file
 from tcforge.layers.enc5.cli import native_available, parse_extent
 from tcforge.layers.enc5.inputs import Inputs
 from tcforge.layers.enc5.reference import reference
@@ -31,12 +30,14 @@ def measure(extent: tuple[int, int], numerics: str, repeat: int) -> dict:
 
 def main(argv: list[str]) -> int:
     """Entry point of `tcforge bench enc5`."""
-    ap = argparse.ArgumentParser(prog="tcforge bench enc5", description=__doc__)
+    ap = ArgumentParser(prog="tcforge bench enc5", description=__doc__)
     ap.add_argument("--extent", default="40x23", help="token extents (default 40x23 = a 1280x720 frame)")
-    ap.add_argument("--numerics", choices=("ada", "hopper", "both"), default="both")
-    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--numerics", choices=("ada", "hopper", "both"), default="both",
+                    help="which mma model(s) to time (default both)")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per model; the best counts (default 1)")
     ap.add_argument("--json", default="bench/results/enc5.json", help="where to write the results")
     args = ap.parse_args(argv)
+    path = output_file(args.json, "--json", make_parent=True, stdout=False)  # checked before the seconds of measuring
     extent = parse_extent(args.extent)
     models = ("ada", "hopper") if args.numerics == "both" else (args.numerics,)
     rows = [measure(extent, m, max(1, args.repeat)) for m in models]
@@ -46,8 +47,6 @@ def main(argv: list[str]) -> int:
     out = {"benchmark": "enc5", "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
                                             "processor": platform.processor() or platform.machine()},
            "native_available": native_available(), "results": rows}
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {path}")
     return 0

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from tcforge.cliutil import (
+    ArgumentParser,
+    Counter,
+    check_tool_environment,
+    input_file,
+    output_dir,
+    output_file,
+    require_subcommand,
+)
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5.assumptions import CATALOGUE, Assumptions, format_catalogue
 from tcforge.layers.enc5.descriptor import PARAMS, PHASES, UNREAD_PARAM_OFFSETS, launch_geometry, phase_table
@@ -24,6 +34,8 @@ def parse_extent(text: str) -> tuple[int, int]:
         ex, ey = (int(v) for v in text.lower().split("x"))
     except ValueError:
         raise TcforgeError(f"--extent expects EXxEY (e.g. 40x23), got {text!r}") from None
+    if ex < 1 or ey < 1:
+        raise TcforgeError(f"--extent {text}: both extents must be positive token counts (e.g. 40x23)")
     return ex, ey
 
 
@@ -54,7 +66,7 @@ def load_weights(spec: str, seed: int, asm: Assumptions) -> WeightImage:
     """'synthetic' -> WeightImage.synthetic(seed); anything else is a file path."""
     if spec == "synthetic":
         return WeightImage.synthetic(seed)
-    return WeightImage.from_file(spec, image_size=asm.image_size)
+    return WeightImage.from_file(input_file(spec, "--weights"), image_size=asm.image_size)
 
 
 def load_inputs(args: argparse.Namespace) -> Inputs:
@@ -65,15 +77,13 @@ def load_inputs(args: argparse.Namespace) -> Inputs:
         if args.texture is not None:
             raise TcforgeError("--texture needs --input as well")
         return Inputs.synthetic((ex, ey), args.seed, ox=ox, oy=oy)
-    p = Path(args.input)
-    if not p.is_file():
-        raise TcforgeError(f"--input: no such file {args.input!r}")
+    p = input_file(args.input, "--input")
     data = np.frombuffer(p.read_bytes(), dtype=np.uint8)
     if args.texture is None:
         tex = np.zeros((ey, ex, 4), np.uint16)
     else:
         try:
-            tex = np.load(args.texture, allow_pickle=False)
+            tex = np.load(input_file(args.texture, "--texture"), allow_pickle=False)
         except (OSError, ValueError) as exc:
             raise TcforgeError(f"--texture: cannot read {args.texture!r} as .npy ({exc})") from None
     return Inputs(ex, ey, data, tex, ox, oy)
@@ -86,17 +96,55 @@ def native_available() -> bool:
     return bool(gpu.available())
 
 
+# CPU reference seconds per window on one core of the 2-core CI machine (40x23: 15 windows in one batch)
+SECONDS_PER_WINDOW = {"ada": 0.17, "hopper": 0.12}
+ANNOUNCE_SECONDS = 30  # estimates past this are printed before starting
+CONFIRM_SECONDS = 600  # past this the run needs --yes
+
+
+def estimate_seconds(windows: int, numerics: str) -> float:
+    """The CPU reference's expected time for `windows` windows."""
+    return windows * SECONDS_PER_WINDOW.get(numerics, 0.17)
+
+
+def _check_scale(windows: int, args: argparse.Namespace) -> None:
+    est = estimate_seconds(windows, args.numerics)
+    if est > CONFIRM_SECONDS and not args.yes:
+        raise TcforgeError(f"--extent {args.extent}: {windows} windows on the CPU reference would take about "
+                           f"{_duration(est)}; pass --yes to run it anyway, or choose a smaller --extent / --window")
+    if est > ANNOUNCE_SECONDS and not args.quiet:
+        print(f"enc5: {windows} windows on the CPU reference: about {_duration(est)}", file=sys.stderr, flush=True)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 3600:.1f} h" if seconds >= 5400 else f"{seconds / 60:.0f} min" if seconds >= 90 else \
+        f"{seconds:.0f} s"
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
+    # every cheap check first (values, paths, environment, scale), then the output folder, then the work
     asm = Assumptions.parse(args.assume)
-    weights = load_weights(args.weights, args.seed, asm)
-    inputs = load_inputs(args)
+    ex, ey = parse_extent(args.extent)
+    ox, oy = parse_pair(args.origin, "--origin")
+    for option, path in (("--weights", None if args.weights == "synthetic" else args.weights),
+                         ("--input", args.input), ("--texture", args.texture)):
+        if path is not None:
+            input_file(path, option)
     backend = args.backend
+    if backend != "cpu":
+        check_tool_environment()
     if backend == "auto":
         backend = "native" if native_available() else "cpu"
+    elif backend == "native" and not native_available():
+        raise TcforgeError("--backend native: no native enc5 kernel or no suitable GPU here (use --backend cpu)")
+    if backend == "cpu":
+        windows = 1 if args.window is not None else launch_geometry(ex, ey, ox, oy, asm.grid).windows
+        _check_scale(windows, args)
+    out = output_dir(args.out, "--out")
+    weights = load_weights(args.weights, args.seed, asm)
+    inputs = load_inputs(args)
     t0 = time.perf_counter()
     if backend == "native":
-        if not native_available():
-            raise TcforgeError("--backend native: no native enc5 kernel or no suitable GPU here (use --backend cpu)")
         from tcforge.layers.enc5 import gpu
         from tcforge.layers.enc5.gpu.api import choose_hopper_variant
         from tcforge.layers.enc5.gpu.kernel import Geometry
@@ -110,11 +158,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         from tcforge.layers.enc5.reference import reference
 
-        result = reference(weights, inputs, numerics=args.numerics, assumptions=asm, stages=parse_phases(args.stages),
-                           windows=None if args.window is None else [args.window])
+        with Counter(windows, "enc5 reference", "window", quiet=args.quiet) as bar:
+            result = reference(weights, inputs, numerics=args.numerics, assumptions=asm,
+                               stages=parse_phases(args.stages), windows=None if args.window is None else [args.window],
+                               progress=bar.update)
     seconds = time.perf_counter() - t0
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     summary = _write_outputs(out, result, inputs, asm)
     if result.stages:
         arrays = {f"p{p}_w{w}_z{z}_{name}": m for (p, w, z), st in result.stages.items() for name, m in st.items()}
@@ -218,16 +266,17 @@ def _cmd_layout(args: argparse.Namespace) -> int:
 
 
 def _cmd_weights(args: argparse.Namespace) -> int:
+    path = output_file(args.out, "--out", stdout=False)
     img = WeightImage.synthetic(args.seed)
-    Path(args.out).write_bytes(bytes(img))
+    path.write_bytes(bytes(img))
     print(f"wrote synthetic weight image (seed {args.seed}, {IMAGE_BYTES} bytes) to {args.out}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse tree of `tcforge enc5` (run, phases, assumptions, layout, weights)."""
-    ap = argparse.ArgumentParser(prog="tcforge enc5", description="The enc5 Swin encoder layer.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    ap = ArgumentParser(prog="tcforge enc5", description="The enc5 Swin encoder layer.")
+    sub = ap.add_subparsers(dest="cmd", metavar="{run,phases,assumptions,layout,weights}")
     run = sub.add_parser("run", help="run the layer; write arena.bin, surface.npy, PNGs and summary.json")
     run.add_argument("--weights", default="synthetic", help="'synthetic' or a 431,136-byte weight-image file")
     run.add_argument("--seed", type=int, default=0, help="seed of the synthetic weights / inputs")
@@ -242,26 +291,32 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stages", default=None, help="phases whose A/B/C/D to save in stages.npz, e.g. 1,11-13")
     run.add_argument("--window", type=int, default=None, help="compute only this window (ctaid.x + gridDim.x·ctaid.y)")
     run.add_argument("--compare", action="store_true", help="also report the distance to the float32 model")
-    run.add_argument("--out", default="out/enc5", help="output directory (default out/enc5)")
+    run.add_argument("--out", default="out/enc5", help="output directory, created if missing (default out/enc5)")
+    run.add_argument("--yes", action="store_true", help=f"run even when the CPU reference would take over "
+                     f"{CONFIRM_SECONDS // 60} minutes")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or time estimate on stderr")
     run.set_defaults(fn=_cmd_run)
     ph = sub.add_parser("phases", help="print the 61-phase table (analysis §2.1 with the §2.2 corrections)")
     ph.add_argument("--detail", action="store_true", help="also list each phase's A/B/C sources and epilogue ops")
     ph.add_argument("--json", action="store_true", help="print the whole descriptor as JSON instead")
     ph.set_defaults(fn=_cmd_phases)
     asm = sub.add_parser("assumptions", help="print every open point: evidence, choice, alternatives")
-    asm.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE")
+    asm.add_argument("--assume", action="append", default=[], metavar="NAME=VALUE",
+                     help="show the catalogue with this assumption overridden")
     asm.set_defaults(fn=_cmd_assumptions)
     lay = sub.add_parser("layout", help="print the parameter block, launch geometry and weight-image map")
-    lay.add_argument("--extent", default="40x23")
+    lay.add_argument("--extent", default="40x23", help="token extents EXxEY of the launch (default 40x23)")
     lay.set_defaults(fn=_cmd_layout)
     wts = sub.add_parser("weights", help="write a synthetic weight image file")
-    wts.add_argument("--seed", type=int, default=0)
-    wts.add_argument("--out", required=True)
+    wts.add_argument("--seed", type=int, default=0, help="seed of the synthetic image (default 0)")
+    wts.add_argument("--out", required=True, help="file to write (431,136 bytes)")
     wts.set_defaults(fn=_cmd_weights)
     return ap
 
 
 def main(argv: list[str]) -> int:
     """Entry point of `tcforge enc5`."""
-    args = build_parser().parse_args(argv)
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    require_subcommand(ap, args.cmd)
     return int(args.fn(args))

@@ -7,7 +7,7 @@ operation order
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -117,11 +117,12 @@ def _check_args(weights: object, inputs: object, numerics: str) -> None:
 
 def reference(weights: WeightImage, inputs: Inputs, *, numerics: str = "ada", stages: Iterable[int] = (),
               windows: Iterable[int] | None = None, assumptions: Assumptions | None = None,
-              arena: np.ndarray | None = None, surface: np.ndarray | None = None) -> Result:
+              arena: np.ndarray | None = None, surface: np.ndarray | None = None,
+              progress: Callable[[int], object] | None = None) -> Result:
     """Run enc5 on the CPU, bit-exactly: `.arena`, `.surface`, `.stages[(phase, window, warp)]` (A, B, C, D).
 
     `arena` / `surface` are the buffers' contents before the launch (default zeros): bytes and pixels the guarded
-    stores skip keep them. They are copied, never modified.
+    stores skip keep them. They are copied, never modified. `progress(n)` is called after each batch of n windows.
     """
     _check_args(weights, inputs, numerics)
     asm = assumptions or Assumptions()
@@ -146,6 +147,8 @@ def reference(weights: WeightImage, inputs: Inputs, *, numerics: str = "ada", st
         run.surface[...] = _initial(surface, np.uint16, run.surface.shape, "surface")
     for i in range(0, len(wins), WINDOW_BATCH):
         run.batch(np.array(wins[i : i + WINDOW_BATCH], dtype=np.int64))
+        if progress is not None:
+            progress(len(wins[i : i + WINDOW_BATCH]))
     return Result(run.arena.reshape(-1), run.surface, run.stages, run.stats, geo, tuple(wins), numerics, asm,
                   (inputs.ox, inputs.oy))
 

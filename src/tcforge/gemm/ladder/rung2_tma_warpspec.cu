@@ -1,0 +1,94 @@
+// Rung 2 — TMA loads into an mbarrier ring, a producer warpgroup and a consumer warpgroup (warp specialisation).
+//
+// Over rung 1: the copies move to the TMA unit. A tensor map per operand (encoded on the host) describes the global
+// matrix, its box and its 64-byte swizzle; one producer thread arms a stage's "full" mbarrier with the bytes to
+// expect and issues two bulk tensor copies (A: 32 x 128 box, B: 32 x 128 box), which complete on that barrier.
+// The roles split into warpgroups: warpgroup 0 produces, warpgroup 1 consumes — it waits on a stage's full barrier,
+// issues its wgmmas (the whole 128 x 128 tile: two m64n128 per 16 columns of K, 128 fp32 accumulators a thread),
+// and once the wgmmas of the stage before have completed (wait_group 1, so one stage's MMAs stay in flight) frees
+// that stage's slot with one arrive per warp on its "empty" barrier, which the producer waits for before refilling.
+// No thread computes an address per chunk and no block-wide barrier sits in front of the MMAs. 4 stages.
+// Shapes: M % 128 == 0, N % 128 == 0, K % 32 == 0. Grid (M / 128, N / 128), 256 threads.
+#include "common.cuh"
+
+constexpr int BM = 128;
+constexpr int BN = 128;
+constexpr int BK = 32;                    // 64-byte rows, 64-byte swizzle (TMA and wgmma)
+constexpr int CLUSTER = 1;
+constexpr int STAGES = 4;
+constexpr int THREADS = 256;              // warpgroup 0 produces, warpgroup 1 consumes
+constexpr int ROW_BYTES = BK * 2;
+constexpr int A_TILE = BM * ROW_BYTES;
+constexpr int B_TILE = BN * ROW_BYTES;
+constexpr int STAGE_BYTES = A_TILE + B_TILE;
+constexpr int BAR_OFFSET = STAGES * STAGE_BYTES;   // full barriers, then empty barriers, 8 bytes each
+constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
+constexpr uint32_t DESC_SWIZZLE = 2;
+constexpr int CONSUMER_WARPS = 4;         // arrivals that free a slot
+extern "C" __constant__ int ladder_info[7] = {BM, BN, BK, CLUSTER, THREADS, SMEM_BYTES, BN};
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1)
+ladder_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc mapB, out_t* __restrict__ C, int M,
+            int N, int K) {
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t ring = (smem_u32(smem_raw) + 1023) & ~1023u;
+  const uint32_t full_bar = ring + BAR_OFFSET, empty_bar = full_bar + STAGES * 8;
+  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+  const int num_kt = K / BK;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(full_bar + s * 8, 1);                 // the producer's arrive.expect_tx (+ the bytes)
+      mbarrier_init(empty_bar + s * 8, CONSUMER_WARPS);   // one arrive per consumer warp
+    }
+    fence_mbarrier_init_release_cluster();
+    prefetch_tensormap(&mapA);
+    prefetch_tensormap(&mapB);
+  }
+  __syncthreads();
+
+  if (threadIdx.x / 128 == 0) {
+    // ------------------------------------------------ producer: one thread drives the TMA unit
+    if (threadIdx.x == 0) {
+      for (int kt = 0; kt < num_kt; ++kt) {
+        const int s = kt % STAGES;
+        mbarrier_wait_parity(empty_bar + s * 8, ((kt / STAGES) & 1) ^ 1);   // (the first pass finds it free)
+        const uint32_t full = full_bar + s * 8, a = ring + s * STAGE_BYTES;
+        mbarrier_arrive_expect_tx(full, STAGE_BYTES);
+        cp_async_bulk_tensor_2d_g2s(a, &mapA, kt * BK, m0, full);
+        cp_async_bulk_tensor_2d_g2s(a + A_TILE, &mapB, kt * BK, n0, full);
+      }
+    }
+  } else {
+    // ------------------------------------------------ consumer: the whole 128 x 128 tile as two 64-row halves
+    float acc[2][BN / 2];
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
+    for (int kt = 0; kt < num_kt; ++kt) {
+      const int s = kt % STAGES;
+      mbarrier_wait_parity(full_bar + s * 8, (kt / STAGES) & 1);
+      const uint32_t a = ring + s * STAGE_BYTES, b = a + A_TILE;
+      warpgroup_fence_operand(acc[0]);
+      warpgroup_fence_operand(acc[1]);
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks)
+#pragma unroll
+        for (int mi = 0; mi < 2; ++mi)
+          wgmma_m64n128k16_f32_f16(acc[mi], make_smem_desc(a + mi * 64 * ROW_BYTES + ks * 32, 16, 8 * ROW_BYTES,
+                                                           DESC_SWIZZLE),
+                                   make_smem_desc(b + ks * 32, 16, 8 * ROW_BYTES, DESC_SWIZZLE));
+      wgmma_commit_group();
+      wgmma_wait_group<1>();   // the previous stage's wgmmas are done: its slot may be refilled
+      warpgroup_fence_operand(acc[0]);
+      warpgroup_fence_operand(acc[1]);
+      if (kt > 0 && threadIdx.x % 32 == 0) mbarrier_arrive(empty_bar + ((kt - 1) % STAGES) * 8);
+    }
+    wgmma_wait_group<0>();
+    warpgroup_fence_operand(acc[0]);
+    warpgroup_fence_operand(acc[1]);
+#pragma unroll
+    for (int mi = 0; mi < 2; ++mi) store_acc_direct(acc[mi], C, N, m0 + mi * 64, n0);
+  }
+}
