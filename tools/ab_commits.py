@@ -6,8 +6,9 @@ both trees' outputs on the same seeded inputs are bit-identical (a SHA-256 of th
 
     git worktree add /tmp/old HEAD~3 && python3 tools/ab_commits.py --old /tmp/old --new . --out ab.json
 
-Cases: `tcforge.gemm.matmul` at 4096^3 and 8192^3 for fp16->fp32, bf16->bf16, e4m3->bf16 (timed as CUDA-graph
-replays, peer torch.mm / torch._scaled_mm the same way), and `enc5.native_batch` at 720p and 4K in hopper mode.
+Cases: `tcforge.gemm.matmul` at 4096^3 and 8192^3 for fp16->fp32, bf16->bf16, e4m3->bf16, and at mid and small-M
+shapes where `auto` runs other kernel families (timed as CUDA-graph replays, peer torch.mm / torch._scaled_mm the same
+way), and `enc5.native_batch` at 720p and 4K in hopper mode.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from typing import Any
 
 GEMM_SIZES = (4096, 8192)
 GEMM_COMBOS = (("fp16", "fp32"), ("bf16", "bf16"), ("e4m3", "bf16"))
+# shapes where `auto` runs other families: the 128x144 tile, stream-K, the swapped small-M tiles, split-K
+GEMM_SHAPES = ((1536, 1536, 1536), (2304, 1024, 4096), (128, 11008, 4096), (64, 4096, 4096), (16, 4096, 14336),
+               (3072, 3072, 3072))
 ENC5_EXTENTS = ((40, 23), (120, 68))
 
 
@@ -77,14 +81,13 @@ def _digest(t: Any) -> str:
     return hashlib.sha256(t.contiguous().view(torch.uint8).cpu().numpy().tobytes()).hexdigest()[:16]
 
 
-def _gemm_case(size: int, in_kind: str, out_kind: str) -> dict[str, Any]:
+def _gemm_case(m: int, n: int, k: int, in_kind: str, out_kind: str, warm: bool = False) -> dict[str, Any]:
     import torch
 
     from tcforge.gemm import matmul
 
     dt = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}
-    g = torch.Generator(device="cuda").manual_seed(size * 7 + len(in_kind))
-    m = n = k = size
+    g = torch.Generator(device="cuda").manual_seed(m * 7 + n * 3 + k + len(in_kind))
     if in_kind == "e4m3":
         a = (torch.randn(m, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn)
         b = (torch.randn(n, k, device="cuda", generator=g) * 2).to(torch.float8_e4m3fn).t()
@@ -110,11 +113,13 @@ def _gemm_case(size: int, in_kind: str, out_kind: str) -> dict[str, Any]:
             def peer() -> Any:
                 return torch.mm(a, b)
     out = ours()
-    return {"case": f"gemm {size}^3 {in_kind}->{out_kind}", "digest": _digest(out), "us": _graph_us(ours),
+    if warm:  # compile and launch once, time nothing
+        return {"case": f"gemm {m}x{n}x{k} {in_kind}->{out_kind}", "warm": True}
+    return {"case": f"gemm {m}x{n}x{k} {in_kind}->{out_kind}", "digest": _digest(out), "us": _graph_us(ours),
             "peer_us": _graph_us(peer), "host_us": _host_us(ours)}
 
 
-def _enc5_case(ex: int, ey: int) -> dict[str, Any]:
+def _enc5_case(ex: int, ey: int, warm: bool = False) -> dict[str, Any]:
     import torch
 
     from tcforge.layers.enc5 import WeightImage
@@ -131,32 +136,59 @@ def _enc5_case(ex: int, ey: int) -> dict[str, Any]:
         native_batch(dw, inp, tex, ex, ey, numerics="hopper", arena=oa, surface=os_)
 
     call()
+    if warm:
+        return {"case": f"enc5 {ex}x{ey} hopper", "warm": True}
     digest = _digest(oa) + _digest(os_)
     return {"case": f"enc5 {ex}x{ey} hopper", "digest": digest, "us": _graph_us(call, per_graph=20),
             "host_us": _host_us(call)}
 
 
-def worker() -> None:
-    """Run every case once in this process and print one JSON line per case."""
-    for size in GEMM_SIZES:
-        for in_kind, out_kind in GEMM_COMBOS:
-            try:
-                row = _gemm_case(size, in_kind, out_kind)
-            except Exception as exc:  # a failing case is reported, not fatal to the others
-                row = {"case": f"gemm {size}^3 {in_kind}->{out_kind}", "error": f"{type(exc).__name__}: {exc}"[:300]}
-            print("AB " + json.dumps(row), flush=True)
-    for ex, ey in ENC5_EXTENTS:
+def _cases() -> list[tuple[str, tuple]]:
+    cases: list[tuple[str, tuple]] = [("gemm", ((s, s, s), c)) for s in GEMM_SIZES for c in GEMM_COMBOS]
+    cases += [("gemm", (shape, c)) for shape in GEMM_SHAPES for c in (("fp16", "fp32"), ("bf16", "bf16"))]
+    return cases + [("enc5", extent) for extent in ENC5_EXTENTS]
+
+
+def worker(only: int | None = None, warm: bool = False) -> None:
+    """Run every case (or case `only`) once in this process and print one JSON line per case."""
+    for i, (kind, spec) in enumerate(_cases()):
+        if only is not None and i != only:
+            continue
+        if kind == "gemm":
+            (m, n, k), (in_kind, out_kind) = spec
+            name = f"gemm {m}x{n}x{k} {in_kind}->{out_kind}"
+        else:
+            name = f"enc5 {spec[0]}x{spec[1]} hopper"
         try:
-            row = _enc5_case(ex, ey)
-        except Exception as exc:
-            row = {"case": f"enc5 {ex}x{ey} hopper", "error": f"{type(exc).__name__}: {exc}"[:300]}
+            row = _gemm_case(m, n, k, in_kind, out_kind, warm) if kind == "gemm" else _enc5_case(*spec, warm=warm)
+        except Exception as exc:  # a failing case is reported, not fatal to the others
+            row = {"case": name, "error": f"{type(exc).__name__}: {exc}"[:300]}
         print("AB " + json.dumps(row), flush=True)
 
 
+def _env(tree: Path, cache: Path) -> dict[str, str]:
+    # the tree's src first; other entries (carried wheels) stay, other trees' src folders go
+    keep = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and not p.rstrip("/").endswith("src")]
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(tree / "src"), *keep]), TCFORGE_CACHE_DIR=str(cache))
+
+
+def _warm(trees: list[tuple[Path, Path]], jobs: int) -> None:
+    """Compile every case's kernels for every tree at once: one process per (tree, case), `jobs` at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item: tuple[Path, Path, int]) -> None:
+        tree, cache, i = item
+        subprocess.run([sys.executable, __file__, "--worker", "--warm", "--case", str(i)], env=_env(tree, cache),
+                       capture_output=True, text=True, cwd=str(tree))
+
+    items = [(tree, cache, i) for tree, cache in trees for i in range(len(_cases()))]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(one, items))
+
+
 def _run_tree(tree: Path, cache: Path) -> list[dict[str, Any]]:
-    env = dict(os.environ, PYTHONPATH=str(tree / "src"), TCFORGE_CACHE_DIR=str(cache))
-    proc = subprocess.run([sys.executable, __file__, "--worker"], env=env, capture_output=True, text=True,
-                          cwd=str(tree))
+    proc = subprocess.run([sys.executable, __file__, "--worker"], env=_env(tree, cache), capture_output=True,
+                          text=True, cwd=str(tree))
     rows = [json.loads(line[3:]) for line in proc.stdout.splitlines() if line.startswith("AB ")]
     if proc.returncode != 0 or not rows:
         sys.stderr.write(proc.stderr[-3000:])
@@ -169,19 +201,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new", type=Path, default=Path("."), help="the new source tree")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of old and new")
     ap.add_argument("--out", type=Path, default=Path("bench/results/ab_commits.json"), help="JSON output")
+    ap.add_argument("--jobs", type=int, default=12, help="concurrent processes compiling the kernels first")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--case", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        worker()
+        worker(args.case, args.warm)
         return 0
     if args.old is None or not (args.old / "src" / "tcforge").is_dir():
         print("ab_commits: error: --old must name a tcforge source tree (with src/tcforge)", file=sys.stderr)
         return 2
+    trees = {side: (tree.resolve(), tree.resolve() / ".cache" / f"ab_{side}")
+             for side, tree in (("old", args.old), ("new", args.new))}
+    _warm(list(trees.values()), args.jobs)
     runs: dict[str, list[list[dict[str, Any]]]] = {"old": [], "new": []}
     for r in range(args.rounds):
         for side in ("old", "new") if r % 2 == 0 else ("new", "old"):
-            tree = args.old if side == "old" else args.new
-            runs[side].append(_run_tree(tree.resolve(), tree.resolve() / ".cache" / f"ab_{side}"))
+            runs[side].append(_run_tree(*trees[side]))
     table = []
     cases = [row["case"] for row in (runs["new"][0] or runs["old"][0])]
     for case in cases:
@@ -203,13 +240,13 @@ def main(argv: list[str] | None = None) -> int:
         table.append(entry)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"rounds": args.rounds, "table": table}, indent=1))
-    print(f"{'case':28s} {'old us':>9s} {'new us':>9s} {'new/old':>8s} {'cuBLAS old':>10s} {'cuBLAS new':>10s}"
+    print(f"{'case':34s} {'old us':>9s} {'new us':>9s} {'new/old':>8s} {'cuBLAS old':>10s} {'cuBLAS new':>10s}"
           f" {'host old':>9s} {'host new':>9s}  bits")
     for e in table:
         if "new_over_old_time" not in e:
-            print(f"{e['case']:28s} error: {e.get('old_error', '')} | {e.get('new_error', '')}"[:200])
+            print(f"{e['case']:34s} error: {e.get('old_error', '')} | {e.get('new_error', '')}"[:200])
             continue
-        print(f"{e['case']:28s} {e['old_us']:9.2f} {e['new_us']:9.2f} {e['new_over_old_time']:8.3f} "
+        print(f"{e['case']:34s} {e['old_us']:9.2f} {e['new_us']:9.2f} {e['new_over_old_time']:8.3f} "
               f"{e.get('old_peer_us', float('nan')):10.2f} {e.get('new_peer_us', float('nan')):10.2f} "
               f"{e['old_host_us']:9.1f} {e['new_host_us']:9.1f}  {'same' if e['same_bits'] else 'DIFFER'}")
     return 0

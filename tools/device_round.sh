@@ -1,47 +1,70 @@
 #!/usr/bin/env bash
-# One device call for this round (run from the repo root on the device with $OUT set; carry .enc5refs and .cache/k2):
-# enc5 split-kernel smoke test under a timeout, the enc5 device check (every candidate on every reference frame,
-# timings, profiles, benchmark), with RUN_GEMM_BENCH=1 the GEMM check/bench/energy of GEMM_VARIANTS, the enc5 GPU
-# tests, then the enc5 sanitizers (and with RUN_GEMM_SAN=1 the GEMM ones beside them).
+# The device round: build, check and time on the GPU machine in one call. Run from the repo root there, with $OUT set:
+#   bash tools/device_round.sh PHASE...
+# Phases (each writes its log under $OUT/logs and prints a short summary; logs.tgz comes back):
+#   runtime  tools/runtime_check (driver, cluster + PDL launch, tensor maps, NVML) and the runtime GPU tests
+#   enc5     the enc5 kernel forms against the CPU reference frames in .enc5refs (tools.enc5_device_check), GPU tests
+#   gemm     the GEMM GPU suite, in 8 concurrent shards so a cold kernel cache compiles on every core
+#   ladder   the teaching ladder's rungs against torch (tests/gemm/test_ladder.py --slow)
+#   truth    the numerics truth tests on the GPU (tests/numerics -m gpu)
+#   eager    host time per call, eager and graph-replay times against torch (bench.eager), torch.compile check
+#   ab       the old tree in .abold against this one: same output bits, time old / new (tools.ab_commits)
+#   san      compute-sanitizer memcheck / racecheck / synccheck shots of the enc5 forms
+# Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
-export PYTHONPATH=$PWD/src
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
-  --format=csv > "$OUT/smi.txt" 2>&1
-E5="env TCFORGE_CACHE_DIR=$PWD/.enc5refs/cache"
-$E5 timeout 120 python3 tools/enc5_device_check.py smoke --refs .enc5refs --variant hopper_split > "$OUT/smoke.txt" 2>&1
-rc=$?
-echo "smoke rc=$rc" >> "$OUT/smoke.txt"
-cat "$OUT/smoke.txt"
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then export ENC5_SKIP_SPLIT=1; fi
-# the prepared 3-CTAs-per-SM build: dropped from the candidates and sanitizers if its smoke test fails or hangs
-$E5 timeout 90 python3 tools/enc5_device_check.py smoke --refs .enc5refs --variant hopper_split_occ3 \
-  > "$OUT/smoke_occ3.txt" 2>&1 || export ENC5_SKIP_VARIANTS=hopper_split_occ3
-tail -4 "$OUT/smoke_occ3.txt"
-$E5 timeout ${ENC5_CHECK_LIMIT:-330} python3 tools/enc5_device_check.py check --refs .enc5refs --out "$OUT" \
-  --skip debug,tiles,sanitize${ENC5_EXTRA_SKIP:+,$ENC5_EXTRA_SKIP} > "$OUT/check_stdout.txt" 2>&1
-echo "check rc=$?"
-sed -n '/== summary ==/,$p' "$OUT/enc5_device_check.log" | cut -c1-400
-if [ "${RUN_GEMM_BENCH:-0}" = 1 ]; then
-  # GEMM: check + time the variants in GEMM_VARIANTS beside rung 9, then joules per GEMM against cuBLAS (NVML)
-  G="env TCFORGE_CACHE_DIR=$PWD/.cache/k2"
-  $G timeout 240 python3 tools/gemm_device_check.py --out "$OUT/gemm" --parallel 3 --timeout 90 --phases check,bench \
-    --variants "${GEMM_VARIANTS:-cluster4}" --bench-also hoist --bench-repeat 2 \
-    --bench-args "--combos fp16:fp32,bf16:bf16,e4m3:bf16 --sweep none --tag round --no-plot" --bench-timeout 120 \
-    > "$OUT/gemm_check.txt" 2>&1
-  tail -25 "$OUT/gemm_check.txt"
-  $G timeout 150 python3 bench/gemm_energy.py --variants "hoist,${GEMM_VARIANTS:-cluster4}" \
-    --out "$OUT/gemm_energy.json" > "$OUT/gemm_energy.txt" 2>&1
-  tail -12 "$OUT/gemm_energy.txt"
+mkdir -p "$OUT/logs"
+L=$OUT/logs
+if ! python3 -c "import cuda.bindings.driver, pynvml" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site
 fi
-$E5 timeout 150 python3 -m pytest -q -m gpu tests/layers/enc5 > "$OUT/gpu_tests.txt" 2>&1
-echo "gpu tests: $(tail -1 "$OUT/gpu_tests.txt")"
-$E5 timeout 200 python3 tools/enc5_device_check.py check --refs .enc5refs --out "$OUT/san" \
-  --skip build,debug,tiles,candidates,profile,bench > "$OUT/san_stdout.txt" 2>&1 &
-if [ "${RUN_GEMM_SAN:-0}" = 1 ]; then
-  env TCFORGE_CACHE_DIR=$PWD/.cache/k2 timeout 260 python3 tools/gemm_device_check.py --out "$OUT/gemm" \
-    --phases sanitize --sanitize-timeout 240 > "$OUT/gemm_san.txt" 2>&1
-  tail -4 "$OUT/gemm_san.txt"
-fi
-wait
-grep -h "sanitizer" "$OUT/san/enc5_device_check.log" | tail -8
-cd "$OUT" && tar czf logs.tgz --exclude=logs.tgz . 2>/dev/null; true
+export PYTHONPATH=$PWD/src:$PWD${PYTHONPATH:+:$PYTHONPATH}
+export TCFORGE_CACHE_DIR=${TCFORGE_CACHE_DIR:-$PWD/.cache/round}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,power.limit,temperature.gpu --format=csv,noheader \
+  | tee "$L/smi.txt"
+python3 -c "import torch, cuda.bindings; print('torch', torch.__version__, 'cuda-bindings', cuda.bindings.__version__)"
+summary() { echo "== $1: $(grep -E "passed|failed|error|PASS|FAIL" "$2" | tail -1 | cut -c1-300)"; }
+for phase in "$@"; do
+  t0=$(date +%s)
+  case $phase in
+    runtime)
+      timeout 120 python3 -m tools.runtime_check > "$L/runtime_check.txt" 2>&1; echo "runtime_check rc=$?"
+      grep -E "FAIL|encoded|host" "$L/runtime_check.txt" | head -8
+      timeout 200 python3 -m pytest -q -m gpu tests/runtime > "$L/runtime_gpu.txt" 2>&1
+      summary runtime "$L/runtime_gpu.txt" ;;
+    enc5)
+      timeout 330 python3 -m tools.enc5_device_check check --refs .enc5refs --out "$L/enc5" \
+        --skip bench,sanitize,profile > "$L/enc5_check.txt" 2>&1; echo "enc5 check rc=$?"
+      sed -n '/== summary ==/,$p' "$L/enc5/enc5_device_check.log" | cut -c1-300
+      timeout 200 python3 -m pytest -q -m gpu tests/layers/enc5 > "$L/enc5_gpu.txt" 2>&1
+      summary enc5 "$L/enc5_gpu.txt" ;;
+    gemm)
+      timeout 560 python3 -m tools.pytest_shards --shards 8 --log-dir "$L/gemm" -- -m gpu tests/gemm \
+        --ignore=tests/gemm/test_ladder.py > "$L/gemm_suite.txt" 2>&1; echo "gemm suite rc=$?"
+      tail -10 "$L/gemm_suite.txt"
+      grep -h -E "^(FAILED|ERROR)" "$L"/gemm/shard*.txt | head -10 ;;
+    ladder)
+      timeout 300 python3 -m pytest -q --slow tests/gemm/test_ladder.py > "$L/ladder.txt" 2>&1
+      summary ladder "$L/ladder.txt"; grep -E "^(FAILED|ERROR)" "$L/ladder.txt" | head -10 ;;
+    truth)
+      timeout 300 python3 -m pytest -q -m gpu tests/numerics > "$L/truth.txt" 2>&1
+      summary truth "$L/truth.txt" ;;
+    eager)
+      timeout 300 python3 -m pytest -q -s -m gpu tests/runtime/test_gpu_eager.py tests/test_ops.py \
+        > "$L/eager_tests.txt" 2>&1
+      summary eager-tests "$L/eager_tests.txt"
+      timeout 400 python3 -m bench.eager --compile-check --out "$L/eager.json" > "$L/eager.txt" 2>&1
+      echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;
+    ab)
+      timeout 580 python3 -m tools.ab_commits --old .abold --new . --rounds 2 --out "$L/ab_commits.json" \
+        > "$L/ab.txt" 2>&1; echo "ab rc=$?"; tail -14 "$L/ab.txt" ;;
+    san)
+      timeout 300 python3 -m tools.enc5_device_check check --refs .enc5refs --out "$L/san" \
+        --skip build,debug,tiles,candidates,profile,bench > "$L/san.txt" 2>&1; echo "san rc=$?"
+      grep -h "sanitizer" "$L/san/enc5_device_check.log" | tail -8 ;;
+    *) echo "device_round: error: unknown phase $phase"; exit 2 ;;
+  esac
+  echo "-- $phase took $(( $(date +%s) - t0 )) s"
+done
+tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null
+true
