@@ -33,11 +33,12 @@ for phase in "$@"; do
       timeout 200 python3 -m pytest -q -m gpu tests/runtime > "$L/runtime_gpu.txt" 2>&1
       summary runtime "$L/runtime_gpu.txt" ;;
     enc5)
+      export TCFORGE_CACHE_DIR=$PWD/.enc5refs/cache  # the forms precompiled here travel with the frames
       timeout 330 python3 -m tools.enc5_device_check check --refs .enc5refs --out "$L/enc5" \
         --skip bench,sanitize,profile > "$L/enc5_check.txt" 2>&1; echo "enc5 check rc=$?"
       sed -n '/== summary ==/,$p' "$L/enc5/enc5_device_check.log" | cut -c1-300
       timeout 200 python3 -m pytest -q -m gpu tests/layers/enc5 > "$L/enc5_gpu.txt" 2>&1
-      summary enc5 "$L/enc5_gpu.txt" ;;
+      summary enc5 "$L/enc5_gpu.txt"; export TCFORGE_CACHE_DIR=$PWD/.cache/round ;;
     gemm)
       timeout 560 python3 -m tools.pytest_shards --shards 8 --log-dir "$L/gemm" -- -m gpu tests/gemm \
         --ignore=tests/gemm/test_ladder.py > "$L/gemm_suite.txt" 2>&1; echo "gemm suite rc=$?"
