@@ -91,7 +91,9 @@ def main() -> int:
         ft.set_max_dynamic_shared(64 * 1024)
         per_sm = driver.max_active_blocks_per_sm(fc, 128, 0)
         clusters = driver.max_active_clusters(ff, (128, 1, 1), 0, 2)
-        report("function attributes and occupancy", regs > 0 and per_sm > 0 and 0 < clusters <= sms // 2,
+        per_sm_ff = driver.max_active_blocks_per_sm(ff, 128, 0)  # resident clusters are bounded by CTAs that fit
+        report("function attributes and occupancy",
+               regs > 0 and per_sm > 0 and 0 < clusters <= per_sm_ff * sms // 2,
                f"{regs} registers, {per_sm} CTAs/SM, {clusters} resident 2-CTA clusters")
 
     def cluster_launch() -> None:
