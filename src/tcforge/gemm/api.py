@@ -385,6 +385,11 @@ class Prepared:
         return self
 
     @property
+    def reduce(self) -> Any:
+        """The split-K reduction launch (tcf_splitk_reduce over fp32 planes), or None where the kernel reduces."""
+        return self._reduce
+
+    @property
     def keep(self) -> list[Any]:
         """The bound call's tensors the launch points at (C, the split planes, the operands or their padded copies,
         the scales, the workspaces)."""
