@@ -114,7 +114,8 @@ def fake_torch() -> SimpleNamespace:
     props = SimpleNamespace(multi_processor_count=132)
     cuda = SimpleNamespace(device=lambda i: contextlib.nullcontext(), is_available=lambda: True,
                            current_device=lambda: 0, get_device_properties=lambda i: props,
-                           current_stream=lambda *a: SimpleNamespace(cuda_stream=0x5151))
+                           current_stream=lambda *a: SimpleNamespace(cuda_stream=0x5151),
+                           is_current_stream_capturing=lambda: False)
     return SimpleNamespace(Tensor=T, empty=_alloc, zeros=_alloc, cuda=cuda, **dtypes,
                            compiler=SimpleNamespace(is_compiling=lambda: False),
                            _C=SimpleNamespace(_cuda_getCurrentRawStream=lambda d: 0x5151, _cuda_getDevice=lambda: 0))

@@ -147,18 +147,21 @@ def partial_workspace(device: int, stream: int, flags: int, floats: int) -> tupl
     kinds of launch share them. Launches on one stream run in order; two streams get two workspaces. (A CUDA graph
     keeps the workspace of the stream it was captured on.) The memory is the driver's, outside torch's caching
     allocator (`unpooled`), so a workspace first made inside torch.compile's CUDA-graph trees does not sit in their
-    pool, where their checks refuse a block no output accounts for."""
+    pool, where their checks refuse a block no output accounts for; one first made inside a plain stream capture comes
+    from torch's allocator (the graph's pool), since a driver allocation would invalidate the capture."""
     key = (device, stream)
     have = _sk_buffers.get(key)
     if have is None or have[1].numel() < flags or have[0].numel() < floats:
         nf = max(flags, have[1].numel() if have is not None else 0)
         nw = max(floats, have[0].numel() if have is not None else 0)
+        import torch
+
         try:
+            if torch.cuda.is_current_stream_capturing():  # cuMemAlloc would invalidate the capture
+                raise TcforgeError("allocating inside a stream capture")
             ws = unpooled(nw, "<f4", device)
             fl = unpooled(nf, "<i4", device).zero_()
-        except (TcforgeError, TypeError, RuntimeError):  # no driver allocation here: torch's allocator, as before
-            import torch
-
+        except (TcforgeError, TypeError, RuntimeError):  # torch's allocator (the graph's pool under capture)
             ws = torch.empty(nw, dtype=torch.float32, device=f"cuda:{device}")
             fl = torch.zeros(nf, dtype=torch.int32, device=f"cuda:{device}")
         have = _sk_buffers[key] = (ws, fl)
