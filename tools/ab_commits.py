@@ -143,10 +143,22 @@ def _enc5_case(ex: int, ey: int, warm: bool = False) -> dict[str, Any]:
             "host_us": _host_us(call)}
 
 
+def _name(kind: str, spec: tuple) -> str:
+    if kind == "gemm":
+        (m, n, k), (in_kind, out_kind) = spec
+        return f"gemm {m}x{n}x{k} {in_kind}->{out_kind}"
+    return f"enc5 {spec[0]}x{spec[1]} hopper"
+
+
 def _cases() -> list[tuple[str, tuple]]:
+    """Every case, or those whose name matches AB_CASES (a regular expression)."""
+    import re
+
     cases: list[tuple[str, tuple]] = [("gemm", ((s, s, s), c)) for s in GEMM_SIZES for c in GEMM_COMBOS]
     cases += [("gemm", (shape, c)) for shape in GEMM_SHAPES for c in (("fp16", "fp32"), ("bf16", "bf16"))]
-    return cases + [("enc5", extent) for extent in ENC5_EXTENTS]
+    cases += [("enc5", extent) for extent in ENC5_EXTENTS]
+    pattern = os.environ.get("AB_CASES")
+    return [c for c in cases if not pattern or re.search(pattern, _name(*c))]
 
 
 def worker(only: int | None = None, warm: bool = False) -> None:
@@ -154,11 +166,9 @@ def worker(only: int | None = None, warm: bool = False) -> None:
     for i, (kind, spec) in enumerate(_cases()):
         if only is not None and i != only:
             continue
+        name = _name(kind, spec)
         if kind == "gemm":
             (m, n, k), (in_kind, out_kind) = spec
-            name = f"gemm {m}x{n}x{k} {in_kind}->{out_kind}"
-        else:
-            name = f"enc5 {spec[0]}x{spec[1]} hopper"
         try:
             row = _gemm_case(m, n, k, in_kind, out_kind, warm) if kind == "gemm" else _enc5_case(*spec, warm=warm)
         except Exception as exc:  # a failing case is reported, not fatal to the others
@@ -201,11 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new", type=Path, default=Path("."), help="the new source tree")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds of old and new")
     ap.add_argument("--out", type=Path, default=Path("bench/results/ab_commits.json"), help="JSON output")
+    ap.add_argument("--cases", default=None, help="a regular expression: only the cases whose name matches")
     ap.add_argument("--jobs", type=int, default=12, help="concurrent processes compiling the kernels first")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--case", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.cases:
+        os.environ["AB_CASES"] = args.cases  # the workers read it
     if args.worker:
         worker(args.case, args.warm)
         return 0
