@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,44 @@ def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph
     return rows
 
 
+def run_teaching_ladder(size: int, out_kinds: list[str], graph: bool) -> list[dict[str, Any]]:
+    """The teaching ladder (tcforge.gemm.ladder: one small kernel per rung, fp16 inputs) at size^3, each rung checked
+    against cuBLAS on fresh random inputs with its output poisoned, then timed interleaved with cuBLAS."""
+    import torch
+
+    from tcforge.gemm import ladder
+    from tcforge.gemm.check import cublas, rel_err
+
+    rows = []
+    for out_kind in out_kinds:
+        od = {"fp32": torch.float32, "bf16": torch.bfloat16}[out_kind]
+        for name, r in ladder.RUNGS.items():
+            a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+            b_nk = torch.randn(size, size, device="cuda", dtype=torch.float16)
+            out = torch.full((size, size), float("nan"), device="cuda", dtype=od)
+            row: dict[str, Any] = {"rung": r.number, "variant": name, "in": "fp16", "out": out_kind, "m": size,
+                                   "n": size, "k": size, "adds": r.adds}
+            try:
+                run = ladder.prepare(name, a, b_nk, out)
+                run()
+                ref = cublas(a, b_nk.t(), None, None, out_kind)
+                err = rel_err(out, ref.double())
+                if not err <= peer_tolerance("fp16", out_kind):
+                    raise ValueError(f"rung {name} differs from cuBLAS by {err:.2e} (relative): not timed")
+                peer = partial(cublas, a, b_nk.t(), None, None, out_kind)
+                t_ours, t_cublas = _time_ms(run, graph), _time_ms(peer, graph)
+                flop = 2.0 * size**3
+                row.update(check_rel_err_vs_cublas=err, ms=t_ours, cublas_ms=t_cublas, tflops=flop / t_ours / 1e9,
+                           cublas_tflops=flop / t_cublas / 1e9, ratio=t_cublas / t_ours)
+            except Exception as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+            rows.append(row)
+            print(f"  rung {r.number} {name:<11} fp16->{out_kind} {row.get('tflops', float('nan')):7.1f} vs cuBLAS "
+                  f"{row.get('cublas_tflops', float('nan')):7.1f}  x{row.get('ratio', float('nan')):.3f}  "
+                  f"{row.get('error', '')}", flush=True)
+    return rows
+
+
 def best_variant(rows: list[dict[str, Any]], combo: tuple[str, str]) -> str:
     """The fastest variant of the ladder for a dtype pair (by ratio to its adjacent cuBLAS timing)."""
     cand = [r for r in rows if (r["in"], r["out"]) == combo and r["ratio"] == r["ratio"]]
@@ -238,6 +277,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--no-plot", action="store_true", help="write JSON only")
+    ap.add_argument("--ladder", action="store_true",
+                    help="the teaching ladder (one small kernel per rung, fp16 in, fp32 and bf16 out) against cuBLAS")
     args = ap.parse_args(argv)
     out_dir = output_dir(args.out, "--out")  # checked before any timing
     try:
@@ -253,6 +294,15 @@ def main(argv: list[str]) -> int:
     if args.no_pdl:
         options = replace(options, pdl=False)
     t0 = time.time()
+    if args.ladder:
+        tag = f"_{args.tag}" if args.tag else ""
+        print(f"teaching ladder at {args.size}^3 on {torch.cuda.get_device_name()}", flush=True)
+        rows = run_teaching_ladder(args.size, ["fp32", "bf16"], graph)
+        path = out_dir / f"gemm_ladder{tag}.json"
+        path.write_text(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                                    "rungs": rows, "seconds": time.time() - t0}, indent=1))
+        print(f"wrote {path}")
+        return 0
     print(f"gemm ladder at {args.size}^3 on {torch.cuda.get_device_name()} ({len(combos)} dtype pairs)", flush=True)
     tag = f"_{args.tag}" if args.tag else ""
     path = out_dir / f"gemm{tag}.json"
