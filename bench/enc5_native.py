@@ -2,7 +2,7 @@
 second for a batch of 64, the Ada-emulation mode, the float PyTorch model (eager) and the CPU reference, and the
 layer's physical floor.
 
-Usage (on a machine with an sm_90 GPU): python3 bench/enc5_native.py [--json bench/results/enc5_native.json]
+Usage (on a machine with an sm_90 GPU): python3 -m bench.enc5_native [--json bench/results/enc5_native.json]
 [--cpu-reference] [--quick]
 """
 

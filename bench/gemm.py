@@ -1,4 +1,4 @@
-"""Thin wrapper: `python3 bench/gemm.py [args]` is `tcforge bench gemm [args]`."""
+"""Thin wrapper: `python3 -m bench.gemm [args]` is `tcforge bench gemm [args]`."""
 
 import sys
 

@@ -6,7 +6,7 @@ clock, clock-limit reasons); every launch is first compared with cuBLAS in its o
 timed if one disagrees). Reports ms per GEMM, TFLOP/s, J per GEMM, mean W, median SM MHz, the share of samples
 limited by the software power cap, and cuBLAS's kernel name (torch.profiler). Writes bench/results/gemm_energy.json.
 
-    python3 bench/gemm_energy.py [--size 4096] [--variants hoist,cluster4] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
+    python3 -m bench.gemm_energy [--size 4096] [--variants hoist,cluster4] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
 
 A variant may be a spec with kernel-config overrides (tcforge.gemm.specs: `hoist_es@epi_bufs=4+stages=3`).
 """
@@ -123,7 +123,7 @@ def measure(fn: Callable[[], Any], nv: Any, seconds: float, per_graph: int) -> d
 def write_result(path: str, script: str, argv: list[str] | None, **fields: Any) -> None:
     """The metered scripts' JSON: a UTC time stamp, the fields, and the command line that reproduces the run."""
     out = dict(when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **fields,
-               command=f"python3 bench/{script} " + " ".join(argv or []))
+               command=f"python3 -m bench.{script.removesuffix('.py')} " + " ".join(argv or []))
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(out, indent=1))
 

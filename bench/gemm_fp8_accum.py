@@ -5,7 +5,7 @@ k-blocks; tcforge's fp8 kernels accumulate in the tensor core throughout, like u
 the three side by side on the same fresh random inputs: TFLOP/s (median of CUDA-graph timings) and the relative
 Frobenius error against a float64 product of the exact fp8 values. Writes bench/results/gemm_fp8_accum.json.
 
-    python3 bench/gemm_fp8_accum.py [--out PATH]
+    python3 -m bench.gemm_fp8_accum [--out PATH]
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         del a, b, ref
         torch.cuda.empty_cache()
     out = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "device": torch.cuda.get_device_name(),
-           "rows": rows, "command": "python3 bench/gemm_fp8_accum.py " + " ".join(argv or [])}
+           "rows": rows, "command": "python3 -m bench.gemm_fp8_accum " + " ".join(argv or [])}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(out, indent=1))
     return 0

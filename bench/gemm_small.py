@@ -1,7 +1,7 @@
 """Small GEMMs (512^3, 1024^3, 2048^3, small M): each variant checked, timed against cuBLAS in the same run and its
 kernels' device time read with torch.profiler, so a slow shape shows whether the kernel or the launch costs the time.
 
-    python3 bench/gemm_small.py [--variants auto,hoist,bm64,t128,t64,t64_sk] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
+    python3 -m bench.gemm_small [--variants auto,hoist,bm64,t128,t64,t64_sk] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
         [--shapes 512x512x512,1024x1024x1024] [--b-col] [--a-col] [--tag NAME]
 
 A variant written NAME@fused or NAME@planes forces how its split launches reduce (inside the kernel, or through

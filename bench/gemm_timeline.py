@@ -3,12 +3,12 @@
 initialised, cluster synchronised), each producer thread's first load, each consumer warpgroup's first stage
 arrived, its last wgmmas done and its stores done (its first warp's: each warp waits for its own TMA stores), and the
 exit (thread 0 at its end: in a cluster past its producer tail — the wait for every CTA's consumers to release the
-last slots it filled, which replaced a final cluster barrier in the sixteenth session — unless it loads only this
+last slots it filled, in place of a final cluster barrier — unless it loads only this
 CTA's own operand; without a cluster the producer thread, which leaves early). Each
 traced launch follows ten plain launches of the variant in the stream (no PDL; NVML's SM clock read after it) and is
 first checked against cuBLAS; the plain variant and cuBLAS are graph-timed in the same run for scale.
 
-    python3 bench/gemm_timeline.py [--shapes 128x11008x4096,2048x2048x2048] [--combos bf16:bf16,e4m3:bf16]
+    python3 -m bench.gemm_timeline [--shapes 128x11008x4096,2048x2048x2048] [--combos bf16:bf16,e4m3:bf16]
         [--variants n96c4,hoist] [--b-col] [--repeats 5] [--tag NAME]
 
 A variant that cannot take the stamps (split, stream-K, promoting, ping-pong, cp.async: KernelConfig.check) is

@@ -1,4 +1,4 @@
-"""Thin wrapper: `python3 bench/numerics_mma.py [args]` is `tcforge bench numerics [args]` (mma emulation speed)."""
+"""Thin wrapper: `python3 -m bench.numerics_mma [args]` is `tcforge bench numerics [args]` (mma emulation speed)."""
 
 import sys
 

@@ -4,7 +4,7 @@ Each tree runs in its own worker process (PYTHONPATH=TREE/src, its own kernel ca
 for --rounds rounds and reports, per case, each tree's median time, the ratio new / old, cuBLAS's time and whether
 both trees' outputs on the same seeded inputs are bit-identical (a SHA-256 of the output bytes).
 
-    git worktree add /tmp/old HEAD~3 && python3 tools/ab_commits.py --old /tmp/old --new . --out ab.json
+    git worktree add /tmp/old HEAD~3 && python3 -m tools.ab_commits --old /tmp/old --new . --out ab.json
 
 Cases: `tcforge.gemm.matmul` at 4096^3 and 8192^3 for fp16->fp32, bf16->bf16, e4m3->bf16, and at mid and small-M
 shapes where `auto` runs other kernel families (timed as CUDA-graph replays, peer torch.mm / torch._scaled_mm the same

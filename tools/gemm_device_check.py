@@ -1,7 +1,7 @@
 """One device call for the GEMM engine: warm the kernel cache, check every variant (each in a subprocess with a timeout,
 so a hang or a fault cannot hide the others), then benchmark the passing ones against cuBLAS. Writes under --out.
 
-    python3 tools/gemm_device_check.py --out $OUT [--phases warm,check,bench] [--bench-args "..."]
+    python3 -m tools.gemm_device_check --out $OUT [--phases warm,check,bench] [--bench-args "..."]
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ def main() -> int:
                 return (f"{tool}: TIMEOUT after {limit}s with {len(shots)} shots done, "
                         f"{sum('ok=False' in ln for ln in shots)} not ok")
 
-        print("$ compute-sanitizer --tool memcheck|racecheck --error-exitcode 9 python3 tools/gemm_device_check.py "
+        print("$ compute-sanitizer --tool memcheck|racecheck --error-exitcode 9 python3 -m tools.gemm_device_check "
               "--sanitize-shot (both tools at once)", flush=True)
         with ThreadPoolExecutor(2) as pool:
             for line in pool.map(sanitize, ("memcheck", "racecheck")):

@@ -4,9 +4,9 @@ spends its energy on"). Each launch runs on fresh random inputs after a warm-up;
 
     ncu --clock-control none --section WarpStateStats --section SourceCounters --section SpeedOfLight \\
         --kernel-name regex:'tcf_gemm|nvjet' --launch-skip 0 -o epi \\
-        python3 tools/gemm_ncu_epilogue.py [combo ...] [--variants hoist,hoist@diag=2]   # default e4m3:bf16 fp16:fp32
+        python3 -m tools.gemm_ncu_epilogue [combo ...] [--variants hoist,hoist@diag=2]   # default e4m3:bf16 fp16:fp32
     ncu --import epi.ncu-rep --page source --csv --print-source sass > epi_sass.csv
-    python3 tools/gemm_ncu_epilogue.py --summarize epi_sass.csv
+    python3 -m tools.gemm_ncu_epilogue --summarize epi_sass.csv
 
 The summary gives, per profiled kernel, its warp-stall samples by reason and the share of samples on instructions
 that run once per tile per consumer warp (executed 512 tiles x 8 warps = 4096 times at 4096^3 with 128x256 tiles: the

@@ -6,7 +6,7 @@ each with what still agrees: the instruction count, the opcode multiset, and the
 MMA instructions (registers and immediates left out) — a difference confined to scheduling and register choice.
 
     TCFORGE_CACHE_DIR=.cache/new tcforge gemm build      # the new template's cubins
-    python3 tools/gemm_sass_compare.py .cache/old .cache/new [--cuobjdump PATH] [--workers 4]
+    python3 -m tools.gemm_sass_compare .cache/old .cache/new [--cuobjdump PATH] [--workers 4]
 
 (tools/gemm_sass_subset.py builds a representative ~56 of the ~1,510 builds into a cache, from the working tree or a
 git revision: the quick form of the same check.)

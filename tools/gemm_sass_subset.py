@@ -2,9 +2,9 @@
 refactor: every variant family, input/output type, operand layout, cluster shape, split/stream-K mode, the swapped
 product, fp8 promotion, the deferred and spread epilogues, and the diagnostic builds (timeline, stream-K trace, diag).
 
-    python3 tools/gemm_sass_subset.py --cache .cache/sass_old --rev HEAD   # the committed kernel source
-    python3 tools/gemm_sass_subset.py --cache .cache/sass_new              # the working tree's
-    python3 tools/gemm_sass_compare.py .cache/sass_old .cache/sass_new
+    python3 -m tools.gemm_sass_subset --cache .cache/sass_old --rev HEAD   # the committed kernel source
+    python3 -m tools.gemm_sass_subset --cache .cache/sass_new              # the working tree's
+    python3 -m tools.gemm_sass_compare .cache/sass_old .cache/sass_new
 
 `--per-variant` builds instead every variant's fp16 -> fp32 build (row-major a and B) and its split-K builds: a second,
 wider sample. `--rev` renders as that git revision did (its codegen and its single-file `gemm_sm90.cu`; the header

@@ -5,7 +5,7 @@ An experiment's build (`hoist_es@epi_early=true`) against the shipped ones it mu
 without split-K every element sums the same products in the same K order whatever the epilogue, so the outputs
 must be the same bits. Exit status 1 on the first difference, naming it.
 
-    python3 tools/gemm_spec_bits.py --variants hoist_es@epi_early=true,hoist_es,hoist
+    python3 -m tools.gemm_spec_bits --variants hoist_es@epi_early=true,hoist_es,hoist
         [--shapes 4096x4096x1024,1000x1000x520,...] [--combos fp16:fp32:row,bf16:bf16:col,...]
 """
 

@@ -1,5 +1,5 @@
 """The numerics benchmark runs, writes its JSON and reports a throughput per model (speed itself is not asserted here:
-the figure belongs to `OMP_NUM_THREADS=1 taskset -c 0 python3 bench/numerics_mma.py`)."""
+the figure belongs to `OMP_NUM_THREADS=1 taskset -c 0 python3 -m bench.numerics_mma`)."""
 
 from __future__ import annotations
 

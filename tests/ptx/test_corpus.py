@@ -101,7 +101,7 @@ TRITON = {
 def test_triton_matmuls(ptx_data, corpus, name) -> None:
     path = ptx_data / corpus / name
     if not path.exists():
-        pytest.skip(f"{path} not generated (python3 tools/ptx/gen_triton_ptx.py tests/data/ptx/{corpus})")
+        pytest.skip(f"{path} not generated (python3 -m tools.ptx.gen_triton_ptx tests/data/ptx/{corpus})")
     m = read_module_file(path)
     an = Analysis(m, m.function("matmul_kernel"))
     d = an.to_dict()

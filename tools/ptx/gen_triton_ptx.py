@@ -4,7 +4,7 @@ Writes into OUT_DIR: matmul_f16_sm80.ptx (mma.sync m16n8k16), matmul_f16_sm90a.p
 matmul_e4m3_sm89.ptx (mma.sync m16n8k32 e4m3), plus versions.txt (the triton version used).
 
     python3 -m pip install triton   # not a tcforge dependency
-    python3 tools/ptx/gen_triton_ptx.py tests/data/ptx/triton
+    python3 -m tools.ptx.gen_triton_ptx tests/data/ptx/triton
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate tcforge's hardware truth on an H200: `python3 tools/truth/generate.py --out DIR` (tcforge importable:
+"""Generate tcforge's hardware truth on an H200: `python3 -m tools.truth.generate --out DIR` (tcforge importable:
 `pip install -e .`, or `PYTHONPATH=src` on a bare device).
 
 Runs the kernels of truth_kernels.cu (cubin built here or on the device with nvcc) through CuPy, regenerates every

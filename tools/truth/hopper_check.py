@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Independent float64 check of the Hopper mma model against the committed H200 tile digests.
 
-`python3 tools/truth/hopper_check.py [--tiles N]` (about 2 minutes for all 9 x 32768 tiles on one core). Model of
+`python3 -m tools.truth.hopper_check [--tiles N]` (about 2 minutes for all 9 x 32768 tiles on one core). Model of
 each `HMMA.16816.F16` step (16 products plus the accumulator): a product's exponent is ea + eb (floor(log2|.|) of the
 two f16 operands), the accumulator's is floor(log2|acc|); every addend is truncated toward zero to a multiple of
 2^(M - 25), M the largest of those exponents; the exact sum is rounded to nearest-even f16. Steps: k % 4 in {0, 1}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pack the device output of generate.py into tcforge's committed truth and shipped tables.
 
-`python3 tools/truth/pack.py --src DIR` (DIR: the files generate.py wrote under $OUT) writes
+`python3 -m tools.truth.pack --src DIR` (DIR: the files generate.py wrote under $OUT) writes
 `tests/data/numerics/h200_*.npz`, `tests/data/numerics/h200_truth_meta.json` and
 `src/tcforge/numerics/data/approx_tables.npz`. It refuses to pack a run whose own checks failed.
 """

@@ -203,9 +203,10 @@ class Analysis:
         for acc, i in recs:
             elem = max(1, acc.width // max(1, len(acc.dests)))
             off = acc.offset
-            start, end = off.c + i * elem, off.c + (i + 1) * elem
+            zero = off.at_zero()
+            start, end = zero + i * elem, zero + (i + 1) * elem
             if acc.fragment:  # wmma: the warp's tile, whatever register this is
-                start, end, elem, i = off.c, off.c + acc.width, acc.width, 0
+                start, end, elem, i = zero, zero + acc.width, acc.width, 0
             lo = start if lo is None else min(lo, start)
             hi = end if hi is None else max(hi, end)
             for k, v in off.terms_text().items():

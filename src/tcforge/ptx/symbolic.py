@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tcforge.ptx import bit_ops
 from tcforge.ptx.dataflow import DataFlow, is_special
 from tcforge.ptx.ir import Function
 from tcforge.ptx.opcodes import TYPE_BYTES, root
@@ -125,6 +126,32 @@ class Lin:
             lo += min(k * a.lo, k * a.hi)
             hi += max(k * a.lo, k * a.hi)
         return lo, hi
+
+    def bits(self) -> int | None:
+        """Mask of the bits the value can have set (None: unknown or possibly negative)."""
+        if self.is_const:
+            return self.c if self.c >= 0 else None
+        sp = self.single_base_special()
+        if sp is not None and sp.hi - sp.lo < 4096:
+            m = 0
+            for v in range(sp.lo, sp.hi + 1):
+                x = self.at(v)
+                if x < 0:
+                    return None
+                m |= x
+            return m
+        b = self.bounds()
+        if b is None or b[0] < 0:
+            return None
+        return (1 << b[1].bit_length()) - 1
+
+    def at_zero(self) -> int:
+        """Value in thread zero: every special register at its lowest value, derived atoms through their table."""
+        total = self.c
+        for a, k in self.t.items():
+            if a.kind == DERIVED and a.base is not None and a.base.lo is not None:
+                total += k * a.fn(a.base.lo)
+        return total
 
     def terms_text(self) -> dict[str, int]:
         """Per-thread terms as {name: coefficient}, bases first, then specials, derived, opaque."""
@@ -307,7 +334,7 @@ class Evaluator:
         if r == "ld" and ".param" in op and len(src) == 1 and isinstance(src[0], Addr):
             return self._param_value(self.address(src[0], d), opq)
         if r in ("add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor", "neg", "not", "rem", "div", "min",
-                 "max", "bfe", "mul24", "mad24"):
+                 "max", "bfe", "mul24", "mad24", "bfi", "prmt"):
             if ".f" in op or op.endswith((".f32", ".f64", ".f16", ".f16x2", ".bf16", ".bf16x2")):
                 return opq
             vals = [self.operand(s, d) for s in src]
@@ -341,6 +368,9 @@ class Evaluator:
                 return opq
             if r == "shl" and len(v) == 2 and v[1].is_const and 0 <= v[1].c < 64:
                 return v[0].scale(1 << v[1].c)
+            exact = bit_ops.exact(r, op, v)
+            if exact is not None:
+                return exact
         except (OverflowError, ValueError):
             return opq
         if all(x.is_const for x in v):

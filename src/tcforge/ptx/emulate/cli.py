@@ -1,4 +1,4 @@
-"""`tcforge emulate FILE.ptx --entry NAME --grid X,Y,Z --block X,Y,Z --args ARGS.npz --numerics ada|hopper
+"""`tcforge emulate FILE --entry NAME --grid X,Y,Z --block X,Y,Z --args ARGS.npz --numerics ada|hopper
 --out OUT.npz`: run a kernel's PTX on the CPU and write the global buffers it stored to (docs/emulate.md has the
 .npz schema)."""
 
@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcforge.cliutil import output_file
+from tcforge.extract import ptx_text
 from tcforge.ptx.emulate.api import NUMERICS, emulate
 from tcforge.ptx.emulate.errors import EmulationError
 
@@ -26,7 +28,9 @@ def _dims(text: str) -> tuple[int, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tcforge emulate", description=__doc__.split("\n\n")[0])
-    p.add_argument("ptx", type=Path, help="the PTX file")
+    p.add_argument("ptx", type=Path, help="the PTX file, or a binary holding PTX (ELF, PE, .fatbin)")
+    p.add_argument("--arch", metavar="GLOB", help="in a binary with several PTX entries, the one whose architecture "
+                   "matches, e.g. 'compute_90a'")
     p.add_argument("--entry", help="kernel entry (default: the module's only entry)")
     p.add_argument("--grid", type=_dims, required=True, help="grid X,Y,Z")
     p.add_argument("--block", type=_dims, required=True, help="block X,Y,Z")
@@ -50,9 +54,10 @@ def load_args(path: Path) -> dict:
 
 def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
-    text = args.ptx.read_bytes()
+    output_file(args.out, "--out", stdout=False)
+    label, text = ptx_text(args.ptx, args.arch)
     stats: dict = {}
-    out = emulate(text, args.entry, args.grid, args.block, load_args(args.args), args.numerics, file=str(args.ptx),
+    out = emulate(text, args.entry, args.grid, args.block, load_args(args.args), args.numerics, file=label,
                   dynamic_shared=args.dynamic_shared, stats=stats)
     np.savez(args.out, **out)
     print(f"{args.ptx}: {stats['ctas']} CTAs, {stats['warp_instructions']:,} warp instructions in "
