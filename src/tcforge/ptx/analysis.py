@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from tcforge.ptx.dataflow import DataFlow, is_special
 from tcforge.ptx.errors import PTXSyntaxError
+from tcforge.ptx.inline import inline_calls
 from tcforge.ptx.ir import Function, Module
 from tcforge.ptx.memory import Access, collect_accesses
 from tcforge.ptx.mma import MMA, MMAFormatError, decode
@@ -53,6 +54,7 @@ class PhaseReport:
     ops: Counter
     sources: dict[str, Counter] = field(default_factory=dict)
     stages: list[Evidence] = field(default_factory=list)
+    calls: tuple[str, ...] = ()
 
     @property
     def epilogue_count(self) -> int:
@@ -65,7 +67,10 @@ class Analysis:
 
     def __init__(self, module: Module, fn: Function, rule: str = "stream",
                  block: tuple[int, ...] | None = None) -> None:
+        inlined = inline_calls(module, fn)
+        fn = inlined.fn
         self.module, self.fn, self.rule, self.block = module, fn, rule, block
+        self.call_chains = inlined.chains
         stmts = fn.statements
         self.flow = DataFlow(fn)
         self.ev = Evaluator(fn, self.flow, block)
@@ -177,9 +182,10 @@ class Analysis:
                         if got is not None:
                             self.operand_loads.setdefault(got[0].pos, set()).add(f"P{index} {role}")
         ops = sorted({mm_st.opcode for mm_st in (stmts[p] for p in positions)})
+        calls = max((self.call_chains[p] for p in positions), key=len)
         return PhaseReport(ph, positions[0] + 1, positions[-1] + 1, stmts[positions[0]].line,
                            stmts[positions[-1]].end_line, ops[0] if len(ops) == 1 else " | ".join(ops),
-                           weight, bias, (0, -1), Counter(), sources)
+                           weight, bias, (0, -1), Counter(), sources, calls=calls)
 
     def _operand_bytes(self, items: list[tuple[MMA, tuple]]) -> OperandBytes | None:
         per_base: dict[str, list[tuple[Access, int]]] = {}
@@ -325,6 +331,7 @@ class Analysis:
                 "epilogue_range": [pr.epilogue[0] + 1, pr.epilogue[1] + 1] if pr.epilogue_count else None,
                 "sources": {k: dict(v) for k, v in pr.sources.items()},
                 "stages": [str(e) for e in pr.stages],
+                "calls": list(pr.calls),
             })
         return {
             "format": FORMAT,

@@ -98,8 +98,8 @@ def _no_mma_warning(an: Analysis) -> str:
                     for op in s.operands} & names)
     why = f"{an.module.file}: {an.fn.kind} {an.fn.name} has no tensor-core instruction (mma, wmma, wgmma, tcgen05)"
     if calls:
-        why += (f"; it calls {', '.join(calls[:5])}{' ...' if len(calls) > 5 else ''} and calls are not followed "
-                "(a debug build keeps MMAs in .funcs: report them with --entry NAME)")
+        why += (f"; calls are followed and reach none either (it calls {', '.join(calls[:5])}"
+                f"{' ...' if len(calls) > 5 else ''})")
     return why
 
 

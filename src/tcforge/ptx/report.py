@@ -51,7 +51,8 @@ def render_text(an: Analysis) -> str:
     if an.phases:
         out.append("instructions (data types in the mnemonic's order):")
         for pr in an.phases:
-            out.append(f"  P{pr.phase.index}: {pr.instruction}  types {instruction_types(pr.instruction) or '-'}")
+            via = f"  in call {' > '.join(pr.calls)}" if pr.calls else ""
+            out.append(f"  P{pr.phase.index}: {pr.instruction}  types {instruction_types(pr.instruction) or '-'}{via}")
         out.append("")
     out.append("stages:")
     out.append("  prologue: " + (", ".join(map(str, an.prologue_stages)) or "-"))
@@ -144,7 +145,8 @@ def render_markdown(an: Analysis) -> str:
            "## 0. Conventions", "",
            "- `sNNNN` is a statement number: instructions and labels of the entry body counted from 1; directives, "
            "`.loc` lines and scope braces are not statements; a multi-line instruction is one statement. `LNNNNN` is "
-           "its first physical line.",
+           "its first physical line. Calls that reach tensor-core instructions are followed: the callee's statements "
+           "are numbered in place of the call, and a phase inside a call names the chain `callee@LINE`.",
            "- Byte ranges are `lo..hi` with `hi` exclusive, for the thread whose per-thread terms are all zero; the "
            "terms give the per-thread addends.", "",
            "## 1. Phase table", "", "```", format_phase_table(phase_rows(an)), "```", "",
@@ -153,7 +155,8 @@ def render_markdown(an: Analysis) -> str:
     for pr in an.phases:
         ph = pr.phase
         cells = [", ".join(f"{k} x{v}" for k, v in pr.sources.get(r, {}).most_common()) or "-" for r in "ABC"]
-        out.append(f"| {ph.index} | L{pr.first_line}-L{pr.last_line} | `{pr.instruction}` | {len(ph.chains)} x "
+        via = f" (in call {' > '.join(f'`{c}`' for c in pr.calls)})" if pr.calls else ""
+        out.append(f"| {ph.index} | L{pr.first_line}-L{pr.last_line} | `{pr.instruction}`{via} | {len(ph.chains)} x "
                    f"{ph.chain_length} | " + " | ".join(cells) + " |")
     out += ["", "## 2. Operand bytes", "", "| phase | role | base | bytes | per-thread terms | any thread < | loads |",
             "|---|---|---|---|---|---|---|"]

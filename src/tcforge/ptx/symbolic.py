@@ -395,6 +395,23 @@ class Evaluator:
                     vals = table.values()
                     a = self.atoms[name] = Atom(name, DERIVED, min(vals), max(vals), sp, table.__getitem__)
                 return Lin(0, {a: 1})
+        # two forms of the same special register combined (a swizzle `(x>>3 & 7) ^ (x & 7)`): one table again
+        if len(v) == 2 and r in ("and", "or", "xor", "min", "max") and not (v[0].is_const or v[1].is_const):
+            sp = v[0].single_base_special()
+            if sp is not None and v[1].single_base_special() == sp:
+                sym = {"and": "&", "or": "|", "xor": "^"}.get(r)
+                name = f"{_spell(v[0])}{sym}{_spell(v[1])}" if sym else f"{r}({format_lin(v[0])},{format_lin(v[1])})"
+                a = self.atoms.get(name)
+                if a is None:
+                    table = {}
+                    for x in range(sp.lo, sp.hi + 1):
+                        res = _fold(r, op, [v[0].at(x), v[1].at(x)])
+                        if res is None:
+                            return opq
+                        table[x] = res
+                    vals = table.values()
+                    a = self.atoms[name] = Atom(name, DERIVED, min(vals), max(vals), sp, table.__getitem__)
+                return Lin(0, {a: 1})
         return opq
 
 

@@ -40,10 +40,13 @@ def _dims(v, what: str) -> tuple[int, int, int]:
 
 def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, numerics: str = "hopper", *,
             file: str = "<ptx>", dynamic_shared: int = 0, stats: dict | None = None,
-            batch_lanes: int = MAX_BATCH_LANES) -> dict[str, np.ndarray]:
+            batch_lanes: int = MAX_BATCH_LANES, record=None) -> dict[str, np.ndarray]:
     """Execute `entry` over `grid` x `block` with `args` (module docstring); `numerics` picks the mma model.
     Returns {buffer name: array} for every global buffer the kernel stored to. `stats`, when given, receives
-    warp instructions, seconds and instructions per second."""
+    warp instructions, seconds and instructions per second. `record`, when given, is called at every global and
+    shared access (ld, st, atom, cp.async, ldmatrix, ...) as `record(line, space, addresses, ids, size, store)`: the
+    PTX line, 'global' (device addresses) or 'shared' (offsets in the CTA's shared memory), one address per thread,
+    {special register: values} of those threads (%tid.*, %ctaid.*, %laneid, %warpid), bytes per thread."""
     if numerics not in NUMERICS:
         raise EmulationError(f"numerics must be one of {', '.join(NUMERICS)}, got {numerics!r}")
     module = read_module(ptx_text, file)
@@ -95,6 +98,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
             if off + 8 > p.size:
                 raise EmulationError(f"argument {pname}@{off}: offset past the {p.size}-byte parameter")
     mem = Memory(buffers, bytes(block_bytes))
+    mem.record = record
     for pname, fx in fixups.items():
         p = next(q for q in fn.params if q.name == pname)
         for off, target in fx:

@@ -155,6 +155,11 @@ class Machine:
         c = self.ctaids[cta]
         return f"ctaid ({c[0]},{c[1]},{c[2]}) tid ({tid[0]},{tid[1]},{tid[2]})"
 
+    def thread_ids(self, lanes: np.ndarray) -> dict[str, np.ndarray]:
+        """%tid.*, %ctaid.*, %laneid and %warpid of the given lanes."""
+        return {k: self.specials[k][lanes] for k in ("%tid.x", "%tid.y", "%tid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z",
+                                                      "%laneid", "%warpid")}
+
     def failer(self, st):
         """`fail(lane, message)` raising an EmulationError located at statement `st`."""
         def fail(lane: int, msg: str):

@@ -49,6 +49,7 @@ class Memory:
         self.local = np.zeros(16, np.uint8)
         self.local_size = 0
         self.lanes_per_cta = 1
+        self.record = None  # record(line, space, addresses, thread ids, bytes, store) at each global/shared access
 
     def address(self, name: str) -> int:
         """Device address of a global buffer."""

@@ -94,6 +94,15 @@ def _access(ctx, st, space, addr_fn, width, count, store):
         return [(sp, idx, sa) for sp, (idx, sa) in mem.split_generic(a).items()] or \
             [("global", np.arange(len(lanes)), a)]
 
+    if mem.record is not None:  # decided once per statement: no cost when nobody records
+        plain, record = resolve, mem.record
+
+        def resolve(lanes):
+            parts = plain(lanes)
+            for sp, idx, a in parts:
+                record(st.line, sp, a, ctx.thread_ids(lanes[idx]), size, store)
+            return parts
+
     if store:
         def do_store(lanes, vals):
             for sp, idx, a in resolve(lanes):
