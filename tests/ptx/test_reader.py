@@ -160,3 +160,45 @@ def test_branch_tables_and_call_prototypes_are_not_statements() -> None:
     assert fn.branch_tables == {"$Ltbl": ["$L1", "$L2"]}
     flow = DataFlow(fn)
     assert flow.succs[0] == [1, 2] and flow.loops == []
+
+
+def test_progress_reports_the_line_reached_after_each_function() -> None:
+    """`read_module(progress=...)` is called once per function body with a rising line number (the `spec` bar)."""
+    from tcforge.ptx.module import read_module
+
+    body = "{\n  ret;\n}\n"
+    text = ".version 8.0\n.target sm_90a\n.address_size 64\n" + "".join(
+        f".visible .entry k{i}()\n{body}" for i in range(3))
+    seen: list[int] = []
+    m = read_module(text, "p.ptx", progress=seen.append)
+    assert len(m.functions) == 3 and len(seen) == 3
+    assert seen == [7, 11, 15]  # each body's closing brace
+
+
+def test_spec_shows_lines_read_for_a_large_module(monkeypatch, capsys, tmp_path) -> None:
+    """On a terminal, a module past the size limit advances a lines-read bar to its last function's line."""
+    from tcforge.ptx import cli
+
+    updates: list[int] = []
+
+    class Bar:
+        def __init__(self, total: int, desc: str, unit: str, quiet: bool = False) -> None:
+            assert unit == "line" and desc.startswith("reading")
+
+        def update(self, n: int = 1) -> None:
+            updates.append(n)
+
+        def __enter__(self) -> Bar:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    monkeypatch.setattr(cli, "BIG_INPUT", 0)
+    monkeypatch.setattr(cli, "show_progress", lambda quiet=False: True)
+    monkeypatch.setattr(cli, "Counter", Bar)
+    path = tmp_path / "big.ptx"
+    path.write_text(".version 8.0\n.target sm_90a\n.address_size 64\n" + "".join(
+        f".visible .entry k{i}()\n{{\n  ret;\n}}\n" for i in range(4)))
+    assert cli.main([str(path), "--list"]) == 0
+    assert len(updates) == 4 and sum(updates) == 3 + 4 * 4

@@ -71,7 +71,19 @@ def read_inputs(files: list[str], quiet: bool = False) -> list[Module]:
                 print(f"tcforge spec: reading {f} ({len(data) / 1e6:.1f} MB, about "
                       f"{len(data) / 1e6 * SECONDS_PER_MB:.0f} s)...", file=sys.stderr, flush=True)
             sources = ptx_sources(f, data)
-        modules += [read_module(text, label) for label, text in sources]
+        for label, text in sources:
+            if len(text) > BIG_INPUT and show_progress(quiet):  # lines read, on a terminal
+                lines = text.count("\n" if isinstance(text, str) else b"\n") + 1
+                with Counter(lines, f"reading {label}", "line", quiet) as bar:
+                    done = [0]
+
+                    def advance(line: int, bar: Counter = bar, done: list[int] = done) -> None:
+                        bar.update(line - done[0])
+                        done[0] = line
+
+                    modules.append(read_module(text, label, progress=advance))
+            else:
+                modules.append(read_module(text, label))
     return modules
 
 

@@ -10,6 +10,7 @@ statement.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from tcforge.ptx.body import BodyReader
@@ -34,8 +35,9 @@ _LINE_DIRECTIVES = (".version", ".target", ".address_size", ".file", ".loc")
 class _Reader:
     """Recursive-descent reader over the token cursor."""
 
-    def __init__(self, file: str, text: str) -> None:
+    def __init__(self, file: str, text: str, progress: Callable[[int], None] | None = None) -> None:
         self.file = file
+        self.progress = progress  # called with the line reached after each function body
         self.toks = Tokens(file, text)
         self.functions: list[Function] = []
         self.decls: list[Decl] = []
@@ -199,10 +201,13 @@ class _Reader:
                       returns=returns)
         BodyReader(self.toks).read(fn, brace)
         self.functions.append(fn)
+        if self.progress is not None:
+            self.progress(fn.end_line)
 
 
-def read_module(text: str | bytes, file: str = "<ptx>") -> Module:
-    """Parse PTX text into a Module; raises PTXSyntaxError (with file, line, col) on malformed input."""
+def read_module(text: str | bytes, file: str = "<ptx>", progress: Callable[[int], None] | None = None) -> Module:
+    """Parse PTX text into a Module; raises PTXSyntaxError (with file, line, col) on malformed input. `progress`, if
+    given, is called with the line reached after each function (for a progress display on large modules)."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -219,7 +224,7 @@ def read_module(text: str | bytes, file: str = "<ptx>") -> Module:
         raise PTXSyntaxError(file, line, i - (text.rfind("\n", 0, i) + 1) + 1, "NUL byte: binary input, not PTX")
     if not text.strip():
         raise PTXSyntaxError(file, 1, 1, "empty PTX module")
-    reader = _Reader(file, text)
+    reader = _Reader(file, text, progress)
     try:
         reader.read()
     except OperandError as exc:  # a bracket or list error outside an instruction (parameter lists, declarations)
