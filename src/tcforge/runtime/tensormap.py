@@ -118,18 +118,23 @@ def _enum(kind: type, value: int) -> Any:
     return member
 
 
+def _driver_function(name: str, proto: Any) -> Any:
+    """A driver entry point as a ctypes function of type `proto`, resolved through cuda-python's cuGetProcAddress."""
+    cu = driver.api()
+    flags = cu.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT
+    out = cu.cuGetProcAddress(name.encode(), 12000, flags)
+    driver.check(out[0], f"cuGetProcAddress({name})")
+    return proto(int(out[1]))
+
+
 def _direct_encoder() -> Any:
     """The driver's own cuTensorMapEncodeTiled (resolved through cuda-python's cuGetProcAddress), for our buffer."""
     global _direct
     if _direct is None:
-        cu = driver.api()
-        flags = cu.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT
-        out = cu.cuGetProcAddress(b"cuTensorMapEncodeTiled", 12000, flags)
-        driver.check(out[0], "cuGetProcAddress(cuTensorMapEncodeTiled)")
         u32, u64, i32, vp = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int, ctypes.c_void_p
         proto = ctypes.CFUNCTYPE(i32, vp, i32, u32, vp, ctypes.POINTER(u64), ctypes.POINTER(u64),
                                  ctypes.POINTER(u32), ctypes.POINTER(u32), i32, i32, i32, i32)
-        _direct = proto(int(out[1]))
+        _direct = _driver_function("cuTensorMapEncodeTiled", proto)
     return _direct
 
 
@@ -138,11 +143,8 @@ def _replacer() -> Any:
     our aligned buffer), resolved once through cuGetProcAddress."""
     global _replace
     if _replace is None:
-        cu = driver.api()
-        flags = cu.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT
-        out = cu.cuGetProcAddress(b"cuTensorMapReplaceAddress", 12000, flags)
-        driver.check(out[0], "cuGetProcAddress(cuTensorMapReplaceAddress)")
-        _replace = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)(int(out[1]))
+        proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+        _replace = _driver_function("cuTensorMapReplaceAddress", proto)
     return _replace
 
 

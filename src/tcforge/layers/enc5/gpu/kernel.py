@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 from tcforge.errors import TcforgeError
 
@@ -210,16 +211,26 @@ def launch(name: str | Form, prm: Enc5Params, frames: int = 1, stream: int = 0, 
     """Launch a form over `frames` frames of extent (prm.ex, prm.ey) on `stream`."""
     from tcforge.runtime import driver
 
+    f, fn = _ready(name, device, options)
+    driver.launch(fn, _grid(f, prm, frames), f.block, [prm], shared_bytes=f.dynamic_smem, stream=stream)
+
+
+_dynamic_smem_set: set[int] = set()
+
+
+def _ready(name: str | Form, device: int, options: tuple[str, ...]) -> tuple[Form, Any]:
+    """A form and its loaded kernel, its dynamic shared-memory limit raised once per kernel."""
     f = form(name)
     fn = function(f, device, options)
     if f.dynamic_smem and fn.handle not in _dynamic_smem_set:
         fn.set_max_dynamic_shared(f.dynamic_smem)
         _dynamic_smem_set.add(fn.handle)
-    geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=f.cluster)
-    driver.launch(fn, geo.grid, f.block, [prm], shared_bytes=f.dynamic_smem, stream=stream)
+    return f, fn
 
 
-_dynamic_smem_set: set[int] = set()
+def _grid(f: Form, prm: Enc5Params, frames: int) -> tuple[int, int, int]:
+    """The launch grid of a form over `frames` frames of extent (prm.ex, prm.ey)."""
+    return Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=f.cluster).grid
 
 
 class Prepared:
@@ -232,15 +243,10 @@ class Prepared:
                  options: tuple[str, ...] = ()) -> None:
         from tcforge.runtime import driver
 
-        f = form(name)
-        fn = function(f, device, options)
-        if f.dynamic_smem and fn.handle not in _dynamic_smem_set:
-            fn.set_max_dynamic_shared(f.dynamic_smem)
-            _dynamic_smem_set.add(fn.handle)
+        f, fn = _ready(name, device, options)
         self.params = Enc5Params()
         ctypes.memmove(ctypes.addressof(self.params), ctypes.addressof(prm), ctypes.sizeof(Enc5Params))
-        geo = Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=f.cluster)
-        self._launch = driver.Launch(fn, geo.grid, f.block, [self.params], shared_bytes=f.dynamic_smem)
+        self._launch = driver.Launch(fn, _grid(f, prm, frames), f.block, [self.params], shared_bytes=f.dynamic_smem)
 
     def __call__(self, stream: int) -> None:
         self._launch(stream)
