@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generate tcforge's hardware truth on an H200: `python3 -m tools.truth.generate --out DIR` (tcforge importable:
-`pip install -e .`, or `PYTHONPATH=src` on a bare device).
+`pip install -e .`, or `PYTHONPATH=src` on a bare device). `--only wgmma,hmma_f32` measures only the tensor-core forms
+of tcforge.numerics.tensorcore (tc_truth.py, kernels in wgmma_kernels.cu) on any Hopper GPU.
 
 Runs the kernels of truth_kernels.cu (cubin built here or on the device with nvcc) through CuPy, regenerates every
 input with tcforge.numerics.truth (numpy) and checks the CUDA twin of the RNG against it, and writes a few compressed
@@ -24,6 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from tcforge.numerics import truth as T
+
+try:
+    from tools.truth import tc_truth
+except ImportError:  # loaded as a file (not as tools.truth.generate): the sibling module
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import tc_truth
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -437,19 +444,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--carry", type=Path, default=REPO / ".truthcarry")
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--tiles", type=int, default=MMA_TILES)
-    p.add_argument("--only", default="rng,mma,cvt,elementwise,approx,ex2sm,edges")
+    p.add_argument("--only", default="rng,mma,cvt,elementwise,approx,ex2sm,edges",
+                   help="sections; wgmma and hmma_f32 (the tensor-core forms) are not in the default set")
+    p.add_argument("--tc-tiles", type=int, default=None,
+                   help=f"tiles per family of the tensor-core forms (default {tc_truth.TILES_PER_FAMILY}; "
+                        f"{tc_truth.DRY_RUN_TILES} with --dry-run)")
     args = p.parse_args(argv)
+    only = args.only.split(",")
+    tc_tiles = args.tc_tiles or (tc_truth.DRY_RUN_TILES if args.dry_run else tc_truth.TILES_PER_FAMILY)
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     summary: list[str] = []
     meta: dict = {"args": vars(args) | {"out": str(args.out), "carry": str(args.carry)}}
+    gpu = tc = None
     if args.dry_run:
-        gpu = DryRunBackend()
+        gpu, tc = DryRunBackend(), tc_truth.DryRunTC()
         meta["env"] = {"dry_run": True}
     else:
-        cubin, build = get_cubin(args.carry, Path("/tmp/truth_build"))
-        meta["env"] = environment(cubin, build)
-        gpu = CupyBackend(cubin)
+        if any(name not in tc_truth.SECTIONS for name in only):
+            cubin, build = get_cubin(args.carry, Path("/tmp/truth_build"))
+            meta["env"] = environment(cubin, build)
+            gpu = CupyBackend(cubin)
+        if any(name in tc_truth.SECTIONS for name in only):
+            tc_cubin, tc_build = tc_truth.get_cubin(args.carry, Path("/tmp/truth_build"))
+            meta["env_tc"] = environment(tc_cubin, tc_build) | {"sass": tc_truth.sass_summary(tc_cubin)}
+            tc = tc_truth.CupyTC(tc_cubin)
     res: dict[str, dict] = {}
     sections = {
         "rng": lambda: section_rng(gpu, res),
@@ -459,8 +478,10 @@ def main(argv: list[str] | None = None) -> int:
         "approx": lambda: section_approx(gpu, res),
         "ex2sm": lambda: section_ex2sm(gpu, res),
         "edges": lambda: section_edges(gpu, res),
+        "wgmma": lambda: tc_truth.section(tc, res, "wgmma", tc_tiles),
+        "hmma_f32": lambda: tc_truth.section(tc, res, "hmma_f32", tc_tiles),
     }
-    for name in args.only.split(","):
+    for name in only:
         ts = time.time()
         try:
             summary.append(f"{name}: {sections[name]()}  [{time.time() - ts:.1f} s]")
@@ -475,6 +496,8 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     print("==== SUMMARY ====")
     print(json.dumps(meta.get("env", {}), default=str)[:1500])
+    if "env_tc" in meta:
+        print(json.dumps({k: v for k, v in meta["env_tc"].items() if k != "sass"}, default=str)[:1500])
     for line in summary:
         print(line)
     print(f"files: {sorted(os.listdir(args.out))}; total {time.time() - t0:.1f} s")

@@ -3,7 +3,10 @@
 
 `python3 -m tools.truth.pack --src DIR` (DIR: the files generate.py wrote under $OUT) writes
 `tests/data/numerics/h200_*.npz`, `tests/data/numerics/h200_truth_meta.json` and
-`src/tcforge/numerics/data/approx_tables.npz`. It refuses to pack a run whose own checks failed.
+`src/tcforge/numerics/data/approx_tables.npz` when DIR holds the element-wise/mma run, and
+`tests/data/numerics/hopper_tc_truth.npz` + `hopper_tc_truth_meta.json` when it holds the tensor-core run
+(`--only wgmma,hmma_f32`; forms measured before and not re-measured are kept). It refuses to pack a run whose own
+checks failed; a dry run packs only into `--dest` (never the committed truth).
 """
 
 from __future__ import annotations
@@ -36,8 +39,22 @@ def _check(cond: bool, what: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--src", required=True, type=Path)
+    p.add_argument("--dest", type=Path, default=None,
+                   help="directory for the tensor-core truth (default: the committed one)")
     args = p.parse_args(argv)
-    src = args.src
+    found = False
+    if (args.src / "mma.npz").is_file():
+        pack_h200(args.src)
+        found = True
+    if any((args.src / f"tc_{s}.npz").is_file() for s in TC_SECTIONS):
+        pack_tc(args.src, args.dest)
+        found = True
+    _check(found, f"{args.src} holds neither mma.npz nor tc_wgmma.npz / tc_hmma_f32.npz")
+    return 0
+
+
+def pack_h200(src: Path) -> None:
+    """The element-wise, conversion, MUFU and mma.sync e4m3 truth (h200_*.npz) and the shipped tables."""
     mma, rng, cvt = _load(src, "mma"), _load(src, "rng"), _load(src, "cvt")
     ew, apx, tab, r2 = _load(src, "elementwise"), _load(src, "approx"), _load(src, "tables"), _load(src, "round2")
     meta = json.loads((src / "meta.json").read_text())
@@ -106,7 +123,72 @@ def main(argv: list[str] | None = None) -> int:
     (TRUTH / "h200_truth_meta.json").write_text(json.dumps(meta_out, indent=1) + "\n")
     for f in sorted(TRUTH.glob("h200_*")) + [TABLES]:
         print(f"{f.relative_to(REPO)}: {f.stat().st_size / 1e6:.2f} MB")
-    return 0
+
+
+TC_SECTIONS = ("wgmma", "hmma_f32")
+TC_FILE = "hopper_tc_truth.npz"
+TC_META = "hopper_tc_truth_meta.json"
+TC_SCALARS = ("seed", "tiles_per_family", "block_tiles", "twin_tiles")
+
+
+def pack_tc(src: Path, dest: Path | None) -> None:
+    """The tensor-core truth: forms whose probe and twin checks passed, merged with forms packed before."""
+    meta = json.loads((src / "meta.json").read_text())
+    dry = bool(meta.get("env", {}).get("dry_run"))
+    _check(not dry or dest is not None, "a dry run is not hardware truth (pack it with --dest DIR)")
+    dest = dest or TRUTH
+    dest.mkdir(parents=True, exist_ok=True)
+    merged: dict[str, np.ndarray] = {}
+    old_meta: dict = {}
+    if (dest / TC_FILE).is_file():
+        with np.load(dest / TC_FILE) as z:
+            merged = {k: z[k] for k in z.files}
+        if (dest / TC_META).is_file():
+            old_meta = json.loads((dest / TC_META).read_text())
+    forms = [str(f) for f in merged.get("forms", [])]
+    packed, skipped = [], []
+    for sec in TC_SECTIONS:
+        if not (src / f"tc_{sec}.npz").is_file():
+            continue
+        z = _load(src, f"tc_{sec}")
+        for k in TC_SCALARS:
+            _check(k not in merged or int(merged[k]) == int(z[k]), f"{k} differs from the truth packed before")
+            merged[k] = z[k]
+        for name in (str(f) for f in z["forms"]):
+            key = name.replace(".", "_")
+            if int(z[f"{key}__layout"]) < 0:
+                skipped.append(f"{name}: the exact-result probe failed (layout)")
+                continue
+            if int(z[f"{key}__twin_bad"].sum()):
+                skipped.append(f"{name}: CUDA and numpy inputs differ")
+                continue
+            for k in [k for k in merged if k.startswith(key + "__")]:
+                del merged[k]
+            merged.update({k: v for k, v in z.items() if k.startswith(key + "__")})
+            if name not in forms:
+                forms.append(name)
+            packed.append(name)
+    _check(bool(packed), "no tensor-core form passed its probe and twin checks: " + "; ".join(skipped))
+    merged["forms"] = np.array(forms)
+    np.savez_compressed(dest / TC_FILE, **merged)
+    sections = old_meta.get("sections", {})
+    for line in meta.get("summary", []):
+        name = line.split(":", 1)[0]
+        if name in TC_SECTIONS:
+            sections[name] = line
+    env = meta.get("env_tc", meta.get("env", {}))
+    out_meta = {
+        "generator": "tools/truth/generate.py --only wgmma,hmma_f32 (tc_truth.py, wgmma_kernels.cu), packed by pack.py",
+        "env": {k: v for k, v in env.items() if k != "sass"},
+        "sass": env.get("sass", {}),
+        "sections": sections,
+        "skipped_forms": skipped,
+        "forms": forms,
+        "dry_run": dry,
+    }
+    (dest / TC_META).write_text(json.dumps(out_meta, indent=1) + "\n")
+    print(f"{TC_FILE}: {len(packed)} forms packed ({len(forms)} in all), {len(skipped)} skipped "
+          f"{skipped}; {(dest / TC_FILE).stat().st_size / 1e6:.2f} MB")
 
 
 def _digests(v: np.ndarray) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""tcforge.numerics: bit-exact emulation of the PTX arithmetic the FP8 layers use (mma, conversions, f16 ops, MUFU).
+"""tcforge.numerics: bit-exact emulation of the PTX arithmetic the FP8 layers use (mma, wgmma, conversions, f16 ops,
+MUFU).
 
 Everything works on bit patterns (uint8 e4m3 codes, uint16 f16 bits, uint32 packed words) and is vectorised numpy.
 """
@@ -31,7 +32,10 @@ from tcforge.numerics.f16_ops import (
     f16x2_sub,
 )
 from tcforge.numerics.f32_ops import f16_to_f32, f32_add_ftz, f32_mul_ftz, f32_to_f16_rn
+from tcforge.numerics.hmma import mma_m16n8k16_f16_f16, mma_m16n8k16_f32, mma_m16n8k32_f8
 from tcforge.numerics.mma import MODELS, mma_m16n8k32_e4m3_f16
+from tcforge.numerics.tensorcore import tc_mma
+from tcforge.numerics.wgmma import wgmma_m64nNk16, wgmma_m64nNk32
 
 __all__ = [
     "MODELS",
@@ -63,5 +67,11 @@ __all__ = [
     "f32_add_ftz",
     "f32_mul_ftz",
     "f32_to_f16_rn",
+    "mma_m16n8k16_f16_f16",
+    "mma_m16n8k16_f32",
     "mma_m16n8k32_e4m3_f16",
+    "mma_m16n8k32_f8",
+    "tc_mma",
+    "wgmma_m64nNk16",
+    "wgmma_m64nNk32",
 ]

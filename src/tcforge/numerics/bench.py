@@ -1,9 +1,8 @@
 """`tcforge bench numerics`: mma emulation throughput (output elements per second) per model on one CPU core.
 
 Run it pinned to one core with single-threaded BLAS for the figure the issue asks for:
-`OMP_NUM_THREADS=1 taskset -c 0 tcforge bench numerics` (or `python3 -m bench.numerics_mma`). Writes JSON to
-bench/results/numerics_mma.json. The time is the best of --repeat runs, as this process's CPU time (the verdict)
-and as wall clock.
+`OMP_NUM_THREADS=1 taskset -c 0 tcforge bench numerics`. Writes JSON to bench/results/numerics_mma.json. The time
+is the best of --repeat runs, as this process's CPU time (the verdict) and as wall clock.
 """
 
 from __future__ import annotations
@@ -87,7 +86,7 @@ def main(argv: list[str]) -> int:
     results = {m: measure(m, args.tiles, args.repeat) for m in models}
     report = {
         "what": "mma_m16n8k32_e4m3_f16 emulation throughput, output elements per second (best of repeats)",
-        "command": "OMP_NUM_THREADS=1 taskset -c 0 python3 -m bench.numerics_mma " + " ".join(argv),
+        "command": "OMP_NUM_THREADS=1 taskset -c 0 tcforge bench numerics " + " ".join(argv),
         "cores_allowed": cores,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "python": platform.python_version(),
