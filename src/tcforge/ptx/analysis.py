@@ -7,17 +7,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from tcforge.ptx.dataflow import DataFlow, is_special
-from tcforge.ptx.errors import PTXSyntaxError
 from tcforge.ptx.inline import inline_calls
-from tcforge.ptx.ir import Function, Module
-from tcforge.ptx.memory import Access, collect_accesses
-from tcforge.ptx.mma import MMA, MMAFormatError, decode
+from tcforge.ptx.ir import Function, Module, PTXSyntaxError
+from tcforge.ptx.memory import Access, collect_accesses, traffic_rows
 from tcforge.ptx.opcodes import is_barrier, is_mma
-from tcforge.ptx.phases import Phase, group_phases, shape_phase
-from tcforge.ptx.stages import Evidence, classify
+from tcforge.ptx.phases import MMA, MMAFormatError, Phase, decode_mma, group_phases, shape_phase
 from tcforge.ptx.symbolic import PARAM_VALUE, Evaluator, Lin, block_bounds
-from tcforge.ptx.trace import Tracer, summarise
-from tcforge.ptx.traffic import traffic_rows
+from tcforge.ptx.trace import Evidence, Tracer, classify, summarise
 
 FORMAT = "tcforge.spec/1"
 
@@ -118,7 +114,7 @@ class Analysis:
             v = self.ev.operand(st.operands[3], p)
             idesc = v.c if v.is_const else None
         try:
-            return decode(st, idesc)
+            return decode_mma(st, idesc)
         except MMAFormatError as exc:
             raise PTXSyntaxError(self.module.file, st.line, st.col, str(exc)) from None
 

@@ -1,11 +1,23 @@
 """The parsed form of a PTX module: its functions (`.entry` / `.func`) with parameters, declarations and linearised
-statements (see tcforge.ptx.module for how statements are numbered)."""
+statements (see tcforge.ptx.module for how statements are numbered), and the error the reader raises for malformed
+input, carrying the file, line and column it points at."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tcforge.ptx.errors import PTXSyntaxError
+from tcforge.errors import TcforgeError
+
+
+class PTXSyntaxError(TcforgeError):
+    """Malformed or unsupported PTX; the message starts with `FILE:LINE:COL:` so editors and the CLI can point at it."""
+
+    def __init__(self, file: str, line: int, col: int, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.col = col
+        self.detail = message
+        super().__init__(f"{file}:{line}:{col}: {message}")
 
 
 @dataclass(slots=True)

@@ -1,5 +1,6 @@
 """The PTX module reader: header directives, declarations, `.entry`/`.func` with parameters, and linearised statements
-(the parsed form is tcforge.ptx.ir's, re-exported here; a function's body is read by tcforge.ptx.body).
+(the parsed form is tcforge.ptx.ir's, re-exported here; tokens, declarations and a function's body are read by
+tcforge.ptx.parse).
 
 Statements are numbered as the enc5 analysis numbers them: from 1 inside the function body, one per instruction or
 label, each with the physical line of its first token (`line`) and of its terminating `;` (`end_line`). Directives
@@ -13,12 +14,9 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from tcforge.ptx.body import BodyReader
-from tcforge.ptx.declarations import parse_decl, parse_params
-from tcforge.ptx.errors import PTXSyntaxError
-from tcforge.ptx.ir import Decl, Function, Module, Param, Statement
-from tcforge.ptx.lexer import Tokens
+from tcforge.ptx.ir import Decl, Function, Module, Param, PTXSyntaxError, Statement
 from tcforge.ptx.operands import OperandError
+from tcforge.ptx.parse import BodyReader, Tokens, parse_decl, parse_params
 
 __all__ = ["Decl", "Function", "Module", "Param", "Statement", "read_module", "read_module_file"]
 

@@ -7,16 +7,19 @@ buffers it wrote (numpy arrays, same dtype and shape as given).
   a by-value struct (`.param .align A .b8 name[N]`) its N bytes (bytes or a uint8 array);
 - `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM;
 - any other name -> a numpy array: a global buffer.
+Module-scope `.global` variables not given in `args` are buffers holding their initializers (zeros without one).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
 from tcforge.ptx.emulate.errors import EmulationError
 from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
 from tcforge.ptx.emulate.memory import Memory
-from tcforge.ptx.emulate.state import view_dtype
+from tcforge.ptx.emulate.state import TYPE_BYTES, view_dtype
 from tcforge.ptx.module import read_module
 
 NUMERICS = ("hopper", "ada")
@@ -67,6 +70,9 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
             fixups.setdefault(pname, []).append((int(off), target))
         elif isinstance(v, np.ndarray) and v.ndim >= 1 and not (key in pnames and _is_struct(fn, key)):
             buffers[key] = v
+    for d in module.decls:
+        if d.space == "global" and d.name not in buffers:
+            buffers[d.name] = module_global(ptx_text, d, file)
     block_bytes = bytearray(fn.param_block_size)
     mem_names = set(buffers)
     for p in fn.params:
@@ -112,3 +118,48 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
 
 def _is_struct(fn, name: str) -> bool:
     return any(p.name == name and p.array is not None for p in fn.params)
+
+
+_INIT_INT = re.compile(r"(-?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uU]?")
+
+
+def _literal(tok: str, ptype: str, where: str) -> bytes:
+    """One initializer element as the bytes of `ptype` (integers, 0f/0d bit patterns, decimal floats)."""
+    dt, size = view_dtype(ptype), TYPE_BYTES[ptype]
+    if re.fullmatch(r"0[fFdD][0-9a-fA-F]+", tok):
+        return int(tok[2:], 16).to_bytes(size, "little")
+    m = _INIT_INT.fullmatch(tok)
+    if m:
+        digits = m.group(2)
+        v = int(digits, 8) if len(digits) > 1 and digits[0] == "0" and digits[1] in "01234567" else int(digits, 0)
+        v = -v if m.group(1) else v
+        if ptype[0] == "f":
+            return np.asarray(v).astype(dt).tobytes()
+        return (v & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
+    try:
+        return np.asarray(float(tok)).astype(dt if ptype[0] == "f" else np.float64).tobytes()[:size]
+    except ValueError:
+        raise EmulationError(f"{where}: initializer element {tok!r} is not supported (numbers only)") from None
+
+
+def module_global(ptx_text: str | bytes, decl, file: str = "<ptx>") -> np.ndarray:
+    """The bytes (uint8) of a module-scope `.global` variable: its initializer, zeros where it has none."""
+    text = ptx_text.decode() if isinstance(ptx_text, bytes) else ptx_text
+    lines = text.splitlines()[decl.line - 1:]
+    head = ""
+    for ln in lines:
+        head += ln + "\n"
+        if ";" in ln:
+            break
+    head = head.split(";", 1)[0]
+    where = f"{file}:{decl.line}: .global {decl.name}"
+    size = decl.size
+    if "=" not in head:
+        if size is None:
+            raise EmulationError(f"{where} has no size")
+        return np.zeros(size, np.uint8)
+    ptype = decl.type or "b8"
+    toks = [t for t in re.split(r"[\s,{}]+", head.split("=", 1)[1]) if t]
+    raw = b"".join(_literal(t, ptype, where) for t in toks)
+    size = len(raw) if size is None else size
+    return np.frombuffer(raw[:size] + bytes(max(0, size - len(raw))), np.uint8).copy()

@@ -1,12 +1,13 @@
-"""Integer and bit instructions: add sub mul mad div rem abs neg min max, and or xor not cnot lop3, shl shr shf,
-bfe bfi prmt popc clz brev bfind, selp setp (integer and float compares) and mov (incl. vector pack/unpack)."""
+"""Integer arithmetic and moves: add sub mul mad (lo/hi/wide, sat), mul24 mad24, the carry chains (add.cc addc sub.cc
+subc mad.cc madc), sad, dp4a dp2a, div rem, min max (relu, 16x2 SIMD), abs neg, and mov (incl. vector pack/unpack).
+The bit, compare and select instructions are in ops_bits.py."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tcforge.ptx.emulate.state import SINT, TYPE_BYTES, UINT, storage, view_dtype
-from tcforge.ptx.operands import Imm, Reg, Vec
+from tcforge.ptx.operands import Reg, Vec
 
 _U64 = np.uint64
 
@@ -82,7 +83,15 @@ def b_mad(ctx, st, parts):
     if ptype in ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2"):
         return ctx.float_op(st, ["fma"] + parts[1:])
     if "cc" in parts or parts[0] == "madc":
-        ctx.unsupported(st, "extended-precision mad.cc / madc")
+        return _carry_chain(ctx, st, parts)
+    if "sat" in parts:  # mad.hi.sat.s32: the high word plus c, saturated
+        d, a, b, c = st.operands[:4]
+        ra, rb, rc, w = ctx.srcv(a, "s32"), ctx.srcv(b, "s32"), ctx.srcv(c, "s32"), ctx.dst(d, "s32")
+
+        def sat(m):
+            r = ((np.asarray(ra()).astype(np.int64) * np.asarray(rb()).astype(np.int64)) >> 32) + rc()
+            w(np.clip(r, -(1 << 31), (1 << 31) - 1).astype(np.int32), m)
+        return sat
     f, out = _mul_parts(parts, ptype)
     d, a, b, c = st.operands[:4]
     ra, rb, rc, w = ctx.src(a, ptype), ctx.src(b, ptype), ctx.src(c, out), ctx.dst(d, out)
@@ -96,7 +105,7 @@ def _simple(op):
         if ptype in ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2"):
             return ctx.float_op(st, parts)
         if "cc" in parts or parts[0] in ("addc", "subc"):
-            ctx.unsupported(st, "carry-chain arithmetic (.cc / addc / subc)")
+            return _carry_chain(ctx, st, parts)
         if "sat" in parts:
             def sat(a, b):
                 r = op(a.astype(np.int64), b.astype(np.int64))
@@ -110,7 +119,123 @@ def b_minmax(ctx, st, parts):
     ptype = _type(parts)
     if ptype in ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2"):
         return ctx.float_op(st, parts)
-    return _binary(ctx, st, np.minimum if parts[0] == "min" else np.maximum, ptype)
+    fn = np.minimum if parts[0] == "min" else np.maximum
+    relu = "relu" in parts
+    if ptype in ("u16x2", "s16x2"):  # two 16-bit lanes, low half first
+        d, a, b = st.operands[:3]
+        ra, rb, w = ctx.src_full(a, "b32"), ctx.src_full(b, "b32"), ctx.dst(d, "b32")
+        ht = np.int16 if ptype[0] == "s" else np.uint16
+
+        def half(x, k):
+            return (x >> np.uint32(16 * k)).astype(np.uint16).view(ht)
+
+        def simd(m):
+            x, y = ra(), rb()
+            out = np.zeros(len(x), np.uint32)
+            for k in range(2):
+                r = fn(half(x, k), half(y, k))
+                if relu:
+                    r = np.maximum(r, ht(0))
+                out |= r.view(np.uint16).astype(np.uint32) << np.uint32(16 * k)
+            w(out, m)
+        return simd
+    if relu:  # max/min.relu.s32: negative results become 0
+        return _binary(ctx, st, lambda x, y: np.maximum(fn(x, y), 0).astype(x.dtype), ptype)
+    return _binary(ctx, st, fn, ptype)
+
+
+_CF = "%cc.cf"  # the condition code's carry flag CC.CF: one bool per lane, kept with the function's registers
+
+
+def _carry_chain(ctx, st, parts):
+    """add.cc/addc/sub.cc/subc/mad.cc/madc (.u32/.s32/.u64/.s64): the carry (borrow) chain through CC.CF."""
+    # .cc writes the carry out of the unsigned addition (the borrow of a subtraction) to CC.CF; addc/madc add
+    # CC.CF, subc subtracts b + CC.CF
+    ptype = _type(parts)
+    ut = UINT[TYPE_BYTES[ptype]]
+    root = parts[0]
+    mad, sub = root in ("mad", "madc"), root in ("sub", "subc")
+    use_cf, set_cf = root in ("addc", "subc", "madc"), "cc" in parts
+    ops = st.operands
+    ra, rb = ctx.src_full(ops[1], ptype), ctx.src_full(ops[2], ptype)
+    rc = ctx.src_full(ops[3], ptype) if mad else None
+    w = ctx.dst(ops[0], ptype)
+    mul = _mul_parts([p for p in parts if p not in ("cc",)], ptype)[0] if mad else None
+    regs = ctx.regs
+
+    def run(m):
+        a, b = np.asarray(ra()).astype(ut), np.asarray(rb()).astype(ut)
+        if mad:
+            a, b = np.asarray(mul(a, b)).view(ut), np.asarray(rc()).astype(ut)
+        cf = regs.get(_CF)
+        cin = (cf if cf is not None else np.zeros(len(a), bool)).astype(ut) if use_cf else ut(0)
+        if sub:
+            t = a - b
+            d = t - cin
+            cout = (a < b) | (t < cin)
+        else:
+            t = a + b
+            d = t + cin
+            cout = (t < a) | (d < t)
+        w(d, m)
+        if set_cf:
+            old = regs.get(_CF)
+            regs[_CF] = cout if m is None or old is None else np.where(m, cout, old)
+    return run
+
+
+def b_mul24(ctx, st, parts):
+    """mul24/mad24 .lo/.hi (.sat): 24-bit a and b multiplied to 48 bits, bits 31..0 or 47..16, plus c for mad24."""
+    # the operands' low 24 bits, sign-extended for .s32 (the upper 8 bits assumed ignored)
+    signed, hi, mad, sat = parts[-1] == "s32", "hi" in parts, parts[0] == "mad24", "sat" in parts
+    ops = st.operands
+    ra, rb = ctx.src_full(ops[1], "u32"), ctx.src_full(ops[2], "u32")
+    rc = ctx.src_full(ops[3], "u32") if mad else None
+    w = ctx.dst(ops[0], "u32")
+
+    def v24(x):
+        x = np.asarray(x).astype(np.int64) & 0xFFFFFF
+        return np.where(x & 0x800000, x - (1 << 24), x) if signed else x
+
+    def run(m):
+        p = v24(ra()) * v24(rb())
+        r = (p >> 16 if hi else p) & 0xFFFFFFFF
+        if mad:
+            c = np.asarray(rc()).astype(np.int64)
+            if sat:
+                r = np.where(r >= 1 << 31, r - (1 << 32), r) + np.where(c >= 1 << 31, c - (1 << 32), c)
+                r = np.clip(r, -(1 << 31), (1 << 31) - 1)
+            else:
+                r = r + c
+        w((r & 0xFFFFFFFF).astype(np.uint32), m)
+    return run
+
+
+def b_dp(ctx, st, parts):
+    """dp4a / dp2a.lo/.hi with .u32/.s32 operand types: byte (and half-word) dot products accumulated into c."""
+    four = parts[0] == "dp4a"
+    ta, tb = parts[-2], parts[-1]
+    ops = st.operands
+    ra, rb, rc = (ctx.src_full(x, "u32") for x in ops[1:4])
+    w = ctx.dst(ops[0], "u32")
+    b_sel = 2 if "hi" in parts else 0
+
+    def lanes(x, width, count, signed):
+        x = np.asarray(x).astype(np.int64)
+        out = []
+        for i in range(count):
+            v = (x >> (width * i)) & ((1 << width) - 1)
+            out.append(np.where(signed & (v >> (width - 1) == 1), v - (1 << width), v))
+        return out
+
+    def run(m):
+        va = lanes(ra(), 8 if four else 16, 4 if four else 2, ta == "s32")
+        vb = lanes(rb(), 8, 4, tb == "s32")
+        acc = np.asarray(rc()).astype(np.int64)
+        for i in range(len(va)):
+            acc = acc + va[i] * vb[i if four else b_sel + i]
+        w((acc & 0xFFFFFFFF).astype(np.uint32), m)
+    return run
 
 
 def b_divrem(ctx, st, parts):
@@ -135,11 +260,17 @@ def b_divrem(ctx, st, parts):
 
 
 def _sdiv64(a, b):
-    q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
-    return np.where((a < 0) ^ (b < 0), -q, q)
+    """Signed 64-bit quotient rounded toward zero, on unsigned magnitudes (INT64_MIN has no int64 magnitude)."""
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    ua, ub = a.view(_U64), b.view(_U64)
+    ma = np.where(a < 0, ~ua + _U64(1), ua)
+    mb = np.where(b < 0, ~ub + _U64(1), ub)
+    q = ma // mb
+    return np.where((a < 0) ^ (b < 0), ~q + _U64(1), q).view(np.int64)
 
 
-def b_unary(ctx, st, parts):
+def b_absneg(ctx, st, parts):
+    """abs/neg: the integer forms here, the float ones to the float builders."""
     ptype = _type(parts)
     if ptype in ("f32", "f64", "f16", "f16x2", "bf16", "bf16x2"):
         return ctx.float_op(st, parts)
@@ -147,277 +278,8 @@ def b_unary(ctx, st, parts):
     ra, w = ctx.src(a, ptype), ctx.dst(d, ptype)
     vd = view_dtype(ptype)
     n = TYPE_BYTES[ptype]
-    fn = {"abs": lambda x: np.abs(x.view(vd)), "neg": lambda x: (-(x.view(SINT[n]))) if n else ~x,
-          "not": lambda x: ~x, "cnot": lambda x: (x == 0).astype(x.dtype),
-          "popc": lambda x: _popc(x, n), "clz": lambda x: _clz(x, n), "brev": lambda x: _brev(x, n),
-          "bfind": lambda x: _bfind(x, n, ptype[0] == "s", "shiftamt" in parts)}[parts[0]]
-    if ptype == "pred":
-        fn = {"not": lambda x: ~x}[parts[0]]
-    out = ctx.dst(d, "u32") if parts[0] in ("popc", "clz", "bfind") else w
-    return lambda m: out(fn(ra()), m)
-
-
-def _popc(x, n):
-    x = np.asarray(x).astype(_U64)
-    c = np.zeros(x.shape, np.uint32)
-    for i in range(8 * n):
-        c += ((x >> _U64(i)) & _U64(1)).astype(np.uint32)
-    return c
-
-
-def _clz(x, n):
-    x = np.asarray(x).astype(_U64)
-    r = np.full(x.shape, 8 * n, np.uint32)
-    for i in range(8 * n):
-        r = np.where(((x >> _U64(i)) & _U64(1)) != 0, np.uint32(8 * n - 1 - i), r)
-    return r
-
-
-def _bfind(x, n, signed, shiftamt):
-    x = np.asarray(x).astype(UINT[n])
-    if signed:
-        x = np.where(x >> UINT[n](8 * n - 1), ~x, x)
-    lz = _clz(x, n)
-    pos = np.where(lz == 8 * n, np.uint32(0xFFFFFFFF), np.uint32(8 * n - 1) - lz)
-    if shiftamt:
-        pos = np.where(lz == 8 * n, pos, np.uint32(8 * n - 1) - pos)
-    return pos
-
-
-def _brev(x, n):
-    x = np.asarray(x).astype(_U64)
-    r = np.zeros(x.shape, _U64)
-    for i in range(8 * n):
-        r |= ((x >> _U64(i)) & _U64(1)) << _U64(8 * n - 1 - i)
-    return r.astype(UINT[n])
-
-
-def b_shift(ctx, st, parts):
-    ptype = _type(parts)
-    d, a, b = st.operands[:3]
-    ra, rb, w = ctx.src(a, ptype), ctx.src(b, "u32"), ctx.dst(d, ptype)
-    n = TYPE_BYTES[ptype]
-    bits = 8 * n
-    vd = view_dtype(ptype) if parts[0] == "shr" else UINT[n]
-    top = UINT[n](bits - 1)
-    if isinstance(b, Imm):
-        k = int(b.value)
-        rv = ctx.srcv(a, ptype) if parts[0] == "shr" else ctx.src(a, ptype)
-        if k >= bits and not (parts[0] == "shr" and vd is SINT[n]):
-            return lambda m: w(UINT[n](0), m)
-        sh = vd(min(k, bits - 1))
-        if parts[0] == "shl":
-            return lambda m: w(rv() << sh, m)
-        if vd is SINT[n]:
-            return lambda m: w((rv() >> sh).view(UINT[n]), m)
-        return lambda m: w(rv() >> sh, m)
-
-    def run(m):
-        x = ra().view(vd)
-        s = np.asarray(rb()).astype(UINT[n])
-        if parts[0] == "shl":
-            r = np.where(s >= bits, UINT[n](0), x << np.minimum(s, top))
-        elif vd is SINT[n]:
-            r = x >> np.minimum(s, top).astype(SINT[n])
-        else:
-            r = np.where(s >= bits, UINT[n](0), x >> np.minimum(s, top))
-        w(np.asarray(r).astype(vd, copy=False).view(UINT[n]), m)
-    return run
-
-
-def b_shf(ctx, st, parts):
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc, w = ctx.src(a, "b32"), ctx.src(b, "b32"), ctx.src(c, "u32"), ctx.dst(d, "b32")
-    left, wrap = "l" in parts, "wrap" in parts
-
-    def run(m):
-        x = (np.asarray(rb()).astype(_U64) << _U64(32)) | np.asarray(ra()).astype(_U64)
-        n = np.asarray(rc()).astype(_U64)
-        n = n & _U64(31) if wrap else np.minimum(n, _U64(32))
-        r = ((x << n) >> _U64(32)) if left else (x >> n)
-        w((r & _U64(0xFFFFFFFF)).astype(np.uint32), m)
-    return run
-
-
-def b_logic(ctx, st, parts):
-    ptype = _type(parts)
-    op = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[parts[0]]
-    return _binary(ctx, st, op, ptype)
-
-
-def b_lop3(ctx, st, parts):
-    d, a, b, c, lut = st.operands[:5]
-    ra, rb, rc, w = (ctx.src(a, "b32"), ctx.src(b, "b32"), ctx.src(c, "b32"), ctx.dst(d, "b32"))
-    table = int(lut.value)
-
-    def run(m):
-        x, y, z = ra(), rb(), rc()
-        r = np.uint32(0)
-        for i in range(8):
-            if table >> i & 1:
-                r = r | ((x if i & 4 else ~x) & (y if i & 2 else ~y) & (z if i & 1 else ~z))
-        w(r, m)
-    return run
-
-
-def b_bfe(ctx, st, parts):
-    ptype = _type(parts)
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc, w = ctx.src(a, ptype), ctx.src(b, "u32"), ctx.src(c, "u32"), ctx.dst(d, ptype)
-    bits = 8 * TYPE_BYTES[ptype]
-    signed = ptype[0] == "s"
-
-    def run(m):
-        x = np.asarray(ra()).astype(_U64)
-        pos = (np.asarray(rb()) & 0xFF).astype(np.int64)
-        ln = (np.asarray(rc()) & 0xFF).astype(np.int64)
-        p = np.minimum(pos, bits)
-        shifted = np.where(p >= bits, _U64(0), x >> np.minimum(p, bits - 1).astype(_U64))
-        eff = np.clip(np.minimum(ln, bits - p), 0, bits)
-        mask = np.where(eff >= 64, ~_U64(0), (_U64(1) << np.minimum(eff, 63).astype(_U64)) - _U64(1))
-        field = shifted & mask
-        if signed:
-            idx = np.minimum(pos + ln - 1, bits - 1).clip(0).astype(_U64)
-            sbit = ((x >> idx) & _U64(1)) & (ln != 0)
-            field = np.where(sbit != 0, field | ~mask, field)
-        w((field & _U64((1 << bits) - 1)).astype(UINT[bits // 8]), m)
-    return run
-
-
-def b_bfi(ctx, st, parts):
-    ptype = _type(parts)
-    d, a, b, c, e = st.operands[:5]
-    ra, rb, rc, re_, w = (ctx.src(a, ptype), ctx.src(b, ptype), ctx.src(c, "u32"), ctx.src(e, "u32"),
-                          ctx.dst(d, ptype))
-    bits = 8 * TYPE_BYTES[ptype]
-
-    def run(m):
-        x, y = np.asarray(ra()).astype(_U64), np.asarray(rb()).astype(_U64)
-        pos = (np.asarray(rc()) & 0xFF).astype(np.int64)
-        ln = (np.asarray(re_()) & 0xFF).astype(np.int64)
-        eff = np.clip(np.minimum(ln, bits - pos), 0, bits)
-        mask = np.where(eff >= 64, ~_U64(0), (_U64(1) << np.minimum(eff, 63).astype(_U64)) - _U64(1))
-        sh = np.minimum(pos, 63).astype(_U64)
-        r = np.where(pos >= bits, y, (y & ~(mask << sh)) | ((x & mask) << sh))
-        w((r & _U64((1 << bits) - 1)).astype(UINT[bits // 8]), m)
-    return run
-
-
-_PRMT_MODES = {"f4e": lambda s: [(s + i) & 7 for i in range(4)], "b4e": lambda s: [(s - i) & 7 for i in range(4)],
-               "rc8": lambda s: [s & 3] * 4, "ecl": lambda s: [min(i, s & 3) for i in range(4)],
-               "ecr": lambda s: [max(i, s & 3) for i in range(4)],
-               "rc16": lambda s: [(s & 1) * 2, (s & 1) * 2 + 1, (s & 1) * 2, (s & 1) * 2 + 1]}
-
-
-def b_prmt(ctx, st, parts):
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc, w = ctx.src(a, "b32"), ctx.src(b, "b32"), ctx.src(c, "b32"), ctx.dst(d, "b32")
-    mode = next((p for p in parts[1:] if p in _PRMT_MODES), None)
-
-    def run(m):
-        x = (np.asarray(rb()).astype(_U64) << _U64(32)) | np.asarray(ra()).astype(_U64)
-        s = np.asarray(rc()).astype(np.uint32)
-        out = np.uint32(0)
-        if mode is None:
-            for i in range(4):
-                sel = (s >> np.uint32(4 * i)) & np.uint32(0xF)
-                byte = ((x >> (sel & np.uint32(7)).astype(_U64) * _U64(8)) & _U64(0xFF)).astype(np.uint32)
-                sign = np.where((byte >> np.uint32(7)) & np.uint32(1), np.uint32(0xFF), np.uint32(0))
-                byte = np.where(sel & np.uint32(8), sign, byte)
-                out = out | (byte << np.uint32(8 * i))
-        else:
-            s2 = np.asarray(s) & np.uint32(3)
-            for sv in np.unique(s2):
-                sels = _PRMT_MODES[mode](int(sv))
-                r = np.uint32(0)
-                for i, sel in enumerate(sels):
-                    r = r | (((x >> _U64(8 * sel)) & _U64(0xFF)).astype(np.uint32) << np.uint32(8 * i))
-                out = np.where(s2 == sv, r, out)
-        w(out, m)
-    return run
-
-
-def b_selp(ctx, st, parts):
-    ptype = _type(parts)
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc, w = ctx.src(a, ptype), ctx.src(b, ptype), ctx.src(c, "pred"), ctx.dst(d, ptype)
-    return lambda m: w(np.where(rc(), ra(), rb()), m)
-
-
-_CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-        "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal}
-_BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
-
-
-def compare(cmp: str, x: np.ndarray, y: np.ndarray, is_float: bool) -> np.ndarray:
-    """PTX comparison `cmp` of two arrays (floats: ordered forms false on NaN, `u` forms true on NaN)."""
-    if cmp == "num":
-        return ~(np.isnan(x) | np.isnan(y))
-    if cmp == "nan":
-        return np.isnan(x) | np.isnan(y)
-    if cmp.endswith("u") and is_float:
-        return _CMP[cmp[:-1]](x, y) | np.isnan(x) | np.isnan(y)
-    r = _CMP[cmp](x, y)
-    if cmp == "ne" and is_float:
-        r = r & ~(np.isnan(x) | np.isnan(y))
-    return r
-
-
-def b_setp(ctx, st, parts):
-    ptype = _type(parts)
-    cmp = parts[1]
-    bop = next((p for p in parts[2:] if p in _BOOL), None)
-    ops = st.operands
-    dst = ops[0]
-    dp, dq = (dst.first, dst.second) if hasattr(dst, "first") else (dst, None)
-    a, b = ops[1], ops[2]
-    rc = ctx.src(ops[3], "pred") if bop is not None else None
-    is_float = ptype in ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2")
-    if ptype in ("f16x2", "bf16x2"):
-        ra, rb = ctx.src(a, "b32"), ctx.src(b, "b32")
-        wp, wq = ctx.dst(dp, "pred"), ctx.dst(dq, "pred")
-        conv = ctx.half_values(ptype[:-2])
-
-        def run2(m):
-            x, y = np.asarray(ra()), np.asarray(rb())
-            lo = compare(cmp, conv(x & np.uint32(0xFFFF)), conv(y & np.uint32(0xFFFF)), True)
-            hi = compare(cmp, conv(x >> np.uint32(16)), conv(y >> np.uint32(16)), True)
-            if rc is not None:
-                lo, hi = _BOOL[bop](lo, rc()), _BOOL[bop](hi, rc())
-            wp(lo, m)
-            wq(hi, m)
-        return run2
-    if not is_float and rc is None and dq is None:
-        f = _CMP[cmp]
-        xa, xb = ctx.srcv(a, ptype), ctx.srcv(b, ptype)
-        wp0 = ctx.dst(dp, "pred")
-        return lambda m: wp0(f(xa(), xb()), m)
-    ra, rb = ctx.src(a, ptype), ctx.src(b, ptype)
-    if ptype == "bf16":
-        conv = ctx.half_values("bf16")
-        vd = None
-    else:
-        vd = view_dtype(ptype)
-    wp = ctx.dst(dp, "pred")
-    wq = ctx.dst(dq, "pred") if dq is not None else None
-
-    def run(m):
-        x, y = ra(), rb()
-        if vd is None:
-            x, y = conv(x), conv(y)
-        else:
-            x, y = x.view(vd), y.view(vd)
-        t = compare(cmp, x, y, is_float)
-        if rc is not None:
-            c = rc()
-            wp(_BOOL[bop](t, c), m)
-            if wq is not None:
-                wq(_BOOL[bop](~t, c), m)
-        else:
-            wp(t, m)
-            if wq is not None:
-                wq(~t, m)
-    return run
+    fn = {"abs": lambda x: np.abs(x.view(vd)), "neg": lambda x: -(x.view(SINT[n]))}[parts[0]]
+    return lambda m: w(fn(ra()), m)
 
 
 def b_mov(ctx, st, parts):
@@ -458,12 +320,23 @@ def b_mov(ctx, st, parts):
     return lambda m: w(ra(), m)
 
 
+def b_sad(ctx, st, parts):
+    """sad: d = c + |a - b| (a, b, c and d of the instruction's type; the sum wraps)."""
+    ptype = _type(parts)
+    d, a, b, c = st.operands[:4]
+    ra, rb, rc, w = ctx.srcv(a, ptype), ctx.srcv(b, ptype), ctx.src(c, ptype), ctx.dst(d, ptype)
+    vst = storage(ptype)
+
+    def run(m):
+        x, y = ra(), rb()
+        diff = np.where(x < y, y.view(vst) - x.view(vst), x.view(vst) - y.view(vst))
+        w(diff + rc(), m)
+    return run
+
+
 BUILDERS = {
-    "add": _simple(np.add), "sub": _simple(np.subtract), "mul": b_mul, "mad": b_mad, "mul24": None,
-    "min": b_minmax, "max": b_minmax, "div": b_divrem, "rem": b_divrem,
-    "abs": b_unary, "neg": b_unary, "not": b_unary, "cnot": b_unary, "popc": b_unary, "clz": b_unary,
-    "brev": b_unary, "bfind": b_unary,
-    "shl": b_shift, "shr": b_shift, "shf": b_shf, "and": b_logic, "or": b_logic, "xor": b_logic, "lop3": b_lop3,
-    "bfe": b_bfe, "bfi": b_bfi, "prmt": b_prmt, "selp": b_selp, "setp": b_setp, "mov": b_mov,
+    "add": _simple(np.add), "sub": _simple(np.subtract), "mul": b_mul, "mad": b_mad, "mul24": b_mul24,
+    "min": b_minmax, "max": b_minmax, "div": b_divrem, "rem": b_divrem, "abs": b_absneg, "neg": b_absneg,
+    "mov": b_mov, "sad": b_sad, "addc": _simple(np.add), "subc": _simple(np.subtract), "madc": b_mad,
+    "mad24": b_mul24, "dp4a": b_dp, "dp2a": b_dp,
 }
-BUILDERS = {k: v for k, v in BUILDERS.items() if v is not None}

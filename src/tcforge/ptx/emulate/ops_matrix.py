@@ -1,13 +1,14 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
-tcforge.numerics (m16n8k32 e4m3 -> f16 in the chosen model; m16n8k16 f16 -> f16 on Hopper). Fragment layouts are
-the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
+tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
+f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16). Fragment layouts are the PTX ISA's: lane =
+4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tcforge import numerics as nx
-from tcforge.numerics.hmma import mma_m16n8k16_f16_f16
+from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
 from tcforge.ptx.emulate.ops_mem import _access, address
 from tcforge.ptx.operands import Vec
 
@@ -115,29 +116,63 @@ def _gather_c(regs):
     return np.concatenate([_halves(r).reshape(r.shape[0], 8, 8) for r in regs], axis=1)
 
 
+def _gather_c32(regs):
+    """f32 C fragment (4 regs: rows g, g, g + 8, g + 8; columns 2t, 2t + 1) -> (W, 16, 8) uint32."""
+    pairs = [np.stack(regs[i:i + 2], axis=-1).reshape(regs[0].shape[0], 8, 8) for i in (0, 2)]
+    return np.concatenate(pairs, axis=1)
+
+
+def _split_d32(d):
+    """(W, 16, 8) uint32 -> the 4 f32 D registers, (W, 32) each."""
+    w = d.shape[0]
+    top, bot = d[:, :8].reshape(w, 32, 2), d[:, 8:].reshape(w, 32, 2)
+    return [top[..., 0], top[..., 1], bot[..., 0], bot[..., 1]]
+
+
+_MMA_TYPES = ("f16", "e4m3", "e5m2", "bf16", "f32", "s8", "u8", "s4", "u4", "b1", "tf32", "f64", "s32")
+
+
+def _mma_model(ctx, st, parts):
+    """(A/B element bytes, function (A, B, C) -> D) of an mma.sync form under the emulation's numerics."""
+    shape = next((p for p in parts if p.startswith(("m8n8", "m16n8"))), "")
+    types = [p for p in parts if p in _MMA_TYPES]
+    name = f"mma.{shape}.{'.'.join(types[:3])}"
+    if len(types) != 4 or types[0] != types[3] or not {"row", "col"} <= set(parts) or \
+            name not in HOPPER_FORMS or HOPPER_FORMS[name].op != "mma":
+        ctx.unsupported(st, f"{'.'.join(parts)} (tcforge.numerics has no model of this shape and type; "
+                            f"Hopper mma.sync forms: {', '.join(_MMA_FORMS)})")
+    esize = 1 if types[1] in ("e4m3", "e5m2") else 2
+    if name == "mma.m16n8k32.f16.e4m3.e4m3":  # both models (the e4m3 model of numerics/mma.py: the same bits)
+        return esize, lambda A, B, C: nx.mma_m16n8k32_e4m3_f16(A, B, C, ctx.model)
+    if ctx.model != "hopper":
+        ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists; the Ada "
+                            "model has mma.m16n8k32 e4m3 -> f16)")
+    form = HOPPER_FORMS[name]
+    return esize, lambda A, B, C: tc_mma(form, A, B, C)
+
+
+_MMA_FORMS = tuple(n[4:] for n, f in HOPPER_FORMS.items() if f.op == "mma")
+
+
 def b_mma(ctx, st, parts):
-    shape = next((p for p in parts if p.startswith("m16n8") or p.startswith("m8n8")), "")
-    types = [p for p in parts if p in ("f16", "e4m3", "e5m2", "bf16", "f32", "s8", "u8", "tf32", "f64", "s32")]
+    esize, fn = _mma_model(ctx, st, parts)
     d, a, b, c = st.operands[:4]
-    if shape == "m16n8k32" and types == ["f16", "e4m3", "e4m3", "f16"]:
-        esize, fn = 1, (lambda A, B, C: nx.mma_m16n8k32_e4m3_f16(A, B, C, ctx.model))
-    elif shape == "m16n8k16" and types == ["f16", "f16", "f16", "f16"]:
-        if ctx.model != "hopper":
-            ctx.unsupported(st, "mma.m16n8k16.f16 under numerics 'ada' (only a Hopper model exists)")
-        esize, fn = 2, mma_m16n8k16_f16_f16
-    else:
-        ctx.unsupported(st, f"{'.'.join(parts)} (tcforge.numerics has no model of this shape and type)")
     ra = [ctx.src_full(x, "b32") for x in _regs(a)]
     rb = [ctx.src_full(x, "b32") for x in _regs(b)]
     rc = [ctx.src_full(x, "b32") for x in _regs(c)]
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
+    f32 = len(ws) == 4
 
     def run(m):
         warps = ctx.warps(m, st)
         A = _gather_a([r().reshape(-1, 32)[warps] for r in ra], esize)
         B = _gather_b([r().reshape(-1, 32)[warps] for r in rb], esize)
-        C = _gather_c([r().reshape(-1, 32)[warps] for r in rc])
-        D = fn(A, B, C)  # (W, 16, 8)
+        cs = [r().reshape(-1, 32)[warps] for r in rc]
+        D = fn(A, B, _gather_c32(cs) if f32 else _gather_c(cs))  # (W, 16, 8)
+        if f32:
+            for w, x in zip(ws, _split_d32(D), strict=True):
+                _scatter(ctx, warps, np.ascontiguousarray(x), w, m)
+            return
         for i, w in enumerate(ws):
             _scatter(ctx, warps, _words(D[:, 8 * i:8 * i + 8].reshape(-1, 32, 2)), w, m)
     return run

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge.ptx.emulate.memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from tcforge.ptx.emulate.ops_float import atom_add_f64, atom_add_float
 from tcforge.ptx.emulate.state import TYPE_BYTES, UINT, view_dtype
 from tcforge.ptx.operands import Addr, Imm, Reg, Sym, Vec
 
@@ -222,7 +223,8 @@ _ATOM = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"}
 def b_atom(ctx, st, parts):
     ptype = parts[-1]
     op = next((p for p in parts if p in _ATOM), None)
-    if op is None or ptype in ("f16", "f16x2", "bf16", "bf16x2") or _vec(parts) > 1:
+    half = ptype in ("f16", "f16x2", "bf16", "bf16x2")
+    if op is None or (half and (op != "add" or "noftz" not in parts)) or _vec(parts) > 1:
         ctx.unsupported(st, f"{'.'.join(parts)}")
     space = space_of(parts)
     red = parts[0] == "red"
@@ -238,8 +240,13 @@ def b_atom(ctx, st, parts):
     w = ctx.dst(d, ptype) if d is not None else None
     vd = view_dtype(ptype)
     dt = UINT[width]
+    float_add = op == "add" and (half or ptype == "f32")
 
     def apply(old, x, y):
+        if float_add:  # f32 flushes subnormals in global memory (and, assumed, through generic addresses)
+            return atom_add_float(ptype, space != "shared", old, x)
+        if op == "add" and ptype == "f64":  # generic addresses as global memory, as for f32
+            return atom_add_f64(old, x, space != "shared")
         o, v = old.view(vd), x.view(vd)
         if op == "add":
             r = o + v

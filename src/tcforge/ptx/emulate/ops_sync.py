@@ -1,6 +1,7 @@
 """Warp-synchronous instructions: shfl.sync (up/down/bfly/idx with clamp and segment mask, member masks), vote.sync
-(all/any/uni/ballot), activemask, bar.warp.sync. A source lane outside the executing set or the member mask, or an
-executing lane outside its member mask, is an error (undefined on the GPU)."""
+(all/any/uni/ballot), redux.sync (add/min/max .u32/.s32, and/or/xor .b32), match.any/all.sync, activemask,
+bar.warp.sync. A source lane outside the executing set or the member mask, or an executing lane outside its member
+mask, is an error (undefined on the GPU)."""
 
 from __future__ import annotations
 
@@ -103,6 +104,71 @@ def b_vote(ctx, st, parts):
     return run
 
 
+_REDUX = {"add": (np.add, 0, 0), "min": (np.minimum, 0xFFFFFFFF, 0x7FFFFFFF), "max": (np.maximum, 0, -0x80000000),
+          "and": (np.bitwise_and, 0xFFFFFFFF, -1), "or": (np.bitwise_or, 0, 0), "xor": (np.bitwise_xor, 0, 0)}
+
+
+def b_redux(ctx, st, parts):
+    op, ptype = parts[2], parts[-1]
+    if op not in _REDUX or ptype not in ("u32", "s32", "b32") or (op in ("add", "min", "max")) == (ptype == "b32"):
+        ctx.unsupported(st, ".".join(parts))
+    d, a, mask = st.operands[:3]
+    ra, rm, w = ctx.src_full(a, "b32"), ctx.src_full(mask, "u32"), ctx.dst(d, "b32")
+    fn, ident_u, ident_s = _REDUX[op]
+    signed = ptype == "s32"
+    fail = ctx.failer(st)
+
+    def run(m):
+        act = _full_mask(ctx, m)
+        member = rm().astype(np.uint32)
+        actbits = warp_bits(act)
+        missing = act & ((member & ~actbits) != 0)
+        if missing.any():
+            k = int(np.argmax(missing))
+            fail(k, f"redux.sync: member mask {int(member[k]):#010x} names lanes that are not executing "
+                    f"(executing: {int(actbits[k]):#010x})")
+        x = ra().reshape(-1, 1, 32)
+        x = (x.view(np.int32) if signed else x).astype(np.int64)
+        sel = ((member.reshape(-1, 32, 1) & _BITS) != 0)  # [warp, lane, source lane]
+        vals = np.where(sel, x, ident_s if signed else ident_u)
+        r = fn.reduce(vals, axis=2).reshape(-1)
+        w((r & 0xFFFFFFFF).astype(np.uint32), m)
+    return run
+
+
+def b_match(ctx, st, parts):
+    """match.any/all.sync .b32/.b64 d[|p], a, membermask: the member lanes with this a; all: mask (p) or 0."""
+    mode, ptype = parts[1], parts[-1]
+    if mode not in ("any", "all") or ptype not in ("b32", "b64"):
+        ctx.unsupported(st, ".".join(parts))
+    d = st.operands[0]
+    dd, dp = (d.first, d.second) if isinstance(d, Pair) else (d, None)
+    ra, rm = ctx.src_full(st.operands[1], ptype), ctx.src_full(st.operands[2], "u32")
+    w, wp = ctx.dst(dd, "b32"), (ctx.dst(dp, "pred") if dp is not None else None)
+    fail = ctx.failer(st)
+
+    def run(m):
+        act = _full_mask(ctx, m)
+        member = rm().astype(np.uint32)
+        actbits = warp_bits(act)
+        missing = act & ((member & ~actbits) != 0)
+        if missing.any():
+            k = int(np.argmax(missing))
+            fail(k, f"match.sync: member mask {int(member[k]):#010x} names lanes that are not executing "
+                    f"(executing: {int(actbits[k]):#010x})")
+        x = ra().reshape(-1, 32)
+        same = x[:, :, None] == x[:, None, :]  # [warp, lane, source lane]
+        inmask = (member.reshape(-1, 32, 1) & _BITS) != 0
+        if mode == "any":
+            w(((same & inmask) * _BITS).sum(axis=2, dtype=np.uint64).astype(np.uint32).reshape(-1), m)
+            return
+        ok = ~(inmask & ~same).any(axis=2).reshape(-1)
+        w(np.where(ok, member, np.uint32(0)), m)
+        if wp is not None:
+            wp(ok, m)
+    return run
+
+
 def b_activemask(ctx, st, parts):
     w = ctx.dst(st.operands[0], "b32")
     return lambda m: w(warp_bits(_full_mask(ctx, m)), m)
@@ -112,4 +178,4 @@ def b_bar_warp(ctx, st, parts):
     return lambda m: None
 
 
-BUILDERS = {"shfl": b_shfl, "vote": b_vote, "activemask": b_activemask}
+BUILDERS = {"shfl": b_shfl, "vote": b_vote, "redux": b_redux, "match": b_match, "activemask": b_activemask}

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcforge.ptx.emulate import ops_cvt, ops_float, ops_int, ops_matrix, ops_mem, ops_sync
+from tcforge.ptx.emulate import ops_bits, ops_cvt, ops_float, ops_int, ops_matrix, ops_mem, ops_sync
 from tcforge.ptx.emulate.errors import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
 
 PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR = range(7)
 
 BUILDERS: dict = {}
-for _mod in (ops_int, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix):
+for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 

@@ -1,0 +1,224 @@
+"""Issue 40's GPU data: the emulator (numerics 'hopper') against outputs recorded on a Hopper GPU, 0 differing bits.
+
+The corpus (tests/data/emulate/corpus.npz, made by `python3 -m tools.emulate_corpus generate` on the device): kernels
+written by Triton and nvcc for other purposes, run with fresh random inputs (the f32-accumulating mma.sync forms,
+div.full.f32 and ex2.approx.f32 included). The op families (tests/data/emulate/families.npz, made once on the device
+by `python3 -m tools.emulate_families generate`): one generated kernel per family, random and edge operands, a fresh
+seed; TCFORGE_FAMILIES_NPZ names another file to check. Also the emulator fixes the corpus called for: sad,
+copysign, redux.sync, module-scope .global initializers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.ptx.emulate.kernels import run_body
+from tools import emulate_corpus as ec
+from tools import emulate_corpus_entries as ece
+from tools import emulate_families as ef
+
+from tcforge.numerics.tensorcore import tc_mma
+from tcforge.ptx.emulate import EmulationError, emulate
+
+_ITEMS = ec.corpus_entries(ec.CORPUS)[1] if ec.CORPUS.exists() else []
+_CORPUS_ABSENT = pytest.mark.skipif(not _ITEMS, reason=f"{ec.CORPUS.name} not generated: on a Hopper GPU run "
+                                                       "`python3 -m tools.emulate_corpus generate --out "
+                                                       "tests/data/emulate/corpus.npz`")
+FAMILIES_NPZ = Path(os.environ.get("TCFORGE_FAMILIES_NPZ")
+                    or Path(__file__).resolve().parents[2] / "data" / "emulate" / "families.npz")
+_FAMILIES_ABSENT = pytest.mark.skipif(not FAMILIES_NPZ.is_file(),
+                                      reason=f"{FAMILIES_NPZ.name} not generated: on a Hopper GPU run "
+                                             "`PYTHONPATH=src:. python3 -m tools.emulate_families generate "
+                                             "--out tests/data/emulate/families.npz`")
+
+
+# ---- the corpus ------------------------------------------------------------------------------------------------------
+
+def _corpus_params() -> list:
+    slow = {e.name for e in ece.ENTRIES if e.slow}  # the tool's current flags (the stored meta has the old ones)
+    out = [pytest.param(it, id=it["name"], marks=[pytest.mark.slow] if it["name"] in slow else []) for it in _ITEMS]
+    return out or [pytest.param(None, id="absent", marks=_CORPUS_ABSENT)]
+
+
+@_CORPUS_ABSENT
+def test_corpus_shape() -> None:
+    meta = ec.corpus_entries(ec.CORPUS)[0]
+    assert "H100" in meta["gpu"] or "H200" in meta["gpu"], meta["gpu"]
+    assert len(_ITEMS) >= 24
+    assert {it["meta"]["source"] for it in _ITEMS} == {"nvcc", "triton"}
+    assert {e.name for e in ece.ENTRIES} >= {it["name"] for it in _ITEMS}
+
+
+@pytest.mark.parametrize("item", _corpus_params())
+def test_emulator_matches_gpu_bits(item) -> None:
+    bits, _ = ec.check_entry(item)
+    assert bits == 0
+
+
+@pytest.mark.parametrize("folder", ["triton", "triton_h200"])
+def test_committed_triton_f16_matmul_is_the_chained_hopper_mma(folder: str) -> None:
+    """The committed Triton f16 matmul (cp.async, ldmatrix, mma.sync f32) is C = f16(chained m16n8k16 f32 mma)."""
+    text = (Path(__file__).resolve().parents[2] / "data" / "ptx" / folder / "matmul_f16_sm80.ptx").read_text()
+    rng = np.random.default_rng(0)
+    m, n, k = 128, 128, 192
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((m, k), (k, n)))
+    vals = [a, b, np.zeros((m, n), np.float16), m, n, k, k, 1, n, 1, n, 1, np.zeros(64, np.uint8),
+            np.zeros(64, np.uint8)]
+    names = re.findall(r"\.param [^\n]*?(matmul_kernel_param_\d+)", text)
+    out = emulate(text, "matmul_kernel", 1, 128, dict(zip(names, vals, strict=False)), dynamic_shared=131072)
+    ta = a.view(np.uint16).reshape(m // 16, 1, 16, k // 16, 16)  # [row tile, -, row, k step, k]
+    tb = b.view(np.uint16).reshape(k // 16, 16, 1, n // 8, 8)  # [k step, k, -, column tile, column]
+    acc = np.zeros((m // 16, n // 8, 16, 8), np.uint32)
+    for s in range(k // 16):  # the k steps in order, each one m16n8k16 per 16 x 8 tile, C chained
+        acc = tc_mma("mma.m16n8k16.f32.f16.f16", np.broadcast_to(ta[:, :, :, s], (m // 16, n // 8, 16, 16)),
+                     np.broadcast_to(tb[s].transpose(1, 2, 0, 3), (m // 16, n // 8, 16, 8)), acc)
+    ref = acc.view(np.float32).transpose(0, 2, 1, 3).reshape(m, n).astype(np.float16)
+    np.testing.assert_array_equal(out["matmul_kernel_param_2"].view(np.uint16), ref.view(np.uint16))
+
+
+# ---- the op families -------------------------------------------------------------------------------------------------
+
+def _family_params() -> list:
+    if not FAMILIES_NPZ.is_file():
+        return [pytest.param(None, id="absent", marks=_FAMILIES_ABSENT)]
+    with np.load(FAMILIES_NPZ, allow_pickle=False) as z:
+        names = json.loads(str(z["families"]))
+    return [pytest.param(n, id=n) for n in names]  # all 25 take a few seconds (the MUFU tables load once)
+
+
+@pytest.fixture(scope="module")
+def families() -> dict:
+    return ef.load(FAMILIES_NPZ)
+
+
+@_FAMILIES_ABSENT
+def test_every_family_ran_on_a_hopper_gpu(families: dict) -> None:
+    head = families["_"]
+    assert "H100" in head["gpu"] or "H200" in head["gpu"], head["gpu"]
+    assert not head["errors"], head["errors"]
+    assert set(families) - {"_"} == set(ef.FAMILIES)
+
+
+@pytest.mark.parametrize("name", _family_params())
+def test_family_matches_gpu_bits(name: str, families: dict) -> None:
+    fam = families[name]
+    got, _ = ef.run_emulator(fam["ptx"], fam["meta"], fam["init"])
+    n, lines = ef.compare(fam["meta"], fam["init"], fam["gpu"], got)
+    assert n == 0, f"{name}: {n} differing results\n" + "\n".join(lines[:60])
+
+
+# ---- the emulator fixes the corpus called for ----------------------------------------------------------------------
+
+def test_sad_signed_and_unsigned() -> None:
+    x = np.array([[5, 9], [0xFFFFFFFF, 1], [0x80000000, 0x7FFFFFFF]], np.uint32)
+    got = run_body("""ld.global.v2.u32 {%r10, %r11}, [%rd4];
+sad.s32 %r12, %r10, %r11, 100;
+sad.u32 %r13, %r10, %r11, 100;
+st.global.v2.u32 [%rd6], {%r12, %r13};""", x, 2, block=3)
+    s = x.view(np.int32).astype(np.int64)
+    np.testing.assert_array_equal(got[:, 0], (np.abs(s[:, 0] - s[:, 1]) + 100) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(got[:, 1], (np.abs(x[:, 0].astype(np.int64) - x[:, 1]) + 100) & 0xFFFFFFFF)
+
+
+def test_copysign_f32_is_bitwise() -> None:
+    x = np.array([[0x3F800000, 0xBF000000], [0x80000000, 0x7FC00123], [0x00000000, 0xFF800000]], np.uint32)
+    got = run_body("""ld.global.v2.u32 {%r10, %r11}, [%rd4];
+mov.b32 %f1, %r10;
+mov.b32 %f2, %r11;
+copysign.f32 %f3, %f1, %f2;
+mov.b32 %r12, %f3;
+st.global.u32 [%rd6], %r12;""", x, 1, block=3)
+    np.testing.assert_array_equal(got[:, 0], (x[:, 0] & 0x80000000) | (x[:, 1] & 0x7FFFFFFF))
+
+
+@pytest.mark.parametrize("op", ["add.s32", "add.u32", "min.s32", "min.u32", "max.s32", "max.u32", "and.b32", "or.b32",
+                                "xor.b32"])
+def test_redux_sync(op: str) -> None:
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32)
+    got = run_body(f"""ld.global.u32 %r10, [%rd4];
+redux.sync.{op} %r11, %r10, 0xffffffff;
+and.b32 %r12, %r1, 1;
+setp.eq.u32 %p1, %r12, 0;
+@%p1 redux.sync.{op} %r13, %r10, 0x55555555;
+st.global.v2.u32 [%rd6], {{%r11, %r13}};""", x, 2, block=64)
+    name, ptype = op.split(".")
+    v = (x.view(np.int32) if ptype == "s32" else x).astype(np.int64).reshape(2, 32)
+    f = {"add": np.sum, "min": np.min, "max": np.max, "and": np.bitwise_and.reduce, "or": np.bitwise_or.reduce,
+         "xor": np.bitwise_xor.reduce}[name]
+    full = np.repeat([f(w) & 0xFFFFFFFF for w in v], 32)
+    even = np.repeat([f(w[0::2]) & 0xFFFFFFFF for w in v], 32)
+    np.testing.assert_array_equal(got[:, 0], full)
+    np.testing.assert_array_equal(got[0::2, 1], even[0::2])
+
+
+def test_redux_sync_mask_naming_an_exited_lane_is_an_error() -> None:
+    with pytest.raises(EmulationError, match="redux.sync: member mask 0xffffffff"):
+        run_body("""ld.global.u32 %r10, [%rd4];
+setp.eq.u32 %p1, %r1, 3;
+@%p1 bra DONE;
+redux.sync.add.u32 %r11, %r10, 0xffffffff;
+DONE:""", np.arange(32, dtype=np.uint32), 1)
+
+
+def test_module_global_initializers() -> None:
+    funcs = """.global .align 4 .b8 tab[6] = {65, 144, 0x43, 0, 255, 1};
+.global .align 4 .u32 words[4] = {7, 0xFFFFFFFF};
+.global .align 4 .f32 scale[1] = {0f3FC00000};"""
+    got = run_body("""mov.u64 %rd10, tab;
+ld.global.u32 %r10, [%rd10];
+ld.global.u8 %r11, [%rd10+4];
+mov.u64 %rd11, words;
+ld.global.u32 %r12, [%rd11+4];
+ld.global.u32 %r13, [%rd11+8];
+ld.global.f32 %f1, [scale];
+mov.b32 %r14, %f1;
+st.global.v4.u32 [%rd6], {%r10, %r11, %r12, %r13};
+st.global.u32 [%rd6+16], %r14;""", np.zeros(32, np.uint32), 8, funcs=funcs)
+    np.testing.assert_array_equal(got[:, :5], [[0x00439041, 255, 0xFFFFFFFF, 0, 0x3FC00000]] * 32)
+
+
+# ---- the tool's pieces that need no GPU ------------------------------------------------------------------------------
+
+def test_fragments_follow_the_mma_layout() -> None:
+    """The corpus's fragment packing is the emulator's unpacking (the inline-mma kernels load fragments as given)."""
+    import tcforge.ptx.emulate.ops_matrix as om
+
+    rng = np.random.default_rng(3)
+    for dt, k in ((np.uint16, 16), (np.uint8, 32)):
+        a = rng.integers(0, np.iinfo(dt).max + 1, (2, 16, k)).astype(dt)
+        b = rng.integers(0, np.iinfo(dt).max + 1, (2, k, 8)).astype(dt)
+        af, bf = ece.a_fragments(a), ece.b_fragments(b)
+        np.testing.assert_array_equal(om._gather_a(list(af.transpose(1, 0, 2)), a.itemsize), a)
+        np.testing.assert_array_equal(om._gather_b(list(bf.transpose(1, 0, 2)), b.itemsize), b)
+    c = rng.integers(0, 2**16, (2, 16, 8)).astype(np.uint16)
+    np.testing.assert_array_equal(om._gather_c(list(ece.c_fragments(c).transpose(1, 0, 2))), c)
+
+
+def test_gpu_parameter_bytes() -> None:
+    from tools import emulate_gpu
+
+    from tcforge.ptx.module import read_module
+
+    ptx = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry k(.param .u64 k_a, .param .u32 k_n, .param .f32 k_s, .param .align 8 .b8 k_st[16], .param .u16 k_h)
+{
+	ret;
+}
+"""
+    fn = read_module(ptx).function("k")
+    args = {"k_a": "buf", "k_n": 7, "k_s": np.float32(1.5), "k_st": np.arange(16, dtype=np.uint8), "k_st@8": "buf",
+            "k_h": 0xABCD, "buf": np.zeros(4, np.float32)}
+    raw = emulate_gpu._param_bytes(fn, args, {"buf": 0x1122334455667788})
+    assert raw[0] == (0x1122334455667788).to_bytes(8, "little")
+    assert raw[1] == (7).to_bytes(4, "little") and raw[2] == np.float32(1.5).tobytes()
+    assert raw[3] == bytes(range(8)) + (0x1122334455667788).to_bytes(8, "little")
+    assert raw[4] == (0xABCD).to_bytes(2, "little")
+

@@ -1,0 +1,482 @@
+"""A corpus of kernels written by other tools for other purposes, run on the GPU and in the emulator (issue 40):
+Triton-generated `mma.sync` matmuls (f16 / bf16 / e4m3, sm_80 / sm_89, several tiles), a flash-attention forward,
+softmax, layer norm and reductions; nvcc-built CUDA-sample-style kernels (tools/emulate_corpus_samples.cu: shuffles,
+shared-memory reductions and tiling, atomics, scans, divergent loops, sorting, special-value float math); inline-PTX
+`mma.sync` fed NaN, infinities, subnormals and exact cancellations. The modules and entries (launches, input
+generators, outputs) are listed in tools/emulate_corpus_entries.py.
+
+    python3 -m tools.emulate_corpus build [--out PTX.npz]       # PTX of every module (Triton + nvcc; no GPU)
+    python3 -m tools.emulate_corpus smoke [--ptx PTX.npz]       # every entry in the emulator, fresh inputs
+    python3 -m tools.emulate_corpus generate --out FILE [--ptx PTX.npz]   # on the GPU: fresh inputs, GPU outputs
+    python3 -m tools.emulate_corpus check FILE [--only NAME ...]   # emulator (hopper) vs the GPU's bits
+
+One compressed .npz holds the corpus: `meta` (JSON: GPU, seed, tool versions, entry names), `ptx/MODULE` (PTX text as
+uint8), `ENTRY/meta` (JSON: module, kernel, grid, block, dynamic shared bytes, parameters, outputs, seed),
+`ENTRY/in/BUFFER` (inputs) and `ENTRY/gpu/BUFFER` (the GPU's outputs). Every entry is checked bit for bit; a `needs`
+key in an entry's stored meta is a note from when the data was made (the emulator then lacked that model), not read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tools.emulate_corpus_entries import ENTRIES, MODULES, Entry, Nvcc, Triton
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "tools" / "emulate_corpus_samples.cu"
+CORPUS = ROOT / "tests" / "data" / "emulate" / "corpus.npz"
+BUILD = ROOT / "build" / "emulate_corpus_ptx.npz"
+
+# ---- building: each module's PTX (the modules and entries are tools/emulate_corpus_entries.py) -----------------------
+
+def _triton_kernels() -> dict:
+    """The Triton kernels (defined here so that importing this module needs no Triton)."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def matmul(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak: tl.constexpr, sbk, sbn: tl.constexpr, scm,
+               scn: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr,
+               ACC: tl.constexpr):
+        # grouped tile order: GROUP rows of tiles share their B columns
+        pid = tl.program_id(0)
+        tiles_m = tl.cdiv(M, BM)
+        tiles_n = tl.cdiv(N, BN)
+        per_group = GROUP * tiles_n
+        first_m = (pid // per_group) * GROUP
+        rows = min(tiles_m - first_m, GROUP)
+        pid_m = first_m + (pid % per_group) % rows
+        pid_n = (pid % per_group) // rows
+        rm = (pid_m * BM + tl.arange(0, BM)) % M
+        rn = (pid_n * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        a = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+        b = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+        acc = tl.zeros((BM, BN), dtype=ACC)
+        for k in range(0, tl.cdiv(K, BK)):
+            x = tl.load(a, mask=rk[None, :] < K - k * BK, other=0.0)
+            y = tl.load(b, mask=rk[:, None] < K - k * BK, other=0.0)
+            acc = tl.dot(x, y, acc, out_dtype=ACC)
+            a += BK * sak
+            b += BK * sbk
+        cm = pid_m * BM + tl.arange(0, BM)
+        cn = pid_n * BN + tl.arange(0, BN)
+        tl.store(c_ptr + cm[:, None] * scm + cn[None, :] * scn, acc.to(tl.float16),
+                 mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+    @triton.jit
+    def attn_fwd(q_ptr, k_ptr, v_ptr, o_ptr, L, scale, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                 ACC: tl.constexpr, CAUSAL: tl.constexpr, EXACT: tl.constexpr):
+        # online softmax over key blocks (flash-attention forward), one (query block, head) per program
+        pid = tl.program_id(0)
+        base = tl.program_id(1) * L * D
+        rm = pid * BM + tl.arange(0, BM)
+        rd = tl.arange(0, D)
+        q = tl.load(q_ptr + base + rm[:, None] * D + rd[None, :])
+        m_i = tl.full((BM,), -float("inf"), tl.float32)
+        l_i = tl.zeros((BM,), tl.float32)
+        acc = tl.zeros((BM, D), ACC)
+        hi = (pid + 1) * BM if CAUSAL else L
+        for start in range(0, hi, BN):
+            rn = start + tl.arange(0, BN)
+            kt = tl.load(k_ptr + base + rn[None, :] * D + rd[:, None])
+            s = tl.dot(q, kt, out_dtype=ACC).to(tl.float32) * scale
+            if CAUSAL:
+                s = tl.where(rm[:, None] >= rn[None, :], s, -float("inf"))
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            p = tl.math.exp2(s - m_new[:, None])
+            alpha = tl.math.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            v = tl.load(v_ptr + base + rn[:, None] * D + rd[None, :])
+            acc = (acc.to(tl.float32) * alpha[:, None]).to(ACC)
+            acc = tl.dot(p.to(tl.float16), v, acc, out_dtype=ACC)
+            m_i = m_new
+        if EXACT:  # noqa: SIM108 (a constexpr branch of the Triton kernel)
+            o = tl.math.div_rn(acc.to(tl.float32), l_i[:, None])
+        else:
+            o = acc / l_i[:, None]
+        tl.store(o_ptr + base + rm[:, None] * D + rd[None, :], o.to(tl.float16))
+
+    @triton.jit
+    def softmax(x_ptr, y_ptr, n, stride, BLOCK: tl.constexpr, EXACT: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n, other=-float("inf"))
+        x = x - tl.max(x, axis=0)
+        if EXACT:  # noqa: SIM108 (a constexpr branch of the Triton kernel)
+            e = tl.math.exp2(x * 1.4426950408889634)
+            y = tl.math.div_rn(e, tl.sum(e, axis=0))
+        else:
+            e = tl.exp(x)
+            y = e / tl.sum(e, axis=0)
+        tl.store(y_ptr + row * stride + cols, y, mask=cols < n)
+
+    @triton.jit
+    def layernorm(x_ptr, y_ptr, w_ptr, b_ptr, stats_ptr, n, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        m = cols < n
+        x = tl.load(x_ptr + row * n + cols, mask=m, other=0.0).to(tl.float32)
+        mean = tl.math.div_rn(tl.sum(x, axis=0), n.to(tl.float32))
+        d = tl.where(m, x - mean, 0.0)
+        var = tl.math.div_rn(tl.sum(d * d, axis=0), n.to(tl.float32))
+        rstd = tl.math.rsqrt(var + eps)
+        y = d * rstd * tl.load(w_ptr + cols, mask=m, other=0.0) + tl.load(b_ptr + cols, mask=m, other=0.0)
+        tl.store(y_ptr + row * n + cols, y.to(tl.float16), mask=m)
+        tl.store(stats_ptr + 2 * row, mean)
+        tl.store(stats_ptr + 2 * row + 1, rstd)
+
+    @triton.jit
+    def _xor(a, b):
+        return a ^ b
+
+    @triton.jit
+    def reduce_rows(x_ptr, xi_ptr, out_ptr, outi_ptr, cum_ptr, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        m = cols < n
+        x = tl.load(x_ptr + row * n + cols, mask=m, other=0.0)
+        xi = tl.load(xi_ptr + row * n + cols, mask=m, other=0)
+        tl.store(out_ptr + 3 * row, tl.sum(x, axis=0))
+        tl.store(out_ptr + 3 * row + 1, tl.max(tl.where(m, x, -float("inf")), axis=0))
+        tl.store(out_ptr + 3 * row + 2, tl.min(tl.where(m, x, float("inf")), axis=0))
+        tl.store(outi_ptr + 2 * row, tl.argmax(tl.where(m, x, -float("inf")), axis=0))
+        tl.store(outi_ptr + 2 * row + 1, tl.reduce(xi, 0, _xor))
+        tl.store(cum_ptr + row * n + cols, tl.cumsum(xi, axis=0), mask=m)
+
+    return {"matmul": matmul, "attn_fwd": attn_fwd, "softmax": softmax, "layernorm": layernorm,
+            "reduce_rows": reduce_rows}
+
+
+def _build_triton(spec: Triton, kernels: dict) -> dict:
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+
+    fn = kernels[spec.fn]
+    cx = {k: (getattr(tl, {"fp16": "float16", "fp32": "float32"}[v]) if k == "ACC" else v)
+          for k, v in spec.constexprs.items()}
+    sig = {**spec.types, **{k: "constexpr" for k in cx}}
+    sig = {n: sig[n] for n in fn.arg_names}
+    attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in spec.div16}
+    src = triton.compiler.ASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs)
+    k = triton.compile(src, target=GPUTarget("cuda", spec.arch, 32),
+                       options={"num_warps": spec.warps, "num_stages": spec.stages})
+    return {"ptx": k.asm["ptx"], "kernel": k.metadata.name, "shared": int(k.metadata.shared), "warps": spec.warps,
+            "tool": f"triton {triton.__version__}", "target": f"sm_{spec.arch}"}
+
+
+def _build_nvcc(spec: Nvcc) -> dict:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise RuntimeError("nvcc not found on PATH")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "samples.ptx"
+        subprocess.run([nvcc, "-ptx", "-O3", f"-arch=sm_{spec.arch}", str(SAMPLES), "-o", str(out)], check=True,
+                       timeout=300)
+        ptx = out.read_text()
+    version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2:]
+    return {"ptx": ptx, "kernel": None, "shared": 0, "warps": None, "tool": " ".join(version),
+            "target": f"sm_{spec.arch}"}
+
+
+def build(out: Path) -> dict:
+    """Make every module's PTX (Triton + nvcc, no GPU needed) into one .npz; returns {module: record}."""
+    kernels = None
+    built: dict = {}
+    for name, spec in _progress(MODULES.items(), "build"):
+        try:
+            if isinstance(spec, Triton):
+                kernels = kernels or _triton_kernels()
+                built[name] = _build_triton(spec, kernels)
+            else:
+                built[name] = _build_nvcc(spec)
+        except Exception as exc:  # one module's failure must not lose the others
+            print(f"{name}: build failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    _ptxas_check(built)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {}
+    for name, rec in built.items():
+        arrays[f"ptx/{name}"] = np.frombuffer(rec["ptx"].encode(), np.uint8)
+        arrays[f"module/{name}"] = np.array(json.dumps({k: v for k, v in rec.items() if k != "ptx"}))
+    np.savez_compressed(out, **arrays)
+    print(f"{out}: {len(built)} of {len(MODULES)} modules")
+    return built
+
+
+def _ptxas_check(built: dict) -> None:
+    """Assemble each PTX for sm_90 with ptxas where it is installed (what the driver's JIT will do on Hopper)."""
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, rec in built.items():
+            src = Path(tmp) / f"{name}.ptx"
+            src.write_text(rec["ptx"])
+            r = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", os.devnull], capture_output=True, text=True)
+            if r.returncode:
+                print(f"{name}: ptxas -arch=sm_90 failed: {r.stderr.strip()[:500]}", file=sys.stderr)
+
+
+def load_modules(path: Path) -> dict:
+    """{module: record with 'ptx'} from a build or corpus .npz."""
+    with np.load(path) as z:
+        out = {}
+        for key in z.files:
+            if key.startswith("ptx/"):
+                name = key[4:]
+                rec = json.loads(str(z[f"module/{name}"])) if f"module/{name}" in z.files else {}
+                out[name] = {**rec, "ptx": z[key].tobytes().decode()}
+        return out
+
+
+def _progress(items, desc: str):
+    """A tqdm progress bar over `items` (the items themselves where tqdm is not installed)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return items
+    return tqdm(items, desc=desc, unit="kernel" if desc != "build" else "module", disable=None)
+
+
+def _write(line: str) -> None:
+    """Print a line without breaking a progress bar."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print(line)
+    else:
+        tqdm.write(line)
+
+
+# ---- running ------------------------------------------------------------------------------------------------------
+
+def launch_of(entry: Entry, module: dict) -> tuple[str, tuple, tuple, int]:
+    """(kernel name, grid, block, dynamic shared bytes) of an entry given its built module."""
+    kernel = entry.kernel or module["kernel"]
+    block = entry.block or (32 * int(module["warps"]), 1, 1)
+    shared = entry.shared if entry.shared is not None else int(module["shared"])
+    return kernel, tuple(entry.grid), tuple(block), int(shared)
+
+
+def make_args(ptx: str, kernel: str, values: list) -> tuple[dict, dict, dict]:
+    """(emulator args, buffers, parameter record) from one value per parameter; extra ones get a scratch buffer."""
+    # parameters past the given values are Triton's scratch pointers: a zeroed 256-byte buffer
+    from tcforge.ptx.module import read_module
+
+    params = read_module(ptx).function(kernel).params
+    if len(values) > len(params):
+        raise ValueError(f"{kernel}: {len(values)} values for {len(params)} parameters")
+    args: dict = {}
+    buffers: dict = {}
+    record: dict = {}
+    for i, p in enumerate(params):
+        v = values[i] if i < len(values) else ("scratch", np.zeros(256, np.uint8))
+        if isinstance(v, tuple):
+            name, arr = v
+            buffers[name] = np.ascontiguousarray(arr)
+            args[name] = buffers[name]
+            args[p.name] = name
+            record[p.name] = {"buffer": name}
+        else:
+            args[p.name] = v
+            record[p.name] = v.item() if isinstance(v, np.generic) else v
+    return args, buffers, record
+
+
+def args_from_record(record: dict, buffers: dict) -> dict:
+    """The emulator's args from a stored parameter record and buffers."""
+    args = dict(buffers)
+    for p, v in record.items():
+        args[p] = v["buffer"] if isinstance(v, dict) else v
+    return args
+
+
+def differing_bits(a: np.ndarray, b: np.ndarray) -> int:
+    """Number of differing bits between two arrays' bytes (shape and dtype must agree)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise ValueError(f"shape/dtype mismatch: {a.shape} {a.dtype} vs {b.shape} {b.dtype}")
+    x = np.bitwise_xor(np.ascontiguousarray(a).view(np.uint8).reshape(-1),
+                       np.ascontiguousarray(b).view(np.uint8).reshape(-1))
+    return int(np.unpackbits(x).sum())
+
+
+def emulate_entry(ptx: str, kernel: str, grid, block, shared: int, args: dict, outputs, buffers: dict):
+    """Run in the emulator (hopper); returns ({output: array}, stats)."""
+    from tcforge.ptx.emulate import emulate
+
+    stats: dict = {}
+    res = emulate(ptx, kernel, grid, block, args, "hopper", file=kernel, dynamic_shared=shared, stats=stats)
+    return {o: res.get(o, buffers[o]) for o in outputs}, stats
+
+
+def _modules_or_build(ptx: Path | None) -> dict:
+    if ptx is not None:
+        return load_modules(ptx)
+    if BUILD.exists():
+        return load_modules(BUILD)
+    return build(BUILD)
+
+
+def _select(only) -> list[Entry]:
+    if not only:
+        return ENTRIES
+    known = {e.name for e in ENTRIES}
+    bad = [n for n in only if n not in known]
+    if bad:
+        raise SystemExit(f"unknown entries: {', '.join(bad)}; known: {', '.join(sorted(known))}")
+    return [e for e in ENTRIES if e.name in only]
+
+
+def smoke(ptx: Path | None, only, seed: int | None) -> int:
+    """Every entry in the emulator with fresh inputs; no GPU outputs involved."""
+    modules = _modules_or_build(ptx)
+    seed = _seed() if seed is None else seed
+    rows, failed = [], 0
+    for i, entry in enumerate(_progress(_select(only), "smoke")):
+        try:
+            mod = modules[entry.module]
+            kernel, grid, block, shared = launch_of(entry, mod)
+            args, buffers, _ = make_args(mod["ptx"], kernel, entry.inputs(np.random.default_rng([seed, i])))
+            _, stats = emulate_entry(mod["ptx"], kernel, grid, block, shared, args, entry.outputs, buffers)
+            rows.append((entry, stats["warp_instructions"], stats["seconds"], ""))
+        except Exception as exc:
+            failed += 1
+            rows.append((entry, 0, 0.0, f"{type(exc).__name__}: {exc}"))
+    print(f"seed {seed}")
+    for entry, n, s, err in rows:
+        print(f"{entry.name:40s} {entry.source:6s} {n:>10,d} instr {s:7.2f} s{'  ERROR ' + err if err else ''}")
+    return 1 if failed else 0
+
+
+def _seed() -> int:
+    return int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
+
+
+def generate(out: Path, ptx: Path | None, only, seed: int | None) -> int:
+    """On the GPU: fresh inputs per entry, the GPU's outputs, all packed into one compressed .npz."""
+    from tools import emulate_gpu
+
+    gpu_name = emulate_gpu.device_name()
+    if "H100" not in gpu_name and "H200" not in gpu_name:
+        print(f"warning: {gpu_name} is not a Hopper GPU; the emulator's numerics are Hopper's", file=sys.stderr)
+    modules = _modules_or_build(ptx)
+    seed = _seed() if seed is None else seed
+    arrays: dict = {}
+    names, failed, used = [], 0, set()
+    for i, entry in enumerate(_progress(_select(only), "gpu")):
+        try:
+            mod = modules[entry.module]
+            kernel, grid, block, shared = launch_of(entry, mod)
+            args, buffers, record = make_args(mod["ptx"], kernel, entry.inputs(np.random.default_rng([seed, i])))
+            gpu = emulate_gpu.run(mod["ptx"], kernel, grid, block, args, dynamic_shared=shared)
+            again = emulate_gpu.run(mod["ptx"], kernel, grid, block, args, dynamic_shared=shared)
+            repeat = all(differing_bits(gpu[o], again[o]) == 0 for o in entry.outputs)
+            if not repeat:
+                print(f"{entry.name}: two GPU launches with the same inputs differ", file=sys.stderr)
+            meta = {"module": entry.module, "kernel": kernel, "grid": grid, "block": block, "shared": shared,
+                    "params": record, "outputs": list(entry.outputs), "seed": [seed, i], "source": entry.source,
+                    "slow": entry.slow, "gpu_repeatable": repeat}
+            arrays[f"{entry.name}/meta"] = np.array(json.dumps(meta))
+            for k, v in buffers.items():
+                arrays[f"{entry.name}/in/{k}"] = v
+            for o in entry.outputs:
+                arrays[f"{entry.name}/gpu/{o}"] = gpu[o]
+            names.append(entry.name)
+            used.add(entry.module)
+        except Exception as exc:
+            failed += 1
+            print(f"{entry.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+    for name in sorted(used):
+        arrays[f"ptx/{name}"] = np.frombuffer(modules[name]["ptx"].encode(), np.uint8)
+        arrays[f"module/{name}"] = np.array(json.dumps({k: v for k, v in modules[name].items() if k != "ptx"}))
+    arrays["meta"] = np.array(json.dumps({"gpu": gpu_name, "seed": seed, "entries": names,
+                                          "made_by": "python3 -m tools.emulate_corpus generate"}))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out, **arrays)
+    print(f"{out}: {len(names)} entries, {failed} failed, {out.stat().st_size / 1e6:.2f} MB, seed {seed}")
+    return 1 if failed else 0
+
+
+def corpus_entries(path: Path) -> tuple[dict, list[dict]]:
+    """(corpus meta, one dict per entry: name, meta, ptx, buffers, gpu outputs) from a corpus .npz."""
+    with np.load(path) as z:
+        meta = json.loads(str(z["meta"]))
+        out = []
+        for name in meta["entries"]:
+            em = json.loads(str(z[f"{name}/meta"]))
+            pre_in, pre_gpu = f"{name}/in/", f"{name}/gpu/"
+            out.append({"name": name, "meta": em, "ptx": z[f"ptx/{em['module']}"].tobytes().decode(),
+                        "buffers": {k[len(pre_in):]: z[k] for k in z.files if k.startswith(pre_in)},
+                        "gpu": {k[len(pre_gpu):]: z[k] for k in z.files if k.startswith(pre_gpu)}})
+        return meta, out
+
+
+def check_entry(item: dict) -> tuple[int, dict]:
+    """(differing output bits, emulator stats) of one corpus entry under numerics 'hopper'."""
+    m = item["meta"]
+    args = args_from_record(m["params"], {k: v.copy() for k, v in item["buffers"].items()})
+    res, stats = emulate_entry(item["ptx"], m["kernel"], m["grid"], m["block"], m["shared"], args, m["outputs"],
+                               item["buffers"])
+    return sum(differing_bits(res[o], item["gpu"][o]) for o in m["outputs"]), stats
+
+
+def check(path: Path, only) -> int:
+    """Every corpus entry in the emulator (hopper) against the GPU's outputs; prints bits, instructions, seconds."""
+    meta, items = corpus_entries(path)
+    if only:
+        items = [it for it in items if it["name"] in only]
+    print(f"{path}: {len(items)} entries, GPU {meta['gpu']}, seed {meta['seed']}")
+    bad = 0
+    for it in _progress(items, "check"):
+        t0 = time.perf_counter()
+        try:
+            bits, stats = check_entry(it)
+            line = f"{bits:>8d} bits {stats['warp_instructions']:>11,d} instr {stats['seconds']:7.2f} s"
+            bad += bits != 0
+        except Exception as exc:
+            line = f"   error {'':>18s} {time.perf_counter() - t0:7.2f} s  {type(exc).__name__}: {exc}"
+            bad += 1
+        _write(f"{it['name']:40s} {it['meta']['source']:6s} {line}")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: build, smoke, generate, check."""
+    ap = argparse.ArgumentParser(prog="python3 -m tools.emulate_corpus", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="make every module's PTX (Triton + nvcc; no GPU)")
+    b.add_argument("--out", type=Path, default=BUILD)
+    s = sub.add_parser("smoke", help="every entry in the emulator with fresh inputs")
+    g = sub.add_parser("generate", help="on the GPU: fresh inputs, the GPU's outputs, one .npz")
+    g.add_argument("--out", type=Path, required=True)
+    for p in (s, g):
+        p.add_argument("--ptx", type=Path, help=f"modules from this build .npz (default {BUILD}, built if absent)")
+        p.add_argument("--seed", type=int)
+        p.add_argument("--only", nargs="*")
+    c = sub.add_parser("check", help="the emulator (hopper) against the GPU's outputs")
+    c.add_argument("file", type=Path, nargs="?", default=CORPUS)
+    c.add_argument("--only", nargs="*")
+    a = ap.parse_args(argv)
+    if a.cmd == "build":
+        built = build(a.out)
+        return 0 if len(built) == len(MODULES) else 1
+    if a.cmd == "smoke":
+        return smoke(a.ptx, a.only, a.seed)
+    if a.cmd == "generate":
+        return generate(a.out, a.ptx, a.only, a.seed)
+    return check(a.file, a.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

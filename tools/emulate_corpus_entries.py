@@ -1,0 +1,477 @@
+"""The corpus's modules (Triton kernels and options, the nvcc samples) and entries (launch, inputs, outputs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+# ---- modules: how each PTX is made -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Triton:
+    """A Triton kernel compiled for a GPUTarget: kernel function name, signature types, constexprs, options."""
+
+    fn: str
+    types: dict
+    constexprs: dict
+    arch: int
+    warps: int
+    stages: int = 2
+    div16: tuple = ()  # parameters specialised as multiples of 16 (tt.divisibility), as Triton's launcher would
+
+
+@dataclass(frozen=True)
+class Nvcc:
+    """tools/emulate_corpus_samples.cu through `nvcc -ptx -O3 -arch=sm_XX`."""
+
+    arch: int
+
+
+_MM = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "sam", "sbk", "scm")
+
+
+def _mm(dtype: str, arch: int, bm: int, bn: int, bk: int, warps: int, stages: int, acc: str, group: int = 1,
+        even: bool = True) -> Triton:
+    types = dict(zip(_MM, [dtype, dtype, "*fp16"] + ["i32"] * 6, strict=True))
+    cx = {"sak": 1, "sbn": 1, "scn": 1, "BM": bm, "BN": bn, "BK": bk, "GROUP": group, "ACC": acc}
+    return Triton("matmul", types, cx, arch, warps, stages, _MM if even else ("a_ptr", "b_ptr", "c_ptr"))
+
+
+_ATTN = dict(zip(("q_ptr", "k_ptr", "v_ptr", "o_ptr", "L", "scale"), ["*fp16"] * 4 + ["i32", "fp32"], strict=True))
+
+MODULES: dict[str, Triton | Nvcc] = {
+    "samples_sm80": Nvcc(80),
+    "samples_sm89": Nvcc(89),
+    "mm_f16_f16acc_sm80_64x64x32": _mm("*fp16", 80, 64, 64, 32, 4, 3, "fp16"),
+    "mm_f16_f16acc_sm80_128x128x64": _mm("*fp16", 80, 128, 128, 64, 8, 3, "fp16", group=2),
+    "mm_f16_f16acc_sm89_64x32x64_ragged": _mm("*fp16", 89, 64, 32, 64, 2, 4, "fp16", even=False),
+    "mm_f16_f16acc_sm80_16x32x16_w1": _mm("*fp16", 80, 16, 32, 16, 1, 2, "fp16"),
+    "mm_e4m3_f16acc_sm89_64x64x64": _mm("*fp8e4nv", 89, 64, 64, 64, 4, 3, "fp16"),
+    "mm_e4m3_f16acc_sm89_128x64x128_w8": _mm("*fp8e4nv", 89, 128, 64, 128, 8, 2, "fp16", group=2),
+    "mm_e4m3_f16acc_sm89_32x32x64_ragged": _mm("*fp8e4nv", 89, 32, 32, 64, 2, 3, "fp16", even=False),
+    "mm_f16_f32acc_sm80_128x128x64": _mm("*fp16", 80, 128, 128, 64, 4, 3, "fp32"),
+    "mm_bf16_f32acc_sm80_64x64x32": _mm("*bf16", 80, 64, 64, 32, 4, 3, "fp32"),
+    "mm_e4m3_f32acc_sm89_64x64x64": _mm("*fp8e4nv", 89, 64, 64, 64, 4, 3, "fp32"),
+    "attn_f16acc_causal_sm80": Triton("attn_fwd", _ATTN, {"D": 64, "BM": 64, "BN": 32, "ACC": "fp16", "CAUSAL": True,
+                                                          "EXACT": True}, 80, 4, 2),
+    "attn_f32acc_sm80": Triton("attn_fwd", _ATTN, {"D": 64, "BM": 64, "BN": 64, "ACC": "fp32", "CAUSAL": False,
+                                                   "EXACT": False}, 80, 4, 2),
+    "softmax_exact_sm80": Triton("softmax", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "stride": "i32"},
+                                 {"BLOCK": 256, "EXACT": True}, 80, 4),
+    "softmax_tl_exp_sm80": Triton("softmax", {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32", "stride": "i32"},
+                                  {"BLOCK": 128, "EXACT": False}, 80, 2),
+    "layernorm_sm80": Triton("layernorm", {"x_ptr": "*fp16", "y_ptr": "*fp16", "w_ptr": "*fp32", "b_ptr": "*fp32",
+                                           "stats_ptr": "*fp32", "n": "i32", "eps": "fp32"}, {"BLOCK": 512}, 80, 4),
+    "reduce_rows_sm89": Triton("reduce_rows", {"x_ptr": "*fp32", "xi_ptr": "*i32", "out_ptr": "*fp32",
+                                               "outi_ptr": "*i32", "cum_ptr": "*i32", "n": "i32"},
+                               {"BLOCK": 256}, 89, 4),
+}
+
+
+# ---- input generators -------------------------------------------------------------------------------------------
+
+F16_SPECIAL = np.array([0x7E00, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0200, 0x7BFF,
+                        0xFBFF, 0x0400, 0x7D00, 0xFE01, 0x3C00, 0xBC00], np.uint16)
+F16_SUBNORMAL_OR_ZERO = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF, 0x0200, 0x8155, 0x0033], np.uint16)
+F32_SPECIAL = np.array([0x7FC00000, 0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0x00000001, 0x80000001,
+                        0x007FFFFF, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800001, 0xFFC00123,
+                        0x3F800000, 0xBF000000, 0x4B000000, 0xCF000000], np.uint32)
+E4M3_SPECIAL = np.array([0x7F, 0xFF, 0x00, 0x80, 0x01, 0x81, 0x07, 0x87, 0x7E, 0xFE, 0x08, 0x88], np.uint8)
+
+
+def _sprinkle(rng, bits: np.ndarray, rate: float, values: np.ndarray) -> np.ndarray:
+    """Replace a fraction `rate` of the elements (raw bits) by values drawn from `values`."""
+    hit = rng.random(bits.shape) < rate
+    out = bits.copy()
+    out[hit] = rng.choice(values, int(hit.sum()))
+    return out
+
+
+def f16(rng, shape, scale: float = 1.0, special: float = 0.0, subnormal: float = 0.0) -> np.ndarray:
+    """Normal f16 values with a fraction of special (NaN, inf, subnormal, 0) and subnormal-or-zero elements."""
+    bits = (rng.standard_normal(shape) * scale).astype(np.float16).view(np.uint16)
+    bits = _sprinkle(rng, bits, subnormal, F16_SUBNORMAL_OR_ZERO)
+    return _sprinkle(rng, bits, special, F16_SPECIAL).view(np.float16)
+
+
+def f32(rng, shape, scale: float = 1.0, special: float = 0.0) -> np.ndarray:
+    """Normal f32 values with a fraction of specials (NaN with payloads, infinities, subnormals, signed zeros)."""
+    bits = (rng.standard_normal(shape) * scale).astype(np.float32).view(np.uint32)
+    return _sprinkle(rng, bits, special, F32_SPECIAL).view(np.float32)
+
+
+def e4m3(rng, shape, scale: float = 1.0, special: float = 0.0) -> np.ndarray:
+    """e4m3 bytes (uint8) of normal values, with a fraction of NaN, 448, subnormals and zeros."""
+    bits = _to_e4m3(rng.standard_normal(shape) * scale)
+    return _sprinkle(rng, bits, special, E4M3_SPECIAL)
+
+
+def _to_e4m3(x: np.ndarray) -> np.ndarray:
+    """e4m3 codes (uint8) of float values: through f16, rounded to nearest even, saturated to ±448."""
+    from tcforge.numerics.codecs import f16_to_e4m3_satfinite
+
+    return np.asarray(f16_to_e4m3_satfinite(np.asarray(x).astype(np.float16).view(np.uint16)), np.uint8)
+
+
+def _bf16(rng, shape) -> np.ndarray:
+    """bf16 bits (uint16) of normal values."""
+    x = rng.standard_normal(shape).astype(np.float32).view(np.uint32)
+    return ((x + 0x7FFF + ((x >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def with_cancellations(rng, x: np.ndarray, rate: float = 0.1) -> np.ndarray:
+    """Negated copies of earlier elements at random places (sums with exact cancellations)."""
+    flat = x.reshape(-1).copy()
+    hit = np.flatnonzero(rng.random(flat.size) < rate)
+    hit = hit[hit > 0]
+    flat[hit] = -flat[rng.integers(0, hit, hit.size)]
+    return flat.reshape(x.shape)
+
+
+# ---- mma fragments (PTX ISA layouts, lane = 4 * group + thread in group) ------------------------------------------
+
+def a_fragments(a: np.ndarray) -> np.ndarray:
+    """A tiles (W, 16, K) of 1- or 2-byte elements -> (W, 4, 32) uint32 words in mma.sync's A fragment order."""
+    w, _, k = a.shape
+    per = 4 // a.itemsize
+    half = k // 2
+    out = np.zeros((w, 4, 32), np.uint32)
+    for j in range(4):
+        for lane in range(32):
+            g, t = lane >> 2, lane & 3
+            row, col = g + 8 * (j & 1), half * (j >> 1) + per * t
+            out[:, j, lane] = np.ascontiguousarray(a[:, row, col:col + per]).view(np.uint32)[:, 0]
+    return out
+
+
+def b_fragments(b: np.ndarray) -> np.ndarray:
+    """B tiles (W, K, 8) -> (W, 2, 32) uint32 words in mma.sync's B fragment order."""
+    w, k, _ = b.shape
+    per = 4 // b.itemsize
+    out = np.zeros((w, 2, 32), np.uint32)
+    for j in range(2):
+        for lane in range(32):
+            g, t = lane >> 2, lane & 3
+            col = np.ascontiguousarray(b[:, k // 2 * j + per * t:k // 2 * j + per * t + per, g])
+            out[:, j, lane] = col.view(np.uint32)[:, 0]
+    return out
+
+
+def c_fragments(c: np.ndarray) -> np.ndarray:
+    """f16 C tiles (W, 16, 8) (uint16 bits) -> (W, 2, 32) uint32 words."""
+    out = np.zeros((c.shape[0], 2, 32), np.uint32)
+    for j in range(2):
+        for lane in range(32):
+            g, t = lane >> 2, lane & 3
+            out[:, j, lane] = np.ascontiguousarray(c[:, g + 8 * j, 2 * t:2 * t + 2]).view(np.uint32)[:, 0]
+    return out
+
+
+def _special_f16_tiles(rng, w: int, k: int, e4: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A (W, 16, K), B (W, K, 8), C (W, 16, 8) bits per warp: mixed specials, exact cancellation, subnormal, wide."""
+    # modes by warp: 0 normal values with NaN / infinities / subnormals / zeros sprinkled in; 1 pairs of equal
+    # products of opposite sign and C = minus the exact sum of the rest; 2 subnormal-heavy (products far below the
+    # largest term); 3 a wide exponent range (large and small terms in one sum)
+    abits = np.zeros((w, 16, k), np.uint8 if e4 else np.uint16)
+    bbits = np.zeros((w, k, 8), abits.dtype)
+    cbits = np.zeros((w, 16, 8), np.uint16)
+    for i in range(w):
+        mode = i % 4
+        if mode == 1:  # exact cancellation: a_k b_k + a_k' b_k' = 0 in pairs, and C = -(sum of the rest)
+            a = rng.integers(-8, 9, (16, k)).astype(np.float64) * 2.0 ** rng.integers(-4, 3, (16, 1))
+            b = rng.integers(-8, 9, (k, 8)).astype(np.float64)
+            a[:, 1::2] = a[:, 0::2]
+            b[1::2, :4] = -b[0::2, :4]
+            exact = a @ b
+            c = np.where(np.abs(exact) <= 2048, -exact, rng.standard_normal((16, 8)))
+        elif mode == 2:  # subnormal-heavy: tiny operands, products far below the largest term
+            a = rng.standard_normal((16, k)) * 2.0 ** rng.integers(-24 if not e4 else -9, -8, (16, k))
+            b = rng.standard_normal((k, 8)) * 2.0 ** rng.integers(-24 if not e4 else -9, 2, (k, 8))
+            c = rng.standard_normal((16, 8)) * 2.0 ** rng.integers(-24, -10, (16, 8))
+        elif mode == 3:  # wide exponent range: large and small terms in one sum
+            a = rng.standard_normal((16, k)) * 2.0 ** rng.integers(-12 if not e4 else -6, 8, (16, k))
+            b = rng.standard_normal((k, 8)) * 2.0 ** rng.integers(-12 if not e4 else -6, 7, (k, 8))
+            c = rng.standard_normal((16, 8)) * 2.0 ** rng.integers(-10, 12, (16, 8))
+        else:  # mixed: normal values with NaN, infinities, subnormals and zeros sprinkled in
+            a, b, c = rng.standard_normal((16, k)), rng.standard_normal((k, 8)), rng.standard_normal((16, 8))
+        ab = _to_e4m3(a) if e4 else a.astype(np.float16).view(np.uint16)
+        bb = _to_e4m3(b) if e4 else b.astype(np.float16).view(np.uint16)
+        cb = c.astype(np.float16).view(np.uint16)
+        if mode == 0:
+            spec = E4M3_SPECIAL if e4 else F16_SPECIAL
+            ab, bb = _sprinkle(rng, ab, 0.03, spec), _sprinkle(rng, bb, 0.03, spec)
+            cb = _sprinkle(rng, cb, 0.1, F16_SPECIAL)
+        abits[i], bbits[i], cbits[i] = ab, bb, cb
+    return abits, bbits, cbits
+
+
+def _mma_inputs(e4: bool, warps: int, ksteps: int):
+    def make(rng):
+        k = 32 if e4 else 16
+        a, b, c = _special_f16_tiles(rng, warps * ksteps, k, e4)
+        af = a_fragments(a).reshape(warps, ksteps, 4, 32)
+        bf = b_fragments(b).reshape(warps, ksteps, 2, 32)
+        cf = c_fragments(c.reshape(warps, ksteps, 16, 8)[:, 0])
+        return [("a", af), ("b", bf), ("c", cf), ("d", np.zeros_like(cf)), ksteps]
+    return make
+
+
+# ---- entries ------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Entry:
+    """One corpus kernel: its module's PTX, kernel, launch, an input generator and the buffers it writes."""
+
+    name: str
+    module: str
+    kernel: str | None  # None: the module's (Triton)
+    grid: tuple
+    block: tuple | None  # None: 32 x the module's warps (Triton)
+    inputs: Callable  # rng -> one value per kernel parameter: a number or (buffer name, array)
+    outputs: tuple
+    shared: int | None = 0  # dynamic shared bytes; None: the module's (Triton)
+    slow: bool = False  # outside the default test run
+
+    @property
+    def source(self) -> str:
+        """'nvcc' or 'triton'."""
+        return "nvcc" if self.module.startswith("samples") else "triton"
+
+
+def _matmul(dtype: str, m: int, n: int, k: int):
+    def make(rng):
+        if dtype == "e4m3":
+            a = e4m3(rng, (m, k), 1.0, 0.0)
+            b = e4m3(rng, (k, n), 1.0, 0.0)
+            a[1] = _sprinkle(rng, a[1], 0.2, E4M3_SPECIAL)  # row 1 and column 2: NaN, 448, subnormals, zeros
+            b[:, 2] = _sprinkle(rng, b[:, 2], 0.2, E4M3_SPECIAL)
+        elif dtype == "bf16":
+            a, b = _bf16(rng, (m, k)), _bf16(rng, (k, n))
+        else:
+            a = f16(rng, (m, k), 1.0, 0.0, 0.01)
+            b = f16(rng, (k, n), 1.0, 0.0, 0.01)
+            a[1] = _sprinkle(rng, a[1].view(np.uint16), 0.1, F16_SPECIAL).view(np.float16)
+            b[:, 2] = _sprinkle(rng, b[:, 2].view(np.uint16), 0.1, F16_SPECIAL).view(np.float16)
+        return [("A", a), ("B", b), ("C", np.zeros((m, n), np.float16)), m, n, k, k, n, n]
+    return make
+
+
+def _grid_mm(module: str, m: int, n: int) -> tuple:
+    cx = MODULES[module].constexprs
+    return (-(-m // cx["BM"]) * -(-n // cx["BN"]), 1, 1)
+
+
+def _mm_entry(name: str, dtype: str, m: int, n: int, k: int, slow: bool = False) -> Entry:
+    return Entry(name, name, None, _grid_mm(name, m, n), None, _matmul(dtype, m, n, k), ("C",), None, slow)
+
+
+def _attn(heads: int, length: int):
+    def make(rng):
+        q, k, v = (f16(rng, (heads, length, 64), 1.0, 0.0, 0.005) for _ in range(3))
+        return [("Q", q), ("K", k), ("V", v), ("O", np.zeros_like(q)), length, np.float32(0.125 * 1.4426950408889634)]
+    return make
+
+
+def _softmax(rows: int, n: int, stride: int):
+    def make(rng):
+        x = f32(rng, (rows, stride), 3.0)
+        x[0, :n:7] = -np.inf
+        return [("x", x), ("y", np.zeros_like(x)), n, stride]
+    return make
+
+
+def _layernorm(rows: int, n: int):
+    def make(rng):
+        x = f16(rng, (rows, n), 2.0, 0.0, 0.01) + np.float16(rng.standard_normal() * 4)
+        return [("x", x.astype(np.float16)), ("y", np.zeros((rows, n), np.float16)), ("w", f32(rng, n)),
+                ("b", f32(rng, n)), ("stats", np.zeros(2 * rows, np.float32)), n, np.float32(1e-5)]
+    return make
+
+
+def _reduce_rows(rows: int, n: int):
+    def make(rng):
+        x = with_cancellations(rng, f32(rng, (rows, n), 10.0))
+        xi = rng.integers(-1000, 1000, (rows, n), dtype=np.int32)
+        return [("x", x), ("xi", xi), ("out", np.zeros(3 * rows, np.float32)), ("outi", np.zeros(2 * rows, np.int32)),
+                ("cum", np.zeros((rows, n), np.int32)), n]
+    return make
+
+
+def _u32(rng, n, hi=2**32):
+    return rng.integers(0, hi, n, dtype=np.uint64).astype(np.uint32)
+
+
+def _samples() -> list[Entry]:
+    """The nvcc-built CUDA-sample-style kernels and the inline-PTX mma kernels."""
+    s80, s89 = "samples_sm80", "samples_sm89"
+
+    def warp_reduce(rng):
+        n = 1000
+        x = with_cancellations(rng, f32(rng, n, 1.0))
+        x[::97] = np.float32(1e-40)  # subnormals
+        v = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+        return [("x", x), ("v", v), ("sums", np.zeros(32, np.float32)), ("maxs", np.zeros(32, np.int32)),
+                ("seg", np.zeros(n, np.int32)), n]
+
+    def block_reduce(rng):
+        n = 5000
+        return [("x", with_cancellations(rng, f32(rng, n, 2.0))), ("out", np.zeros(8, np.float32)), n]
+
+    def sgemm(rng):
+        m, n, k = 50, 40, 70
+        return [("A", f32(rng, (m, k))), ("B", f32(rng, (k, n))), ("C", f32(rng, (m, n))), m, n, k,
+                np.float32(1.5), np.float32(-0.75)]
+
+    def histogram(rng):
+        n = 10000
+        data = rng.integers(0, 256, n, dtype=np.uint8)
+        data[rng.random(n) < 0.2] = 7
+        return [("data", data), n, ("hist", np.zeros(256, np.uint32)),
+                ("stats", np.array([0, 0, 0xFFFFFFFF, 0], np.uint32))]
+
+    def scan_block(rng):
+        n = 1000
+        return [("x", with_cancellations(rng, f32(rng, n))), ("y", np.zeros(n, np.float32)),
+                ("xi", rng.integers(-100, 100, n, dtype=np.int32)), ("yi", np.zeros(n, np.int32)), n]
+
+    def scan_hillis(rng):
+        n = 700
+        return [("x", _u32(rng, n)), ("y", np.zeros(n, np.uint32)), n]
+
+    def collatz(rng):
+        n = 4096
+        start = rng.integers(0, 100000, n, dtype=np.uint32)
+        start[:6] = [0, 1, 27, 97, 871, 0xFFFFFFFF]
+        return [("start", start), ("steps", np.zeros(n, np.uint32)), ("peak", np.zeros(n, np.uint64)), n]
+
+    def mandelbrot(rng):
+        w, h = 64, 48
+        x0, y0 = np.float32(-2.1 + 0.1 * rng.random()), np.float32(-1.2 + 0.1 * rng.random())
+        return [("iters", np.zeros(w * h, np.uint32)), ("mag", np.zeros(w * h, np.float32)), w, h, x0, y0,
+                np.float32(3.0 / w), np.float32(2.4 / h), 200]
+
+    def bitonic(rng):
+        keys = rng.integers(0, 1000, 2048, dtype=np.uint32)
+        return [("keys", keys), ("vals", np.arange(2048, dtype=np.uint32))]
+
+    def transpose(rng):
+        w, h = 70, 45
+        return [("src", f32(rng, (h, w), 1.0, 0.05)), ("dst", np.zeros((w, h), np.float32)), w, h]
+
+    def compact(rng):
+        n = 700
+        x = rng.integers(-50, 200, n, dtype=np.int32)
+        x[100:132] = 0  # one warp whose all() is false
+        x[300] = -2000000
+        return [("x", x), ("out", np.zeros(768, np.int32)), ("counts", np.zeros(3, np.int32)),
+                ("votes", np.zeros(24, np.uint32)), n]
+
+    def softmax_warp(rng):
+        rows, cols = 16, 100
+        x = f32(rng, (rows, cols), 4.0)
+        x[3, 5] = np.inf
+        x[4] = -np.inf
+        x[5, 7] = np.nan
+        return [("x", x), ("y", np.zeros_like(x)), rows, cols]
+
+    def layernorm_block(rng):
+        rows, cols = 6, 300
+        return [("x", f32(rng, (rows, cols), 3.0) + np.float32(5)), ("g", f32(rng, cols)), ("b", f32(rng, cols)),
+                ("y", np.zeros((rows, cols), np.float32)), cols, np.float32(1e-5)]
+
+    def bit_mix(rng):
+        n = 512
+        a, b = _u32(rng, n), _u32(rng, n)
+        a[:4] = [0, 0xFFFFFFFF, 0x80000000, 1]
+        b[4:8] = [0, 0xFFFFFFFF, 0x80000000, 1]
+        return [("a", a), ("b", b), ("out", np.zeros(4 * n, np.uint32)), ("out64", np.zeros(n, np.uint64)), n]
+
+    def half2_ops(rng):
+        n = 512
+        x, y = (f16(rng, 2 * n, 4.0, 0.08, 0.04).view(np.uint32) for _ in range(2))
+        s = f32(rng, n, 2.0, 0.05)
+        return [("x", x), ("y", y), ("s", s), ("out", np.zeros(3 * n, np.uint32)), ("outb", np.zeros(n, np.uint32)),
+                n]
+
+    def float_specials(rng):
+        n = 512
+        a, b, c = (f32(rng, n, 1e3, 0.3) for _ in range(3))
+        return [("a", a), ("b", b), ("c", c), ("out", np.zeros(8 * n, np.float32)), ("outi", np.zeros(2 * n, np.int32)),
+                n]
+
+    def transcend(rng):
+        n = 512
+        x = f32(rng, n, 10.0, 0.05)
+        x[::5] = (rng.standard_normal(len(x[::5])) * 10.0 ** rng.uniform(3, 38, len(x[::5]))).astype(np.float32)
+        return [("x", x), ("out", np.zeros(4 * n, np.float32)), n]
+
+    def divergent(rng):
+        n = 512
+        x = _u32(rng, n)
+        x[:3] = [0, 1, 2]
+        return [("x", x), ("out", np.zeros(n, np.uint32)), n]
+
+    def mma_ldmatrix(rng):
+        blocks, k = 8, 64
+        a = f16(rng, (blocks, 16, k), 1.0, 0.0, 0.02)
+        b = f16(rng, (blocks, k, 8), 1.0, 0.0, 0.02)
+        a[0] = _sprinkle(rng, a[0].view(np.uint16), 0.05, F16_SPECIAL).view(np.float16)
+        return [("A", a), ("B", b), ("D", np.zeros((blocks, 16, 8), np.float16)), k]
+
+    e = Entry
+    return [
+        e("cu_warp_reduce", s80, "warp_reduce", (4, 1, 1), (256, 1, 1), warp_reduce, ("sums", "maxs", "seg")),
+        e("cu_block_reduce", s80, "block_reduce", (8, 1, 1), (256, 1, 1), block_reduce, ("out",)),
+        e("cu_sgemm_tiled", s80, "sgemm_tiled", (3, 4, 1), (16, 16, 1), sgemm, ("C",)),
+        e("cu_histogram256", s89, "histogram256", (8, 1, 1), (256, 1, 1), histogram, ("hist", "stats")),
+        e("cu_scan_block", s80, "scan_block", (2, 1, 1), (512, 1, 1), scan_block, ("y", "yi")),
+        e("cu_scan_hillis", s89, "scan_hillis", (3, 1, 1), (256, 1, 1), scan_hillis, ("y",), 2048),
+        e("cu_collatz", s80, "collatz", (32, 1, 1), (128, 1, 1), collatz, ("steps", "peak")),
+        e("cu_mandelbrot", s89, "mandelbrot", (4, 6, 1), (16, 8, 1), mandelbrot, ("iters", "mag")),
+        e("cu_bitonic_sort", s80, "bitonic_sort", (2, 1, 1), (512, 1, 1), bitonic, ("keys", "vals")),
+        e("cu_transpose_padded", s80, "transpose_padded", (3, 2, 1), (32, 8, 1), transpose, ("dst",)),
+        e("cu_compact", s89, "compact", (3, 1, 1), (256, 1, 1), compact, ("out", "counts", "votes")),
+        e("cu_softmax_warp", s80, "softmax_warp", (4, 1, 1), (128, 1, 1), softmax_warp, ("y",)),
+        e("cu_layernorm_block", s89, "layernorm_block", (6, 1, 1), (128, 1, 1), layernorm_block, ("y",)),
+        e("cu_bit_mix", s89, "bit_mix", (4, 1, 1), (128, 1, 1), bit_mix, ("out", "out64")),
+        e("cu_half2_ops", s80, "half2_ops", (4, 1, 1), (128, 1, 1), half2_ops, ("out", "outb")),
+        e("cu_float_specials", s80, "float_specials", (4, 1, 1), (128, 1, 1), float_specials, ("out", "outi")),
+        e("cu_transcend", s89, "transcend", (4, 1, 1), (128, 1, 1), transcend, ("out",)),
+        e("cu_divergent", s80, "divergent", (4, 1, 1), (128, 1, 1), divergent, ("out",)),
+        e("mma_f16_special", s80, "mma_f16_special", (4, 1, 1), (128, 1, 1), _mma_inputs(False, 16, 1), ("d",)),
+        e("mma_f16_special_chain4", s89, "mma_f16_special", (2, 1, 1), (128, 1, 1), _mma_inputs(False, 8, 4),
+          ("d",)),
+        e("mma_e4m3_special", s89, "mma_e4m3_special", (4, 1, 1), (128, 1, 1), _mma_inputs(True, 16, 1), ("d",)),
+        e("mma_e4m3_special_chain4", s89, "mma_e4m3_special", (2, 1, 1), (128, 1, 1), _mma_inputs(True, 8, 4),
+          ("d",)),
+        e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
+          (16 * 64 + 64 * 8) * 2),
+    ]
+
+
+def _triton_entries() -> list[Entry]:
+    e = Entry
+    return [
+        _mm_entry("mm_f16_f16acc_sm80_64x64x32", "f16", 128, 128, 96),
+        _mm_entry("mm_f16_f16acc_sm80_128x128x64", "f16", 256, 128, 256),
+        _mm_entry("mm_f16_f16acc_sm89_64x32x64_ragged", "f16", 100, 72, 100),
+        _mm_entry("mm_f16_f16acc_sm80_16x32x16_w1", "f16", 48, 64, 64),
+        _mm_entry("mm_e4m3_f16acc_sm89_64x64x64", "e4m3", 128, 128, 128),
+        _mm_entry("mm_e4m3_f16acc_sm89_128x64x128_w8", "e4m3", 256, 128, 256),
+        _mm_entry("mm_e4m3_f16acc_sm89_32x32x64_ragged", "e4m3", 40, 56, 96),
+        _mm_entry("mm_f16_f32acc_sm80_128x128x64", "f16", 128, 128, 192),
+        _mm_entry("mm_bf16_f32acc_sm80_64x64x32", "bf16", 128, 64, 96),
+        _mm_entry("mm_e4m3_f32acc_sm89_64x64x64", "e4m3", 64, 128, 128),
+        e("attn_f16acc_causal_sm80", "attn_f16acc_causal_sm80", None, (2, 2, 1), None, _attn(2, 128), ("O",), None),
+        e("attn_f32acc_sm80", "attn_f32acc_sm80", None, (2, 2, 1), None, _attn(2, 128), ("O",), None),
+        e("softmax_exact_sm80", "softmax_exact_sm80", None, (8, 1, 1), None, _softmax(8, 200, 256), ("y",), None),
+        e("softmax_tl_exp_sm80", "softmax_tl_exp_sm80", None, (8, 1, 1), None, _softmax(8, 100, 128), ("y",), None),
+        e("layernorm_sm80", "layernorm_sm80", None, (4, 1, 1), None, _layernorm(4, 384), ("y", "stats"), None),
+        e("reduce_rows_sm89", "reduce_rows_sm89", None, (6, 1, 1), None, _reduce_rows(6, 200),
+          ("out", "outi", "cum"), None),
+    ]
+
+
+ENTRIES: list[Entry] = _samples() + _triton_entries()

@@ -1,0 +1,510 @@
+// CUDA-sample-style kernels for the emulator corpus (tools/emulate_corpus.py): warp shuffles, shared-memory
+// reductions and tiling, atomics, scans, divergent loops, sorting, special-value float math and inline-PTX mma.sync
+// fed special operands. Built with `nvcc -ptx -O3 -arch=sm_80` (everything but the e4m3 mma) and `-arch=sm_89`.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#define FULL 0xffffffffu
+
+// Per-warp float sum (shfl.down), int max (shfl.xor), and a broadcast within 8-lane segments (width 8).
+extern "C" __global__ void warp_reduce(const float* x, const int* v, float* sums, int* maxs, int* seg, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = i < n ? x[i] : 0.0f;
+    int m = i < n ? v[i] : -2147483647 - 1;
+    for (int o = 16; o > 0; o >>= 1) {
+        s += __shfl_down_sync(FULL, s, o);
+        m = max(m, __shfl_xor_sync(FULL, m, o));
+    }
+    int b = __shfl_sync(FULL, i < n ? v[i] : 0, 3, 8);
+    int u = __shfl_up_sync(FULL, b, 2, 8);
+    if (i < n) seg[i] = b ^ u;
+    if ((threadIdx.x & 31) == 0) {
+        sums[i >> 5] = s;
+        maxs[i >> 5] = m;
+    }
+}
+
+// Tree reduction in shared memory, grid-stride accumulation, the last warp unrolled with shuffles.
+template <unsigned BS>
+__device__ void block_sum(const float* x, float* out, unsigned n)
+{
+    __shared__ float sdata[BS];
+    unsigned tid = threadIdx.x;
+    unsigned i = blockIdx.x * (BS * 2) + tid;
+    unsigned stride = BS * 2 * gridDim.x;
+    float s = 0.0f;
+    while (i < n) {
+        s += x[i];
+        if (i + BS < n) s += x[i + BS];
+        i += stride;
+    }
+    sdata[tid] = s;
+    __syncthreads();
+    for (unsigned k = BS / 2; k > 32; k >>= 1) {
+        if (tid < k) sdata[tid] = s = s + sdata[tid + k];
+        __syncthreads();
+    }
+    if (tid < 32) {
+        s += sdata[tid + 32];
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(FULL, s, o);
+    }
+    if (tid == 0) out[blockIdx.x] = s;
+}
+
+extern "C" __global__ void block_reduce(const float* x, float* out, unsigned n) { block_sum<256>(x, out, n); }
+
+// C = alpha * A B + beta * C with 16x16 shared-memory tiles (SIMT), bounds-checked edges.
+#define T 16
+extern "C" __global__ void sgemm_tiled(const float* A, const float* B, float* C, int M, int N, int K, float alpha,
+                                       float beta)
+{
+    __shared__ float As[T][T];
+    __shared__ float Bs[T][T + 1];
+    int row = blockIdx.y * T + threadIdx.y, col = blockIdx.x * T + threadIdx.x;
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += T) {
+        int ka = k0 + threadIdx.x, kb = k0 + threadIdx.y;
+        As[threadIdx.y][threadIdx.x] = (row < M && ka < K) ? A[row * K + ka] : 0.0f;
+        Bs[threadIdx.y][threadIdx.x] = (kb < K && col < N) ? B[kb * N + col] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < T; ++k) acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = alpha * acc + beta * C[row * N + col];
+}
+
+// 256-bin byte histogram: shared atomics per block, merged with global atomics; plus global max / or / min.
+extern "C" __global__ void histogram256(const uint8_t* data, unsigned n, unsigned* hist, unsigned* stats)
+{
+    __shared__ unsigned h[256];
+    for (unsigned j = threadIdx.x; j < 256; j += blockDim.x) h[j] = 0;
+    __syncthreads();
+    unsigned mx = 0, orr = 0, mn = 255;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        unsigned b = data[i];
+        atomicAdd(&h[b], 1u);
+        mx = max(mx, b);
+        mn = min(mn, b);
+        orr |= 1u << (b & 31);
+    }
+    __syncthreads();
+    for (unsigned j = threadIdx.x; j < 256; j += blockDim.x)
+        if (h[j]) atomicAdd(&hist[j], h[j]);
+    atomicMax(&stats[0], mx);
+    atomicOr(&stats[1], orr);
+    atomicMin(&stats[2], mn);
+    atomicAdd(&stats[3], 1u);
+}
+
+// Block-wide inclusive scan: warp scans by shfl.up, warp totals scanned in shared memory, then added back.
+extern "C" __global__ void scan_block(const float* x, float* y, const int* xi, int* yi, int n)
+{
+    __shared__ float wsum[32];
+    __shared__ int wisum[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float v = i < n ? x[i] : 0.0f;
+    int vi = i < n ? xi[i] : 0;
+    for (int o = 1; o < 32; o <<= 1) {
+        float t = __shfl_up_sync(FULL, v, o);
+        int ti = __shfl_up_sync(FULL, vi, o);
+        if (lane >= o) {
+            v += t;
+            vi += ti;
+        }
+    }
+    if (lane == 31) {
+        wsum[warp] = v;
+        wisum[warp] = vi;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        int nw = blockDim.x >> 5;
+        float w = lane < nw ? wsum[lane] : 0.0f;
+        int wi = lane < nw ? wisum[lane] : 0;
+        for (int o = 1; o < 32; o <<= 1) {
+            float t = __shfl_up_sync(FULL, w, o);
+            int ti = __shfl_up_sync(FULL, wi, o);
+            if (lane >= o) {
+                w += t;
+                wi += ti;
+            }
+        }
+        if (lane < nw) {
+            wsum[lane] = w;
+            wisum[lane] = wi;
+        }
+    }
+    __syncthreads();
+    if (warp > 0) {
+        v += wsum[warp - 1];
+        vi += wisum[warp - 1];
+    }
+    if (i < n) {
+        y[i] = v;
+        yi[i] = vi;
+    }
+}
+
+// Hillis-Steele scan with double-buffered shared memory (a different barrier pattern from scan_block).
+extern "C" __global__ void scan_hillis(const unsigned* x, unsigned* y, int n)
+{
+    extern __shared__ unsigned buf[];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    int pout = 0, pin = 1;
+    buf[t] = i < n ? x[i] : 0u;
+    __syncthreads();
+    for (int o = 1; o < blockDim.x; o <<= 1) {
+        pout = 1 - pout;
+        pin = 1 - pout;
+        unsigned v = buf[pin * blockDim.x + t];
+        if (t >= o) v += buf[pin * blockDim.x + t - o];
+        buf[pout * blockDim.x + t] = v;
+        __syncthreads();
+    }
+    if (i < n) y[i] = buf[pout * blockDim.x + t];
+}
+
+// Collatz steps per start value: a divergent while loop on 64-bit integers with an iteration cap.
+extern "C" __global__ void collatz(const unsigned* start, unsigned* steps, unsigned long long* peak, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned long long v = start[i], top = v;
+    unsigned s = 0;
+    while (v > 1 && s < 1000) {
+        v = (v & 1) ? 3 * v + 1 : v >> 1;
+        top = v > top ? v : top;
+        ++s;
+    }
+    steps[i] = s;
+    peak[i] = top;
+}
+
+// Mandelbrot escape counts: a divergent float loop per pixel.
+extern "C" __global__ void mandelbrot(unsigned* iters, float* mag, int w, int h, float x0, float y0, float dx,
+                                      float dy, int maxit)
+{
+    int px = blockIdx.x * blockDim.x + threadIdx.x, py = blockIdx.y * blockDim.y + threadIdx.y;
+    if (px >= w || py >= h) return;
+    float cx = x0 + px * dx, cy = y0 + py * dy, zx = 0.0f, zy = 0.0f;
+    int k = 0;
+    for (; k < maxit; ++k) {
+        float xx = zx * zx, yy = zy * zy;
+        if (xx + yy > 4.0f) break;
+        zy = 2.0f * zx * zy + cy;
+        zx = xx - yy + cx;
+    }
+    iters[py * w + px] = k;
+    mag[py * w + px] = zx * zx + zy * zy;
+}
+
+// Bitonic sort of 1024 (key, value) pairs per block in shared memory, 512 threads.
+extern "C" __global__ void bitonic_sort(unsigned* keys, unsigned* vals)
+{
+    __shared__ unsigned sk[1024], sv[1024];
+    unsigned* k = keys + blockIdx.x * 1024;
+    unsigned* v = vals + blockIdx.x * 1024;
+    for (int j = threadIdx.x; j < 1024; j += blockDim.x) {
+        sk[j] = k[j];
+        sv[j] = v[j];
+    }
+    __syncthreads();
+    for (unsigned size = 2; size <= 1024; size <<= 1) {
+        for (unsigned stride = size >> 1; stride > 0; stride >>= 1) {
+            unsigned t = threadIdx.x;
+            unsigned pos = 2 * t - (t & (stride - 1));
+            bool up = ((pos & size) == 0);
+            unsigned a = sk[pos], b = sk[pos + stride];
+            if ((a > b) == up) {
+                sk[pos] = b;
+                sk[pos + stride] = a;
+                unsigned tv = sv[pos];
+                sv[pos] = sv[pos + stride];
+                sv[pos + stride] = tv;
+            }
+            __syncthreads();
+        }
+    }
+    for (int j = threadIdx.x; j < 1024; j += blockDim.x) {
+        k[j] = sk[j];
+        v[j] = sv[j];
+    }
+}
+
+// Matrix transpose through a 32x33 padded shared tile (blocks of 32x8 threads), ragged edges.
+extern "C" __global__ void transpose_padded(const float* in, float* out, int w, int h)
+{
+    __shared__ float tile[32][33];
+    int x = blockIdx.x * 32 + threadIdx.x, y = blockIdx.y * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += 8)
+        if (x < w && y + j < h) tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * w + x];
+    __syncthreads();
+    x = blockIdx.y * 32 + threadIdx.x;
+    y = blockIdx.x * 32 + threadIdx.y;
+    for (int j = 0; j < 32; j += 8)
+        if (x < h && y + j < w) out[(y + j) * h + x] = tile[threadIdx.x][threadIdx.y + j];
+}
+
+// Stream compaction inside each block: ballot + popc ranks, per-warp offsets in shared memory; any/all votes.
+extern "C" __global__ void compact(const int* x, int* out, int* counts, unsigned* votes, int n)
+{
+    __shared__ int woff[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int v = i < n ? x[i] : 0;
+    bool keep = v > 0 && (v % 3) != 0;
+    unsigned b = __ballot_sync(FULL, keep);
+    int rank = __popc(b & ((1u << lane) - 1u));
+    if (lane == 0) woff[warp] = __popc(b);
+    int any = __any_sync(FULL, v < -1000000), all = __all_sync(FULL, v != 0);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        int s = 0;
+        for (int w = 0; w < (int)(blockDim.x >> 5); ++w) {
+            int c = woff[w];
+            woff[w] = s;
+            s += c;
+        }
+        counts[blockIdx.x] = s;
+    }
+    __syncthreads();
+    if (keep) out[blockIdx.x * blockDim.x + woff[warp] + rank] = v;
+    if (lane == 0) votes[i >> 5] = b ^ (unsigned)(any << 1 | all);
+}
+
+// One warp per row: max by shfl.xor, exp, sum, then an IEEE division (no fast math).
+extern "C" __global__ void softmax_warp(const float* x, float* y, int rows, int cols)
+{
+    int row = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5), lane = threadIdx.x & 31;
+    if (row >= rows) return;
+    const float* r = x + row * cols;
+    float m = -INFINITY;
+    for (int c = lane; c < cols; c += 32) m = fmaxf(m, r[c]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(FULL, m, o));
+    float s = 0.0f;
+    for (int c = lane; c < cols; c += 32) s += expf(r[c] - m);
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(FULL, s, o);
+    for (int c = lane; c < cols; c += 32) y[row * cols + c] = expf(r[c] - m) / s;
+}
+
+// Layer norm, one block per row: two shared-memory reductions, sqrtf and an IEEE division.
+extern "C" __global__ void layernorm_block(const float* x, const float* g, const float* b, float* y, int cols,
+                                          float eps)
+{
+    __shared__ float red[128];
+    const float* r = x + blockIdx.x * cols;
+    float s = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) s += r[c];
+    red[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k];
+        __syncthreads();
+    }
+    float mean = red[0] / cols;
+    __syncthreads();
+    float q = 0.0f;
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+        float d = r[c] - mean;
+        q += d * d;
+    }
+    red[threadIdx.x] = q;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+        if (threadIdx.x < k) red[threadIdx.x] += red[threadIdx.x + k];
+        __syncthreads();
+    }
+    float inv = 1.0f / sqrtf(red[0] / cols + eps);
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) y[blockIdx.x * cols + c] = (r[c] - mean) * inv * g[c] + b[c];
+}
+
+// Integer bit tricks: hashes, funnel shifts, byte permutes, bit reversal, leading zeros, high products, div/rem.
+extern "C" __global__ void bit_mix(const unsigned* a, const unsigned* b, unsigned* out, unsigned long long* out64,
+                                   int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned x = a[i], y = b[i];
+    unsigned h = x ^ (x >> 16);
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    unsigned f = __funnelshift_l(x, y, y & 31) ^ __funnelshift_rc(y, x, x);
+    unsigned p = __byte_perm(x, y, (y >> 3) & 0x7777);
+    unsigned r = __brev(x) + __clz(y) + __popc(x & y) + __ffs(x) + __umulhi(x, y);
+    unsigned d = x / (y | 1u) + x % ((y >> 7) | 1u);
+    int sd = (int)x / ((int)(y >> 2) | 1) + (int)y % ((int)(x >> 9) | 3);
+    unsigned long long w = (unsigned long long)x * y + __umul64hi((unsigned long long)x << 17 | y, 0x9e3779b97f4a7c15ull);
+    out[4 * i] = h;
+    out[4 * i + 1] = f ^ p;
+    out[4 * i + 2] = r + d;
+    out[4 * i + 3] = (unsigned)sd;
+    out64[i] = w ^ (w >> 29) ^ ((unsigned long long)__sad(x, y, 7u) << 40) ^ __brevll(w) / ((w & 0xffff) | 1);
+}
+
+// Packed half and bfloat16 arithmetic: fma, max, relu and conversions from float with specials in the inputs.
+extern "C" __global__ void half2_ops(const __half2* x, const __half2* y, const float* s, __half2* out, __nv_bfloat162* outb,
+                                    int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    __half2 a = x[i], b = y[i];
+    __half2 sc = __float2half2_rn(s[i]);
+    __half2 f = __hfma2(a, sc, b);
+    __half2 m = __hmax2(__hmul2(a, b), __hsub2(a, b));
+    __half2 z = __hmax2(f, __float2half2_rn(0.0f));
+    out[3 * i] = f;
+    out[3 * i + 1] = m;
+    out[3 * i + 2] = __hadd2(z, __hneg2(__habs2(m)));
+    float2 fa = __half22float2(a), fb = __half22float2(b);
+    __nv_bfloat162 ba = __floats2bfloat162_rn(fa.x, fa.y), bb = __floats2bfloat162_rn(fb.x * s[i], fb.y);
+    outb[i] = __hfma2(ba, bb, __floats2bfloat162_rn(s[i], -s[i]));
+}
+
+// f32 arithmetic on special values (NaN, infinities, subnormals, signed zeros): no fast math, IEEE everywhere.
+extern "C" __global__ void float_specials(const float* a, const float* b, const float* c, float* out, int* outi, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = a[i], y = b[i], z = c[i];
+    out[8 * i] = fmaf(x, y, z);
+    out[8 * i + 1] = x * y + z * 0.5f;
+    out[8 * i + 2] = x / y;
+    out[8 * i + 3] = sqrtf(fabsf(z));
+    out[8 * i + 4] = fminf(x, y) - fmaxf(y, z);
+    out[8 * i + 5] = copysignf(floorf(x), y) + truncf(z) - rintf(y);
+    out[8 * i + 6] = __fadd_rz(x, y) + __fmul_rd(y, z);
+    out[8 * i + 7] = (float)(double)x * (double)y;
+    outi[2 * i] = __float2int_rn(z * 65536.0f) ^ (int)__float_as_uint(ceilf(x));
+    outi[2 * i + 1] = (int)__float2uint_rz(y) + (isnan(x) ? 1 : 0) + (isinf(y) ? 2 : 0) + (signbit(z) ? 4 : 0);
+}
+
+// sinf/cosf/logf/expf with accurate (non-fast-math) range reduction: polynomials, Payne-Hanek for huge arguments
+// (a local-memory array and a module-level constant table).
+extern "C" __global__ void transcend(const float* x, float* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i];
+    float s, c;
+    sincosf(v, &s, &c);
+    out[4 * i] = s;
+    out[4 * i + 1] = c;
+    out[4 * i + 2] = logf(fabsf(v));
+    out[4 * i + 3] = expf(v * 1e-2f);
+}
+
+// Divergent control: a non-inlined device function with early returns, called from both sides of a branch, loops
+// with break/continue and a switch.
+__device__ __noinline__ unsigned walk(unsigned v, unsigned limit)
+{
+    unsigned acc = 0;
+    for (unsigned k = 0; k < limit; ++k) {
+        if ((v & 7) == 3) continue;
+        if (v == 0) return acc + 1000;
+        acc += v & 0xff;
+        v = v * 1103515245u + 12345u;
+        if ((v >> 28) == 5) break;
+        v >>= 1;
+    }
+    return acc;
+}
+
+extern "C" __global__ void divergent(const unsigned* x, unsigned* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned v = x[i], r;
+    if (v & 1) {
+        r = walk(v, v % 37);
+    } else {
+        r = walk(v ^ 0xdeadbeefu, 5 + (v % 11)) * 3;
+        while (r > 1000) r -= 997;
+    }
+    switch ((v >> 4) % 6) {
+    case 0: r += 11; break;
+    case 1: r ^= 0x55; break;
+    case 2: r = r * 7; break;
+    case 3: r = __popc(r) + (r << 3); break;
+    case 4: r = r > 64 ? r - 64 : 64 - r; break;
+    default: r = ~r;
+    }
+    out[i] = r;
+}
+
+// Inline-PTX mma.sync, one m16n8 tile per warp, operands per lane from global memory in fragment order
+// (fragment register j of lane l at [warp][j][l]); chains K-steps when ksteps > 1.
+extern "C" __global__ void mma_f16_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                           int ksteps)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    unsigned c0 = c[(warp * 2 + 0) * 32 + lane], c1 = c[(warp * 2 + 1) * 32 + lane];
+    for (int s = 0; s < ksteps; ++s) {
+        const unsigned* pa = a + ((warp * ksteps + s) * 4) * 32 + lane;
+        const unsigned* pb = b + ((warp * ksteps + s) * 2) * 32 + lane;
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, "
+                     "{%0, %1};"
+                     : "+r"(c0), "+r"(c1)
+                     : "r"(pa[0]), "r"(pa[32]), "r"(pa[64]), "r"(pa[96]), "r"(pb[0]), "r"(pb[32]));
+    }
+    d[(warp * 2 + 0) * 32 + lane] = c0;
+    d[(warp * 2 + 1) * 32 + lane] = c1;
+}
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+extern "C" __global__ void mma_e4m3_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                            int ksteps)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    unsigned c0 = c[(warp * 2 + 0) * 32 + lane], c1 = c[(warp * 2 + 1) * 32 + lane];
+    for (int s = 0; s < ksteps; ++s) {
+        const unsigned* pa = a + ((warp * ksteps + s) * 4) * 32 + lane;
+        const unsigned* pb = b + ((warp * ksteps + s) * 2) * 32 + lane;
+        asm volatile("mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, "
+                     "{%0, %1};"
+                     : "+r"(c0), "+r"(c1)
+                     : "r"(pa[0]), "r"(pa[32]), "r"(pa[64]), "r"(pa[96]), "r"(pb[0]), "r"(pb[32]));
+    }
+    d[(warp * 2 + 0) * 32 + lane] = c0;
+    d[(warp * 2 + 1) * 32 + lane] = c1;
+}
+#endif
+
+// A warp-level f16 GEMM tile 16x8xK from row-major A (16 x K) and row-major B (K x 8) in global memory: staged to
+// shared memory, fragments through ldmatrix.x4 (A) and ldmatrix.x2.trans (B), K/16 chained mma.sync, f16 result.
+extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __half* D, int K)
+{
+    extern __shared__ __align__(16) __half sm[];
+    __half* sa = sm;           // 16 x K
+    __half* sb = sm + 16 * K;  // K x 8
+    const __half* a = A + blockIdx.x * 16 * K;
+    const __half* b = B + blockIdx.x * K * 8;
+    int lane = threadIdx.x;
+    for (int j = lane; j < 16 * K; j += 32) sa[j] = a[j];
+    for (int j = lane; j < K * 8; j += 32) sb[j] = b[j];
+    __syncwarp();
+    unsigned d0 = 0, d1 = 0;
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        unsigned a0, a1, a2, a3, b0, b1;
+        // x4: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15)
+        int r = lane & 15, kk = k0 + ((lane >> 4) << 3);
+        unsigned pa = (unsigned)__cvta_generic_to_shared(sa + r * K + kk);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                     : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3) : "r"(pa));
+        unsigned pb = (unsigned)__cvta_generic_to_shared(sb + (k0 + (lane & 15)) * 8);
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];" : "=r"(b0), "=r"(b1) : "r"(pb));
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, "
+                     "{%0, %1};"
+                     : "+r"(d0), "+r"(d1)
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+    unsigned* out = reinterpret_cast<unsigned*>(D + blockIdx.x * 128);
+    int g = lane >> 2, t = lane & 3;
+    out[g * 4 + t] = d0;        // row g, cols 2t, 2t+1
+    out[(g + 8) * 4 + t] = d1;  // row g+8
+}
