@@ -1,13 +1,15 @@
 """What a PyTorch user sees: tcforge's `matmul` and enc5 `native_batch` called eagerly, against torch.mm /
 torch._scaled_mm measured the same way in the same run.
 
-    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row]
+    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 5]
         [--no-enc5] [--compile-check] [--out bench/results/eager.json]
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
 wall µs per call (the same calls, until the GPU is done), CUDA-graph replay µs per call, and
 `triton.testing.do_bench`'s median (it flushes L2 between calls); the ratios are torch / tcforge (> 1: tcforge
-faster). Also the tensor-map cost the eager path avoids (a fresh cuTensorMapEncodeTiled against
+faster). Graph and do_bench times come from interleaved rounds (tcforge, torch; then torch, tcforge; ...) and their
+ratios are medians of per-round ratios, so drift of clocks and temperature under the power cap falls on both sides.
+Also the tensor-map cost the eager path avoids (a fresh cuTensorMapEncodeTiled against
 cuTensorMapReplaceAddress). `--compile-check` compiles a two-layer model through `tcforge.gemm.matmul` and a frame
 through enc5 with torch.compile: graph breaks (torch._dynamo.explain), outputs equal to eager, CUDA-graph mode too.
 Needs an sm_90 GPU; b is column-major (as nn.Linear's weight.t() and torch._scaled_mm take it) unless --b-row.
@@ -88,22 +90,37 @@ def do_bench_us(fn: Any) -> float:
 
 
 def measure(fn: Any, calls: int) -> dict[str, float]:
-    """The four figures of one callable (warmed first: the first call of a shape compiles, plans and caches)."""
+    """Host and eager-wall µs of one callable (warmed first: the first call of a shape compiles, plans and caches)."""
     import torch
 
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
     return {"host_us": round(min(host_us(fn, calls) for _ in range(3)), 2),
-            "wall_us": round(min(wall_us(fn, calls) for _ in range(3)), 2),
-            "graph_us": round(graph_us(fn), 2), "do_bench_us": round(do_bench_us(fn), 2)}
+            "wall_us": round(min(wall_us(fn, calls) for _ in range(3)), 2)}
+
+
+def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Graph-replay and do_bench µs of both callables, taken in `rounds` interleaved rounds (the order flips each
+    round, so clock and temperature drift fall on both sides): per-side medians and the median of per-round ratios."""
+    sides: list[dict[str, list[float]]] = [{"graph_us": [], "do_bench_us": []}, {"graph_us": [], "do_bench_us": []}]
+    for r in range(rounds):
+        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+            fn = (ours, peer)[i]
+            sides[i]["graph_us"].append(graph_us(fn))
+            sides[i]["do_bench_us"].append(do_bench_us(fn))
+    med = [{k: round(statistics.median(v), 2) for k, v in s.items()} for s in sides]
+    ratios = {f"ratio_{k[:-3]}": round(statistics.median(p / o for o, p in zip(sides[0][k], sides[1][k],
+                                                                                 strict=True)), 3)
+              for k in ("graph_us", "do_bench_us") if all(v == v for v in sides[0][k] + sides[1][k])}
+    return med[0], med[1], ratios
 
 
 def _ratios(ours: dict[str, float], peer: dict[str, float]) -> dict[str, float]:
     return {f"ratio_{k[:-3]}": round(peer[k] / ours[k], 3) for k in ours if ours[k] == ours[k] and ours[k] > 0}
 
 
-def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool) -> dict[str, Any]:
+def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool, rounds: int) -> dict[str, Any]:
     import torch
 
     from tcforge.gemm import matmul
@@ -127,6 +144,10 @@ def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool) -
                            "max_abs_diff_vs_peer": float((mine.float() - theirs.float()).abs().max())}
     row["tcforge"], row["torch"] = measure(ours, calls), measure(peer, calls)
     row.update(_ratios(row["tcforge"], row["torch"]))
+    dev_ours, dev_peer, ratios = device_times(ours, peer, rounds)
+    row["tcforge"].update(dev_ours)
+    row["torch"].update(dev_peer)
+    row.update(ratios)
     return row
 
 
@@ -141,8 +162,12 @@ def enc5_row(frames: int = 1) -> dict[str, Any]:
     inp = torch.randint(0, 256, (frames, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
     inp[(inp & 0x7F) == 0x7F] = 0
     tex = torch.rand((frames, ey, ex, 4), device="cuda").half().view(torch.int16)
-    return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames,
-            "tcforge": measure(lambda: native_batch(w, inp, tex, ex, ey), 200)}
+    def call():
+        return native_batch(w, inp, tex, ex, ey)
+
+    res = measure(call, 200)
+    res.update(graph_us=round(graph_us(call), 2), do_bench_us=round(do_bench_us(call), 2))
+    return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames, "tcforge": res}
 
 
 def tensormap_costs(reps: int = 2000) -> dict[str, float]:
@@ -246,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=",".join("x".join(map(str, s)) for s in SHAPES), help="MxNxK,...")
     ap.add_argument("--combos", default=",".join(f"{i}:{o}" for i, o in COMBOS), help="in:out,... (e4m3:bf16 too)")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds of graph and do_bench timing")
     ap.add_argument("--b-row", action="store_true", help="b row-major (default: column-major)")
     ap.add_argument("--no-enc5", action="store_true", help="leave out enc5 native_batch")
     ap.add_argument("--compile-check", action="store_true", help="also run the torch.compile check")
@@ -257,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     for shape in args.shapes.split(","):
         for combo in args.combos.split(","):
             in_kind, out_kind = combo.split(":")
-            row = gemm_row(*_shape(shape), in_kind, out_kind, not args.b_row)
+            row = gemm_row(*_shape(shape), in_kind, out_kind, not args.b_row, args.rounds)
             result["rows"].append(row)
             t, p = row["tcforge"], row["torch"]
             print(f"matmul {shape} {combo}: host {t['host_us']} | {p['host_us']} us, wall {t['wall_us']} | "

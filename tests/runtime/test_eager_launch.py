@@ -84,8 +84,12 @@ class T:
     def contiguous(self) -> T:
         return self
 
-    def view(self, dtype) -> T:
-        return T(self.shape, dtype, self.strides, self.ptr, self.device)
+    def view(self, how) -> T:
+        if isinstance(how, tuple):  # a shape over the same bytes
+            return T(how, self.dtype, None, self.ptr, self.device)
+        n = self.numel() * self.element_size()
+        return T((n // T((1,), how).element_size(),), how, None, self.ptr, self.device) if self.dim() == 1 else \
+            T(self.shape, how, self.strides, self.ptr, self.device)
 
     def reshape(self, shape) -> T:
         return T(shape, self.dtype, None, self.ptr, self.device)
@@ -97,6 +101,9 @@ class T:
         return self
 
     def __getitem__(self, item) -> T:
+        if isinstance(item, slice) and self.dim() == 1:  # a 1-D slice: its own address and length
+            start, stop, _ = item.indices(self.shape[0])
+            return T((stop - start,), self.dtype, None, self.ptr + start * self.element_size(), self.device)
         return self
 
     def __setitem__(self, item, value) -> None:
@@ -142,6 +149,10 @@ class FakeDriver:
         return cu.CUresult(0), m
 
     def cuFuncSetAttribute(self, *args):  # noqa: N802
+        return (cu.CUresult(0),)
+
+    def cuMemsetD8Async(self, ptr, value, nbytes, stream):  # noqa: N802
+        self.launches.append(("memset", int(ptr), value, nbytes, stream))
         return (cu.CUresult(0),)
 
 
@@ -284,8 +295,10 @@ def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDrive
     first = list(fakes.launches)
     with nothing_but_the_launch():
         inp, tex, (arena, surface) = call()
-    (f, grid, stream, params), = fakes.launches[len(first):]
+    zero_a, zero_s, (f, grid, stream, params) = fakes.launches[len(first):]
     assert (f, grid, stream) == first[0][:3]
+    assert zero_a == ("memset", arena.ptr, 0, n_arena, int(stream))  # fresh zeros, in the launch's stream order
+    assert zero_s == ("memset", surface.ptr, 0, 2 * frames * ey * ex * 4, int(stream))
     prm = kernel.Enc5Params.from_address(ctypes.c_void_p.from_address(params).value)
     assert (prm.input, prm.texture, prm.weights, prm.arena, prm.surface) == (inp.ptr, tex.ptr, w.ptr, arena.ptr,
                                                                            surface.ptr)

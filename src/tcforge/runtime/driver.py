@@ -375,6 +375,13 @@ def memcpy_dtoh(dst: Any, src: int) -> None:
     call("cuMemcpyDtoH", view, api().CUdeviceptr(src), view.nbytes, what=f"cuMemcpyDtoH({view.nbytes} bytes)")
 
 
+def memset_d8_async(ptr: int, value: int, nbytes: int, stream: int = 0) -> None:
+    """cuMemsetD8Async: `nbytes` bytes at device address `ptr` set to `value`, in stream order."""
+    (err,) = api().cuMemsetD8Async(ptr, value, nbytes, stream)
+    if err:
+        raise CudaError(f"cuMemsetD8Async({nbytes} bytes) failed: {error_name(err)}")
+
+
 def synchronize() -> None:
     """cuCtxSynchronize: wait for all work in the current context."""
     call("cuCtxSynchronize")
