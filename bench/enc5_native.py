@@ -2,8 +2,15 @@
 second for a batch of 64, the Ada-emulation mode, the float PyTorch model (eager) and the CPU reference, and the
 layer's physical floor.
 
+`--durations`: the forms' own durations on the device clock (CUPTI kernel records through torch.profiler) beside the
+CUDA-graph per-launch times, and the timing twin's CTA lifetimes: how much of a launch lies between two dependent
+kernels and how much outside every CTA. `--launches N`: N plain launches of one form per dispatch order on one random
+frame, nothing timed, for a profiler to attach to (ncu, nsys, compute-sanitizer): e.g. `ncu --kernel-name
+enc5_hopper_split_occ3 --metrics gpu__time_duration.sum,sm__cycles_active.max python3 -m bench.enc5_native --launches
+2 --extent 120x68 --orders swaps,plain`.
+
 Usage (on a machine with an sm_90 GPU): python3 -m bench.enc5_native [--json bench/results/enc5_native.json]
-[--cpu-reference] [--quick]
+[--cpu-reference] [--quick] [--torch] [--durations] [--launches N]
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 EXTENTS = ((40, 23), (120, 68))
+DURATION_FORMS = ("hopper_split", "hopper_split_occ3", "hopper")
 H200 = {"f16_mma_tflops": 660.0, "hbm_tb_s": 4.3}  # mma.sync f16 rate (lead, ~2/3 of the wgmma peak); measured copy
 
 
@@ -232,15 +240,105 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def cupti_durations(fn, launches: int = 30) -> list[float]:
+    """Device-clock durations (µs) of the enc5 kernels `fn` launches, one record per launch."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(launches):
+            fn()
+        torch.cuda.synchronize()
+    return [e.time_range.end - e.time_range.start for e in prof.events() if "enc5" in e.name]
+
+
+def cta_span_us(weights, inp, tex, ex: int, ey: int, variant: str, options: tuple[str, ...] = (),
+                reorder: bool = True) -> float:
+    """First CTA start to last CTA end of one launch of the form's timing twin (a tool form of tools/enc5_kernels/;
+    globaltimer stamps)."""
+    import torch
+
+    from tcforge.layers.enc5.gpu import native_batch
+
+    nwin = -(-ex // 8) * -(-ey // 8)
+    buf = torch.zeros((nwin * 8 * 16,), dtype=torch.int64, device="cuda")
+    for _ in range(3):
+        native_batch(weights, inp, tex, ex, ey, debug=buf, variant=variant, options=options, reorder=reorder)
+    torch.cuda.synchronize()
+    st = buf.cpu().numpy().reshape(nwin, 8, 16)
+    return float(st[:, :, 13].max() - st[:, :, 12][st[:, :, 12] > 0].min()) / 1e3
+
+
+def durations() -> dict:
+    """Each form's device-clock durations beside its CUDA-graph per-launch time, and the timing twin's CTA span."""
+    import torch
+
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    dw = device_weights(WeightImage.synthetic(11))
+    rows = []
+    for ex, ey in EXTENTS:
+        inp, tex = random_frames(1, ex, ey)
+        oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
+        for form in DURATION_FORMS:
+            def fn(f=form, i=inp, t=tex, x=ex, y=ey, a=oa, s=os_):
+                return native_batch(dw, i, t, x, y, arena=a, surface=s, variant=f)
+            d = cupti_durations(fn)
+            row = {"extent": f"{ex}x{ey}", "form": form, "cupti_median_us": round(float(np.median(d)), 2),
+                   "cupti_min_us": round(float(np.min(d)), 2), "launches": len(d),
+                   "graph_per_launch_us": round(time_kernel(fn, warmup=3, reps=100), 2)}
+            if form != "hopper":
+                row["timing_twin_cta_span_us"] = round(cta_span_us(dw, inp, tex, ex, ey, form + "_timing"), 2)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return {"device": torch.cuda.get_device_name(), "rows": rows}
+
+
+def plain_launches(extent: str, variant: str, orders: str, launches: int) -> int:
+    """`launches` launches of one form per dispatch order (swaps|plain) on one random frame, nothing timed."""
+    import torch
+
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+
+    ex, ey = (int(v) for v in extent.split("x"))
+    dw = device_weights(WeightImage.synthetic(11))
+    inp, tex = random_frames(1, ex, ey)
+    for order in orders.split(","):
+        for _ in range(launches):
+            native_batch(dw, inp, tex, ex, ey, variant=variant, reorder=order == "swaps")
+    torch.cuda.synchronize()
+    return 0
+
+
 def main(argv: list[str]) -> int:
     """Command line (see the module docstring)."""
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--json", default="bench/results/enc5_native.json")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--json", default=None, help="where the JSON goes (default bench/results/enc5_native.json, with "
+                    "--durations bench/results/enc5_kernel_durations.json)")
     ap.add_argument("--cpu-reference", action="store_true", help="also time one CPU reference frame (background)")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--torch", action="store_true", help="only the 720p comparison with the PyTorch model (eager and "
                     "torch.compile) in one run; JSON to --json")
+    ap.add_argument("--durations", action="store_true", help="only the device-clock durations and CTA spans")
+    ap.add_argument("--launches", type=int, default=0, help="only this many plain launches per order, for a profiler")
+    ap.add_argument("--extent", default="120x68", help="--launches: EXxEY tokens")
+    ap.add_argument("--variant", default="hopper_split_occ3", help="--launches: the kernel form (kernel.FORMS)")
+    ap.add_argument("--orders", default="swaps,plain", help="--launches: comma list of swaps|plain, the dispatch order")
     args = ap.parse_args(argv)
+    if args.launches:
+        return plain_launches(args.extent, args.variant, args.orders, args.launches)
+    if args.durations:
+        args.json = args.json or "bench/results/enc5_kernel_durations.json"
+        result = durations()
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+        return 0
+    args.json = args.json or "bench/results/enc5_native.json"
     if args.torch:
         result = torch_comparison()
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ WHAT = {0: "rung 9", 1: "no loads after the first fill", 2: "no stores", 3: "wgm
 def diag_kernel(base: str, diag: int, a: Any, b: Any, sa: Any, sb: Any, od: Any) -> Any:
     """A prepared launch of the variant spec `base` built with `diag` (its launch policy, grid and tile order)."""
     from tcforge.gemm import api
-    from tcforge.gemm.specs import plan_spec
+    from tcforge.gemm.variants import plan_spec
 
     spec = f"{base}{'+' if '@' in base else '@'}diag={diag}" if diag else base
     plan = plan_spec(a, b, spec, out_dtype=od, scale_a=sa, scale_b=sb)
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     shares = [int(x) for x in args.streamk.split(",") if x]
     extra = [v for v in args.variants.split(",") if v]
     from tcforge.errors import TcforgeError
-    from tcforge.gemm.specs import check_specs
+    from tcforge.gemm.variants import check_specs
 
     try:  # the base and --variants are real GEMMs, checked against cuBLAS; diagnostic masks go in --diags
         check_specs([args.base, *extra], real=True)

@@ -8,7 +8,7 @@ limited by the software power cap, and cuBLAS's kernel name (torch.profiler). Wr
 
     python3 -m bench.gemm_energy [--size 4096] [--variants hoist,cluster4] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
 
-A variant may be a spec with kernel-config overrides (tcforge.gemm.specs: `hoist_es@epi_bufs=4+stages=3`).
+A variant may be a spec with kernel-config overrides (tcforge.gemm.variants: `hoist_es@epi_bufs=4+stages=3`).
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(OUT))
     args = ap.parse_args(argv)
     from tcforge.errors import TcforgeError
-    from tcforge.gemm.specs import check_specs, parse_spec, plan_spec
+    from tcforge.gemm.variants import check_specs, parse_spec, plan_spec
 
     try:  # before torch and the GPU: a bad spec is a usage error
         specs = check_specs(args.variants.split(","), real=True)

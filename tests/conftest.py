@@ -65,3 +65,8 @@ def shared_dir() -> Path:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture(scope="session")
+def ptx_data() -> Path:
+    return DATA / "ptx"

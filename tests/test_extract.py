@@ -1,7 +1,8 @@
 """Fatbin extraction (tcforge.extract) on nvcc 13 builds of tools/make_extract_data.py's SOURCE: every binary kind
 gives the PTX byte-identical to what nvcc embedded (cuobjdump -xptx, kept in expected/), compressed or not; corrupt or
-truncated containers are one clear line. The builds are packed in nvcc_builds.tar.gz (beside the shared library and
-the DLL, kept as files); the `data` fixture unpacks them with those two into one folder."""
+truncated containers are one clear line; `tcforge spec` and `tcforge emulate` take the PTX inside a binary. The builds
+are packed in nvcc_builds.tar.gz (beside the shared library, kept as a file); the `data` fixture unpacks them with it
+into one folder."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from tools.make_extract_data import SOURCE
 
@@ -22,7 +24,7 @@ from tcforge.runtime.tools import find_tool
 DATA = Path(__file__).resolve().parent / "data" / "extract"
 TOOL = Path(__file__).resolve().parents[1] / "tools" / "make_extract_data.py"
 ARCHIVE = "nvcc_builds.tar.gz"
-LOOSE = ("kernels.dll", "libkernels.so")
+LOOSE = ("libkernels.so",)
 WITH_PTX = ["multi.fatbin", "multi_none.fatbin", "multi_lz4.fatbin", "multi_zstd.fatbin", "host.o", "rdc.o",
             "libkernels.so", "prog", "kernels.dll"]
 COMPRESSION = {"multi.fatbin": {"PTX": "zstd", "ELF": "none"}, "multi_none.fatbin": {"PTX": "none", "ELF": "none"},
@@ -31,7 +33,7 @@ COMPRESSION = {"multi.fatbin": {"PTX": "zstd", "ELF": "none"}, "multi_none.fatbi
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    """One folder with every test file: the archive's members and the loose files beside it."""
+    """One folder with every test file: the archive's members and the loose file beside it."""
     out = tmp_path_factory.mktemp("extract")
     with tarfile.open(DATA / ARCHIVE) as tar:
         for member in tar.getmembers():
@@ -216,3 +218,38 @@ def test_pe_test_file_is_laid_out_like_an_msvc_build(data: Path) -> None:
     if objdump:
         out = subprocess.run([objdump, "-h", str(data / "kernels.dll")], capture_output=True, text=True).stdout
         assert "pei-x86-64" in out and ".nv_fatb" in out and ".nvFatBi" in out
+
+
+# ---- `tcforge emulate` on a binary: the PTX entry picked by --arch runs like the .ptx file; --out is checked first
+
+def _axpy_args(tmp_path: Path) -> Path:
+    args = tmp_path / "a.npz"
+    x = np.arange(40, dtype=np.float32)
+    np.savez(args, axpy_param_0=np.float32(2.0), axpy_param_1=x, axpy_param_2=np.ones(40, np.float32),
+             axpy_param_3=np.int32(37))
+    return args
+
+
+@pytest.mark.parametrize("arch", ["compute_80", "compute_90a"])
+def test_emulate_runs_binary_ptx(tmp_path, arch) -> None:
+    out = tmp_path / "o.npz"
+    rc = tcforge_main(["emulate", str(DATA / "libkernels.so"), "--arch", arch, "--entry", "axpy", "--grid", "2",
+                       "--block", "32", "--args", str(_axpy_args(tmp_path)), "--out", str(out)])
+    assert rc == 0
+    want = np.ones(40, np.float32)
+    want[:37] += 2 * np.arange(37, dtype=np.float32)
+    with np.load(out) as z:
+        np.testing.assert_array_equal(z["axpy_param_2"], want)
+
+
+def test_emulate_binary_needs_arch(tmp_path, capsys) -> None:
+    rc = tcforge_main(["emulate", str(DATA / "libkernels.so"), "--entry", "axpy", "--grid", "1", "--block", "32",
+                       "--args", str(_axpy_args(tmp_path)), "--out", str(tmp_path / "o.npz")])
+    assert rc == 2 and "pick one by architecture" in capsys.readouterr().err
+
+
+def test_emulate_checks_out_before_running(tmp_path, capsys) -> None:
+    rc = tcforge_main(["emulate", str(DATA / "libkernels.so"), "--arch", "compute_80", "--entry", "axpy", "--grid",
+                       "1", "--block", "32", "--args", str(_axpy_args(tmp_path)), "--out",
+                       str(tmp_path / "missing" / "o.npz")])
+    assert rc == 2 and "--out" in capsys.readouterr().err

@@ -1,10 +1,12 @@
 """README.md's commands and examples run as written: every line of its ```bash blocks, every inline `tcforge ...`
-command, and the Python example. GPU-only ones are skipped where no GPU is present; long ones are marked slow."""
+command, and the Python example. GPU-only ones are skipped where no GPU is present; long ones are marked slow. And
+the code base stays `ruff` clean (lint rules in pyproject.toml)."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +96,11 @@ def test_readme_python_example_runs() -> None:
            "b_codes": rng.integers(0, 0x7E, (2, 32, 8), dtype=np.uint8), "c_bits": np.zeros((2, 16, 8), np.uint16)}
     exec(compile(code, "README.md", "exec"), env)  # noqa: S102 - the README's own example
     assert env["d"].shape == (2, 16, 8)
+
+
+def test_ruff_clean() -> None:
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e '.[test]')")
+    proc = subprocess.run([ruff, "check", "src", "tests", "bench", "tools"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

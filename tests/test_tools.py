@@ -14,7 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from bench import gemm_timeline
-from tools import enc5_device_check, enc5_refs, enc5_source_compare, gemm_device_check, gemm_ncu_pair, gemm_sass_compare
+from tools import (
+    enc5_device_check,
+    enc5_probes,
+    enc5_refs,
+    enc5_source_compare,
+    gemm_device_check,
+    gemm_ncu_pair,
+    gemm_sass_compare,
+)
 
 from tcforge.layers.enc5.gpu import kernel
 
@@ -39,7 +47,7 @@ def test_sm_load_groups_split_ctas_by_sm_and_uses_the_launch_index() -> None:
             st[w, rows, 13] = 11_000 + 1_000 * w
             st[w, rows, 14] = (2 * c + r) % 4
             st[w, rows, 15] = c
-    out = enc5_device_check.sm_load(st, split=True)
+    out = enc5_probes.sm_load(st, split=True)
     assert out["1_ctas"]["sms"] == 2 and out["2_ctas"]["sms"] == 2
     # SM 0 holds launch CTAs 0 (window 2) and 4 (window 1): the last ends 12 us after the first CTA started
     assert out["most_loaded"]["0"] == [(0, 2, 0.0, 12.0), (4, 1, 0.2, 11.0)]

@@ -51,8 +51,7 @@ for phase in "$@"; do
       timeout 300 python3 -m pytest -q -m gpu tests/numerics > "$L/truth.txt" 2>&1
       summary truth "$L/truth.txt" ;;
     eager)
-      timeout 300 python3 -m pytest -q -s -m gpu tests/runtime/test_gpu_eager.py tests/test_ops.py \
-        > "$L/eager_tests.txt" 2>&1
+      timeout 300 python3 -m pytest -q -s -m gpu tests/test_ops.py > "$L/eager_tests.txt" 2>&1
       summary eager-tests "$L/eager_tests.txt"
       timeout 400 python3 -m bench.eager --compile-check --out "$L/eager.json" > "$L/eager.txt" 2>&1
       echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;

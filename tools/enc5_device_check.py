@@ -1,12 +1,14 @@
 """The one script the enc5 native kernel's device check runs: compare the kernel bit for bit with the CPU reference.
 
 Locally (no GPU): `refs` precomputes CPU reference frames (poisoned initial buffers; tools/enc5_refs.py) into a folder
-that travels with the device call (`carry`); `precompile` fills the cubin cache. On the device: builds every kernel
-form, runs every stored case, counts mismatching bytes, checks untouched pixels, optionally compares debug stages and
-single mma tiles (tools/enc5_probes.py), then times the forms and prints a compact table last.
+that travels with the device call (`carry`); `compact` shrinks that folder (the first `--keep` full frames of each
+tag kept, the others turned into digests); `precompile` fills the cubin cache. On the device: builds every kernel
+form, runs every stored case, counts mismatching bytes, checks untouched pixels, optionally probes the kernel through
+its tool forms (tools/enc5_probes.py), then times the forms and prints a compact table last.
 
-Usage (from the repository root): python3 -m tools.enc5_device_check [check|refs|precompile|smoke|sweep|validate|
-sanitize] [--refs .enc5refs] [--out DIR] [--skip build,tiles,debug,candidates,profile,bench,sanitize]
+Usage (from the repository root): python3 -m tools.enc5_device_check [check|refs|compact|precompile|smoke|sweep|
+validate|sanitize] [--refs .enc5refs] [--keep 10] [--out DIR] [--skip build,tiles,debug,candidates,profile,bench,
+sanitize]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 from tools.enc5_probes import check_debug, profile, tile_check
 from tools.enc5_refs import (
     _load_ref,
+    compact_refs,
     digest,
     log,
     make_case,
@@ -51,7 +54,6 @@ def build(fh) -> dict:
     return out
 
 
-
 # Builds compared by `candidates`: the shipped default first, then the other forms.
 CANDIDATES = {
     # name: (the hopper frames' form, nvcc options); ada frames always run the ada form with the options
@@ -64,7 +66,6 @@ CANDIDATES = {
 def split_enabled() -> bool:
     """False when the round's smoke test saw the split kernel hang (ENC5_SKIP_SPLIT set by tools/device_round.sh)."""
     return not os.environ.get("ENC5_SKIP_SPLIT")
-
 
 
 class RefSet:
@@ -165,8 +166,8 @@ def time_builds(builds: dict, shapes: list[tuple[int, int, int]], rounds: int, m
     builds interleaved within each round: {name: {"EXxEYxF": [one figure per round]}} (100 timed reps for single
     frames, `multi_reps` for batches)."""
     import torch
-
     from bench import enc5_native
+
     from tcforge.layers.enc5.gpu import device_weights, native_batch
 
     dw = device_weights(make_case(8, 8, 0, 0, 11, 12)[0])
@@ -334,7 +335,7 @@ def smoke(ref_dir: Path, variant: str, options: tuple[str, ...] = ()) -> int:
 def sanitize_case() -> int:
     """A tiny launch through bare driver allocations (no torch), for compute-sanitizer; ENC5_SAN_EXTENT=120x68 runs
     one 4K frame instead (split forms: with the dispatch-order swaps for 132 SMs)."""
-    from tcforge.layers.enc5.gpu import kernel, schedule
+    from tcforge.layers.enc5.gpu import kernel
     from tcforge.runtime import driver
 
     driver.ensure_context(0)
@@ -343,7 +344,7 @@ def sanitize_case() -> int:
         ex, ey = (int(v) for v in os.environ["ENC5_SAN_EXTENT"].split("x"))
         ox = oy = 0
     variant = os.environ.get("ENC5_SAN_VARIANT", "hopper")
-    order = schedule.dispatch_swaps(ex, ey, oy, 132, 3 if "occ3" in variant else 2) \
+    order = kernel.dispatch_swaps(ex, ey, oy, 132, 3 if "occ3" in variant else 2) \
         if kernel.form(variant).cluster > 1 else ()
     w, inp = make_case(ex, ey, ox, oy, 5, 6)
     bufs = {}
@@ -394,13 +395,14 @@ def main(argv: list[str]) -> int:
     """Entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("mode", nargs="?", default="check",
-                    choices=("check", "sanitize", "refs", "smoke", "precompile", "sweep", "validate"))
+                    choices=("check", "sanitize", "refs", "compact", "smoke", "precompile", "sweep", "validate"))
     ap.add_argument("--variant", default="hopper_split", help="smoke: the kernel form to run")
     ap.add_argument("--hopper", type=int, default=120, help="refs: frames per hopper case (40x23, 37x21+3,5)")
     ap.add_argument("--ada", type=int, default=40, help="refs: frames per ada case")
     ap.add_argument("--big", type=int, default=4, help="refs: 120x68 hopper frames")
     ap.add_argument("--jobs", type=int, default=2, help="refs: parallel processes")
     ap.add_argument("--refs", default=".enc5refs")
+    ap.add_argument("--keep", type=int, default=10, help="compact: full frames kept per tag")
     ap.add_argument("--out", default=".")
     ap.add_argument("--skip", default="", help="comma list of: build,tiles,debug,candidates,profile,bench,sanitize")
     args = ap.parse_args(argv)
@@ -416,6 +418,8 @@ def main(argv: list[str]) -> int:
         return smoke(Path(args.refs), args.variant)
     if args.mode == "refs":
         return make_refs(args.refs, args.hopper, args.ada, args.big, args.jobs)
+    if args.mode == "compact":
+        return compact_refs(Path(args.refs), args.keep)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     skip = set(filter(None, args.skip.split(",")))

@@ -2,7 +2,7 @@
 buffers (full, or as digests for 4K frames), stored as npz files that travel with the device call (`carry`).
 
 Usage (no GPU needed): python3 -m tools.enc5_device_check refs [--refs .enc5refs] (this module's `make_refs`), then
-python3 -m tools.enc5_refs_compact to shrink the folder.
+python3 -m tools.enc5_device_check compact [--refs .enc5refs] [--keep 10] to shrink the folder (`compact_refs`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def make_case(ex: int, ey: int, ox: int, oy: int, wseed: int, iseed: int):
 
 def debug_block(stages: dict, window: int) -> np.ndarray:
     """One window's reference stages in the kernel's debug layout (kernels/enc5_window.cuh, DBG_* offsets)."""
-    from tcforge.layers.enc5.gpu.layout import debug_layout
+    from tcforge.layers.enc5.gpu.kernel import debug_layout
 
     lay = debug_layout()
     out = np.zeros(lay["total"], dtype=np.uint16)
@@ -143,6 +143,30 @@ def make_refs(out_dir: str, n_hopper: int, n_ada: int, n_big: int, jobs: int) ->
     return 0
 
 
+def compact_refs(refs: Path, keep: int = 10) -> int:
+    """Keep the first `keep` full frames of each tag and turn the others into digest-only frames (for the carry)."""
+    seen: dict[str, int] = {}
+    changed = 0
+    for f in sorted(Path(refs).glob("*.npz")):
+        tag = f.name.split("_")[0]
+        if tag == "dbg" or ".part" in f.name:
+            continue
+        z = np.load(f)
+        if "arena" not in z.files:
+            continue
+        seen[tag] = seen.get(tag, 0) + 1
+        if seen[tag] <= keep:
+            continue
+        meta = json.loads(str(z["meta"]))
+        arena, surface = z["arena"], z["surface"]
+        meta.update(digest_meta(arena, surface))
+        tmp = f.with_name(f.name + ".part.npz")
+        np.savez_compressed(tmp, meta=json.dumps(meta))
+        tmp.rename(f)
+        changed += 1
+    print(f"compacted {changed} frames; full frames kept per tag: {seen}")
+    return 0
+
 
 def log(msg: str, fh=None) -> None:
     """Print and append to the log file."""
@@ -150,7 +174,6 @@ def log(msg: str, fh=None) -> None:
     if fh is not None:
         fh.write(msg + "\n")
         fh.flush()
-
 
 
 def _load_ref(path: Path):

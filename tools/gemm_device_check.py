@@ -2,6 +2,16 @@
 so a hang or a fault cannot hide the others), then benchmark the passing ones against cuBLAS. Writes under --out.
 
     python3 -m tools.gemm_device_check --out $OUT [--phases warm,check,bench] [--bench-args "..."]
+
+`--spec-bits A,B,...` instead checks the bit-identity of variant specs: each shape and type pair run unsplit by every
+spec on the same fresh random inputs (outputs poisoned first), every output compared bit for bit with the first spec's
+and checked for NaN. An experiment's build (`hoist_es@epi_early=true`) against the shipped ones it must equal
+(`hoist_es`, `hoist`): without split-K every element sums the same products in the same K order whatever the
+epilogue, so the outputs must be the same bits. Exit status 1 on the first difference, naming it; 2 for bad arguments,
+refused before anything launches.
+
+    python3 -m tools.gemm_device_check --spec-bits hoist_es@epi_early=true,hoist_es,hoist
+        [--shapes 4096x4096x1024,1000x1000x520,...] [--combos fp16:fp32:row,bf16:bf16:col,...]
 """
 
 from __future__ import annotations
@@ -166,9 +176,68 @@ def phase_check(names: list[str], out: Path, small: bool, timeout: float, parall
     return results
 
 
-def main() -> int:
-    """Phases: warm, check, bench, sanitize (see --help)."""
-    ap = argparse.ArgumentParser(description=__doc__)
+# the spread epilogue's test shapes: whole and partial tiles, one k-tile, fewer k-tiles than held sub-tiles
+SHAPES = "4096x4096x1024,1000x1000x520,8192x1024x136,2000x3000x64,300x500x16"
+COMBOS = "fp16:fp32:row,bf16:fp32:col,e4m3:fp32:col,bf16:bf16:row,fp16:fp16:col,e4m3:bf16:col"
+
+
+def parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    """`MxNxK,...` as (M, N, K) tuples of positive integers."""
+    shapes = []
+    for item in filter(None, text.split(",")):
+        parts = item.lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            raise ValueError(f"shape {item!r}: expected MxNxK with positive integers")
+        shapes.append((int(parts[0]), int(parts[1]), int(parts[2])))
+    return shapes
+
+
+def parse_combos(text: str) -> list[tuple[str, str, bool]]:
+    """`in:out:row|col,...` as (in kind, out kind, B column-major); fp8 B is always column-major."""
+    from tcforge.gemm.variants import IN_KINDS, OUT_KINDS
+
+    combos = []
+    for item in filter(None, text.split(",")):
+        parts = item.split(":")
+        if len(parts) != 3 or parts[0] not in IN_KINDS or parts[1] not in OUT_KINDS or parts[2] not in ("row", "col"):
+            raise ValueError(f"type pair {item!r}: expected in:out:row|col with in one of {sorted(IN_KINDS)} and out "
+                             f"one of {sorted(OUT_KINDS)}")
+        if parts[0] == "e4m3" and parts[2] == "row":
+            raise ValueError(f"type pair {item!r}: fp8 B is column-major (K-major), as torch._scaled_mm takes it")
+        combos.append((parts[0], parts[1], parts[2] == "col"))
+    return combos
+
+
+def spec_bits(specs: list[str], shapes: list[tuple[int, int, int]], combos: list[tuple[str, str, bool]]) -> int:
+    """Run every shape and type pair unsplit by each spec; exit status 1 on the first output that differs."""
+    import torch
+
+    from tcforge.gemm.check import make_inputs, unsplit_outputs
+    from tcforge.gemm.plan import LaunchOptions
+
+    poison = LaunchOptions(poison_output=True)  # every launch fills its output with NaN first: a lost store shows
+    n = 0
+    for in_kind, out_kind, b_col in combos:
+        for shape in shapes:
+            a, b, sa, sb = make_inputs(*shape, in_kind, b_col, seed=sum(shape) + 5)
+            outs = unsplit_outputs(specs, a, b, sa, sb, out_kind, options=poison)
+            case = f"{in_kind}:{out_kind} B {'col' if b_col else 'row'} {'x'.join(map(str, shape))}"
+            if torch.isnan(outs[0]).any():
+                print(f"{case}: {specs[0]} left NaN (poison) in its output", file=sys.stderr)
+                return 1
+            for spec, out in zip(specs[1:], outs[1:], strict=True):
+                if not torch.equal(outs[0], out):
+                    diff = (outs[0].float() != out.float()).sum().item()
+                    print(f"{case}: {spec} differs from {specs[0]} in {diff} elements", file=sys.stderr)
+                    return 1
+            n += 1
+    print(f"{n} cases: {', '.join(specs[1:])} bit-identical to {specs[0]}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Phases: warm, check, bench, sanitize; or the spec bit-identity check (see --help)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/gemm_out"))
     ap.add_argument("--phases", default="warm,check,bench")
     ap.add_argument("--variants", default="all")
@@ -185,7 +254,23 @@ def main() -> int:
     ap.add_argument("--bench-also", default="", help="comma list of already-checked variants to time beside them")
     ap.add_argument("--bench-repeat", type=int, default=1, help="time the list this many times (noise estimate)")
     ap.add_argument("--sweep-with", default="", help="sweep these variants, keeping only checked ones (+ bench-also)")
-    args = ap.parse_args()
+    ap.add_argument("--spec-bits", default=None, help="two or more variant specs, the first the reference: only the "
+                    "bit-identity check")
+    ap.add_argument("--shapes", default=SHAPES, help="--spec-bits: MxNxK,...")
+    ap.add_argument("--combos", default=COMBOS, help="--spec-bits: in:out:row|col,...")
+    args = ap.parse_args(argv)
+    if args.spec_bits is not None:
+        from tcforge.errors import TcforgeError
+        from tcforge.gemm.variants import check_specs
+
+        try:
+            shapes, combos = parse_shapes(args.shapes), parse_combos(args.combos)
+            specs = check_specs([v for v in args.spec_bits.split(",") if v], real=True)
+        except (ValueError, TcforgeError) as e:
+            ap.error(str(e))
+        if len(specs) < 2:
+            ap.error("--spec-bits: two specs at least (the first is the reference)")
+        return spec_bits(specs, shapes, combos)
     if args.sanitize_shot:
         from tcforge.gemm.build import a_mn_ok
         from tcforge.gemm.check import check_one
@@ -301,7 +386,7 @@ def main() -> int:
         passing = [n for n in names if n in passing or n in ladder_names]
         also = [n for n in args.bench_also.split(",") if n and n not in passing]
         timed = (also + passing) * max(1, args.bench_repeat)
-        cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(timed)]
+        cmd = [sys.executable, "-m", "tcforge", "bench", "gemm", "--out", str(out), "--variants", ",".join(timed)]
         cmd += args.bench_args.split()
         sweep = [n for n in args.sweep_with.split(",") if n and (n in passing or n in also)]
         if sweep:
@@ -313,7 +398,7 @@ def main() -> int:
         if args.extra_bench_args:
             # the other dtype pairs: the ladder's rungs and the tuned variants only, no sweep
             few = [n for n in passing if n in ladder_names or n.startswith("tuned")]
-            cmd = [sys.executable, str(ROOT / "bench" / "gemm.py"), "--out", str(out), "--variants", ",".join(few)]
+            cmd = [sys.executable, "-m", "tcforge", "bench", "gemm", "--out", str(out), "--variants", ",".join(few)]
             cmd += args.extra_bench_args.split()
             try:
                 subprocess.run(cmd, timeout=args.bench_timeout, check=False)

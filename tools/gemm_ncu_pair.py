@@ -4,7 +4,7 @@ against it with bench/gemm_energy.py's gate (poisoned output, bounded error; a f
 variant `--repeats` times and cuBLAS `--repeats` times, every launch on fresh random inputs. `--summarize CSV` prints
 the metrics per run of consecutive launches of one kernel, so the columns per type pair read: cuBLAS's reference,
 ours (the check and the repeats), cuBLAS. Launches of one kernel name in a row share a column: compare variants in
-separate calls. A variant may be a spec with kernel-config overrides (`tcforge.gemm.specs`: `hoist@diag=2` is rung 9
+separate calls. A variant may be a spec with kernel-config overrides (`tcforge.gemm.variants`: `hoist@diag=2` is rung 9
 without its stores); diagnostic builds compute no C and skip the check.
 
     ncu --clock-control base --csv --metrics gpu__time_duration.sum,sm__cycles_elapsed.max,... \\
@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
         summarize(args.summarize)
         return 0
     from tcforge.errors import TcforgeError
-    from tcforge.gemm.specs import check_specs, computes_c, plan_spec
+    from tcforge.gemm.variants import check_specs, computes_c, plan_spec
 
     try:  # a malformed spec stops here, before anything is launched
         check_specs(args.variants.split(","))

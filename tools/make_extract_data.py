@@ -1,17 +1,21 @@
-"""Regenerate tests/data/extract/: nvcc 13 builds of kernels.cu for sm_80 (+PTX), sm_89 and sm_90a (+PTX) as .fatbin
+"""Regenerate tests/data/extract/: nvcc 13 builds of SOURCE (two small kernels, a SIMT axpy and a 16x16x16 wmma, written
+to kernels.cu for the build) for sm_80 (+PTX), sm_89 and sm_90a (+PTX) as .fatbin
 files (compression default / none / LZ4 / zstd), a host object, a relocatable (-rdc) object, a shared library, an
 executable and a cubin; a PE DLL embedding the default fatbin the way an MSVC + nvcc build lays it out; and the PTX
-that `cuobjdump -xptx` writes, as the expected text.
+that `cuobjdump -xptx` writes, as the expected text. The shared library stays a file (the README's examples read it);
+the rest is packed into one archive (ARCHIVE) that the tests unpack.
 
     python3 -m tools.make_extract_data            # needs nvcc (TCFORGE_NVCC or PATH) and cuobjdump
 """
 
 from __future__ import annotations
 
-import shutil
+import gzip
+import io
 import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -26,6 +30,26 @@ FATBINS = {  # file -> nvcc flags
     "multi_lz4.fatbin": ["--compress-mode=speed", "-Xfatbin", "-compress-all"],
     "multi_zstd.fatbin": ["--compress-mode=size", "-Xfatbin", "-compress-all"],
 }
+SOURCE = r"""#include <mma.h>
+extern "C" __global__ void axpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void mma16(const __half* a, const __half* b, float* c) {
+  using namespace nvcuda::wmma;
+  fragment<matrix_a, 16, 16, 16, __half, row_major> fa;
+  fragment<matrix_b, 16, 16, 16, __half, col_major> fb;
+  fragment<accumulator, 16, 16, 16, float> fc;
+  fill_fragment(fc, 0.f);
+  load_matrix_sync(fa, a, 16);
+  load_matrix_sync(fb, b, 16);
+  mma_sync(fc, fa, fb, fc);
+  store_matrix_sync(c, fc, 16, mem_row_major);
+}
+int main() { return 0; }
+"""
+LOOSE = ("libkernels.so",)  # kept as a file
+ARCHIVE = "nvcc_builds.tar.gz"  # everything else: the fatbins, objects, executable, cubin, DLL and expected/*.ptx
 IMAGE_BASE = 0x180000000  # MSVC's default DLL base
 FATBINC_MAGIC = 0x466243B1  # __fatBinC_Wrapper_t.magic (fatbinary_section.h)
 
@@ -76,33 +100,53 @@ def write_pe_dll(fatbin: bytes, path: Path) -> None:
     path.write_bytes(bytes(out))
 
 
+def pack(root: Path, names: list[str], path: Path) -> None:
+    """Write `names` (relative to root) as a tar.gz with fixed dates and owners: the same bytes give the same file."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in sorted(names):
+            data = (root / name).read_bytes()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    with gzip.GzipFile(path, "wb", compresslevel=9, mtime=0) as gz:
+        gz.write(buf.getvalue())
+
+
 def main() -> int:
     nvcc, cuobjdump = find_tool("nvcc"), find_tool("cuobjdump")
     if nvcc is None or cuobjdump is None:
         print("needs nvcc and cuobjdump", file=sys.stderr)
         return 2
-    src = DATA / "kernels.cu"
-
-    def build(out: str, *flags: str) -> None:
-        subprocess.run([nvcc, *flags, "-o", str(DATA / out), str(src)], check=True)
-
-    for name, flags in FATBINS.items():
-        build(name, "-fatbin", *GENCODE, *flags)
-    build("host.o", "-c", *GENCODE)
-    build("rdc.o", "-c", "-rdc=true", *GENCODE)
-    build("libkernels.so", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", *GENCODE)
-    build("prog", "-cudart", "shared", *GENCODE)
-    build("sm90a.cubin", "-cubin", "-arch=sm_90a")
-    write_pe_dll((DATA / "multi.fatbin").read_bytes(), DATA / "kernels.dll")
-    expected = DATA / "expected"
-    shutil.rmtree(expected, ignore_errors=True)
-    expected.mkdir()
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([cuobjdump, "-xptx", "all", str(DATA / "multi_none.fatbin")], cwd=tmp, check=True,
+        out = Path(tmp)
+        src = out / "kernels.cu"
+        src.write_text(SOURCE)
+
+        def build(name: str, *flags: str) -> None:
+            subprocess.run([nvcc, *flags, "-o", str(out / name), str(src)], check=True)
+
+        for name, flags in FATBINS.items():
+            build(name, "-fatbin", *GENCODE, *flags)
+        build("host.o", "-c", *GENCODE)
+        build("rdc.o", "-c", "-rdc=true", *GENCODE)
+        build("libkernels.so", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", *GENCODE)
+        build("prog", "-cudart", "shared", *GENCODE)
+        build("sm90a.cubin", "-cubin", "-arch=sm_90a")
+        write_pe_dll((out / "multi.fatbin").read_bytes(), out / "kernels.dll")
+        (out / "expected").mkdir()
+        ptx_dir = out / "cuobjdump"
+        ptx_dir.mkdir()
+        subprocess.run([cuobjdump, "-xptx", "all", str(out / "multi_none.fatbin")], cwd=ptx_dir, check=True,
                        capture_output=True)
-        for f in sorted(Path(tmp).iterdir()):  # multi_none.1.sm_80.ptx -> compute_80.ptx
-            (expected / f"compute_{f.name.split('.')[-2][3:]}.ptx").write_bytes(f.read_bytes())
-    total = sum(f.stat().st_size for f in DATA.rglob("*") if f.is_file())
+        for f in sorted(ptx_dir.iterdir()):  # multi_none.1.sm_80.ptx -> expected/compute_80.ptx
+            (out / "expected" / f"compute_{f.name.split('.')[-2][3:]}.ptx").write_bytes(f.read_bytes())
+        for name in LOOSE:
+            (DATA / name).write_bytes((out / name).read_bytes())
+        packed = [*FATBINS, "host.o", "rdc.o", "prog", "sm90a.cubin", "kernels.dll",
+                  *(f"expected/{f.name}" for f in sorted((out / "expected").iterdir()))]
+        pack(out, packed, DATA / ARCHIVE)
+    total = sum(f.stat().st_size for f in DATA.iterdir() if f.is_file())
     print(f"wrote {DATA} ({total} bytes)")
     return 0
 

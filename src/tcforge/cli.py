@@ -1,5 +1,6 @@
-"""The `tcforge` command: dispatches `spec`, `extract`, `enc5`, `gemm` and `bench` to their subsystems, and turns
-every user-caused failure into one line `tcforge <cmd>: error: ...` with exit status 2."""
+"""The `tcforge` command: dispatches `spec`, `extract`, `enc5`, `gemm`, `emulate` and `bench` to their subsystems, and
+turns every user-caused failure into one line `tcforge <cmd>: error: ...` with exit status 2. `tcforge bench NAME`
+runs one benchmark; each lives beside its subsystem and writes JSON under bench/results."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import contextlib
 import importlib
 import sys
 
-# subcommand -> (module holding `main(argv) -> int`, one-line help)
+# subcommand -> (module holding `main(argv) -> int`, or `module:function`, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "spec": ("tcforge.ptx.cli", "read a kernel's PTX and report its tensor-core phases"),
     "extract": ("tcforge.extract.cli", "list the fatbin entries of ELF/PE binaries, .cubin and .fatbin files; write "
                 "their PTX"),
     "enc5": ("tcforge.layers.enc5.cli", "the enc5 Swin encoder layer: run it, print its assumptions and phase table"),
     "gemm": ("tcforge.gemm.cli", "the Hopper GEMM engine: run, check and list variants"),
-    "bench": ("tcforge.bench_cli", "benchmarks (gemm, numerics, enc5) writing JSON under bench/results"),
+    "bench": ("tcforge.cli:bench", "benchmarks (gemm, numerics, enc5) writing JSON under bench/results"),
     "emulate": ("tcforge.ptx.emulate.cli", "run a kernel's PTX on the CPU, bit for bit as a chosen GPU would"),
 }
 
@@ -56,12 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     if name not in SUBCOMMANDS:
         print(f"tcforge: error: unknown command {name!r}; valid commands: {', '.join(SUBCOMMANDS)}", file=sys.stderr)
         return 2
-    module = importlib.import_module(SUBCOMMANDS[name][0])
+    command = _entry_point(SUBCOMMANDS[name][0])
     from tcforge.errors import TcforgeError
 
     try:
         with _one_line_usage_errors():
-            return int(module.main(rest) or 0)
+            return int(command(rest) or 0)
     except TcforgeError as exc:  # bad input: one clean line, never a traceback
         print(f"tcforge {name}: error: {exc}", file=sys.stderr)
         return 2
@@ -80,6 +81,45 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _entry_point(spec: str):
+    """The function a `module` (its `main`) or `module:function` table entry names, its module imported."""
+    module, _, function = spec.partition(":")
+    return getattr(importlib.import_module(module), function or "main")
+
+
+# benchmark -> (module holding `main(argv) -> int`, or `module:function`, one-line help)
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "gemm": ("tcforge.gemm.bench", "the GEMM ladder at 4096^3 and a size sweep, interleaved with cuBLAS (GPU)"),
+    "numerics": ("tcforge.numerics.bench", "mma emulation throughput per model on one CPU core"),
+    "enc5": ("tcforge.layers.enc5.cli:bench", "enc5 reference / native kernel time per frame"),
+}
+
+
+def _bench_usage() -> str:
+    """The help of the `bench` group."""
+    lines = ["usage: tcforge bench <name> [args...]", "", "benchmarks:"]
+    lines += [f"  {name:<9} {help_}" for name, (_, help_) in BENCHMARKS.items()]
+    return "\n".join(lines + ["", "`tcforge bench <name> --help` for a benchmark's options."])
+
+
+def bench(argv: list[str]) -> int:
+    """`tcforge bench NAME`: run the named benchmark; bare, print the help and exit 2 like every command group."""
+    from tcforge.cliutil import UsageError, check_tool_environment
+
+    if argv and argv[0] in ("-h", "--help"):
+        print(_bench_usage())
+        return 0
+    if not argv:
+        print(_bench_usage())
+        raise UsageError(f"a benchmark name is required: {', '.join(BENCHMARKS)}")
+    name = argv[0]
+    if name not in BENCHMARKS:
+        raise UsageError(f"unknown benchmark {name!r}; valid: {', '.join(BENCHMARKS)}")
+    if name in ("gemm", "enc5") and "--help" not in argv and "-h" not in argv:
+        check_tool_environment()  # these compile kernels where a GPU is present
+    return int(_entry_point(BENCHMARKS[name][0])(argv[1:]) or 0)
 
 
 @contextlib.contextmanager

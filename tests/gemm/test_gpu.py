@@ -1,18 +1,67 @@
 """GPU: every variant on fresh random data against float64 and cuBLAS in the same run (outputs poisoned with NaN),
-and the tiles that must give the same bits as each other."""
+and the tiles that must give the same bits as each other. The helpers here (`check`, `POISON`, the combos) serve
+test_gpu_launch.py too."""
 
 from __future__ import annotations
 
 import pytest
-from gemm_testlib import COMBOS, POISON, assert_same_bits, check, pair_id, unsplit
 
 from tcforge.gemm.auto import pick_variant
-from tcforge.gemm.config import pair_config
-from tcforge.gemm.variants import LADDER, SWEEP
+from tcforge.gemm.build import b_layouts
+from tcforge.gemm.plan import LaunchOptions
+from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP
 
+COMBOS = [(i, o, bk) for i, outs in SUPPORTED.items() for o in outs for bk in b_layouts(i)]
+# every launch's outputs are filled with NaN first, so a value the kernel never writes shows
+POISON = LaunchOptions(poison_output=True)
 PAIRS = [(v.name, c) for v in LADDER + SWEEP for c in COMBOS]
 EDGE = [1, 7, 127, 128, 129, 1000, 4097]
 pytestmark = pytest.mark.gpu
+
+
+def check(
+    variant: str,
+    combo: tuple,
+    m: int,
+    n: int,
+    k: int,
+    seed: int,
+    splits: int | None = None,
+    streamk: tuple[int, int] | None = None,
+    split_mode: str = "auto",
+) -> None:
+    from tcforge.gemm.check import check_one
+
+    r = check_one(variant, *combo, m, n, k, seed=seed, splits=splits, streamk=streamk, split_mode=split_mode)
+    assert r.ok, r.as_dict()
+    assert not r.nan
+    if r.cublas_rel_err == r.cublas_rel_err:  # cuBLAS ran: we are within 4x of its error (or the dtype bound)
+        assert r.rel_err <= max(4 * r.cublas_rel_err, r.tol)
+
+
+def pair_id(p: object) -> str:
+    if isinstance(p, tuple):
+        return f"{p[0]}-{p[1]}-{'K' if p[2] else 'N'}"
+    return str(p)
+
+
+def unsplit(variants: tuple[str, ...], shape: tuple, combo: tuple, seed: int) -> list:
+    """The same fresh random product run by each variant without split-K (so each element's K order is the tile's
+    own), synchronised: for the bit-identity tests across tiles."""
+    from tcforge.gemm.check import make_inputs, unsplit_outputs
+
+    a, b, sa, sb = make_inputs(*shape, combo[0], combo[2], seed)
+    return unsplit_outputs(variants, a, b, sa, sb, combo[1], options=POISON)  # (variant specs too: experiment builds)
+
+
+def assert_same_bits(variants: tuple[str, ...], shape: tuple, combo: tuple, seed: int) -> None:
+    """The variants' unsplit outputs of one fresh product: no NaN (outputs are poisoned first), every one bit-identical
+    to the first."""
+    import torch
+
+    outs = unsplit(variants, shape, combo, seed)
+    assert not torch.isnan(outs[0]).any()
+    assert all(torch.equal(outs[0], o) for o in outs[1:])
 
 
 @pytest.mark.parametrize(("variant", "combo"), PAIRS, ids=pair_id)
@@ -43,8 +92,6 @@ def test_short_and_long_k(k: int) -> None:
 
 
 SWAPPED = [v.name for v in LADDER + SWEEP if v.config.swap_ab]
-# the swapped tiles with a pair split-K build (not those already in a cluster: sw8c4 / sw16c4 / sw32c4 / sw64c4)
-PAIRED = [v.name for v in LADDER + SWEEP if v.config.swap_ab and pair_config(v.config) is not None]
 
 
 @pytest.mark.parametrize("shape", [(1, 4096, 4096), (16, 4096, 4096), (37, 1000, 520), (64, 257, 8192)])

@@ -1,5 +1,5 @@
 // Tool form "hopper_debug": the one-CTA form dumping the accumulators of phases 9-61 into prm.debug (the DBG_* layout
-// of enc5_window.cuh; tcforge.layers.enc5.gpu.layout.debug_layout), compared with the reference's stages by
+// of enc5_window.cuh; tcforge.layers.enc5.gpu.kernel.debug_layout), compared with the reference's stages by
 // tools/enc5_device_check.py. Loops rolled and the MLP weights through registers (with the ring it would spill).
 #include "enc5_window.cuh"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tcforge.cliutil import ArgumentParser, input_file, output_dir
 from tcforge.errors import TcforgeError
-from tcforge.extract.binary import read_binary
+from tcforge.extract import read_binary
 
 
 def build_parser() -> ArgumentParser:

@@ -1,7 +1,7 @@
 """The fatbin container (magic 0xBA55ED50): a 16-byte header, then entries of one header each followed by a payload,
 each entry PTX text or a cubin (ELF holding SASS) for one architecture, stored raw, LZ4- or zstd-compressed.
 
-Layout as verified against nvcc 13.0 and cuobjdump (docs/extract.md has the byte tables).
+Layout as verified against nvcc 13.0 and cuobjdump (docs/spec.md, "PTX inside binaries", has the byte tables).
 """
 
 from __future__ import annotations

@@ -7,6 +7,18 @@ class LZ4Error(ValueError):
     """The block is truncated or refers outside the data decoded so far."""
 
 
+def _extended(src: bytes, i: int, length: int, what: str) -> tuple[int, int]:
+    """A 4-bit length of 15 plus the bytes from src[i] up to and including the first one below 255: (length, next i)."""
+    while True:
+        if i >= len(src):
+            raise LZ4Error(f"truncated {what} length")
+        b = src[i]
+        i += 1
+        length += b
+        if b != 255:
+            return length, i
+
+
 def lz4_block_decompress(src: bytes, size: int) -> bytes:
     """Decode one raw LZ4 block (no frame header) that expands to exactly `size` bytes."""
     out = bytearray()
@@ -16,14 +28,7 @@ def lz4_block_decompress(src: bytes, size: int) -> bytes:
         i += 1
         lit = token >> 4
         if lit == 15:
-            while True:
-                if i >= n:
-                    raise LZ4Error("truncated literal length")
-                b = src[i]
-                i += 1
-                lit += b
-                if b != 255:
-                    break
+            lit, i = _extended(src, i, lit, "literal")
         if i + lit > n:
             raise LZ4Error("literals run past the end of the block")
         out += src[i:i + lit]
@@ -38,14 +43,7 @@ def lz4_block_decompress(src: bytes, size: int) -> bytes:
             raise LZ4Error(f"match offset {offset} outside the {len(out)} bytes decoded so far")
         mlen = token & 15
         if mlen == 15:
-            while True:
-                if i >= n:
-                    raise LZ4Error("truncated match length")
-                b = src[i]
-                i += 1
-                mlen += b
-                if b != 255:
-                    break
+            mlen, i = _extended(src, i, mlen, "match")
         mlen += 4
         start = len(out) - offset
         if offset >= mlen:

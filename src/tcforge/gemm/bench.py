@@ -213,6 +213,16 @@ def run_sweep(
     return rows
 
 
+def _save(fig: Any, path: Path) -> Path:
+    """Lay a figure out, write it to `path` (110 dpi) and close it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Path, tag: str = "") -> list[Path]:
     """PNGs like the write-up's Fig. 1 (ladder bars with cuBLAS and peak lines) and the sweep's ratios."""
     import matplotlib
@@ -234,11 +244,7 @@ def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Pat
             ax.set_title(f"{combo[0]} -> {combo[1]}, {rs[0]['m']}^3")
             ax.set_ylabel("TFLOP/s")
             ax.legend(fontsize=8)
-        fig.tight_layout()
-        p = out_dir / f"gemm{tag}_ladder.png"
-        fig.savefig(p, dpi=110)
-        paths.append(p)
-        plt.close(fig)
+        paths.append(_save(fig, out_dir / f"gemm{tag}_ladder.png"))
     if sweep:
         fig, ax = plt.subplots(figsize=(10, 4.5))
         for key in sorted({(r["in"], r["out"], r["variant"]) for r in sweep}):
@@ -255,11 +261,7 @@ def plot(ladder: list[dict[str, Any]], sweep: list[dict[str, Any]], out_dir: Pat
         ax.set_xticks(range(len(labels)), labels, rotation=70, ha="right", fontsize=7)
         ax.set_ylabel("speed vs cuBLAS (x)")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        p = out_dir / f"gemm{tag}_sweep.png"
-        fig.savefig(p, dpi=110)
-        paths.append(p)
-        plt.close(fig)
+        paths.append(_save(fig, out_dir / f"gemm{tag}_sweep.png"))
     return paths
 
 

@@ -134,7 +134,7 @@ def unsplit_outputs(specs: list[str] | tuple[str, ...], a: Any, b: Any, scale_a:
     import torch
 
     from tcforge.gemm import api
-    from tcforge.gemm.specs import plan_spec
+    from tcforge.gemm.variants import plan_spec
 
     od = torch_dtype(out_kind)
     outs = [api.run_plan(plan_spec(a, b, spec, out_dtype=od, scale_a=scale_a, scale_b=scale_b), a, b, scale_a,

@@ -2,10 +2,17 @@
 
 Constants are fitted on the kernel times in data/measured_points.json (one H200, power-capped), by tile (BM, BN, CM;
 "n" appended for a cluster along N): microseconds per k-tile of one tile, the fixed cost of a launch, what reducing a
-split launch adds. Used to rank tiles for `auto` (tcforge.gemm.auto) and to decide splits, stream-K and PDL.
+split launch adds. Used to rank tiles for `auto` (tcforge.gemm.auto) and to decide splits, stream-K and PDL. The
+points themselves (kernel times by shape, dtype, layout, variant) are read by `measured_points`.
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
 
 from tcforge.gemm.config import IN_BYTES, KernelConfig, pair_config
 from tcforge.gemm.variants import Variant
@@ -233,3 +240,38 @@ def persistent_clusters(units: int, sms: int, cm: int, resident: int | None) -> 
     never more than there are work units. More clusters than fit at once would run a second, mostly idle round."""
     cap = resident if resident and resident > 0 else sms // cm
     return max(1, min(units, cap, sms // cm))
+
+
+# the measured points --------------------------------------------------------------------------------------------------
+
+MEASURED_PATH = Path(__file__).resolve().parent / "data" / "measured_points.json"
+
+# a point: ((M, N, K), dtype, layout), layout "col" (B column-major) or "row"
+MeasuredKey = tuple[tuple[int, int, int], str, str]
+
+
+@lru_cache(maxsize=1)
+def _measured_data() -> dict[str, Any]:
+    return json.loads(MEASURED_PATH.read_text())
+
+
+def measured_sets() -> list[str]:
+    """Every set's name, in the order measured."""
+    return [s["name"] for s in _measured_data()["sets"]]
+
+
+def measured_points(sets: Iterable[str] | None = None,
+                    without: Iterable[str] = ()) -> dict[MeasuredKey, dict[str, float]]:
+    """Each point's microseconds by variant over the named sets (all when None, less `without`), merged in the order
+    measured: a later set's time of a variant at a point replaces an earlier one's. KeyError names an unknown set."""
+    names = measured_sets()
+    keep = set(names if sets is None else sets) - set(without)
+    unknown = sorted((keep | set(without)) - set(names))
+    if unknown:
+        raise KeyError(f"no measured set named {', '.join(unknown)}")
+    out: dict[MeasuredKey, dict[str, float]] = {}
+    for p in _measured_data()["points"]:
+        if p["set"] in keep:
+            key = (tuple(p["shape"]), p["dtype"], p["layout"])
+            out[key] = {**out.get(key, {}), **p["microseconds"]}  # type: ignore[index]
+    return out

@@ -9,7 +9,7 @@ equal to frame-by-frame runs.
 The spec builds are test forms written here (SPEC_FORMS, PTX only, never launched): `spec_plain` turns off the
 hand-issued HMMA pairs (qv_f16a) and the MLP's shared-memory weight ring (mlp_smem) so that every mma reads as the
 layer's m16n8k32 e4m3 with its weights loaded from global memory — the layer's 1306 mma per warp, with the MLP's 20
-odd/even phase pairs in the corrected shapes (docs/enc5-native.md explains the other differences); `spec_shipped` is
+odd/even phase pairs in the corrected shapes (docs/enc5.md explains the other differences); `spec_shipped` is
 the shipped one-CTA form, whose P1-P10 mma are two m16n8k16 f16 each; `spec_split` the 2-CTA-cluster form."""
 
 from __future__ import annotations

@@ -53,8 +53,7 @@ ladder_gemm(const __half* __restrict__ A, const __half* __restrict__ B, out_t* _
   };
 
   float acc[BN / 2];
-#pragma unroll
-  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  zero_acc(acc);
   // fill all stages but one; one commit group per stage (empty groups past the end keep the count uniform)
 #pragma unroll
   for (int kt = 0; kt < STAGES - 1; ++kt) {
@@ -68,15 +67,8 @@ ladder_gemm(const __half* __restrict__ A, const __half* __restrict__ B, out_t* _
     if (kt + STAGES - 1 < num_kt) load_stage(kt + STAGES - 1);   // into the slot stage kt - 1 used
     cp_async_commit_group();
     const uint32_t a = ring + (kt % STAGES) * STAGE_BYTES + wg * 64 * ROW_BYTES, b = a - wg * 64 * ROW_BYTES + A_TILE;
-    warpgroup_fence_operand(acc);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks)   // 16 columns of K (32 bytes) per wgmma
-      wgmma_m64n128k16_f32_f16(acc, make_smem_desc(a + ks * 32, 16, 8 * ROW_BYTES, DESC_SWIZZLE),
-                               make_smem_desc(b + ks * 32, 16, 8 * ROW_BYTES, DESC_SWIZZLE));
-    wgmma_commit_group();
-    wgmma_wait_group<0>();
-    warpgroup_fence_operand(acc);
+    // this warpgroup's 64 rows by all 128 columns: BK / 16 m64n128k16 wgmmas, waited for before the next stage
+    mma_stage<BK, DESC_SWIZZLE, 0>(acc, a, b);
   }
   store_acc_direct(acc, C, N, m0 + wg * 64, n0);
 }

@@ -17,58 +17,35 @@ constexpr int BK = 32;                    // 64-byte rows, 64-byte swizzle (TMA 
 constexpr int CLUSTER = 1;
 constexpr int STAGES = 4;
 constexpr int THREADS = 256;              // warpgroup 0 produces, warpgroup 1 consumes
-constexpr int ROW_BYTES = BK * 2;
-constexpr int A_TILE = BM * ROW_BYTES;
-constexpr int B_TILE = BN * ROW_BYTES;
-constexpr int STAGE_BYTES = A_TILE + B_TILE;
-constexpr int BAR_OFFSET = STAGES * STAGE_BYTES;   // full barriers, then empty barriers, 8 bytes each
-constexpr int SMEM_BYTES = BAR_OFFSET + 2 * STAGES * 8 + 1024;
 constexpr uint32_t DESC_SWIZZLE = 2;
 constexpr int CONSUMER_WARPS = 4;         // arrivals that free a slot
-extern "C" __constant__ int ladder_info[7] = {BM, BN, BK, CLUSTER, THREADS, SMEM_BYTES, BN};
+using Ring = TmaRing<BM, BN, BK, STAGES>;   // the slots, then a full and an empty barrier each (common.cuh)
+extern "C" __constant__ int ladder_info[7] = {BM, BN, BK, CLUSTER, THREADS, Ring::SMEM_BYTES, BN};
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
 ladder_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDesc mapB, out_t* __restrict__ C, int M,
             int N, int K) {
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t ring = (smem_u32(smem_raw) + 1023) & ~1023u;
-  const uint32_t full_bar = ring + BAR_OFFSET, empty_bar = full_bar + STAGES * 8;
+  const Ring ring(smem_raw);
   const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
   const int num_kt = K / BK;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbarrier_init(full_bar + s * 8, 1);                 // the producer's arrive.expect_tx (+ the bytes)
-      mbarrier_init(empty_bar + s * 8, CONSUMER_WARPS);   // one arrive per consumer warp
-    }
-    fence_mbarrier_init_release_cluster();
-    prefetch_tensormap(&mapA);
-    prefetch_tensormap(&mapB);
-  }
+  if (threadIdx.x == 0) ring.init(CONSUMER_WARPS, &mapA, &mapB);   // one arrive per consumer warp frees a slot
   __syncthreads();
 
   if (threadIdx.x / 128 == 0) {
     // ------------------------------------------------ producer: one thread drives the TMA unit
-    if (threadIdx.x == 0) {
-      for (int kt = 0; kt < num_kt; ++kt) {
-        const int s = kt % STAGES;
-        mbarrier_wait_parity(empty_bar + s * 8, ((kt / STAGES) & 1) ^ 1);   // (the first pass finds it free)
-        const uint32_t full = full_bar + s * 8, a = ring + s * STAGE_BYTES;
-        mbarrier_arrive_expect_tx(full, STAGE_BYTES);
-        cp_async_bulk_tensor_2d_g2s(a, &mapA, kt * BK, m0, full);
-        cp_async_bulk_tensor_2d_g2s(a + A_TILE, &mapB, kt * BK, n0, full);
-      }
-    }
+    if (threadIdx.x == 0)
+      for (int kt = 0; kt < num_kt; ++kt)   // k-tile kt into slot kt % STAGES, on that slot's pass kt / STAGES
+        ring.load(kt, &mapA, &mapB, kt, m0, n0);
   } else {
     // ------------------------------------------------ consumer: the whole 128 x 128 tile as two 64-row halves
     float acc[2][BN / 2];
-#pragma unroll
-    for (int mi = 0; mi < 2; ++mi)
-#pragma unroll
-      for (int i = 0; i < BN / 2; ++i) acc[mi][i] = 0.f;
+    zero_acc(acc[0]);
+    zero_acc(acc[1]);
     for (int kt = 0; kt < num_kt; ++kt) {
       const int s = kt % STAGES;
-      mbarrier_wait_parity(full_bar + s * 8, (kt / STAGES) & 1);
-      const uint32_t a = ring + s * STAGE_BYTES, b = a + A_TILE;
+      mbarrier_wait_parity(ring.full(s), (kt / STAGES) & 1);
+      const uint32_t a = ring.a(s), b = ring.b(s);
       warpgroup_fence_operand(acc[0]);
       warpgroup_fence_operand(acc[1]);
       wgmma_fence();
@@ -76,14 +53,14 @@ ladder_gemm(const __grid_constant__ TmaDesc mapA, const __grid_constant__ TmaDes
       for (int ks = 0; ks < BK / 16; ++ks)
 #pragma unroll
         for (int mi = 0; mi < 2; ++mi)
-          wgmma_m64n128k16_f32_f16(acc[mi], make_smem_desc(a + mi * 64 * ROW_BYTES + ks * 32, 16, 8 * ROW_BYTES,
-                                                           DESC_SWIZZLE),
-                                   make_smem_desc(b + ks * 32, 16, 8 * ROW_BYTES, DESC_SWIZZLE));
+          wgmma_m64n128k16_f32_f16(acc[mi], make_smem_desc(a + mi * 64 * Ring::ROW_BYTES + ks * 32, 16,
+                                                           8 * Ring::ROW_BYTES, DESC_SWIZZLE),
+                                   make_smem_desc(b + ks * 32, 16, 8 * Ring::ROW_BYTES, DESC_SWIZZLE));
       wgmma_commit_group();
       wgmma_wait_group<1>();   // the previous stage's wgmmas are done: its slot may be refilled
       warpgroup_fence_operand(acc[0]);
       warpgroup_fence_operand(acc[1]);
-      if (kt > 0 && threadIdx.x % 32 == 0) mbarrier_arrive(empty_bar + ((kt - 1) % STAGES) * 8);
+      ring.release((kt - 1) % STAGES, kt > 0);
     }
     wgmma_wait_group<0>();
     warpgroup_fence_operand(acc[0]);

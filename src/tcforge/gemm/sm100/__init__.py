@@ -10,10 +10,18 @@ from __future__ import annotations
 from tcforge.runtime.compile import CompileError
 from tcforge.runtime.tools import find_tool
 
-from .api import NEVER_RUN, matmul_sm100
 from .compile import SOURCE_PATH, SUPPORTED_ARCHS, CompileReport, compile_sm100
 from .descriptors import decode_instr_desc, decode_smem_desc, instr_desc_f16, smem_desc
-from .launch import DEFAULT_STAGES, KERNEL_NAMES, LaunchSpec, TensorMapSpec, describe_launch, smem_bytes
+from .launch import (
+    DEFAULT_STAGES,
+    KERNEL_NAMES,
+    NEVER_RUN,
+    LaunchSpec,
+    TensorMapSpec,
+    describe_launch,
+    matmul_sm100,
+    smem_bytes,
+)
 
 SM100_SOURCE_PATH = SOURCE_PATH
 SM100_SOURCE = SOURCE_PATH.read_text()

@@ -1,12 +1,17 @@
-"""`tcforge enc5 ...`: run the layer (native kernel when present, else the CPU reference), print its phases,
-assumptions, map."""
+"""`tcforge enc5 ...`: run the layer (native kernel when present, else the CPU reference; its images through a tiny
+dependency-free PNG writer), print its phases, assumptions, map; and `tcforge bench enc5`: seconds per frame of the
+enc5 CPU reference as JSON (native kernel: bench/enc5_native.py)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
+import struct
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -183,8 +188,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _write_outputs(out: Path, result, inputs: Inputs, asm: Assumptions) -> dict:
-    from tcforge.png import to_uint8, upscale, write_png
-
     (out / "arena.bin").write_bytes(result.arena.tobytes())
     np.save(out / "surface.npy", result.surface)
     rgb = result.surface.view(np.float16).astype(np.float32)[..., :3]
@@ -320,3 +323,97 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     require_subcommand(ap, args.cmd)
     return int(args.fn(args))
+
+
+# `tcforge bench enc5` -------------------------------------------------------------------------------------------------
+
+
+def measure(extent: tuple[int, int], numerics: str, repeat: int) -> dict:
+    """Best and all wall times of `reference` on synthetic data of `extent` (after one untimed warm-up window)."""
+    from tcforge.layers.enc5.reference import reference
+
+    weights, inputs = WeightImage.synthetic(0), Inputs.synthetic(extent, 0)
+    reference(weights, inputs, numerics=numerics, windows=[0])  # warm-up: numerics tables, imports
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        res = reference(weights, inputs, numerics=numerics)
+        times.append(time.perf_counter() - t0)
+    return {"backend": "cpu-reference", "numerics": numerics, "extent": list(extent), "windows": len(res.windows),
+            "seconds_best": round(min(times), 3), "seconds_all": [round(t, 3) for t in times],
+            "seconds_per_window": round(min(times) / len(res.windows), 4)}
+
+
+def bench(argv: list[str]) -> int:
+    """`tcforge bench enc5`: seconds per frame of the CPU reference as JSON (native kernel: bench/enc5_native.py)."""
+    ap = ArgumentParser(prog="tcforge bench enc5", description=bench.__doc__)
+    ap.add_argument("--extent", default="40x23", help="token extents (default 40x23 = a 1280x720 frame)")
+    ap.add_argument("--numerics", choices=("ada", "hopper", "both"), default="both",
+                    help="which mma model(s) to time (default both)")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per model; the best counts (default 1)")
+    ap.add_argument("--json", default="bench/results/enc5.json", help="where to write the results")
+    args = ap.parse_args(argv)
+    path = output_file(args.json, "--json", make_parent=True, stdout=False)  # checked before the seconds of measuring
+    extent = parse_extent(args.extent)
+    models = ("ada", "hopper") if args.numerics == "both" else (args.numerics,)
+    rows = [measure(extent, m, max(1, args.repeat)) for m in models]
+    for r in rows:
+        print(f"enc5 {r['backend']} numerics={r['numerics']} extent {extent[0]}x{extent[1]} ({r['windows']} windows): "
+              f"{r['seconds_best']:.2f} s per frame ({r['seconds_per_window']:.3f} s per window)")
+    out = {"benchmark": "enc5", "machine": {"python": platform.python_version(), "cpus": os.cpu_count(),
+                                            "processor": platform.processor() or platform.machine()},
+           "native_available": native_available(), "results": rows}
+    path.write_text(json.dumps(out, indent=2) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+# PNG output (8-bit grey, RGB and RGBA; zlib only) ---------------------------------------------------------------------
+
+_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_COLOUR_TYPE = {1: 0, 3: 2, 4: 6}  # channels -> PNG colour type (grey, RGB, RGBA)
+
+
+def _chunk(kind: bytes, payload: bytes) -> bytes:
+    return struct.pack(">I", len(payload)) + kind + payload + struct.pack(">I", zlib.crc32(kind + payload) & 0xFFFFFFFF)
+
+
+def encode_png(image: np.ndarray) -> bytes:
+    """PNG bytes of a uint8 image shaped (H, W), (H, W, 1), (H, W, 3) or (H, W, 4)."""
+    img = np.asarray(image)
+    if img.dtype != np.uint8:
+        raise TcforgeError(f"image: expected uint8 pixels, got {img.dtype}")
+    if img.ndim == 2:
+        img = img[..., None]
+    if img.ndim != 3 or img.shape[2] not in _COLOUR_TYPE or img.shape[0] < 1 or img.shape[1] < 1:
+        raise TcforgeError(f"image: expected shape (H, W) or (H, W, 1|3|4) with H, W >= 1, got {np.shape(image)}")
+    h, w, c = img.shape
+    header = struct.pack(">IIBBBBB", w, h, 8, _COLOUR_TYPE[c], 0, 0, 0)
+    rows = np.concatenate([np.zeros((h, 1), np.uint8), img.reshape(h, w * c)], axis=1)  # filter type 0 per row
+    idat = _chunk(b"IDAT", zlib.compress(rows.tobytes(), 9))
+    return _SIGNATURE + _chunk(b"IHDR", header) + idat + _chunk(b"IEND", b"")
+
+
+def write_png(path: str | Path, image: np.ndarray) -> Path:
+    """Write `image` (see `encode_png`) to `path`; returns the path."""
+    p = Path(path)
+    p.write_bytes(encode_png(image))
+    return p
+
+
+def to_uint8(x: np.ndarray, lo: float | None = None, hi: float | None = None) -> np.ndarray:
+    """Map finite floats linearly from [lo, hi] (default: the data's range) to 0..255; NaN/inf become 0."""
+    v = np.asarray(x, dtype=np.float64)
+    finite = np.isfinite(v)
+    lo = float(np.min(v[finite])) if lo is None and finite.any() else (0.0 if lo is None else lo)
+    hi = float(np.max(v[finite])) if hi is None and finite.any() else (1.0 if hi is None else hi)
+    scale = 255.0 / (hi - lo) if hi > lo else 0.0
+    out = np.clip(np.round((np.where(finite, v, lo) - lo) * scale), 0, 255)
+    return out.astype(np.uint8)
+
+
+def upscale(image: np.ndarray, factor: int) -> np.ndarray:
+    """Nearest-neighbour enlargement by an integer factor (token grids are small)."""
+    if factor < 1:
+        raise TcforgeError(f"factor must be >= 1, got {factor}")
+    return np.repeat(np.repeat(np.asarray(image), factor, axis=0), factor, axis=1)

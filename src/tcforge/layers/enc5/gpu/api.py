@@ -16,8 +16,8 @@ import numpy as np
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5.assumptions import Assumptions
 from tcforge.layers.enc5.descriptor import check_extents, launch_geometry
-from tcforge.layers.enc5.gpu import eager, kernel, schedule
-from tcforge.layers.enc5.gpu.layout import debug_layout
+from tcforge.layers.enc5.gpu import eager, kernel
+from tcforge.layers.enc5.gpu.kernel import debug_layout
 from tcforge.layers.enc5.inputs import PLANES, Inputs
 from tcforge.layers.enc5.layout import IMAGE_BYTES
 from tcforge.layers.enc5.reference import MODELS, Result
@@ -117,7 +117,7 @@ def _np_of(dtype) -> type:
 
 
 # Kernel form by the launch's window count, relative to the GPU's SM count (H200: 132). Measured on the H200
-# (docs/enc5-native.md, same runs): up to one window per SM the 2-CTA-cluster form is fastest (latency-bound: 720p
+# (docs/enc5.md, same runs): up to one window per SM the 2-CTA-cluster form is fastest (latency-bound: 720p
 # x1 19.6-20.1 us vs 25.0 one-CTA); up to ~2 windows per SM the 3-CTAs-per-SM build of it (4K x1 = 135 windows, one
 # wave: 39.1-39.6 us vs 46.3-47.1 split, 47.7-48.3 one-CTA; 4K x2 = 270 windows: 68.3-69.7 vs 71.2-72.2 one-CTA);
 # above, the one-CTA form (throughput-bound: batches of 64 frames 3-4 % faster than the 3-CTA form).
@@ -178,9 +178,9 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     `variant` names the kernel form (`kernel.FORMS`) for numerics="hopper": "hopper" (one CTA per window),
     "hopper_split" (a 2-CTA cluster per window) or "hopper_split_occ3" (the same with three CTAs per SM); default:
     `choose_hopper_variant` by the launch's window count and the GPU's SM count. All forms give the same bits.
-    `reorder` (split forms, one frame): dispatch the
-    windows whose warps idle (rows outside the frame) onto the SMs that hold the most CTAs (`schedule`); False keeps
-    launch order (the same bits either way; only the 3-CTA build reads the order).
+    `reorder` (split forms, one frame): dispatch the windows whose warps idle (rows outside the frame) onto the SMs
+    that hold the most CTAs (`kernel.dispatch_swaps`); False keeps launch order (the same bits either way; only the
+    3-CTA build reads the order).
 
     A repeated call with fresh outputs (no `arena`, `surface` or `debug`) on contiguous CUDA tensors of the same
     shapes reuses the launch prepared for them (`eager`). Under `torch.compile`, or given fake tensors, the call is
@@ -238,7 +238,7 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     order: tuple = ()
     form = kernel.form(variant)
     if reorder and frames == 1 and form.name.startswith("hopper_split_occ3"):  # the build that skips idle warps
-        order = schedule.dispatch_swaps(ex, ey, oy, _sm_count(inp.device), 3)
+        order = kernel.dispatch_swaps(ex, ey, oy, _sm_count(inp.device), 3)
     _check_no_aliasing({"arena": out_a, "surface": out_s}, {"inputs": inp, "texture": tex, "weights": w})
     prm = kernel.params(ex, ey, ox, oy, input_ptr=inp.data_ptr(), weights_ptr=w.data_ptr(),
                         arena_ptr=out_a.data_ptr(), texture_ptr=tex.data_ptr(), surface_ptr=out_s.data_ptr(),

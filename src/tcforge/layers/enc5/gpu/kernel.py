@@ -1,5 +1,6 @@
 """Build and launch the enc5 kernel forms: the table of forms (name → source file, entry, launch shape, dynamic shared
-memory), the 144-byte parameter block, the launch.
+memory), the 144-byte parameter block and the dispatch-order swaps it carries (`dispatch_swaps`), the launch, and the
+layout of the debug-stage dump (`debug_layout`).
 
 Each form is one `.cu` file under `kernels/` that includes the shared headers (`enc5_window.cuh`: one CTA per window;
 `enc5_split.cuh`: one window per 2-CTA cluster) and declares its launch shape as constants (`ENC5_THREADS`,
@@ -194,7 +195,7 @@ def params(ex: int, ey: int, ox: int, oy: int, *, input_ptr: int, weights_ptr: i
            texture_ptr: int, surface_ptr: int, debug_ptr: int = 0,
            order: tuple[tuple[int, int, int], ...] = ()) -> Enc5Params:
     """Fill a parameter block from device addresses; `order`: up to four dispatch-order swaps of the split forms
-    (`schedule.dispatch_swaps`)."""
+    (`dispatch_swaps`)."""
     if len(order) > ORDER_SWAPS or any(len(t) != 3 or not all(0 <= v < 1 << 16 for v in t) for t in order):
         raise TcforgeError(f"order must be at most {ORDER_SWAPS} (a, b, n) triples of uint16, got {order!r}")
     p = Enc5Params()
@@ -250,3 +251,99 @@ class Prepared:
 
     def __call__(self, stream: int) -> None:
         self._launch(stream)
+
+
+# dispatch-order swaps of the split forms ------------------------------------------------------------------------------
+# Where the windows of a split-form launch run: swaps of the dispatch order that put windows with idle warps on the
+# SMs that hold the most CTAs.
+#
+# The block scheduler hands out CTAs in launch order (x fastest), breadth-first over the SMs: CTA j of a launch that
+# fits in one wave runs on the same SM as CTA j mod S (S SMs). A 4K frame in the 3-CTAs-per-SM form is 270 CTAs on 132
+# SMs, so 6 SMs hold three CTAs and set the frame time; its bottom window row (68 = 8 x 8 + 4 token rows) has two query
+# m-tiles outside the frame whose warps skip phases 13-61 (`skip_dead` in kernels/enc5_split.cuh). Moving those light
+# windows onto the three-CTA SMs shortens the frame. Only placement changes, never the bits (any swaps are correct);
+# if the scheduler dispatched differently, the frame time would just not improve.
+
+MTILES = 4  # query m-tiles per window (16 tokens = two token rows each)
+MAX_SWAPS = ORDER_SWAPS  # range swaps the parameter block carries
+
+
+def live_mtiles(y0: int, ey: int) -> int:
+    """Query m-tiles of a window starting at token row y0 with a row inside the frame (enc5_split.cuh live_mtiles)."""
+    return sum(1 for z in range(MTILES) if y0 + 2 * z + 1 >= 0 and y0 + 2 * z < ey)
+
+
+def window_weights(ex: int, ey: int, oy: int) -> list[int]:
+    """Live m-tiles of every window in launch order (x fastest)."""
+    nwx, nwy = -(-ex // 8), -(-ey // 8)
+    return [live_mtiles(8 * wy - oy, ey) for wy in range(nwy) for _ in range(nwx)]
+
+
+def ctas_on_sm_of(cluster: int, clusters: int, sms: int) -> int:
+    """CTAs on the SM that runs cluster `cluster` (both of its CTAs' SMs hold as many) under breadth-first dispatch
+    of `clusters` 2-CTA clusters in one wave."""
+    sm = (2 * cluster) % sms
+    return len(range(sm, 2 * clusters, sms))
+
+
+def dispatch_swaps(ex: int, ey: int, oy: int, sms: int, ctas_per_sm: int) -> tuple[tuple[int, int, int], ...]:
+    """Range swaps (a, b, n) of cluster positions for one frame: the lightest windows onto the positions of the most
+    loaded SMs. Empty when the launch is not one wave, puts at most one CTA on each SM, or has no light window."""
+    nwx, nwy = -(-ex // 8), -(-ey // 8)
+    clusters = nwx * nwy
+    if sms <= 0 or sms % 2 or clusters >= 1 << 16 or not sms < 2 * clusters <= ctas_per_sm * sms:
+        return ()
+    weights = window_weights(ex, ey, oy)
+    load = [ctas_on_sm_of(c, clusters, sms) for c in range(clusters)]
+    top = max(load)
+    hot = [c for c in range(clusters) if load[c] == top]
+    hot_set = set(hot)
+    light = sorted((c for c in range(clusters) if weights[c] < MTILES),
+                   key=lambda c: (weights[c], c not in hot_set, c))[:len(hot)]
+    light_set = set(light)
+    free = [c for c in hot if c not in light_set]  # hot positions that hold a full window
+    movers = [c for c in light if c not in hot_set]  # light windows elsewhere
+    runs: list[list[int]] = []
+    for a, b in zip(free, sorted(movers), strict=False):  # fewer light windows than hot positions: the rest stay
+        if runs and runs[-1][0] + runs[-1][2] == a and runs[-1][1] + runs[-1][2] == b:
+            runs[-1][2] += 1
+        else:
+            runs.append([a, b, 1])
+    return tuple((a, b, n) for a, b, n in runs[:MAX_SWAPS])
+
+
+def apply_swaps(cluster: int, swaps: tuple[tuple[int, int, int], ...]) -> int:
+    """The window a cluster position runs (the kernel's split_window, for tests and the profile)."""
+    for a, b, n in swaps:
+        if a <= cluster < a + n:
+            return b + (cluster - a)
+        if b <= cluster < b + n:
+            return a + (cluster - b)
+    return cluster
+
+
+# the debug-stage dump's layout (the kernel's DBG_* offsets) -----------------------------------------------------------
+
+DEBUG_PARTS = (  # name, phase, per-head (8 warps) or per-row-tile (4 warps), logical shape per head / per window
+    ("d9", 9, "head", (96, 32)),
+    ("d10", 10, "head", (96, 32)),
+    ("s11", 11, "head", (64, 96)),
+    ("o12", 12, "head", (64, 32)),
+    ("d20", 20, "rows", (64, 160)),
+    ("d21", 21, "rows", (64, 32)),
+    ("d22", 22, "rows", (64, 160)),
+    ("d60", 60, "rows", (64, 160)),
+    ("d61", 61, "rows", (64, 16)),
+)
+
+
+@lru_cache(maxsize=1)
+def debug_layout() -> dict:
+    """Offsets (in f16 elements) of each debug part inside one window's block; `total` is the block size."""
+    parts = {}
+    off = 0
+    for name, phase, kind, shape in DEBUG_PARTS:
+        n = shape[0] * shape[1] * (8 if kind == "head" else 1)
+        parts[name] = (phase, kind, off, shape)
+        off += n
+    return {"parts": parts, "total": off}

@@ -1,5 +1,5 @@
 // The enc5 layer as the kernels see it: the 144-byte parameter block, the weight-image map, the epilogue constants
-// (enc5.md §3; checked against tcforge.layers.enc5.layout and .epilogues by tests/layers/enc5/test_native_build.py)
+// (enc5.md §3; checked against tcforge.layers.enc5.layout and .epilogues by tests/layers/enc5/test_enc5_native.py)
 // and the timing hook of the tool builds.
 #pragma once
 #include <cstdint>

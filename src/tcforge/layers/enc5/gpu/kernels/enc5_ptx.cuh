@@ -1,11 +1,12 @@
 // PTX wrappers of the enc5 kernels: f16 arithmetic with explicit rounding (never contracted or reassociated by
-// ptxas), non-coherent global loads, cp.async without a source size; the e4m3 <-> f16 conversions and cp.async groups
-// come from the shared library (tcforge/fp8.cuh, tcforge/cp_async.cuh).
+// ptxas), non-coherent global loads; the e4m3 <-> f16 conversions and the cp.async copies and groups come from the
+// shared library (tcforge/fp8.cuh, tcforge/cp_async.cuh).
 #pragma once
 #include <cstdint>
 
 #include "tcforge/cp_async.cuh"
 #include "tcforge/fp8.cuh"
+#include "tcforge/smem.cuh"
 
 __device__ __forceinline__ uint32_t hadd2(uint32_t a, uint32_t b) {
     uint32_t d; asm("add.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b)); return d;
@@ -76,15 +77,14 @@ __device__ __forceinline__ uint4 ldg16(const uint8_t* p) {
 __device__ __forceinline__ uint32_t ldg4(const uint8_t* p) {
     uint32_t v; asm("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p)); return v;
 }
+// tcf::cp_async_cg_16 (16 bytes, L2 only) from a generic shared-memory pointer
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+    tcf::cp_async_cg_16(tcf::smem_u32(smem), gmem);
 }
 __device__ __forceinline__ uint2 ldg8(const uint8_t* p) {
     uint2 v; asm("ld.global.nc.v2.u32 {%0,%1}, [%2];" : "=r"(v.x), "=r"(v.y) : "l"(p)); return v;
 }
+// tcf::cp_async_ca_8 (8 bytes through L1, only where `on`) from a generic shared-memory pointer
 __device__ __forceinline__ void cp_async8(void* smem, const void* gmem, bool on = true) {
-    const uint32_t s = (uint32_t)__cvta_generic_to_shared(smem);
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, %2, 0;\n @p cp.async.ca.shared.global [%0], [%1], 8; }"
-                 ::"r"(s), "l"(gmem), "r"((uint32_t)on) : "memory");
+    tcf::cp_async_ca_8(tcf::smem_u32(smem), gmem, on);
 }

@@ -223,8 +223,8 @@ __device__ __forceinline__ void split_attention(uint4 (&sb)[6], const uint32_t (
 
 // The window a cluster runs. Clusters are dispatched in launch order (x fastest), breadth-first over the SMs, so the
 // last ones to start share SMs with the first; prm.order swaps ranges of that order so that windows with idle warps
-// (skip_dead) land on the SMs that hold the most CTAs (tcforge.layers.enc5.gpu.schedule computes them). Any swaps give
-// the same bits: only where a window runs changes.
+// (skip_dead) land on the SMs that hold the most CTAs (tcforge.layers.enc5.gpu.kernel.dispatch_swaps computes them).
+// Any swaps give the same bits: only where a window runs changes.
 template <int SWAPS>
 __device__ __forceinline__ int split_window(int cx, int cy, int nwx, const Enc5Params& prm) {
     const int c = cx + nwx * cy;

@@ -31,7 +31,7 @@ struct WindowForm {
     static constexpr bool timing = false;
 };
 
-// debug dump offsets (f16 elements per window; tcforge.layers.enc5.gpu.layout.debug_layout)
+// debug dump offsets (f16 elements per window; tcforge.layers.enc5.gpu.kernel.debug_layout)
 constexpr int DBG_D9 = 0, DBG_D10 = 24576, DBG_S11 = 49152, DBG_O12 = 98304, DBG_D20 = 114688, DBG_D21 = 124928;
 constexpr int DBG_D22 = 126976, DBG_D60 = 137216, DBG_D61 = 147456, DBG_TOTAL = 148480;
 
@@ -452,7 +452,7 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
 // The shipped configurations (tools derive their debug and timing builds from these)
 // ---------------------------------------------------------------------------------------------------------------
 // hopper: P13-P20's heads in pairs and the MLP's shared-memory weight ring (24.9 / 47.6 us at 720p / 4K on the H200
-// against 26.1 / 50.3 with the register prefetch; docs/enc5-native.md)
+// against 26.1 / 50.3 with the register prefetch; docs/enc5.md)
 struct HopperForm : WindowForm {
     static constexpr bool mlp_smem = true;
     static constexpr int j_unroll = 2;
