@@ -16,6 +16,20 @@ def _full_mask(ctx, m):
     return np.ones(ctx.n, bool) if m is None else m
 
 
+def _members(rm, m, ctx, fail, what: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(running lanes, member mask, running lanes' warp bits) of a warp-wide op; fails where the member mask names a
+    lane that is not executing."""
+    act = _full_mask(ctx, m)
+    member = rm().astype(np.uint32)
+    actbits = warp_bits(act)
+    missing = act & ((member & ~actbits) != 0)
+    if missing.any():
+        k = int(np.argmax(missing))
+        fail(k, f"{what}: member mask {int(member[k]):#010x} names lanes that are not executing "
+                f"(executing: {int(actbits[k]):#010x})")
+    return act, member, actbits
+
+
 def warp_bits(active: np.ndarray) -> np.ndarray:
     """Per lane: the bitmask of the lanes of its warp in `active` (bool per lane)."""
     w = (active.reshape(-1, 32) * _BITS).sum(axis=1, dtype=np.uint64).astype(np.uint32)
@@ -81,14 +95,7 @@ def b_vote(ctx, st, parts):
     fail = ctx.failer(st)
 
     def run(m):
-        act = _full_mask(ctx, m)
-        member = rm().astype(np.uint32)
-        actbits = warp_bits(act)
-        missing = act & ((member & ~actbits) != 0)
-        if missing.any():
-            k = int(np.argmax(missing))
-            fail(k, f"vote.sync: member mask {int(member[k]):#010x} names lanes that are not executing "
-                    f"(executing: {int(actbits[k]):#010x})")
+        act, member, actbits = _members(rm, m, ctx, fail, "vote.sync")
         p = ra()
         if neg:
             p = ~p
@@ -119,14 +126,7 @@ def b_redux(ctx, st, parts):
     fail = ctx.failer(st)
 
     def run(m):
-        act = _full_mask(ctx, m)
-        member = rm().astype(np.uint32)
-        actbits = warp_bits(act)
-        missing = act & ((member & ~actbits) != 0)
-        if missing.any():
-            k = int(np.argmax(missing))
-            fail(k, f"redux.sync: member mask {int(member[k]):#010x} names lanes that are not executing "
-                    f"(executing: {int(actbits[k]):#010x})")
+        act, member, actbits = _members(rm, m, ctx, fail, "redux.sync")
         x = ra().reshape(-1, 1, 32)
         x = (x.view(np.int32) if signed else x).astype(np.int64)
         sel = ((member.reshape(-1, 32, 1) & _BITS) != 0)  # [warp, lane, source lane]
@@ -148,14 +148,7 @@ def b_match(ctx, st, parts):
     fail = ctx.failer(st)
 
     def run(m):
-        act = _full_mask(ctx, m)
-        member = rm().astype(np.uint32)
-        actbits = warp_bits(act)
-        missing = act & ((member & ~actbits) != 0)
-        if missing.any():
-            k = int(np.argmax(missing))
-            fail(k, f"match.sync: member mask {int(member[k]):#010x} names lanes that are not executing "
-                    f"(executing: {int(actbits[k]):#010x})")
+        act, member, actbits = _members(rm, m, ctx, fail, "match.sync")
         x = ra().reshape(-1, 32)
         same = x[:, :, None] == x[:, None, :]  # [warp, lane, source lane]
         inmask = (member.reshape(-1, 32, 1) & _BITS) != 0
