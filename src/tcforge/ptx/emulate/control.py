@@ -47,7 +47,7 @@ def run(program, ctx) -> _Stats:
         others = live & ~group
         q = int(pc[others].min()) if others.any() else _FAR
         m = None if group.all() else group
-        ctx.group.set(m)
+        ctx.group.set(m, done)
         gcount = int(np.count_nonzero(group))
         nwarps = int(np.count_nonzero(group.reshape(-1, 32).any(axis=1)))
         p = p0

@@ -58,16 +58,19 @@ def imm_bits(value: int | float, ptype: str):
 
 class Group:
     """The lane mask the executor is running now and, when its lanes are one contiguous range, that range (masked
-    writes under exactly this mask become slice copies)."""
+    writes under exactly this mask become slice copies); `free` when every lane outside it has exited, so that a
+    register write under exactly this mask may replace the whole array (an exited lane's registers are never read)."""
 
     def __init__(self) -> None:
         self.mask: np.ndarray | None = None
         self.lo = 0
         self.hi = -1
+        self.free = False
 
-    def set(self, mask: np.ndarray | None) -> None:
-        """Record the running mask (None: every lane)."""
+    def set(self, mask: np.ndarray | None, exited: np.ndarray | None = None) -> None:
+        """Record the running mask (None: every lane) and whether only exited lanes lie outside it."""
         self.mask, self.hi = mask, -1
+        self.free = mask is not None and exited is not None and bool((mask | exited).all())
         if mask is not None:
             idx = np.flatnonzero(mask)
             if len(idx) and idx[-1] - idx[0] + 1 == len(idx):
@@ -155,7 +158,7 @@ def writer(op, ptype: str, regs: Regs):
                 v = v.astype(dt)
             if v.ndim == 0:
                 v = np.full(n, v, dtype=dt)
-        if m is None:
+        if m is None or (m is group.mask and group.free):
             regs[name] = v
         else:
             old = regs[name]
