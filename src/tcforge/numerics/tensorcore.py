@@ -16,6 +16,7 @@ import numpy as np
 
 from tcforge.errors import TcforgeError
 from tcforge.numerics._checks import tile
+from tcforge.numerics.f32_ops import f32_add_ftz, f32_mul_ftz, f32_to_f16_rn
 
 # ---------------------------------------------------------------- formats
 
@@ -436,26 +437,17 @@ def f32_to_bf16_rn(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), np.uint16(0x7FFF), r)
 
 
-def ftz_f32(x: np.ndarray) -> np.ndarray:
-    """float32 values with subnormals flushed to a zero of the same sign (`.ftz`, applied after rounding)."""
-    x = np.asarray(x, dtype=np.float32)
-    with np.errstate(invalid="ignore"):
-        return np.where(np.abs(x) < np.float32(2.0**-126), np.copysign(np.float32(0.0), x), x)
-
-
 def gemm_fp8_epilogue(acc: np.ndarray, scale_a: float, scale_b: float, out_dtype: str) -> np.ndarray:
     """tcforge's fp8 GEMM epilogue on f32 accumulators (built --use_fast_math): FMUL.FTZ by sa * sb, then cvt.rn."""
     if out_dtype not in GEMM_OUT_DTYPES:
         raise TcforgeError(f"out_dtype: expected one of {', '.join(GEMM_OUT_DTYPES)}, got {out_dtype!r}")
-    with np.errstate(over="ignore", invalid="ignore"):
-        alpha = ftz_f32(ftz_f32(np.float32(scale_a)) * ftz_f32(np.float32(scale_b)))
-        c = ftz_f32(ftz_f32(acc) * alpha)
+    alpha = f32_mul_ftz(np.float32(scale_a), np.float32(scale_b))
+    c = f32_mul_ftz(np.asarray(acc, np.float32), np.float32(alpha))
     if out_dtype == "fp32":
         return c.view(np.uint32)
     if out_dtype == "bf16":
         return f32_to_bf16_rn(c)
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(np.isnan(c), np.uint16(0x7FFF), c.astype(np.float16).view(np.uint16))
+    return f32_to_f16_rn(c)
 
 
 def gemm_fp8_acc(a_codes: object, b_codes: object, mode: str = "fast", form: Form | str | None = None,
@@ -496,8 +488,7 @@ def gemm_fp8_acc(a_codes: object, b_codes: object, mode: str = "fast", form: For
                 part = np.zeros_like(tot)
             part = _step(va[None, r, ks], ea[None, r, ks], vb[None, :, ks], eb[None, :, ks], part, dp, out)
             if s % (GEMM_BK // 32) == GEMM_BK // 32 - 1:  # the stage's sum into the fp32 totals (FADD, from +0)
-                with np.errstate(invalid="ignore", over="ignore"):
-                    tot = ftz_f32(ftz_f32(tot) + ftz_f32(part)).astype(np.float64)
+                tot = f32_add_ftz(tot.astype(np.float32), part.astype(np.float32)).astype(np.float64)
         acc[r] = tot[0]
     return acc
 
