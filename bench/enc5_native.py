@@ -118,12 +118,12 @@ def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict
         for numerics, variant, frames in forms:
             inp, tex = random_frames(frames, ex, ey)
             oa, os_ = torch.zeros_like(inp), torch.zeros_like(tex)
-            reps = 20 if numerics == "ada" or quick else 100
+            reps = 20 if quick else 100
 
             def call(i=inp, t=tex, a=oa, s=os_, n=numerics, x=ex, y=ey, v=variant) -> None:
                 native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s, options=options, variant=v)
 
-            us = time_kernel(call, warmup=3, reps=reps, per_graph=5 if numerics == "ada" else 20)
+            us = time_kernel(call, warmup=3, reps=reps, per_graph=20)
             rows.append(result_row(f"{ex}x{ey}", IMPL[variant], frames, us))
             print("bench", rows[-1], flush=True)
     return rows

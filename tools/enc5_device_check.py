@@ -296,7 +296,8 @@ def smoke(ref_dir: Path, variant: str, options: tuple[str, ...] = ()) -> int:
     from tcforge.layers.enc5.gpu import native_batch
 
     bad_total = 0
-    for tag in ("A", "B", "C"):
+    ada = variant.startswith("ada")
+    for tag in ("AdaA", "AdaB", "AdaC") if ada else ("A", "B", "C"):
         files = sorted(ref_dir.glob(f"{tag}_*.npz"))
         files = [f for f in files if "arena" in np.load(f).files][:1]
         for f in files:
@@ -309,7 +310,8 @@ def smoke(ref_dir: Path, variant: str, options: tuple[str, ...] = ()) -> int:
             a, s_ = native_batch(w, torch.from_numpy(inp.input).cuda().reshape(1, -1),
                                  torch.from_numpy(inp.texture.view(np.int16)).cuda().reshape(1, ey, ex, 4), ex, ey,
                                  ox=meta["ox"], oy=meta["oy"], arena=a0, surface=s0, variant=variant,
-                                 options=nvcc_options(options), reorder=reorder(options))
+                                 numerics="ada" if ada else "hopper", options=nvcc_options(options),
+                                 reorder=reorder(options))
             torch.cuda.synchronize()
             dt = time.perf_counter() - t0
             a = a.cpu().numpy().reshape(5, ey, ex, 2, 16)
@@ -443,9 +445,9 @@ def main(argv: list[str]) -> int:
             summary["bench"] = bench(fh)
         if "sanitize" not in skip:
             builds = {"hopper_split": ("hopper_split", ()), "hopper_split_occ3": ("hopper_split_occ3", ()),
-                      "hopper": ("hopper", ())}
+                      "hopper": ("hopper", ()), "ada": ("ada", ())}
             if not split_enabled():
-                builds = {"hopper": ("hopper", ())}
+                builds = {"hopper": ("hopper", ()), "ada": ("ada", ())}
             skipped = set(os.environ.get("ENC5_SKIP_VARIANTS", "").split(","))
             builds = {k: v for k, v in builds.items() if v[0] not in skipped}
             summary["sanitize"] = {k: sanitizers(fh, out, options=o, variant=v) for k, (v, o) in builds.items()}

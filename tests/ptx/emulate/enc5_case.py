@@ -62,7 +62,8 @@ def emulate_enc5(form: str, weights: WeightImage, inputs: Inputs, stats: dict | 
     for off, name in ((8, "input"), (40, "weights"), (48, "arena"), (88, "texture"), (112, "surface")):
         args[f"{f.entry}_param_0@{off}"] = name
     geo = kernel.Geometry(ex, ey, 1, ctas_per_window=f.cluster)
-    out = emulate(form_ptx(form), f.entry, geo.grid, f.block, args, NUMERICS[form], file=f"{form}.ptx", stats=stats)
+    out = emulate(form_ptx(form), f.entry, geo.grid, f.block, args, NUMERICS[form], file=f"{form}.ptx",
+                  dynamic_shared=f.dynamic_smem, stats=stats)
     return out.get("arena", args["arena"]), out.get("surface", args["surface"])
 
 

@@ -1,6 +1,6 @@
 """The shipped enc5 kernel's PTX (nvcc output of the hopper and ada forms) run by the emulator gives the same bytes as
-tcforge.layers.enc5.reference. Default run: one small odd extent with a non-zero origin (hopper, ~3 s); --slow: five
-frames per form including a 720p frame."""
+tcforge.layers.enc5.reference. Default run: one small odd extent with a non-zero origin per form (hopper ~3 s, ada
+~4 s: wgmma, named barriers with bar.arrive); --slow: five frames per form including a 720p frame."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ pytestmark = pytest.mark.skipif(nvcc() is None, reason="nvcc is needed to make t
 
 def test_hopper_small_odd_extent_with_origin() -> None:
     assert compare("hopper", (13, 11), (3, 5), seed=1) == (0, 0)
+
+
+def test_ada_small_odd_extent_with_origin() -> None:
+    assert compare("ada", (13, 11), (3, 5), seed=1) == (0, 0)
 
 
 FRAMES = [((40, 23), (0, 0), 0), ((13, 11), (3, 5), 1), ((8, 8), (0, 0), 2), ((21, 9), (7, 1), 3),

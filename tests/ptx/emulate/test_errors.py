@@ -17,7 +17,7 @@ def _line_of(text: str, needle: str) -> int:
     return next(i + 1 for i, line in enumerate(text.splitlines()) if needle in line)
 
 
-@pytest.mark.parametrize("instr", ["wgmma.fence.sync.aligned;", "mbarrier.init.shared.b64 [%r20], 1;",
+@pytest.mark.parametrize("instr", ["setmaxnreg.inc.sync.aligned.u32 240;", "mbarrier.init.shared.b64 [%r20], 1;",
                                    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                                    "[%r20], [%rd2, {%r1, %r1}], [%r21];", "tcgen05.fence::before_thread_sync;"])
 def test_out_of_scope_names_file_and_line(instr: str) -> None:
@@ -79,6 +79,62 @@ mma.sync.aligned.m16n8k32.row.col.f16.e4m3.e4m3.f16 {%r20, %r21}, {%r10, %r11, %
 $Lend:"""
     with pytest.raises(EmulationError, match="needs every lane of the warp"):
         run_body(body, np.zeros(32, np.uint32), 1)
+
+
+WGMMA = "wgmma.mma_async.sync.aligned.m64n8k32.f16.e4m3.e4m3 {%r20, %r21}, {%r10, %r11, %r12, %r13}, %rd20, 1, 1, 1;"
+
+
+def _wgmma_body(instr: str, guard: str = "", desc: int = 0, fence: str = "wgmma.fence.sync.aligned;") -> str:
+    return f"""mov.u64 %rd20, {desc};
+{guard}
+{fence}
+{instr}
+wgmma.commit_group.sync.aligned;
+wgmma.wait_group.sync.aligned 0;
+$Lend:
+st.global.u32 [%rd6], %r20;"""
+
+
+@pytest.mark.parametrize("instr", ["wgmma.fence.sync.aligned;", WGMMA])
+def test_wgmma_by_part_of_a_warpgroup(instr: str) -> None:
+    body = _wgmma_body(instr, "setp.ge.u32 %p1, %r1, 64;\n@%p1 bra $Lend;", fence="")
+    text = kernel_text(body, 1, 1, decls=".shared .align 1024 .b8 sm[4096];")
+    line = _line_of(text, instr.split()[0])
+    with pytest.raises(EmulationError, match=rf"^k\.ptx:{line}: thread ctaid \(0,0,0\) tid \(64,0,0\): wgmma\.\S+ "
+                                             r"is warpgroup-collective: warpgroup 0 \(warps 0\.\.3 of the CTA\) must "
+                                             r"execute it together, but this thread does not"):
+        emulate(text, "k", 1, 128, {"k_out": np.zeros(128, np.uint32), "k_in": np.zeros(128, np.uint32)},
+                file="k.ptx")
+
+
+def test_wgmma_in_a_cta_without_whole_warpgroups() -> None:
+    with pytest.raises(EmulationError, match=r"tid \(0,0,0\): wgmma.fence.sync.aligned is warpgroup-collective: "
+                                             r"warpgroup 0 .* is incomplete, the CTA has 96 threads"):
+        run_body(_wgmma_body(WGMMA), np.zeros(96, np.uint32), 1, block=96, decls=".shared .b8 sm[4096];")
+
+
+@pytest.mark.parametrize("desc,where", [(4096 >> 4, "0x1000"), (3 << 62 | (256 >> 4) << 32 | (4064 >> 4), "0x1000")])
+def test_wgmma_descriptor_outside_shared_memory(desc: int, where: str) -> None:
+    text = kernel_text(_wgmma_body(WGMMA, desc=desc), 1, 1, decls=".shared .align 1024 .b8 sm[4096];")
+    with pytest.raises(EmulationError) as exc:
+        emulate(text, "k", 1, 128, {"k_out": np.zeros(128, np.uint32), "k_in": np.zeros(128, np.uint32)},
+                file="k.ptx")
+    msg = str(exc.value)
+    assert re.match(rf"k\.ptx:{_line_of(text, 'wgmma.mma_async')}: thread ctaid \(0,0,0\) tid \(0,0,0\): the B "
+                    rf"descriptor {desc:#x} \(start {(desc & 0x3FFF) << 4:#x}, .*\) reads shared byte {where}, "
+                    r"outside the CTA's 4096 bytes of shared memory$", msg), msg
+
+
+def test_wgmma_descriptor_must_be_uniform_and_transposes_unsupported() -> None:
+    text = kernel_text(_wgmma_body(WGMMA).replace("mov.u64 %rd20, 0;", "cvt.u64.u32 %rd20, %r1;"), 1, 1,
+                       decls=".shared .align 1024 .b8 sm[4096];")
+    with pytest.raises(EmulationError, match=r"tid \(1,0,0\): the B descriptor differs between the threads of the "
+                                             r"warpgroup \(0x0 in its first thread, 0x1 here\)"):
+        emulate(text, "k", 1, 128, {"k_out": np.zeros(128, np.uint32), "k_in": np.zeros(128, np.uint32)})
+    trans = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r20, %r21, %r22, %r23}, %rd20, %rd20, 1, 1, 1, 1, 0;"
+    with pytest.raises(EmulationError, match=r"imm-trans-a = 1 \(an MN-major operand; the emulator reads K-major "
+                                             r"operands only\) is not supported by the emulator"):
+        run_body(_wgmma_body(trans), np.zeros(128, np.uint32), 1, block=128, decls=".shared .b8 sm[4096];")
 
 
 def test_cli_exit_2_one_line(tmp_path, capsys) -> None:

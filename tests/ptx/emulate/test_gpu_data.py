@@ -4,15 +4,19 @@ The corpus (tests/data/emulate/corpus.npz, made by `python3 -m tools.emulate_cor
 written by Triton and nvcc for other purposes, run with fresh random inputs (the f32-accumulating mma.sync forms,
 div.full.f32 and ex2.approx.f32 included). The op families (tests/data/emulate/families.npz, made once on the device
 by `python3 -m tools.emulate_families generate`): one generated kernel per family, random and edge operands, a fresh
-seed; TCFORGE_FAMILIES_NPZ names another file to check. Also the emulator fixes the corpus called for: sad,
-copysign, redux.sync, module-scope .global initializers.
+seed; TCFORGE_FAMILIES_NPZ names another file to check. The H100 tensor-core truth's wgmma kernels
+(tools/truth/wgmma_kernels.cu, compiled to PTX here) on the truth's inputs. Also the emulator fixes the corpus called
+for: sad, copysign, redux.sync, module-scope .global initializers.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +26,8 @@ from tools import emulate_corpus as ec
 from tools import emulate_corpus_entries as ece
 from tools import emulate_families as ef
 
-from tcforge.numerics.tensorcore import tc_mma
+from tcforge.numerics.tensorcore import FORM_NAMES as TC_FORM_NAMES
+from tcforge.numerics.tensorcore import get_form, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
 
 _ITEMS = ec.corpus_entries(ec.CORPUS)[1] if ec.CORPUS.exists() else []
@@ -79,6 +84,60 @@ def test_committed_triton_f16_matmul_is_the_chained_hopper_mma(folder: str) -> N
                      np.broadcast_to(tb[s].transpose(1, 2, 0, 3), (m // 16, n // 8, 16, 8)), acc)
     ref = acc.view(np.float32).transpose(0, 2, 1, 3).reshape(m, n).astype(np.float16)
     np.testing.assert_array_equal(out["matmul_kernel_param_2"].view(np.uint16), ref.view(np.uint16))
+
+
+# ---- wgmma: the tensor-core truth's kernels, run by the emulator --------------------------------------------------
+
+TC_TRUTH = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_tc_truth.npz"
+WGMMA_FORMS = [n for n in TC_FORM_NAMES if n.startswith("wgmma.")]
+
+
+def wgmma_truth_ptx() -> str | None:
+    """tools/truth/wgmma_kernels.cu as sm_90a PTX (nvcc -ptx, about a second), cached under build/ by content."""
+    from tools.truth import tc_truth
+
+    deps = [tc_truth.CU] + sorted(tc_truth.INCLUDE.glob("tcforge/*.cuh"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in deps)).hexdigest()[:16]
+    out = Path(__file__).resolve().parents[3] / "build" / "emulate" / f"wgmma_kernels_{digest}.ptx"
+    if not out.is_file():
+        if shutil.which("nvcc") is None:
+            return None
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".{os.getpid()}.tmp")
+        subprocess.run(["nvcc", "-ptx", "-arch=sm_90a", "-I", str(tc_truth.INCLUDE), str(tc_truth.CU), "-o",
+                        str(tmp)], check=True, capture_output=True)
+        tmp.replace(out)
+    return out.read_text()
+
+
+@pytest.fixture(scope="module")
+def wgmma_ptx() -> str:
+    text = wgmma_truth_ptx()
+    if text is None:
+        pytest.skip("nvcc not found: the wgmma truth kernels cannot be compiled to PTX")
+    return text
+
+
+@pytest.mark.parametrize("name", WGMMA_FORMS)
+def test_wgmma_truth_kernels_match_the_h100(name: str, wgmma_ptx: str) -> None:
+    """The H100 tensor-core truth's own wgmma kernel (m64n8, A and B from descriptors), emulated on the truth's inputs
+    (every full-D tile of the 9 families, one CTA each): D bit for bit the H100's. The H100 ran the 32-byte swizzle
+    layout (LBO 16, SBO 256); the no-swizzle layout (LBO 128, SBO 256) computes the same D from the same tiles."""
+    from tcforge.numerics import truth as T
+
+    truth = np.load(TC_TRUTH)
+    key = name.replace(".", "_")
+    assert int(truth[f"{key}__layout"]) == 0  # the H100 read layout 0 of tc_truth.LAYOUTS: (16, 256, 32-byte swizzle)
+    form = get_form(name)
+    tiles = [(*T.tc_tile_inputs(name, f, int(truth["seed"]), 0, 8), truth[f"{key}__f{f}__d"]) for f in range(9)]
+    a, b, c, d = (np.concatenate(x) for x in zip(*tiles, strict=True))
+    kname = f"k_wgmma_{form.c}_{form.a}_{form.b}"
+    for lbo, sbo, mode in ((16, 256, 1), (128, 256, 0)):
+        vals = [x.view(np.uint8).reshape(-1) for x in (a, b, c)] + [np.full(d.nbytes, 0xFF, np.uint8), len(d), lbo, sbo,
+                                                                   mode]
+        out = emulate(wgmma_ptx, kname, len(d), 128, {f"{kname}_param_{i}": v for i, v in enumerate(vals)})
+        got = out[f"{kname}_param_3"].view(d.dtype).reshape(d.shape)
+        assert (got != d).sum() == 0, f"{name} mode {mode}: {(got != d).sum()} of {d.size} outputs differ"
 
 
 # ---- the op families -------------------------------------------------------------------------------------------------

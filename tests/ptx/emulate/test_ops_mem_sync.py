@@ -42,6 +42,40 @@ st.global.v4.u32 [%rd6], {%r11, %r12, %r13, %r16};"""
     np.testing.assert_array_equal(got[:, 3], x4[:, 3])
 
 
+def test_bar_arrive_producer_consumer_two_generations() -> None:
+    """Warp 1 produces into shared memory and signals with bar.arrive; warp 0 waits with bar.sync, hands the slot
+    back on a second barrier, and reads the second generation too (the enc5 ada form's MLP ring)."""
+    x = np.arange(128, dtype=np.uint32) * 5 + 3
+    body = """setp.lt.u32 %p1, %r1, 32;
+mov.u32 %r20, sm;
+and.b32 %r21, %r1, 31;
+shl.b32 %r21, %r21, 2;
+add.s32 %r22, %r20, %r21;
+ld.global.u32 %r10, [%rd4];
+@%p1 bra $CONS;
+st.shared.u32 [%r22], %r10;
+bar.arrive 1, 64;
+bar.sync 2, 64;
+add.s32 %r11, %r10, 1000;
+st.shared.u32 [%r22], %r11;
+bar.arrive 1, 64;
+st.global.u32 [%rd6], %r10;
+bra.uni $DONE;
+$CONS:
+bar.sync 1, 64;
+ld.shared.u32 %r12, [%r22];
+bar.arrive 2, 64;
+bar.sync 1, 64;
+ld.shared.u32 %r13, [%r22];
+add.s32 %r14, %r12, %r13;
+st.global.u32 [%rd6], %r14;
+$DONE:"""
+    got = run_body(body, x, 1, block=64, decls=SHARED)[:, 0].reshape(2, 64)
+    xs = x.reshape(2, 64)
+    np.testing.assert_array_equal(got[:, 32:], xs[:, 32:])
+    np.testing.assert_array_equal(got[:, :32], 2 * xs[:, 32:] + 1000)
+
+
 def test_atomics_in_lane_order() -> None:
     body = """mov.u32 %r10, 1;
 atom.global.add.u32 %r11, [%rd1], %r10;
@@ -221,3 +255,222 @@ ld.shared.u32 %r10, [%r24];
 st.global.u32 [%rd6], %r10;"""
     got = run_body(body, np.zeros(128, np.uint32), 1, block=128, decls=SHARED)
     np.testing.assert_array_equal(got[:, 0], np.arange(128) ^ 32)
+
+
+# ---- wgmma (Hopper warpgroup mma) ------------------------------------------------------------------------------------
+
+WG_REGION = 12288  # shared bytes per warpgroup (B: 96 rows x 64 bytes of k, room for the 128-byte swizzle)
+
+
+def wgmma_kernel(n: int, dtype: str, atype: str, btype: str, loops: int = 1) -> str:
+    """Two CTAs x 256 threads: each warpgroup copies its B image into shared memory, then D1 = A·B1 (+ C where bit
+    2 * ctaid + warpgroup of wg_keep is set), D2 = (-A)·B2 + D1, A from registers, B from descriptors (wg_desc's
+    LBO/SBO/swizzle + the tile's start; B2 starts wg_kstep * 16 bytes later); stores D1 then D2 per thread."""
+    nd = n // 2 if dtype == "f32" else n // 4
+    acc = ", ".join(f"%acc{i}" for i in range(nd))
+    loads = "\n".join(f"\tld.global.v4.u32 {{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}, [%rd15+{4 * i}];"
+                      for i in range(0, nd, 4))
+    store = "\n".join(f"\tst.global.v4.u32 [%rd21+{{off}}], {{{{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}}};"
+                      .format(off=4 * i) for i in range(0, nd, 4))
+    k, trans = (32, "") if atype in ("e4m3", "e5m2") else (16, ", 0")  # 16-bit types: imm-trans-b (A in registers)
+    op = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dtype}.{atype}.{btype}"
+    return f""".version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry wg(
+	.param .u64 wg_a, .param .u64 wg_b, .param .u64 wg_c, .param .u64 wg_d,
+	.param .u32 wg_words, .param .u64 wg_desc, .param .u32 wg_kstep, .param .u32 wg_keep
+)
+{{
+	.reg .pred %p<4>;
+	.reg .b32 %r<40>;
+	.reg .b32 %acc<{nd}>;
+	.reg .b64 %rd<24>;
+	.shared .align 1024 .b8 sm[{2 * WG_REGION}];
+	ld.param.u64 %rd1, [wg_a];
+	ld.param.u64 %rd2, [wg_b];
+	ld.param.u64 %rd3, [wg_c];
+	ld.param.u64 %rd4, [wg_d];
+	ld.param.u32 %r6, [wg_words];
+	ld.param.u64 %rd5, [wg_desc];
+	ld.param.u32 %r7, [wg_kstep];
+	ld.param.u32 %r8, [wg_keep];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mad.lo.s32 %r4, %r2, %r3, %r1;
+	mov.u32 %r5, sm;
+	mov.u32 %r10, %r1;
+$Lcopy:
+	setp.ge.u32 %p1, %r10, %r6;
+	@%p1 bra $Lcopied;
+	mad.lo.s32 %r11, %r2, %r6, %r10;
+	mul.wide.u32 %rd10, %r11, 4;
+	add.s64 %rd11, %rd2, %rd10;
+	ld.global.u32 %r12, [%rd11];
+	shl.b32 %r13, %r10, 2;
+	add.s32 %r14, %r5, %r13;
+	st.shared.u32 [%r14], %r12;
+	add.s32 %r10, %r10, %r3;
+	bra.uni $Lcopy;
+$Lcopied:
+	bar.sync 0;
+	mul.wide.u32 %rd12, %r4, 16;
+	add.s64 %rd13, %rd1, %rd12;
+	ld.global.v4.u32 {{%r20, %r21, %r22, %r23}}, [%rd13];
+	mul.wide.u32 %rd14, %r4, {4 * nd};
+	add.s64 %rd15, %rd3, %rd14;
+{loads}
+	shr.u32 %r15, %r1, 7;
+	mul.lo.u32 %r16, %r15, {WG_REGION};
+	add.s32 %r17, %r5, %r16;
+	shr.u32 %r18, %r17, 4;
+	cvt.u64.u32 %rd16, %r18;
+	add.s64 %rd17, %rd5, %rd16;
+	cvt.u64.u32 %rd18, %r7;
+	add.s64 %rd19, %rd17, %rd18;
+	shl.b32 %r19, %r2, 1;
+	add.s32 %r19, %r19, %r15;
+	shr.u32 %r24, %r8, %r19;
+	and.b32 %r24, %r24, 1;
+	setp.ne.u32 %p2, %r24, 0;
+	mul.wide.u32 %rd20, %r4, {8 * nd};
+	add.s64 %rd21, %rd4, %rd20;
+	mov.u32 %r25, 0;
+$Lloop:
+	wgmma.fence.sync.aligned;
+	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd17, %p2, 1, 1{trans};
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	add.u32 %r25, %r25, 1;
+	setp.lt.u32 %p3, %r25, {loops};
+	@%p3 bra $Lloop;
+{store}
+	wgmma.fence.sync.aligned;
+	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd19, 1, -1, 1{trans};
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 1;
+	wgmma.wait_group.sync.aligned 0;
+	add.s64 %rd21, %rd21, {4 * nd};
+{store}
+	ret;
+}}
+"""
+
+
+def wgmma_b_image(b: np.ndarray, swizzle: int) -> tuple[np.ndarray, int, int]:
+    """One warpgroup's shared bytes holding B (96 rows n x 64 bytes k, K-major) in the canonical layout of a
+    descriptor swizzle code (0 none, 1 128-byte, 2 64-byte, 3 32-byte); returns (bytes, descriptor without its
+    start, start step in 16 bytes of the second k block)."""
+    n, kb = np.arange(96)[:, None], np.arange(64)[None, :]
+    if swizzle == 0:  # 8 x 16-byte core matrices: k-adjacent ones LBO = 128 apart, 8-row groups SBO = 512
+        lbo, sbo, step = 128, 512, 256
+        off = (n // 8) * sbo + (kb // 16) * lbo + (n % 8) * 16 + kb % 16
+    else:
+        width = {1: 128, 2: 64, 3: 32}[swizzle]
+        lbo, sbo = 16, 8 * width
+        if width == 32:  # a row holds one k block: the second block is another 96-row tile
+            step = 12 * sbo
+            off = (kb // 32) * step + (n // 8) * sbo + (n % 8) * 32 + kb % 32
+        else:
+            step = 32
+            off = (n // 8) * sbo + (n % 8) * width + kb
+        bits = {128: 0x70, 64: 0x30, 32: 0x10}[width]  # CUTLASS Swizzle<B, 4, 3>: o ^ ((o >> 3) & (mask << 4))
+        off = off ^ ((off >> 3) & bits)
+    img = np.zeros(WG_REGION, np.uint8)
+    img[off] = b
+    return img, (lbo >> 4) << 16 | (sbo >> 4) << 32 | swizzle << 62, step >> 4
+
+
+def wgmma_pack(mat: np.ndarray) -> np.ndarray:
+    """Per-thread words (128, N/2 or N/4) of a warpgroup's (64, N) D (f32 bits or f16 bits), element by element."""
+    n = mat.shape[1]
+    per = 1 if mat.dtype == np.uint32 else 2
+    words = np.zeros((128, n // 2 // per), np.uint32)
+    for thread in range(128):
+        w, g, t = thread // 32, (thread % 32) // 4, thread % 4
+        for q in range(n // 2):  # f32 reg 4j + i: row 16w + g + 8(i >> 1), column 8j + 2t + (i & 1)
+            j, i = divmod(q, 4)
+            v = int(mat[16 * w + g + 8 * (i >> 1), 8 * j + 2 * t + (i & 1)])
+            words[thread, q // per] |= v << (16 * (q % per))
+    return words
+
+
+def wgmma_a_words(a: np.ndarray) -> np.ndarray:
+    """Per-thread A registers (128, 4) of a (64, 32) FP8 or (64, 16) 16-bit tile: reg r element i holds
+    A[16w + g + 8(r & 1), p t + i + 4 p (r >> 1)], p = elements per register, w = thread / 32, g, t = lane / 4, % 4."""
+    per = 4 // a.itemsize
+    words = np.zeros((128, 4), np.uint32)
+    for thread in range(128):
+        w, g, t = thread // 32, (thread % 32) // 4, thread % 4
+        for r in range(4):
+            row, k0 = 16 * w + g + 8 * (r & 1), per * t + 4 * per * (r >> 1)
+            words[thread, r] = sum(int(a[row, k0 + i]) << (8 * a.itemsize * i) for i in range(per))
+    return words
+
+
+def _fp8_codes(rng, shape) -> np.ndarray:
+    """FP8 codes of small magnitude with a few NaN and many +-0 and subnormal codes mixed in."""
+    codes = (rng.integers(0, 256, shape) & 0xCF).astype(np.uint8)  # exponent field <= 0b1001 (e4m3) / small (e5m2)
+    special = rng.choice(np.array([0x00, 0x80, 0x01, 0x83, 0x05, 0x87], np.uint8), shape)
+    u = rng.random(shape)
+    return np.where(u < 0.003, np.uint8(0x7F), np.where(u < 0.15, special, codes))
+
+
+def _half_codes(rng, shape, kind: str) -> np.ndarray:
+    """f16 or bf16 bits of normal values with a few NaN and infinities and many +-0 and subnormals mixed in."""
+    v = rng.standard_normal(shape).astype(np.float32)
+    bits = v.view(np.uint32) >> 16 if kind == "bf16" else v.astype(np.float16).view(np.uint16).astype(np.uint32)
+    sub, nan, inf = (0x0003, 0x7FC0, 0xFF80) if kind == "bf16" else (0x0201, 0x7E00, 0xFC00)
+    special = rng.choice(np.array([0x0000, 0x8000, sub, 0x8000 | sub]), shape)
+    u = rng.random(shape)
+    return np.select([u < 0.002, u < 0.004, u < 0.1], [nan, inf, special], bits).astype(np.uint16)
+
+
+@pytest.mark.parametrize("swizzle,dtype,atype,btype", [(0, "f16", "e4m3", "e4m3"), (1, "f16", "e4m3", "e4m3"),
+                                                       (2, "f16", "e4m3", "e4m3"), (3, "f16", "e4m3", "e4m3"),
+                                                       (1, "f32", "e5m2", "e4m3"), (2, "f32", "e4m3", "e5m2"),
+                                                       (3, "f32", "f16", "f16"), (0, "f16", "f16", "f16"),
+                                                       (1, "f32", "bf16", "bf16")])
+def test_wgmma_register_a_chain_and_scale_d(swizzle: int, dtype: str, atype: str, btype: str) -> None:
+    """m64n96 with A in registers, 2 CTAs x 2 warpgroups, scale-d 0 in one warpgroup, a chain with -A."""
+    from tcforge.ptx.emulate import emulate
+
+    rng = np.random.default_rng(40 + swizzle)
+    n, groups, keep = 96, 4, 0b1011  # warpgroup 2 (CTA 1, warpgroup 0) runs with scale-d = 0
+    fp8 = atype in ("e4m3", "e5m2")
+    if fp8:
+        a = _fp8_codes(rng, (groups, 64, 32))
+        b = _fp8_codes(rng, (groups, 96, 64))  # [n, k] for the two k blocks
+
+        def mma(a, b, c):
+            return nx.wgmma_m64nNk32(a, b, c, atype, btype, dtype)
+    else:
+        a = _half_codes(rng, (groups, 64, 16), atype)
+        b = _half_codes(rng, (groups, 96, 32), btype)
+
+        def mma(a, b, c):
+            return nx.wgmma_m64nNk16(a, b, c, atype, dtype)
+    kh, sign = a.shape[2], np.array(0x80 if fp8 else 0x8000, a.dtype)
+    if dtype == "f16":
+        c = np.float16(rng.standard_normal((groups, 64, n)) * 8).view(np.uint16)
+        c.reshape(-1)[:8] = [0x7E00, 0xFC00, 0x8000, 0x0000, 0x0001, 0x83FF, 0x7C00, 0x7BFF]
+    else:
+        c = np.float32(rng.standard_normal((groups, 64, n)) * 8).view(np.uint32)
+        c.reshape(-1)[:6] = [0x7FC00000, 0xFF800000, 0x80000000, 0x00000001, 0x807FFFFF, 0x7F7FFFFF]
+    images, hi, step = zip(*(wgmma_b_image(b[i].view(np.uint8), swizzle) for i in range(groups)), strict=True)
+    words = np.concatenate([wgmma_pack(x) for x in c])
+    args = {"wg_a": np.concatenate([wgmma_a_words(x) for x in a]), "wg_b": np.concatenate(images).view(np.uint32),
+            "wg_c": words, "wg_d": np.zeros((512, 2 * words.shape[1]), np.uint32),
+            "wg_words": 2 * WG_REGION // 4, "wg_desc": hi[0], "wg_kstep": step[0], "wg_keep": keep}
+    got = emulate(wgmma_kernel(n, dtype, atype, btype), "wg", 2, 256, args)["wg_d"]
+    for i in range(groups):
+        d1 = mma(a[i], b[i, :, :kh].T, c[i] if keep >> i & 1 else np.zeros_like(c[i]))
+        d2 = mma(a[i] ^ sign, b[i, :, kh:].T, d1)
+        np.testing.assert_array_equal(got[128 * i:128 * (i + 1)], np.concatenate([wgmma_pack(d1), wgmma_pack(d2)], 1))
+        if i == 0:  # the data is not degenerate: NaN, positive and negative results
+            vals = d2.view(np.float32 if dtype == "f32" else np.float16).astype(np.float64)
+            assert np.isnan(vals).any() and (vals[np.isfinite(vals)] > 0).any() and (vals < 0).any()
+    with_c = mma(a[2], b[2, :, :kh].T, c[2])
+    assert (wgmma_pack(with_c) != got[256:384, :words.shape[1]]).mean() > 0.5  # scale-d = 0 ignored C there

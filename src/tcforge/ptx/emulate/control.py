@@ -1,8 +1,8 @@
 """Execution of a Program over the lanes of a batch of CTAs: each step runs the lanes at the lowest program counter
 together (so lanes that branched apart reconverge where their paths meet, and loops run until the last lane leaves),
 straight-line runs execute without re-deciding, predication and divergent branches are lane masks, `bar.sync` blocks
-lanes until every live thread of the CTA has arrived, and `call`/`ret` keep per-lane return addresses and per-call
-parameter frames."""
+lanes until every live thread of the CTA (or the barrier's count, `bar.arrive` arrivals included) has arrived, and
+`call`/`ret` keep per-lane return addresses and per-call parameter frames."""
 
 from __future__ import annotations
 
@@ -196,13 +196,17 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count) -> None:
             continue
         live = int(np.count_nonzero(~done[base:base + lpc]))
         ids = np.unique(bar_id[b])
+        arrived = ctx.bar_arrived
         for i in ids:
             lanes = b[bar_id[b] == i]
             want = int(bar_count[lanes].max()) or live
-            if len(lanes) >= want:
+            extra = arrived.get((c, int(i)), 0)
+            if len(lanes) + extra >= want:
                 pc[lanes] += 1
                 blocked[lanes] = False
                 released = True
+                if extra:
+                    arrived[(c, int(i))] = extra - max(0, want - len(lanes))
         if not released and len(ids) > 1:
             a = b[bar_id[b] == ids[0]][0]
             z = b[bar_id[b] == ids[1]][0]

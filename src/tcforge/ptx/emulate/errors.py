@@ -10,9 +10,9 @@ class EmulationError(TcforgeError):
 
 
 class OutOfScopeError(EmulationError):
-    """An instruction the emulator does not execute (wgmma, TMA, mbarrier, tcgen05, ...)."""
+    """An instruction the emulator does not execute (TMA, mbarrier, tcgen05, setmaxnreg, ...)."""
 
 
-OUT_OF_SCOPE = ("wgmma", "tcgen05", "mbarrier", "cp.async.bulk", "cp.reduce.async.bulk", "setmaxnreg", "tensormap",
+OUT_OF_SCOPE = ("tcgen05", "mbarrier", "cp.async.bulk", "cp.reduce.async.bulk", "setmaxnreg", "tensormap",
                 "griddepcontrol", "clusterlaunchcontrol", "multimem", "tex", "suld", "sust", "tld4", "txq", "suq")
 

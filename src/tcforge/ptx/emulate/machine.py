@@ -17,6 +17,7 @@ class Machine:
     def __init__(self, *, file: str, n: int, lanes_per_cta: int, block: tuple[int, int, int],
                  grid: tuple[int, int, int], ctaids: list[tuple[int, int, int]], mem, model: str,
                  kernel_params: dict[str, int]) -> None:
+        self.bar_arrived: dict[tuple[int, int], int] = {}  # bar.arrive counts per (CTA, barrier id)
         self.file, self.n, self.lanes_per_cta = file, n, lanes_per_cta
         self.block, self.grid, self.ctaids = block, grid, ctaids
         self.mem, self.model = mem, model
@@ -173,5 +174,6 @@ class Machine:
         raise EmulationError(f"{self.file}:{st.line}: {what} is not supported by the emulator")
 
     def out_of_scope(self, st):
-        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (wgmma, TMA cp.async.bulk, "
-                              "mbarrier and tcgen05 are not emulated)")
+        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (TMA cp.async.bulk, mbarrier, "
+                              "tcgen05, setmaxnreg, tensormap, griddepcontrol, multimem and textures/surfaces are "
+                              "not emulated)")

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcforge.ptx.emulate import ops_bits, ops_cvt, ops_float, ops_int, ops_matrix, ops_mem, ops_sync
+import numpy as np
+
+from tcforge.ptx.emulate import ops_bits, ops_cvt, ops_float, ops_int, ops_matrix, ops_mem, ops_sync, ops_wgmma
 from tcforge.ptx.emulate.errors import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
 
 PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR = range(7)
 
 BUILDERS: dict = {}
-for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix):
+for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 
@@ -133,6 +135,29 @@ def _plain(ctx, st):
     return guarded
 
 
+def _arrive(ctx, st, bid, cnt):
+    """`bar.arrive id, count`: the executing threads count towards barrier `id` of their CTA without waiting
+    (control._release completes a barrier when its waiting threads and these arrivals reach the count)."""
+    g = _guard(ctx, st)
+
+    def arrive(m):
+        sel = np.ones(ctx.n, bool) if m is None else m.copy()
+        if g is not None:
+            sel &= g(m)
+        lanes = np.flatnonzero(sel)
+        if not len(lanes):
+            return
+        ids, counts = bid()[lanes], cnt()[lanes]
+        if (counts == 0).any() or (counts % 32).any():
+            raise EmulationError(f"{ctx.file}:{st.line}: bar.arrive needs a thread count that is a multiple of 32")
+        arrived = ctx.bar_arrived
+        ctas = lanes // ctx.lanes_per_cta
+        for key in set(zip(ctas.tolist(), ids.tolist(), strict=True)):
+            k = int(np.count_nonzero((ctas == key[0]) & (ids == key[1])))
+            arrived[key] = arrived.get(key, 0) + k
+    return arrive
+
+
 def build_program(module, entry, ctx, layout) -> Program:
     """Compile the entry and its callees for the lanes of `ctx`; `layout(fn)` gives the function's symbol map."""
     fns = reachable(module, entry)
@@ -192,12 +217,14 @@ def _statement(ctx, module, fn, st, labels, starts):
         return (CALL, None, (starts[callee], callee, args, rets), st, g)
     if root in ("bar", "barrier") and not (len(parts) > 1 and parts[1] == "warp") and "cluster" not in parts:
         kind = parts[1] if len(parts) > 1 else "sync"
-        if kind not in ("sync", "aligned") and not (root == "barrier" and kind == "sync"):
-            err = EmulationError(f"{module.file}:{st.line}: {st.opcode} is not supported by the emulator "
-                                 "(bar.sync / barrier.sync only)")
-            return (PLAIN, _raiser(err), None, st, None)
         bid = st.operands[0] if st.operands else Imm(0, "0")
         cnt = st.operands[1] if len(st.operands) > 1 else Imm(0, "0")
+        if kind == "arrive" and len(st.operands) == 2:
+            return (PLAIN, _arrive(ctx, st, ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32")), None, st, None)
+        if kind not in ("sync", "aligned") and not (root == "barrier" and kind == "sync"):
+            err = EmulationError(f"{module.file}:{st.line}: {st.opcode} is not supported by the emulator "
+                                 "(bar.sync / barrier.sync / bar.arrive with a thread count only)")
+            return (PLAIN, _raiser(err), None, st, None)
         return (BAR, None, (ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32")), st, g)
     return (PLAIN, _plain(ctx, st), None, st, None)
 

@@ -1,5 +1,6 @@
-// The mma of the enc5 kernels: native sm_90a m16n8k32 e4m3 (the Hopper model), the exact-integer Ada model, and the
-// Hopper lowering issued by hand (two m16n8k16 f16 HMMA over an A fragment unpacked once).
+// The mma of the enc5 kernels: native sm_90a m16n8k32 e4m3 (the Hopper model), the Hopper lowering issued by hand
+// (two m16n8k16 f16 HMMA over an A fragment unpacked once), and the exact-integer Ada model of one output
+// (ada_element: the reference the GPU proof of the ada form's wgmma lowering checks against, tools/truth).
 #pragma once
 #include "enc5_ptx.cuh"
 
@@ -88,28 +89,6 @@ __device__ uint16_t ada_element(const uint32_t* ra, const uint32_t* rb, uint16_t
     return d;
 }
 
-// Ada emulation of one m16n8k32: gather the lane's two A rows and two B columns (k in mma order) by shuffles.
-__device__ __noinline__ void mma_ada(uint32_t& d0, uint32_t& d1, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                     uint32_t b0, uint32_t b1, uint32_t c0, uint32_t c1) {
-    const int lane = threadIdx.x & 31;
-    const int g = lane >> 2, t = lane & 3;
-    uint32_t r0[8], r1[8], n0[8], n1[8];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int sa = 4 * g + i, sb0 = 8 * t + i, sb1 = 8 * t + 4 + i;
-        r0[i] = __shfl_sync(0xFFFFFFFFu, a0, sa);
-        r1[i] = __shfl_sync(0xFFFFFFFFu, a1, sa);
-        r0[4 + i] = __shfl_sync(0xFFFFFFFFu, a2, sa);
-        r1[4 + i] = __shfl_sync(0xFFFFFFFFu, a3, sa);
-        n0[i] = __shfl_sync(0xFFFFFFFFu, b0, sb0);
-        n0[4 + i] = __shfl_sync(0xFFFFFFFFu, b1, sb0);
-        n1[i] = __shfl_sync(0xFFFFFFFFu, b0, sb1);
-        n1[4 + i] = __shfl_sync(0xFFFFFFFFu, b1, sb1);
-    }
-    d0 = pack2(ada_element(r0, n0, lo16(c0)), ada_element(r0, n1, hi16(c0)));
-    d1 = pack2(ada_element(r1, n0, lo16(c1)), ada_element(r1, n1, hi16(c1)));
-}
-
 // The Hopper lowering issued by hand: ptxas turns one m16n8k32 e4m3 mma into an f16 HMMA.16816 over the bytes with
 // k%4 in {0,1} (the low half of every operand word, C = +0), a second one over k%4 in {2,3} (the high halves)
 // accumulating onto it, and an f16x2 add of C. Writing the two m16n8k16 f16 mma ourselves gives the same SASS
@@ -143,9 +122,6 @@ __device__ __forceinline__ void mma_hopper_f16a(uint32_t& d0, uint32_t& d1, cons
 template <int MODE>
 __device__ __forceinline__ void mma(uint32_t& d0, uint32_t& d1, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
                                     uint32_t b0, uint32_t b1, uint32_t c0, uint32_t c1) {
-    if constexpr (MODE == ENC5_ADA) {
-        mma_ada(d0, d1, a0, a1, a2, a3, b0, b1, c0, c1);
-    } else {
-        mma_hopper(d0, d1, a0, a1, a2, a3, b0, b1, c0, c1);
-    }
+    static_assert(MODE == ENC5_HOPPER, "the ada form issues wgmma (ada.cu)");
+    mma_hopper(d0, d1, a0, a1, a2, a3, b0, b1, c0, c1);
 }

@@ -15,6 +15,27 @@ __device__ __forceinline__ uint32_t mlp_gate(uint32_t xv) {
     return hmul2(xv, gv);
 }
 
+// clamped cubic activation of fc1's output, in place: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|);
+// out = x g; then requantised to fc2's e4m3 A fragment hq[0..3]
+__device__ __forceinline__ void mlp_activation(uint32_t (&hid)[4][2], uint32_t (&hq)[4]) {
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            hid[n][r] = mlp_gate(hid[n][r]);
+        }
+    hq[0] = q4(hid[0][0], hid[2][0]);
+    hq[1] = q4(hid[0][1], hid[2][1]);
+    hq[2] = q4(hid[1][0], hid[3][0]);
+    hq[3] = q4(hid[1][1], hid[3][1]);
+}
+
+// fc1 bias of MLP chunk c: the lane's word of each of the 4 hidden n8-tiles
+__device__ __forceinline__ void fc1_bias(uint32_t (&bias)[4], const uint8_t* W, int c, int t) {
+#pragma unroll
+    for (int n = 0; n < 4; ++n) bias[n] = ldg4(W + chunk_base(c) + 5120 + 16 * n + 4 * t);
+}
+
 // f16 sum of squares of one row's 20 n-tile words (in-lane sequential, butterfly over lane bits 0 and 1, lo + hi)
 __device__ __forceinline__ uint16_t row_sumsq(const uint32_t* w) {
     uint32_t acc = hmul2(w[0], w[0]);

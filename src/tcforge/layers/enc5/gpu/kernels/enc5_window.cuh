@@ -1,13 +1,13 @@
 // The one-CTA form of enc5 (sm_90a): one CTA per 8x8 token window, 8 warps (one per head) for phases 1-12, warps 0..3
-// (16 query rows each) for phases 13-61. Bit-identical to tcforge.layers.enc5.reference: every mma is mma.sync
-// m16n8k32 e4m3 (ENC5_HOPPER) or an exact-integer emulation of the Ada datapath (ENC5_ADA).
+// (16 query rows each) for phases 13-61. Bit-identical to tcforge.layers.enc5.reference (numerics "hopper"): every
+// mma is mma.sync m16n8k32 e4m3 or its lowering issued by hand. (The ada form, ada.cu, issues wgmma instead.)
 //
 // Operand staging follows the pack convention of the weight image: a requantised f16 accumulator pair becomes the A
 // (or B) fragment of the next mma in the same lane, so no mma pays a cross-lane shuffle (only P12's V operand goes
 // through movmatrix.trans, as in the original).
 //
 // A form file instantiates enc5_body<Form> with a traits struct derived from WindowForm:
-//   mode       ENC5_HOPPER or ENC5_ADA
+//   mode       ENC5_HOPPER (the only mode of this body)
 //   qv_f16a    (hopper) the prologue stages P1-P10's A fragments already unpacked to f16 (two uint4 per lane and
 //              fragment, 30 KB), so the 8 head warps do not each unpack the same 48 A words per k-step
 //   mlp_smem   (hopper, needs qv_f16a) the MLP's fc1/fc2 weights go through a 3-stage cp.async ring in shared memory
@@ -39,7 +39,7 @@ constexpr int DBG_D22 = 126976, DBG_D60 = 137216, DBG_D61 = 147456, DBG_TOTAL = 
 template <bool QV_F16A>
 struct __align__(16) Smem {
     uint4 a[(QV_F16A ? 2 : 1) * 30 * 32];  // 30720 B: [2*(5*mi + ks) + half][lane] f16 (hopper); else 15360 B:
-                                           // [5*mi + ks][lane] e4m3 (ada keeps the 30720 B of its form's flag)
+                                           // [5*mi + ks][lane] e4m3
     uint4 o[8 * 4 * 32];                   // 16384 B: [head][m-tile][lane]
     uint32_t d61[64 * 8];                  // 2048 B: 64 tokens x 16 f16
 };
@@ -72,27 +72,6 @@ __device__ __forceinline__ void fc1_chunk(uint32_t (&hid)[4][2], const uint32_t 
         mma<MODE>(hid[2][0], hid[2][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.x, b1.y, hid[2][0], hid[2][1]);
         mma<MODE>(hid[3][0], hid[3][1], an[ks][0], an[ks][1], an[ks][2], an[ks][3], b1.z, b1.w, hid[3][0], hid[3][1]);
     }
-}
-
-// clamped cubic activation of fc1's output, in place: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|);
-// out = x g; then requantised to fc2's e4m3 A fragment hq[0..3]
-__device__ __forceinline__ void mlp_activation(uint32_t (&hid)[4][2], uint32_t (&hq)[4]) {
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            hid[n][r] = mlp_gate(hid[n][r]);
-        }
-    hq[0] = q4(hid[0][0], hid[2][0]);
-    hq[1] = q4(hid[0][1], hid[2][1]);
-    hq[2] = q4(hid[1][0], hid[3][0]);
-    hq[3] = q4(hid[1][1], hid[3][1]);
-}
-
-// fc1 bias of MLP chunk c: the lane's word of each of the 4 hidden n8-tiles
-__device__ __forceinline__ void fc1_bias(uint32_t (&bias)[4], const uint8_t* W, int c, int t) {
-#pragma unroll
-    for (int n = 0; n < 4; ++n) bias[n] = ldg4(W + chunk_base(c) + 5120 + 16 * n + 4 * t);
 }
 
 // store one 16x8 f16 accumulator tile (regs r0: row g, r1: row g+8; cols 2t, 2t+1) into a logical row-major matrix
@@ -456,8 +435,4 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
 struct HopperForm : WindowForm {
     static constexpr bool mlp_smem = true;
     static constexpr int j_unroll = 2;
-};
-// ada: the exact-integer Ada model (mma_ada), loops rolled (no registers to spare)
-struct AdaForm : WindowForm {
-    static constexpr int mode = ENC5_ADA;
 };
