@@ -281,8 +281,7 @@ WG_F16(WgF16_f16, "m64n8k16.f16.f16.f16", ", 0, 0")
 
 __device__ __forceinline__ uint32_t kmajor_off(uint32_t row, uint32_t kb, uint32_t mode) {
   if (mode == 0u) return (row >> 3) * 256u + (kb >> 4) * 128u + (row & 7u) * 16u + (kb & 15u);
-  uint32_t lin = row * 32u + kb;
-  return lin ^ (((lin >> 7) & 1u) << 4);
+  return tcf::swizzle32(row * 32u + kb);
 }
 
 // A: 64 rows x 32 bytes (row-major [m][k] in global); B: [k][n] in global, 8 rows (n) x 32 bytes of k in shared

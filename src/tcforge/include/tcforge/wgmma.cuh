@@ -22,5 +22,13 @@ template <int R> __device__ __forceinline__ void warpgroup_fence_operand(float (
 #pragma unroll
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+// the same for packed f16x2 accumulators
+template <int R> __device__ __forceinline__ void warpgroup_fence_operand(uint32_t (&d)[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+// byte offset of `off` (row * 32 + k byte) in a K-major tile of 32-byte rows under the 32-byte swizzle (swizzle code
+// 3; the tile 256-byte aligned): address bit 4 ^= bit 7
+__device__ __forceinline__ uint32_t swizzle32(uint32_t off) { return off ^ (((off >> 7) & 1u) << 4); }
 
 }  // namespace tcf

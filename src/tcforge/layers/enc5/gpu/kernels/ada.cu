@@ -116,32 +116,18 @@ template <int R>
 __device__ __forceinline__ uint32_t (&flat(uint32_t (&x)[R / 2][2]))[R] {
     return reinterpret_cast<uint32_t(&)[R]>(x);
 }
-// no read or write of the accumulators moves across (the wgmma writes them asynchronously until the wait)
-template <int R>
-__device__ __forceinline__ void fence_acc(uint32_t (&d)[R]) {
-#pragma unroll
-    for (int i = 0; i < R; ++i) asm volatile("" : "+r"(d[i])::"memory");
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // B tiles: N rows x 32 bytes of k, row n at 32 n, the 32-byte swizzle (address bit 4 ^= bit 7) on 256-byte tiles
 // ---------------------------------------------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t swz(uint32_t off) { return off ^ (((off >> 7) & 1u) << 4); }
 __device__ __forceinline__ uint64_t bdesc(uint32_t tile) { return tcf::make_smem_desc(tile, 16u, 256u, 3u); }
-__device__ __forceinline__ void sts32(uint32_t addr, uint32_t v) {
-    asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
-__device__ __forceinline__ void sts8(uint32_t addr, uint32_t v) {
-    asm volatile("st.shared.u8 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
 // one 512-byte block of the weight image (lane's uint4: n8-tiles 2p and 2p + 1 of one k-step, B fragments b0, b1:
 // column g, k 4t..4t+3 and 16+4t..) into the tile at shared address `tile`
 __device__ __forceinline__ void put_b(uint32_t tile, int p, int lane, uint4 v) {
     const uint32_t g = lane >> 2, t = lane & 3, r0 = (16u * p + g) * 32u, r1 = r0 + 256u;
-    sts32(tile + swz(r0 + 4u * t), v.x);
-    sts32(tile + swz(r0 + 16u + 4u * t), v.y);
-    sts32(tile + swz(r1 + 4u * t), v.z);
-    sts32(tile + swz(r1 + 16u + 4u * t), v.w);
+    tcf::st_shared_b32(tile + tcf::swizzle32(r0 + 4u * t), v.x);
+    tcf::st_shared_b32(tile + tcf::swizzle32(r0 + 16u + 4u * t), v.y);
+    tcf::st_shared_b32(tile + tcf::swizzle32(r1 + 4u * t), v.z);
+    tcf::st_shared_b32(tile + tcf::swizzle32(r1 + 16u + 4u * t), v.w);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -193,7 +179,7 @@ __device__ __noinline__ NegZero negzero_step(NegZero nz, uint32_t a0, uint32_t a
         const uint32_t col = 8u * (reg >> 1) + 2u * t + (bit & 1);
         bool ok = true;
         for (int w = 0; w < 8; ++w) {
-            const uint32_t wa = ra[r][w], wb = tcf::ld_shared_b32(tile + swz(col * 32u + 4u * w));
+            const uint32_t wa = ra[r][w], wb = tcf::ld_shared_b32(tile + tcf::swizzle32(col * 32u + 4u * w));
             for (int b = 0; b < 4; ++b) {
                 const uint32_t ca = (wa >> (8 * b)) & 0xFFu, cb = (wb >> (8 * b)) & 0xFFu;
                 ok &= (((ca & 0x7Fu) == 0u) || ((cb & 0x7Fu) == 0u)) && (((ca ^ cb) & 0x80u) != 0u);
@@ -219,7 +205,7 @@ __device__ __forceinline__ uint32_t key_byte(uint32_t u) {
 __device__ __forceinline__ void issue_qv(uint32_t (&d)[16], const uint32_t (&ax)[5][4], uint32_t sbase, int h) {
 #pragma unroll
     for (int i = 0; i < 16; ++i) d[i] = 0u;
-    fence_acc(d);
+    tcf::warpgroup_fence_operand(d);
     tcf::wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 5; ++ks)
@@ -229,10 +215,10 @@ __device__ __forceinline__ void issue_qv(uint32_t (&d)[16], const uint32_t (&ax)
 // E10 of head h, m-tile mi: Q8 rows -> P11's keys (A fragment words = B rows, k in fragment order); V -> V^T bytes
 __device__ __forceinline__ void e10_store(const uint32_t (&d)[16], uint32_t sbase, int h, int mi, int g, int t) {
     const uint32_t keys = sbase + S_KEYS + 3072u * h, r0 = (16u * mi + g) * 32u;
-    sts32(keys + swz(r0 + 4u * t), q4(d[0], d[4]));
-    sts32(keys + swz(r0 + 16u + 4u * t), q4(d[2], d[6]));
-    sts32(keys + swz(r0 + 256u + 4u * t), q4(d[1], d[5]));
-    sts32(keys + swz(r0 + 256u + 16u + 4u * t), q4(d[3], d[7]));
+    tcf::st_shared_b32(keys + tcf::swizzle32(r0 + 4u * t), q4(d[0], d[4]));
+    tcf::st_shared_b32(keys + tcf::swizzle32(r0 + 16u + 4u * t), q4(d[2], d[6]));
+    tcf::st_shared_b32(keys + tcf::swizzle32(r0 + 256u + 4u * t), q4(d[1], d[5]));
+    tcf::st_shared_b32(keys + tcf::swizzle32(r0 + 256u + 16u + 4u * t), q4(d[3], d[7]));
 #pragma unroll
     for (int jv = 0; jv < 4; ++jv)
 #pragma unroll
@@ -240,8 +226,8 @@ __device__ __forceinline__ void e10_store(const uint32_t (&d)[16], uint32_t sbas
             const uint32_t e = tcf::cvt_rn_satfinite_e4m3x2_f16x2(d[8 + 2 * jv + r]);
             const uint32_t tok = 16u * mi + g + 8u * r, dim = 8u * jv + 2u * t;
             const uint32_t tile = sbase + S_VT + 3072u * h + 1024u * (tok >> 5), kb = key_byte(tok & 31u);
-            sts8(tile + swz(dim * 32u + kb), e & 0xFFu);
-            sts8(tile + swz((dim + 1u) * 32u + kb), e >> 8);
+            tcf::st_shared_u8(tile + tcf::swizzle32(dim * 32u + kb), e & 0xFFu);
+            tcf::st_shared_u8(tile + tcf::swizzle32((dim + 1u) * 32u + kb), e >> 8);
         }
 }
 
@@ -327,7 +313,7 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
         for (int h = 0; h < 8; ++h) {
             issue_qv(d, ax, sbase, h);
             tcf::wgmma_wait_group<0>();
-            fence_acc(d);
+            tcf::warpgroup_fence_operand(d);
             if (mi < 6) e10_store(d, sbase, h, mi, g, t);
         }
     }
@@ -353,16 +339,16 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
         NegZero nz;
         nz.init(flat<24>(s));
         const uint32_t keys = sbase + S_KEYS + 3072u * h, rq = (16u * wq + g) * 32u;
-        const uint32_t a0 = tcf::ld_shared_b32(keys + swz(rq + 4u * t));
-        const uint32_t a1 = tcf::ld_shared_b32(keys + swz(rq + 256u + 4u * t));
-        const uint32_t a2 = tcf::ld_shared_b32(keys + swz(rq + 16u + 4u * t));
-        const uint32_t a3 = tcf::ld_shared_b32(keys + swz(rq + 256u + 16u + 4u * t));
-        fence_acc(flat<24>(s));
+        const uint32_t a0 = tcf::ld_shared_b32(keys + tcf::swizzle32(rq + 4u * t));
+        const uint32_t a1 = tcf::ld_shared_b32(keys + tcf::swizzle32(rq + 256u + 4u * t));
+        const uint32_t a2 = tcf::ld_shared_b32(keys + tcf::swizzle32(rq + 16u + 4u * t));
+        const uint32_t a3 = tcf::ld_shared_b32(keys + tcf::swizzle32(rq + 256u + 16u + 4u * t));
+        tcf::warpgroup_fence_operand(flat<24>(s));
         tcf::wgmma_fence();
         ada_step<96>(flat<24>(s), a0, a1, a2, a3, bdesc(keys));
         tcf::wgmma_commit_group();
         tcf::wgmma_wait_group<0>();
-        fence_acc(flat<24>(s));
+        tcf::warpgroup_fence_operand(flat<24>(s));
         negzero(nz, a0, a1, a2, a3, keys);
         nz.apply(flat<24>(s));
         e11_softmax(s);
@@ -375,7 +361,7 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
             pa[ks][3] = q4(s[4 * ks + 1][1], s[4 * ks + 3][1]);
         }
         uint32_t o[4][2] = {{0u, 0u}, {0u, 0u}, {0u, 0u}, {0u, 0u}};
-        fence_acc(flat<8>(o));
+        tcf::warpgroup_fence_operand(flat<8>(o));
         tcf::wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 3; ++ks)
@@ -383,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
                          bdesc(sbase + S_VT + 3072u * h + 1024u * ks));
         tcf::wgmma_commit_group();
         tcf::wgmma_wait_group<0>();
-        fence_acc(flat<8>(o));
+        tcf::warpgroup_fence_operand(flat<8>(o));
         so[(4 * h + wq) * 32 + lane] =
             make_uint4(q4(o[0][0], o[2][0]), q4(o[0][1], o[2][1]), q4(o[1][0], o[3][0]), q4(o[1][1], o[3][1]));
     }
@@ -429,14 +415,14 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
         uint4 a[8];
 #pragma unroll
         for (int j = 0; j < 8; ++j) a[j] = so[(4 * j + z) * 32 + lane];
-        fence_acc(flat<40>(acc));
+        tcf::warpgroup_fence_operand(flat<40>(acc));
         tcf::wgmma_fence();
 #pragma unroll
         for (int j = 0; j < 8; ++j)
             ada_step<160>(flat<40>(acc), a[j].x, a[j].y, a[j].z, a[j].w, bdesc(sbase + S_WO + 5120u * j));
         tcf::wgmma_commit_group();
         tcf::wgmma_wait_group<0>();
-        fence_acc(flat<40>(acc));
+        tcf::warpgroup_fence_operand(flat<40>(acc));
         if (nz.any()) {
 #pragma unroll 1
             for (int j = 0; j < 8; ++j) {
@@ -478,14 +464,14 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
 #pragma unroll
         for (int n = 0; n < 4; ++n) hid[n][0] = hid[n][1] = bias1[n];
         nzh.init(flat<8>(hid));
-        fence_acc(flat<8>(hid));
+        tcf::warpgroup_fence_operand(flat<8>(hid));
         tcf::wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 5; ++ks)
             ada_step<32>(flat<8>(hid), an[ks][0], an[ks][1], an[ks][2], an[ks][3], bdesc(sbase + S_RING + 1024u * ks));
         tcf::wgmma_commit_group();
         tcf::wgmma_wait_group<0>();
-        fence_acc(flat<8>(hid));
+        tcf::warpgroup_fence_operand(flat<8>(hid));
     }
 #pragma unroll 1
     for (int i = 0; i < 20; ++i) {
@@ -503,8 +489,8 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
         for (int n = 0; n < 4; ++n) hid[n][0] = hid[n][1] = bias1[n];
         nzh.init(flat<8>(hid));
         if (i < 19) tcf::bar_sync(BAR_FULL + ((i + 1) & 3), 256);
-        fence_acc(flat<40>(acc));
-        fence_acc(flat<8>(hid));
+        tcf::warpgroup_fence_operand(flat<40>(acc));
+        tcf::warpgroup_fence_operand(flat<8>(hid));
         tcf::wgmma_fence();
         ada_step<160>(flat<40>(acc), hq[0], hq[1], hq[2], hq[3], bdesc(st + 5120u));
 #pragma unroll
@@ -512,8 +498,8 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
             ada_step<32>(flat<8>(hid), an[ks][0], an[ks][1], an[ks][2], an[ks][3], bdesc(st1 + 1024u * ks));
         tcf::wgmma_commit_group();
         tcf::wgmma_wait_group<0>();
-        fence_acc(flat<40>(acc));
-        fence_acc(flat<8>(hid));
+        tcf::warpgroup_fence_operand(flat<40>(acc));
+        tcf::warpgroup_fence_operand(flat<8>(hid));
         negzero(nzacc, hq[0], hq[1], hq[2], hq[3], st + 5120u);
         if (i + 4 < 20) tcf::bar_arrive(BAR_EMPTY + (i & 3), 256);
     }
@@ -547,14 +533,14 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
     {
         NegZero nz;
         nz.init(flat<4>(d61));
-        fence_acc(flat<4>(d61));
+        tcf::warpgroup_fence_operand(flat<4>(d61));
         tcf::wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < 5; ++ks)
             ada_step<16>(flat<4>(d61), y8[ks][0], y8[ks][1], y8[ks][2], y8[ks][3], bdesc(sbase + S_HEAD + 512u * ks));
         tcf::wgmma_commit_group();
         tcf::wgmma_wait_group<0>();
-        fence_acc(flat<4>(d61));
+        tcf::warpgroup_fence_operand(flat<4>(d61));
         if (nz.any()) {
 #pragma unroll 1
             for (int ks = 0; ks < 5; ++ks)
