@@ -196,17 +196,16 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count) -> None:
             continue
         live = int(np.count_nonzero(~done[base:base + lpc]))
         ids = np.unique(bar_id[b])
-        arrived = ctx.bar_arrived
         for i in ids:
             lanes = b[bar_id[b] == i]
             want = int(bar_count[lanes].max()) or live
-            extra = arrived.get((c, int(i)), 0)
+            extra = ctx.bar_arrived.get((c, int(i)), 0)
             if len(lanes) + extra >= want:
                 pc[lanes] += 1
                 blocked[lanes] = False
                 released = True
                 if extra:
-                    arrived[(c, int(i))] = extra - max(0, want - len(lanes))
+                    ctx.bar_arrived[(c, int(i))] = extra - max(0, want - len(lanes))
         if not released and len(ids) > 1:
             a = b[bar_id[b] == ids[0]][0]
             z = b[bar_id[b] == ids[1]][0]

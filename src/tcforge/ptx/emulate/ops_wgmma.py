@@ -109,12 +109,17 @@ def a_regs_to_matrix(words: np.ndarray, esize: int) -> np.ndarray:
     return x.transpose(0, 1, 5, 2, 4, 3, 6).reshape(g, 64, 8 * per)
 
 
+def _fields(desc: int) -> tuple[int, int, int]:
+    """A descriptor's start address, LBO and SBO in bytes (its 14-bit fields << 4)."""
+    return tuple(((desc >> s) & 0x3FFF) << 4 for s in (0, 16, 32))
+
+
 def descriptor_offsets(desc: int, rows: int) -> np.ndarray:
     """Shared-memory byte offsets (rows, 32) of the K-major tile of `rows` rows x 32 bytes of k that a descriptor
     names: start, LBO and SBO are its fields << 4; no swizzle: 8-row x 16-byte core matrices at start + (row / 8) SBO
     + (kb / 16) LBO, row r inside at 16 r; swizzle of W bytes: row n at start + (n / 8) SBO + (n % 8) W + kb, then
     address bits [4, 4 + log2(W / 16)) ^= bits [7, 7 + log2(W / 16)) (on the CTA's shared address, as the GPU)."""
-    start, lbo, sbo = (((desc >> s) & 0x3FFF) << 4 for s in (0, 16, 32))
+    start, lbo, sbo = _fields(desc)
     r = np.arange(rows, dtype=np.int64)[:, None]
     kb = np.arange(32, dtype=np.int64)[None, :]
     width = _SWIZZLE_BYTES.get(desc >> 62)
@@ -126,7 +131,7 @@ def descriptor_offsets(desc: int, rows: int) -> np.ndarray:
 
 def _describe(desc: int) -> str:
     """A descriptor's fields, for error messages."""
-    f = [((desc >> s) & 0x3FFF) << 4 for s in (0, 16, 32)]
+    f = _fields(desc)
     sw = _SWIZZLE_BYTES.get(desc >> 62)
     return f"start {f[0]:#x}, LBO {f[1]}, SBO {f[2]}, {f'{sw}-byte swizzle' if sw else 'no swizzle'}"
 

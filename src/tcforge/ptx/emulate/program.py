@@ -123,7 +123,11 @@ def _plain(ctx, st):
         fn = _compile(ctx, st)
     except EmulationError as exc:
         return _raiser(exc)
-    g = _guard(ctx, st)
+    return _guarded(_guard(ctx, st), fn)
+
+
+def _guarded(g, fn):
+    """`fn` run on the lanes where the statement's guard `g` holds (None: no guard)."""
     if g is None:
         return fn
 
@@ -138,24 +142,16 @@ def _plain(ctx, st):
 def _arrive(ctx, st, bid, cnt):
     """`bar.arrive id, count`: the executing threads count towards barrier `id` of their CTA without waiting
     (control._release completes a barrier when its waiting threads and these arrivals reach the count)."""
-    g = _guard(ctx, st)
 
     def arrive(m):
-        sel = np.ones(ctx.n, bool) if m is None else m.copy()
-        if g is not None:
-            sel &= g(m)
-        lanes = np.flatnonzero(sel)
-        if not len(lanes):
-            return
+        lanes = np.arange(ctx.n) if m is None else np.flatnonzero(m)
         ids, counts = bid()[lanes], cnt()[lanes]
         if (counts == 0).any() or (counts % 32).any():
             raise EmulationError(f"{ctx.file}:{st.line}: bar.arrive needs a thread count that is a multiple of 32")
-        arrived = ctx.bar_arrived
-        ctas = lanes // ctx.lanes_per_cta
-        for key in set(zip(ctas.tolist(), ids.tolist(), strict=True)):
-            k = int(np.count_nonzero((ctas == key[0]) & (ids == key[1])))
-            arrived[key] = arrived.get(key, 0) + k
-    return arrive
+        keys, k = np.unique(np.stack([lanes // ctx.lanes_per_cta, ids]), axis=1, return_counts=True)
+        for (cta, bar), add in zip(keys.T.tolist(), k.tolist(), strict=True):
+            ctx.bar_arrived[(cta, bar)] = ctx.bar_arrived.get((cta, bar), 0) + add
+    return _guarded(_guard(ctx, st), arrive)
 
 
 def build_program(module, entry, ctx, layout) -> Program:
