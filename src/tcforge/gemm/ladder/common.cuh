@@ -36,9 +36,6 @@ using namespace tcf;   // the PTX wrappers: include/tcforge/*.cuh (names mirror 
 // the swizzle TMA applies (and wgmma expects): 16-byte chunk bits [4, 4 + b) XOR address bits [7, 7 + b); `mask` is
 // 0x70 for the 128-byte swizzle, 0x30 for 64 bytes (rung 1 lays its cp.async copies out this way)
 __device__ __forceinline__ uint32_t swizzle(uint32_t off, uint32_t mask) { return off ^ ((off >> 3) & mask); }
-__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t v) {
-  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v) : "memory");
-}
 #define TCF_F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
                   "+f"(d[i + 6]), "+f"(d[i + 7])
 #define TCF_F64(i) TCF_F8(i), TCF_F8(i + 8), TCF_F8(i + 16), TCF_F8(i + 24), TCF_F8(i + 32), TCF_F8(i + 40), \
