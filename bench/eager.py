@@ -2,7 +2,7 @@
 torch._scaled_mm measured the same way in the same run.
 
     python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 5]
-        [--no-enc5] [--compile-check] [--out bench/results/eager.json]
+        [--no-enc5] [--compile-check] [--breakdown] [--out bench/results/eager.json]
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
 wall µs per call (the same calls, until the GPU is done), CUDA-graph replay µs per call, and
@@ -12,6 +12,7 @@ ratios are medians of per-round ratios, so drift of clocks and temperature under
 Also the tensor-map cost the eager path avoids (a fresh cuTensorMapEncodeTiled against
 cuTensorMapReplaceAddress). `--compile-check` compiles a two-layer model through `tcforge.gemm.matmul` and a frame
 through enc5 with torch.compile: graph breaks (torch._dynamo.explain), outputs equal to eager, CUDA-graph mode too.
+`--breakdown` times each step of a remembered call alone, next to the floor of any launch from Python (`breakdown`).
 Needs an sm_90 GPU; b is column-major (as nn.Linear's weight.t() and torch._scaled_mm take it) unless --b-row.
 """
 
@@ -170,6 +171,100 @@ def enc5_row(frames: int = 1) -> dict[str, Any]:
     return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames, "tcforge": res}
 
 
+def per_call_us(fn: Any, calls: int = 200, repeat: int = 5) -> float:
+    """Fewest µs per call of `calls` back-to-back calls over `repeat` runs (synchronised between runs)."""
+    import torch
+
+    best = float("inf")
+    for _ in range(repeat):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / calls)
+    torch.cuda.synchronize()
+    return round(best * 1e6, 2)
+
+
+NOOP = r'extern "C" __global__ void tcf_noop(float* p) { if (p != nullptr && threadIdx.x == 1024) *p = 0.f; }'
+
+
+def breakdown() -> dict[str, Any]:
+    """The host cost of each step of a remembered call, each timed alone (µs per call, fewest of 5 runs of 200), next
+    to the floor any launch from Python pays: torch.empty, a raw-stream lookup, and cuLaunchKernelEx of an empty
+    kernel through cuda-python. Rows: matmul 16x4096x4096 bf16 (b column-major) and enc5 native_batch at 720p."""
+    import ctypes
+    import gc
+
+    import torch
+
+    from tcforge.gemm import eager as gemm_eager
+    from tcforge.gemm import matmul
+    from tcforge.gemm.check import make_inputs
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, native_batch
+    from tcforge.layers.enc5.gpu import eager as enc5_eager
+    from tcforge.runtime import driver, loader
+    from tcforge.runtime.streams import current_device, current_stream
+
+    out: dict[str, Any] = {}
+    fn, _ = loader.get_function(NOOP, "tcf_noop", tag="noop")
+    noop = driver.Launch(fn, (1, 1, 1), (32, 1, 1), [ctypes.c_void_p(0)])
+    s = current_stream(0)
+    out["floor"] = {"torch.empty": per_call_us(lambda: torch.empty((16, 4096), dtype=torch.bfloat16, device="cuda")),
+                    "raw stream": per_call_us(lambda: current_stream(0)),
+                    "current device": per_call_us(current_device),
+                    "empty launch (cuda-python)": per_call_us(lambda: noop(s))}
+    a, b, _, _ = make_inputs(16, 4096, 4096, "bf16", True, seed=1)
+    matmul(a, b)
+    k = gemm_eager.key(a, b, None, None, None, "auto", None)
+    entry = gemm_eager._entries[k]
+    p = entry.prepared
+
+    def bind() -> None:
+        p.bind(a, b, None, None, stream=s)
+        p.release()
+
+    p.bind(a, b, None, None, stream=s)
+    out["matmul 16x4096x4096 bf16"] = {
+        "key": per_call_us(lambda: gemm_eager.key(a, b, None, None, None, "auto", None)),
+        "lookup": per_call_us(lambda: gemm_eager._entries.get(k)),
+        "bind (torch.empty C, pointer patches)": per_call_us(bind),
+        "launch": per_call_us(lambda: p.launch(s)),
+        "whole call": per_call_us(lambda: matmul(a, b)),
+        "torch.mm": per_call_us(lambda: torch.mm(a, b))}
+    p.release()
+    ex, ey = ENC5_720P
+    w = device_weights(WeightImage.synthetic(0))
+    inp = torch.randint(0, 256, (1, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
+    tex = torch.rand((1, ey, ex, 4), device="cuda").half().view(torch.int16)
+    native_batch(w, inp, tex, ex, ey)
+    ek = enc5_eager.key(torch, w, inp, tex, ex, ey, 0, 0, "hopper", None, (), True)
+    e = enc5_eager._entries[ek]
+
+    def outputs() -> None:
+        torch.empty(e.arena_shape, dtype=torch.uint8, device=e.torch_device)
+        torch.empty(e.surface_shape, dtype=torch.int16, device=e.torch_device)
+
+    scratch = torch.empty(e.surface_bytes, dtype=torch.uint8, device="cuda")
+    whole = per_call_us(lambda: native_batch(w, inp, tex, ex, ey))
+    gc.disable()
+    try:
+        whole_nogc = per_call_us(lambda: native_batch(w, inp, tex, ex, ey))
+    finally:
+        gc.enable()
+    out["enc5 native_batch 720p"] = {
+        "key": per_call_us(lambda: enc5_eager.key(torch, w, inp, tex, ex, ey, 0, 0, "hopper", None, (), True)),
+        "lookup": per_call_us(lambda: enc5_eager.lookup(ek)),
+        "two torch.empty outputs": per_call_us(outputs),
+        "memset (one output; only where the windows leave tokens out)":
+            per_call_us(lambda: driver.memset_d8_async(scratch.data_ptr(), 0, scratch.numel(), s)),
+        "launch": per_call_us(lambda: e.prepared(s)),
+        "whole call": whole, "whole call, gc disabled": whole_nogc, "zeroes outputs": e.zero}
+    out["gc"] = {"tracked objects": len(gc.get_objects()), "thresholds": gc.get_threshold()}
+    return out
+
+
 def tensormap_costs(reps: int = 2000) -> dict[str, float]:
     """µs of a fresh 2-D map encode against a base replacement (what a moved pointer costs the eager path)."""
     import torch
@@ -275,11 +370,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--b-row", action="store_true", help="b row-major (default: column-major)")
     ap.add_argument("--no-enc5", action="store_true", help="leave out enc5 native_batch")
     ap.add_argument("--compile-check", action="store_true", help="also run the torch.compile check")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time each step of a remembered call alone, at the start and after the rows")
     ap.add_argument("--out", type=Path, default=Path("bench/results/eager.json"))
     args = ap.parse_args(argv)
     import torch
 
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
+    if args.breakdown:  # a fresh process first: the enc5 row's host time was once 25 us alone and 41 us after the rows
+        result["breakdown_first"] = breakdown()
+        print(f"breakdown, first: {json.dumps(result['breakdown_first'])}", flush=True)
     for shape in args.shapes.split(","):
         for combo in args.combos.split(","):
             in_kind, out_kind = combo.split(":")
@@ -294,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
         row = enc5_row()
         result["rows"].append(row)
         print(f"enc5.native_batch 720p x1: {row['tcforge']}", flush=True)
+    if args.breakdown:
+        result["breakdown_after_rows"] = breakdown()
+        print(f"breakdown, after the rows: {json.dumps(result['breakdown_after_rows'])}", flush=True)
     result["tensormap"] = tensormap_costs()
     print(f"tensor map: {result['tensormap']}", flush=True)
     if args.compile_check:

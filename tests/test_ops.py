@@ -204,24 +204,33 @@ def test_host_time_per_call(capsys) -> None:
 
 @pytest.mark.gpu
 def test_a_remembered_enc5_launch_gives_the_bits_of_a_fresh_one() -> None:
+    """First and remembered calls with fresh outputs equal a launch into explicitly zeroed buffers, with the caching
+    allocator's free blocks of the outputs' sizes filled with 0xA5 before each call: a covered frame (no zeroing)
+    must write every byte, an uncovered one (origin (3, 5) on 37x21) must be zeroed first."""
     import torch
 
     from tcforge.layers.enc5 import WeightImage
     from tcforge.layers.enc5.gpu import device_weights, eager, native_batch
 
+    def poison(*shapes) -> None:
+        junk = [torch.full(s, 0xA5, dtype=torch.uint8, device="cuda") for s in shapes for _ in range(4)]
+        torch.cuda.synchronize()
+        del junk
+
     w = device_weights(WeightImage.synthetic(0))
-    for ex, ey, frames in ((40, 23, 1), (120, 68, 1), (40, 23, 4)):
-        outs = []
+    for ex, ey, ox, oy, frames in ((40, 23, 0, 0, 1), (120, 68, 0, 0, 1), (40, 23, 0, 0, 4), (37, 21, 3, 5, 1)):
+        eager.clear()
         for seed in (1, 2):
             g = torch.Generator(device="cuda").manual_seed(seed)
             inp = torch.randint(0, 256, (frames, 5 * ey * ex * 32), generator=g, dtype=torch.uint8, device="cuda")
             inp[(inp & 0x7F) == 0x7F] = 0
             tex = torch.rand((frames, ey, ex, 4), generator=g, device="cuda").half()
-            eager.clear()
-            outs.append((inp, tex, native_batch(w, inp, tex, ex, ey)))
-        for inp, tex, (arena, surface) in outs:
-            again = native_batch(w, inp, tex, ex, ey)
-            assert torch.equal(again[0], arena) and torch.equal(again[1], surface)
+            want = native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy, arena=torch.zeros_like(inp),
+                                surface=torch.zeros((frames, ey, ex, 4), dtype=torch.int16, device="cuda"))
+            for _ in range(2):  # seed 1: the full path, then the remembered launch; seed 2: remembered twice
+                poison((frames, 5 * ey * ex * 32), (frames, ey, ex, 8))
+                got = native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy)
+                assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
 
 
 @pytest.mark.gpu

@@ -53,7 +53,7 @@ for phase in "$@"; do
     eager)
       timeout 300 python3 -m pytest -q -s -m gpu tests/test_ops.py > "$L/eager_tests.txt" 2>&1
       summary eager-tests "$L/eager_tests.txt"
-      timeout 400 python3 -m bench.eager --compile-check --out "$L/eager.json" > "$L/eager.txt" 2>&1
+      timeout 400 python3 -m bench.eager --compile-check --breakdown --out "$L/eager.json" > "$L/eager.txt" 2>&1
       echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;
     ab)
       timeout 580 python3 -m tools.ab_commits --old .abold --new . --rounds 2 --out "$L/ab_commits.json" \

@@ -275,7 +275,11 @@ def test_host_time_of_a_repeated_matmul(fakes: FakeDriver, capsys) -> None:
     assert us < 200
 
 
-def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDriver, monkeypatch, capsys) -> None:
+@pytest.mark.parametrize(("ex", "ey", "ox", "oy", "zeroed"), [(40, 23, 0, 0, False), (37, 21, 3, 5, True)])
+def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDriver, monkeypatch, capsys, ex: int,
+                                                                ey: int, ox: int, oy: int, zeroed: bool) -> None:
+    """720p: the windows cover the frame, so the outputs are not zeroed; origin (3, 5) on 37x21 leaves two token rows
+    out (8·3 - 5 < 21), so both outputs are zeroed first, in the launch's stream order."""
     from tcforge.layers.enc5.gpu import api, eager, kernel
     from tcforge.layers.enc5.layout import IMAGE_BYTES
 
@@ -283,31 +287,35 @@ def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDrive
     monkeypatch.setattr(kernel, "function", lambda form, device=0, options=(): enc5)
     monkeypatch.setattr(api, "_sm_count_of", lambda index: 132)
     eager.clear()
-    ex, ey, frames = 40, 23, 1  # 720p (bench/enc5_native.py)
+    frames = 1
     n_arena = 5 * ey * ex * 32
     w = T((IMAGE_BYTES,), "torch.uint8")
 
     def call():
         inp, tex = T((frames, n_arena), "torch.uint8"), T((frames, ey, ex, 4), "torch.float16")
-        return inp, tex, api.native_batch(w, inp, tex, ex, ey)
+        return inp, tex, api.native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy)
 
     call()
     first = list(fakes.launches)
     with nothing_but_the_launch():
         inp, tex, (arena, surface) = call()
-    zero_a, zero_s, (f, grid, stream, params) = fakes.launches[len(first):]
-    assert (f, grid, stream) == first[0][:3]
-    assert zero_a == ("memset", arena.ptr, 0, n_arena, int(stream))  # fresh zeros, in the launch's stream order
-    assert zero_s == ("memset", surface.ptr, 0, 2 * frames * ey * ex * 4, int(stream))
+    new = fakes.launches[len(first):]
+    f, grid, stream, params = new[-1]
+    assert (f, grid, stream) == first[-1][:3]
+    if zeroed:
+        assert new[:2] == [("memset", arena.ptr, 0, n_arena, int(stream)),
+                           ("memset", surface.ptr, 0, 2 * frames * ey * ex * 4, int(stream))]
+    else:
+        assert len(new) == 1
     prm = kernel.Enc5Params.from_address(ctypes.c_void_p.from_address(params).value)
     assert (prm.input, prm.texture, prm.weights, prm.arena, prm.surface) == (inp.ptr, tex.ptr, w.ptr, arena.ptr,
                                                                            surface.ptr)
-    assert (prm.ex, prm.ey) == (ex, ey)
+    assert (prm.ex, prm.ey, prm.ox, prm.oy) == (ex, ey, ox, oy)
     inp, tex = T((frames, n_arena), "torch.uint8"), T((frames, ey, ex, 4), "torch.float16")
     n = 2000
-    us = min(timeit.repeat(lambda: api.native_batch(w, inp, tex, ex, ey), number=n, repeat=3)) / n * 1e6
+    us = min(timeit.repeat(lambda: api.native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy), number=n, repeat=3)) / n * 1e6
     with capsys.disabled():
-        print(f"\nenc5 native_batch 720p repeated call, stand-in torch and driver: {us:.1f} us")
+        print(f"\nenc5 native_batch {ex}x{ey} origin ({ox}, {oy}), repeated, stand-ins: {us:.1f} us")
     assert us < 200
 
 

@@ -11,6 +11,7 @@ from tcforge import numerics as nx
 from tcforge.errors import TcforgeError
 from tcforge.layers.enc5 import Assumptions, Inputs, WeightImage, phase, reference
 from tcforge.layers.enc5 import epilogues as ep
+from tcforge.layers.enc5.reference import frame_covered
 from tcforge.layers.enc5.semantic import compare, semantic
 
 EXTENT = (12, 10)  # grid 2×2: 4 windows, two of them partial, all four touching the frame edge
@@ -241,6 +242,27 @@ def test_guarded_stores_leave_initial_buffers_untouched(weights) -> None:
     assert np.all(rec[:, :, 6:] == 0xAA) and np.all(surface0 == 0x3C00) and np.all(arena0 == 0xAA)
     with pytest.raises(TcforgeError, match="surface: expected a uint16 array of 256 elements"):
         reference(weights, inp, surface=np.zeros((8, 8, 3), np.uint16))
+
+
+@pytest.mark.parametrize(("extent", "origin"), [((8, 8), (0, 0)), ((8, 8), (2, 0)), ((12, 10), (3, 2)),
+                                                 ((13, 11), (5, 4)), ((9, 10), (0, 7))])
+def test_frame_covered_says_which_launches_write_every_byte(weights, extent, origin) -> None:
+    """`frame_covered` (what lets the GPU's eager path skip zeroing fresh outputs) against the reference run on two
+    different initial fillings: a byte or texel is untouched where both fillings survive, and the untouched tokens are
+    exactly those outside the windows' span."""
+    (ex, ey), (ox, oy) = extent, origin
+    inp = Inputs.synthetic(extent, 3, ox=ox, oy=oy)
+    kept_a, kept_s = True, True
+    for v in (0xA5, 0x5A):
+        res = reference(weights, inp, arena=np.full(5 * ey * ex * 32, v, np.uint8),
+                        surface=np.full((ey, ex, 4), v * 257, np.uint16))
+        kept_a = kept_a & (res.arena.reshape(5, ey, ex, 32) == v)
+        kept_s = kept_s & (res.surface == v * 257)
+    y, x = np.mgrid[0:ey, 0:ex]
+    outside = (x >= 8 * -(-ex // 8) - ox) | (y >= 8 * -(-ey // 8) - oy)
+    assert np.array_equal(kept_a.all(axis=(0, 3)), outside) and not (kept_a.any(axis=(0, 3)) & ~outside).any()
+    assert np.array_equal(kept_s.all(axis=-1), outside) and not (kept_s.any(axis=-1) & ~outside).any()
+    assert frame_covered(ex, ey, ox, oy) == (not outside.any())
 
 
 def test_windows_subset_matches_full_run(run, weights, inputs) -> None:

@@ -129,6 +129,12 @@ def window_origin(window: int, geometry: LaunchGeometry, ox: int, oy: int) -> tu
     return 8 * (window % gx) - ox, 8 * (window // gx) - oy
 
 
+def frame_covered(ex: int, ey: int, ox: int, oy: int) -> bool:
+    """True when the windows of the launch (the 'ceil' grid) cover every token, so every arena byte and surface
+    texel is written and fresh outputs need no zeroing: windows span x in [-ox, 8·ceil(ex/8) - ox), y likewise."""
+    return 8 * -(-ex // 8) - ox >= ex and 8 * -(-ey // 8) - oy >= ey
+
+
 def halo_offsets(order: str) -> np.ndarray:
     """(32, 2) (dx, dy) offsets of rows 64..95 relative to the window origin (assumption `halo_order`)."""
     top = [(x, -1) for x in range(8)]

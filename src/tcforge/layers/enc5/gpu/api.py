@@ -20,7 +20,7 @@ from tcforge.layers.enc5.gpu import eager, kernel
 from tcforge.layers.enc5.gpu.kernel import debug_layout
 from tcforge.layers.enc5.inputs import PLANES, Inputs
 from tcforge.layers.enc5.layout import IMAGE_BYTES
-from tcforge.layers.enc5.reference import MODELS, Result
+from tcforge.layers.enc5.reference import MODELS, Result, frame_covered
 from tcforge.layers.enc5.weights import WeightImage
 
 _weights_cache: dict[tuple[str, int], object] = {}
@@ -172,7 +172,8 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
 
     inputs: uint8 (F, 5·ey·ex·32) input arenas; texture: 16-bit (F, ey, ex, 4) RGBA16F texels (float16 or int16
     bits). Returns (arena uint8 (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)); `arena`/`surface` given: written in
-    place (their untouched bytes stay), else fresh zeros as the reference assumes. `debug` is a CUDA buffer for the
+    place (their untouched bytes stay), else fresh tensors (zeroed first where the windows leave tokens out, as the
+    reference assumes; `frame_covered`). `debug` is a CUDA buffer for the
     dump of a tool form of a source checkout (`variant` "hopper_debug", the default with a debug buffer, or a timing
     form: "hopper_timing", "hopper_split_timing", "hopper_split_occ3_timing"); `options` are extra nvcc flags.
     `variant` names the kernel form (`kernel.FORMS`) for numerics="hopper": "hopper" (one CTA per window),
@@ -216,9 +217,10 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     inp = _as_device(inputs, "inputs", torch.uint8, (frames, n_arena))
     tex = _as_device(texture, "texture", torch.int16, (frames, ey, ex, 4))
     w = device_weights(weights)
-    out_a = torch.zeros((frames, n_arena), dtype=torch.uint8, device=inp.device) if arena is None else \
+    fresh = torch.empty if frame_covered(ex, ey, ox, oy) else torch.zeros  # zeros where windows leave tokens out
+    out_a = fresh((frames, n_arena), dtype=torch.uint8, device=inp.device) if arena is None else \
         _as_device(arena, "arena", torch.uint8, (frames, n_arena))
-    out_s = torch.zeros((frames, ey, ex, 4), dtype=torch.int16, device=inp.device) if surface is None else \
+    out_s = fresh((frames, ey, ex, 4), dtype=torch.int16, device=inp.device) if surface is None else \
         _as_device(surface, "surface", torch.int16, (frames, ey, ex, 4))
     if debug is not None:
         if numerics != "hopper":
@@ -245,7 +247,8 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
                         debug_ptr=0 if debug is None else debug.data_ptr(), order=order)
     s = torch.cuda.current_stream() if stream is None else stream
     kernel.launch(form, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
-    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s)
+    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s,
+                   zero=not frame_covered(ex, ey, ox, oy))
     return out_a, out_s
 
 

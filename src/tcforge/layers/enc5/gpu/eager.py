@@ -1,6 +1,7 @@
 """The eager path of `native_batch`: a prepared launch per everything the launch depends on, so that a repeated call
-costs a key, a dictionary lookup, two empty outputs zeroed by the driver's memset, five pointer patches and the
-driver's enqueue.
+costs a key, a dictionary lookup, two empty outputs, five pointer patches and the driver's enqueue. Where the windows
+leave tokens of the frame out (an origin that shifts them: `reference.frame_covered`), the outputs are first zeroed by
+the driver's memset, as the reference assumes; a covered frame writes every byte, so its outputs are not zeroed.
 
 The key holds the weights' kind (a WeightImage, or a tensor's dtype, shape, device and contiguity), the inputs' and
 texture's shapes, dtypes, devices and contiguity, the extents and origin, the numerics, the requested form, the nvcc
@@ -39,13 +40,14 @@ class Entry:
     """A remembered launch: its prepared kernel and parameter block, the outputs' shapes, the device."""
 
     __slots__ = ("prepared", "arena_shape", "surface_shape", "arena_bytes", "surface_bytes", "device", "torch_device",
-                 "lock")
+                 "zero", "lock")
 
-    def __init__(self, prepared: kernel.Prepared, arena: Any, surface: Any) -> None:
+    def __init__(self, prepared: kernel.Prepared, arena: Any, surface: Any, zero: bool) -> None:
         self.prepared = prepared
         self.arena_shape, self.surface_shape = tuple(arena.shape), tuple(surface.shape)
         self.arena_bytes, self.surface_bytes = arena.numel(), 2 * surface.numel()
         self.torch_device, self.device = arena.device, arena.get_device()
+        self.zero = zero  # the launch leaves bytes unwritten: fresh outputs are zeroed first
         self.lock = threading.Lock()
 
     def __call__(self, torch: Any, weights_ptr: int, inputs: Any, texture: Any, stream: Any) -> tuple[Any, Any]:
@@ -64,9 +66,11 @@ class Entry:
         return out_a, out_s
 
     def _run(self, stream: int, prm: kernel.Enc5Params) -> None:
-        """Zero both outputs (the reference assumes fresh zeros), then launch, in the stream's order."""
-        driver.memset_d8_async(prm.arena, 0, self.arena_bytes, stream)
-        driver.memset_d8_async(prm.surface, 0, self.surface_bytes, stream)
+        """Zero both outputs where the launch leaves bytes unwritten (the reference assumes fresh zeros), then launch,
+        in the stream's order."""
+        if self.zero:
+            driver.memset_d8_async(prm.arena, 0, self.arena_bytes, stream)
+            driver.memset_d8_async(prm.surface, 0, self.surface_bytes, stream)
         self.prepared(stream)
 
 
@@ -79,8 +83,9 @@ def lookup(k: tuple | None) -> Entry | None:
 
 
 def remember(k: tuple | None, form: kernel.Form, prm: kernel.Enc5Params, frames: int, device: int,
-             options: tuple[str, ...], arena: Any, surface: Any) -> None:
-    """Keep the launch the full path just made, for the next call of this key (None: not eager-eligible)."""
+             options: tuple[str, ...], arena: Any, surface: Any, *, zero: bool = True) -> None:
+    """Keep the launch the full path just made, for the next call of this key (None: not eager-eligible); `zero`:
+    the launch leaves bytes of its outputs unwritten, so fresh outputs are zeroed first."""
     try:
         if k is None or hash(k) is None:
             return
@@ -88,7 +93,7 @@ def remember(k: tuple | None, form: kernel.Form, prm: kernel.Enc5Params, frames:
         return
     if len(_entries) >= MAX_ENTRIES:
         _entries.clear()
-    _entries[k] = Entry(kernel.Prepared(form, prm, frames, device, options), arena, surface)
+    _entries[k] = Entry(kernel.Prepared(form, prm, frames, device, options), arena, surface, zero)
 
 
 def clear() -> None:
