@@ -1,7 +1,7 @@
 """What a PyTorch user sees: tcforge's `matmul` and enc5 `native_batch` called eagerly, against torch.mm /
 torch._scaled_mm measured the same way in the same run.
 
-    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 5]
+    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 9]
         [--no-enc5] [--compile-check] [--breakdown] [--out bench/results/eager.json]
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
@@ -25,34 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tcforge.gemm.bench import eager_calls, eager_us
+
 SHAPES = [(16, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000), (4096, 4096, 4096), (8192, 8192, 8192)]
 COMBOS = [("bf16", "bf16"), ("fp16", "fp32")]
 ENC5_720P = (40, 23)  # the 720p frame's token extents, as bench/enc5_native.py counts them
-
-
-def host_us(fn: Any, calls: int) -> float:
-    """µs per call to enqueue `calls` calls back to back (no synchronisation inside; the GPU may still be busy)."""
-    import torch
-
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    torch.cuda.synchronize()
-    return (t1 - t0) / calls * 1e6
-
-
-def wall_us(fn: Any, calls: int) -> float:
-    """µs per call of `calls` eager calls until the GPU has finished them all."""
-    import torch
-
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - t0) / calls * 1e6
 
 
 def graph_us(fn: Any, per_graph: int = 20, reps: int = 10) -> float:
@@ -91,17 +68,15 @@ def do_bench_us(fn: Any) -> float:
 
 
 def measure(fn: Any, calls: int) -> dict[str, float]:
-    """Host and eager-wall µs of one callable (warmed first: the first call of a shape compiles, plans and caches)."""
-    import torch
-
+    """Host and eager-wall µs per call of one callable (`tcforge.gemm.bench.eager_us`; warmed first: the first call
+    of a shape compiles, plans and caches)."""
     for _ in range(3):
         fn()
-    torch.cuda.synchronize()
-    return {"host_us": round(min(host_us(fn, calls) for _ in range(3)), 2),
-            "wall_us": round(min(wall_us(fn, calls) for _ in range(3)), 2)}
+    host, wall = eager_us(fn, calls)
+    return {"host_us": host, "wall_us": wall}
 
 
-def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
     """Graph-replay and do_bench µs of both callables, taken in `rounds` interleaved rounds (the order flips each
     round, so clock and temperature drift fall on both sides): per-side medians and the median of per-round ratios."""
     sides: list[dict[str, list[float]]] = [{"graph_us": [], "do_bench_us": []}, {"graph_us": [], "do_bench_us": []}]
@@ -111,9 +86,12 @@ def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], d
             sides[i]["graph_us"].append(graph_us(fn))
             sides[i]["do_bench_us"].append(do_bench_us(fn))
     med = [{k: round(statistics.median(v), 2) for k, v in s.items()} for s in sides]
-    ratios = {f"ratio_{k[:-3]}": round(statistics.median(p / o for o, p in zip(sides[0][k], sides[1][k],
-                                                                                 strict=True)), 3)
-              for k in ("graph_us", "do_bench_us") if all(v == v for v in sides[0][k] + sides[1][k])}
+    ratios: dict[str, Any] = {}
+    for k in ("graph_us", "do_bench_us"):
+        if all(v == v for v in sides[0][k] + sides[1][k]):
+            per_round = [round(p / o, 3) for o, p in zip(sides[0][k], sides[1][k], strict=True)]
+            ratios[f"ratio_{k[:-3]}"] = round(statistics.median(per_round), 3)
+            ratios[f"ratio_{k[:-3]}_rounds"] = per_round  # the spread a reader weighs a difference of ratios by
     return med[0], med[1], ratios
 
 
@@ -130,7 +108,7 @@ def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool, r
 
     a, b, sa, sb = make_inputs(m, n, k, in_kind, b_col or in_kind == "e4m3", seed=m + n + k)
     od = torch_dtype(out_kind)
-    calls = max(20, min(200, int(2e12 / (2 * m * n * k) * 20)))  # enough to time; the queue never fills
+    calls = eager_calls(2.0 * m * n * k)
 
     def ours():
         return matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb)
@@ -366,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=",".join("x".join(map(str, s)) for s in SHAPES), help="MxNxK,...")
     ap.add_argument("--combos", default=",".join(f"{i}:{o}" for i, o in COMBOS), help="in:out,... (e4m3:bf16 too)")
-    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds of graph and do_bench timing")
+    ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds of graph and do_bench timing")
     ap.add_argument("--b-row", action="store_true", help="b row-major (default: column-major)")
     ap.add_argument("--no-enc5", action="store_true", help="leave out enc5 native_batch")
     ap.add_argument("--compile-check", action="store_true", help="also run the torch.compile check")

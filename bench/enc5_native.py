@@ -1,6 +1,7 @@
 """Benchmark of the native enc5 kernel on the GPU: µs per frame at 720p (40×23 tokens) and 4K (120×68), frames per
 second for a batch of 64, the Ada-emulation mode, the float PyTorch model (eager) and the CPU reference, and the
-layer's physical floor.
+layer's physical floor. Each kernel row is timed as CUDA-graph replays and, beside that, as a user's eager loop sees
+it (`native_batch` with fresh outputs through the launch cache: wall and host µs per call).
 
 `--durations`: the forms' own durations on the device clock (CUPTI kernel records through torch.profiler) beside the
 CUDA-graph per-launch times, and the timing twin's CTA lifetimes: how much of a launch lies between two dependent
@@ -105,6 +106,7 @@ def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict
     """µs per launch / per frame and fps of the kernel for each extent, mode, kernel form and batch size."""
     import torch
 
+    from tcforge.gemm.bench import eager_us
     from tcforge.layers.enc5 import WeightImage
     from tcforge.layers.enc5.gpu import device_weights, native_batch
 
@@ -124,7 +126,10 @@ def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict
                 native_batch(dw, i, t, x, y, numerics=n, arena=a, surface=s, options=options, variant=v)
 
             us = time_kernel(call, warmup=3, reps=reps, per_graph=20)
-            rows.append(result_row(f"{ex}x{ey}", IMPL[variant], frames, us))
+            # what a user's loop sees: fresh outputs through the launch cache, host and wall µs per call
+            host, wall = eager_us(lambda i=inp, t=tex, n=numerics, x=ex, y=ey, v=variant:
+                                  native_batch(dw, i, t, x, y, numerics=n, variant=v, options=options), 50)
+            rows.append(result_row(f"{ex}x{ey}", IMPL[variant], frames, us, host_us=host, eager_us=wall))
             print("bench", rows[-1], flush=True)
     return rows
 
@@ -231,10 +236,12 @@ def run(quick: bool = False, cpu_reference: bool = False, options: tuple[str, ..
 
 def table(result: dict) -> str:
     """A compact text table of the rows."""
-    lines = [f"{'extent':8s} {'impl':22s} {'frames':>6s} {'us/launch':>10s} {'us/frame':>9s} {'fps':>10s}"]
+    lines = [f"{'extent':8s} {'impl':22s} {'frames':>6s} {'us/launch':>10s} {'us/frame':>9s} {'fps':>10s} "
+             f"{'eager us':>9s} {'host us':>8s}"]
     for r in result["rows"]:
         lines.append(f"{r['extent']:8s} {r['impl']:22s} {r['frames']:6d} {r['us_per_launch']:10.2f} "
-                     f"{r['us_per_frame']:9.2f} {r['fps']:10.1f}")
+                     f"{r['us_per_frame']:9.2f} {r['fps']:10.1f} {r.get('eager_us', float('nan')):9.2f} "
+                     f"{r.get('host_us', float('nan')):8.2f}")
     lines.append(f"ratios: {result['ratios']}")
     lines.append(f"floors: {result['floor']}")
     return "\n".join(lines)

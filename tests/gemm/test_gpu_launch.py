@@ -426,6 +426,8 @@ def test_bench_checks_each_launch_against_cublas_before_timing(variant: str, com
 
     r = _bench_pair(variant, combo, 2048, 2048, 2048, graph=False)  # one round: no split, rung 9's K order
     assert "error" not in r and r["tflops"] > 0, r.get("error")
+    assert r["eager_us"] >= r["host_us"] > 0 and r["cublas_eager_us"] >= r["cublas_host_us"] > 0  # the user's loop
+    assert r["ratio_eager"] == r["cublas_eager_us"] / r["eager_us"]
     assert r["check_peer"] == ("cublas" if variant == "promote" or combo[0] != "e4m3" else "cublas_fast")
     if combo[0] == "e4m3":
         assert r["check_rel_err_vs_cublas"] == 0.0  # the same bits as that cuBLAS mode

@@ -3,7 +3,9 @@
 Every launch is first checked against cuBLAS on the same fresh random inputs (output poisoned with NaN, relative
 difference within `peer_tolerance`; fp8 against cuBLAS's mode of accumulation) and is not timed if it disagrees.
 Timings are medians of CUDA-event timings (`triton.testing.do_bench_cudagraph` over a captured launch, the same for
-cuBLAS, so launch overhead is equal); JSON goes to bench/results/gemm*.json, PNGs of the ladder and sweep beside it.
+cuBLAS, so launch overhead is equal); beside them, every row has what a user's Python loop sees: host µs per call and
+eager wall µs per call of `tcforge.gemm.matmul` (the launch cache, a fresh C per call) and of the same cuBLAS call
+(`eager_us`, `ratio_eager`). JSON goes to bench/results/gemm*.json, PNGs of the ladder and sweep beside it.
 """
 
 from __future__ import annotations
@@ -62,6 +64,30 @@ def _time_ms(fn: Any, graph: bool) -> float:
     return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
 
 
+def eager_us(fn: Any, calls: int, runs: int = 3) -> tuple[float, float]:
+    """What a Python loop of `calls` calls sees: (host µs per call to enqueue them, wall µs per call until the GPU has
+    finished them), each the fewest over `runs` runs, after a warm-up call."""
+    import torch
+
+    fn()
+    host = wall = float("inf")
+    for _ in range(runs):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        host, wall = min(host, t1 - t0), min(wall, time.perf_counter() - t0)
+    return round(host / calls * 1e6, 2), round(wall / calls * 1e6, 2)
+
+
+def eager_calls(flop: float) -> int:
+    """Calls per eager timing: about 20 of a 1 TFLOP problem, at least 20 and at most 200 (the launch queue never
+    fills)."""
+    return max(20, min(200, int(4e13 / flop)))
+
+
 def peer_tolerance(in_kind: str, out_kind: str) -> float:
     """Largest relative (Frobenius) difference from cuBLAS's output accepted before timing. 16-bit inputs: two fp32
     accumulations in other orders, rounded to the output (16-bit out ~1e-3; fp32 out ~1e-6). fp8 inputs: the tensor
@@ -103,18 +129,27 @@ def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, gr
         row["ran"] = prepared.plan.variant.name
         row.update(_check_against_cublas(prepared, row["ran"], a, b, sa, sb, in_kind, out_kind))
         t_ours = _time_ms(prepared, graph)
+        # what a user's loop sees: tcforge.gemm.matmul called eagerly (a fresh C per call, the launch cache)
+        row["host_us"], row["eager_us"] = eager_us(partial(api.matmul, a, b, out_dtype=od, scale_a=sa, scale_b=sb,
+                                                           variant=variant, options=options), eager_calls(flop))
     except Exception as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"[:300]
         t_ours = float("nan")
     try:
         t_cublas = _time_ms(lambda: cublas(a, b, sa, sb, out_kind), graph)
+        row["cublas_host_us"], row["cublas_eager_us"] = eager_us(partial(cublas, a, b, sa, sb, out_kind),
+                                                                 eager_calls(flop))
     except Exception as exc:
         row["cublas_error"] = f"{type(exc).__name__}: {exc}"[:300]
         t_cublas = float("nan")
+    if "eager_us" in row and "cublas_eager_us" in row:
+        row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
     if in_kind == "e4m3":  # cuBLAS without fp32 promotion: the same accumulation as ours
         try:
-            t_fast = _time_ms(lambda: cublas(a, b, sa, sb, out_kind, fast_accum=True), graph)
+            fast = partial(cublas, a, b, sa, sb, out_kind, fast_accum=True)
+            t_fast = _time_ms(fast, graph)
             row.update(cublas_fast_ms=t_fast, cublas_fast_tflops=flop / t_fast / 1e9, ratio_fast=t_fast / t_ours)
+            row["cublas_fast_host_us"], row["cublas_fast_eager_us"] = eager_us(fast, eager_calls(flop))
         except Exception as exc:
             row["cublas_fast_error"] = f"{type(exc).__name__}: {exc}"[:300]
     row.update(
@@ -135,6 +170,13 @@ def _fast_note(r: dict[str, Any]) -> str:
     return f"  (cuBLAS fast-accum {r['cublas_fast_tflops']:7.1f}, x{r['ratio_fast']:.3f})"
 
 
+def _eager_note(r: dict[str, Any]) -> str:
+    """Eager calls from Python: wall µs per call, ours and cuBLAS's, and their ratio."""
+    if "ratio_eager" not in r:
+        return ""
+    return f"  eager {r['eager_us']:.1f} vs {r['cublas_eager_us']:.1f} us x{r['ratio_eager']:.3f}"
+
+
 def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph: bool,
                options: LaunchOptions | None = None) -> list[dict[str, Any]]:
     """Every named variant at size^3 for each dtype pair, each interleaved with a cuBLAS timing."""
@@ -145,7 +187,7 @@ def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph
             rows.append(r)
             print(
                 f"  ladder {combo[0]}->{combo[1]} {name:<11} {r['tflops']:7.1f} vs cuBLAS {r['cublas_tflops']:7.1f}"
-                f"  x{r['ratio']:.3f}{_fast_note(r)}  {r.get('error', '')}",
+                f"  x{r['ratio']:.3f}{_fast_note(r)}{_eager_note(r)}  {r.get('error', '')}",
                 flush=True,
             )
     return rows
@@ -180,12 +222,15 @@ def run_teaching_ladder(size: int, out_kinds: list[str], graph: bool) -> list[di
                 flop = 2.0 * size**3
                 row.update(check_rel_err_vs_cublas=err, ms=t_ours, cublas_ms=t_cublas, tflops=flop / t_ours / 1e9,
                            cublas_tflops=flop / t_cublas / 1e9, ratio=t_cublas / t_ours)
+                (row["host_us"], row["eager_us"]), (row["cublas_host_us"], row["cublas_eager_us"]) = (
+                    eager_us(run, eager_calls(flop)), eager_us(peer, eager_calls(flop)))
+                row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             rows.append(row)
             print(f"  rung {r.number} {name:<11} fp16->{out_kind} {row.get('tflops', float('nan')):7.1f} vs cuBLAS "
-                  f"{row.get('cublas_tflops', float('nan')):7.1f}  x{row.get('ratio', float('nan')):.3f}  "
-                  f"{row.get('error', '')}", flush=True)
+                  f"{row.get('cublas_tflops', float('nan')):7.1f}  x{row.get('ratio', float('nan')):.3f}"
+                  f"{_eager_note(row)}  {row.get('error', '')}", flush=True)
     return rows
 
 
@@ -207,7 +252,7 @@ def run_sweep(
             rows.append(r)
             print(
                 f"  sweep {combo[0]}->{combo[1]} {name} {m}x{n}x{k}: {r['tflops']:7.1f} vs {r['cublas_tflops']:7.1f}"
-                f"  x{r['ratio']:.3f}{_fast_note(r)}  ({r.get('ran', '?')})",
+                f"  x{r['ratio']:.3f}{_fast_note(r)}{_eager_note(r)}  ({r.get('ran', '?')})",
                 flush=True,
             )
     return rows
