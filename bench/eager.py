@@ -1,7 +1,7 @@
 """What a PyTorch user sees: tcforge's `matmul` and enc5 `native_batch` called eagerly, against torch.mm /
 torch._scaled_mm measured the same way in the same run.
 
-    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 9]
+    python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 21]
         [--no-enc5] [--compile-check] [--breakdown] [--out bench/results/eager.json]
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--shapes", default=",".join("x".join(map(str, s)) for s in SHAPES), help="MxNxK,...")
     ap.add_argument("--combos", default=",".join(f"{i}:{o}" for i, o in COMBOS), help="in:out,... (e4m3:bf16 too)")
-    ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds of graph and do_bench timing")
+    ap.add_argument("--rounds", type=int, default=21, help="interleaved rounds of graph and do_bench timing")
     ap.add_argument("--b-row", action="store_true", help="b row-major (default: column-major)")
     ap.add_argument("--no-enc5", action="store_true", help="leave out enc5 native_batch")
     ap.add_argument("--compile-check", action="store_true", help="also run the torch.compile check")
