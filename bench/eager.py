@@ -67,13 +67,13 @@ def do_bench_us(fn: Any) -> float:
     return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
 
 
-def measure(fn: Any, calls: int) -> dict[str, float]:
-    """Host and eager-wall µs per call of one callable (`tcforge.gemm.bench.eager_us`; warmed first: the first call
-    of a shape compiles, plans and caches)."""
+def measure(ours: Any, peer: Any, calls: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Host and eager-wall µs per call of both callables, their runs alternating (`tcforge.gemm.bench.eager_us`;
+    warmed first: the first call of a shape compiles, plans and caches)."""
     for _ in range(3):
-        fn()
-    host, wall = eager_us(fn, calls)
-    return {"host_us": host, "wall_us": wall}
+        ours(), peer()
+    (h0, w0), (h1, w1) = eager_us([ours, peer], calls)
+    return {"host_us": h0, "wall_us": w0}, {"host_us": h1, "wall_us": w1}
 
 
 def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
@@ -121,7 +121,7 @@ def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool, r
     row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind,
                            "peer": "torch._scaled_mm" if sa is not None else "torch.mm",
                            "max_abs_diff_vs_peer": float((mine.float() - theirs.float()).abs().max())}
-    row["tcforge"], row["torch"] = measure(ours, calls), measure(peer, calls)
+    row["tcforge"], row["torch"] = measure(ours, peer, calls)
     row.update(_ratios(row["tcforge"], row["torch"]))
     dev_ours, dev_peer, ratios = device_times(ours, peer, rounds)
     row["tcforge"].update(dev_ours)
@@ -144,7 +144,10 @@ def enc5_row(frames: int = 1) -> dict[str, Any]:
     def call():
         return native_batch(w, inp, tex, ex, ey)
 
-    res = measure(call, 200)
+    for _ in range(3):
+        call()
+    (host, wall), = eager_us([call], 200)
+    res = {"host_us": host, "wall_us": wall}
     res.update(graph_us=round(graph_us(call), 2), do_bench_us=round(do_bench_us(call), 2))
     return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames, "tcforge": res}
 

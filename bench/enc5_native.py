@@ -127,8 +127,8 @@ def kernel_rows(quick: bool = False, options: tuple[str, ...] = ()) -> list[dict
 
             us = time_kernel(call, warmup=3, reps=reps, per_graph=20)
             # what a user's loop sees: fresh outputs through the launch cache, host and wall µs per call
-            host, wall = eager_us(lambda i=inp, t=tex, n=numerics, x=ex, y=ey, v=variant:
-                                  native_batch(dw, i, t, x, y, numerics=n, variant=v, options=options), 50)
+            (host, wall), = eager_us([lambda i=inp, t=tex, n=numerics, x=ex, y=ey, v=variant:
+                                      native_batch(dw, i, t, x, y, numerics=n, variant=v, options=options)], 50)
             rows.append(result_row(f"{ex}x{ey}", IMPL[variant], frames, us, host_us=host, eager_us=wall))
             print("bench", rows[-1], flush=True)
     return rows

@@ -64,22 +64,25 @@ def _time_ms(fn: Any, graph: bool) -> float:
     return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
 
 
-def eager_us(fn: Any, calls: int, runs: int = 3) -> tuple[float, float]:
-    """What a Python loop of `calls` calls sees: (host µs per call to enqueue them, wall µs per call until the GPU has
-    finished them), each the fewest over `runs` runs, after a warm-up call."""
+def eager_us(fns: list[Any], calls: int, runs: int = 5) -> list[tuple[float, float]]:
+    """What a Python loop of `calls` calls sees, per callable: (host µs per call to enqueue them, wall µs per call
+    until the GPU has finished them), each the fewest over `runs` runs. The callables' runs alternate (the order flips
+    each run), so a slow phase of the host falls on every side; each is warmed by one call first."""
     import torch
 
-    fn()
-    host = wall = float("inf")
-    for _ in range(runs):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        host, wall = min(host, t1 - t0), min(wall, time.perf_counter() - t0)
-    return round(host / calls * 1e6, 2), round(wall / calls * 1e6, 2)
+    for fn in fns:
+        fn()
+    best = [[float("inf"), float("inf")] for _ in fns]
+    for r in range(runs):
+        for i in range(len(fns)) if r % 2 == 0 else reversed(range(len(fns))):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fns[i]()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            best[i] = [min(best[i][0], t1 - t0), min(best[i][1], time.perf_counter() - t0)]
+    return [(round(h / calls * 1e6, 2), round(w / calls * 1e6, 2)) for h, w in best]
 
 
 def eager_calls(flop: float) -> int:
@@ -129,30 +132,33 @@ def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, gr
         row["ran"] = prepared.plan.variant.name
         row.update(_check_against_cublas(prepared, row["ran"], a, b, sa, sb, in_kind, out_kind))
         t_ours = _time_ms(prepared, graph)
-        # what a user's loop sees: tcforge.gemm.matmul called eagerly (a fresh C per call, the launch cache)
         user = None if options == LaunchOptions() else options  # the defaults, as a user passes them: None
-        row["host_us"], row["eager_us"] = eager_us(partial(api.matmul, a, b, out_dtype=od, scale_a=sa, scale_b=sb,
-                                                           variant=variant, options=user), eager_calls(flop))
+        # what a user's loop sees: tcforge.gemm.matmul called eagerly (a fresh C per call, the launch cache)
+        eager = {"": partial(api.matmul, a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=variant, options=user)}
     except Exception as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"[:300]
-        t_ours = float("nan")
+        t_ours, eager = float("nan"), {}
     try:
         t_cublas = _time_ms(lambda: cublas(a, b, sa, sb, out_kind), graph)
-        row["cublas_host_us"], row["cublas_eager_us"] = eager_us(partial(cublas, a, b, sa, sb, out_kind),
-                                                                 eager_calls(flop))
+        eager["cublas_"] = partial(cublas, a, b, sa, sb, out_kind)
     except Exception as exc:
         row["cublas_error"] = f"{type(exc).__name__}: {exc}"[:300]
         t_cublas = float("nan")
-    if "eager_us" in row and "cublas_eager_us" in row:
-        row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
     if in_kind == "e4m3":  # cuBLAS without fp32 promotion: the same accumulation as ours
         try:
             fast = partial(cublas, a, b, sa, sb, out_kind, fast_accum=True)
             t_fast = _time_ms(fast, graph)
             row.update(cublas_fast_ms=t_fast, cublas_fast_tflops=flop / t_fast / 1e9, ratio_fast=t_fast / t_ours)
-            row["cublas_fast_host_us"], row["cublas_fast_eager_us"] = eager_us(fast, eager_calls(flop))
+            eager["cublas_fast_"] = fast
         except Exception as exc:
             row["cublas_fast_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    try:
+        for side, (host, wall) in zip(eager, eager_us(list(eager.values()), eager_calls(flop)), strict=True):
+            row[f"{side}host_us"], row[f"{side}eager_us"] = host, wall
+    except Exception as exc:
+        row["eager_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    if "eager_us" in row and "cublas_eager_us" in row:
+        row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
     row.update(
         ms=t_ours,
         cublas_ms=t_cublas,
@@ -223,8 +229,8 @@ def run_teaching_ladder(size: int, out_kinds: list[str], graph: bool) -> list[di
                 flop = 2.0 * size**3
                 row.update(check_rel_err_vs_cublas=err, ms=t_ours, cublas_ms=t_cublas, tflops=flop / t_ours / 1e9,
                            cublas_tflops=flop / t_cublas / 1e9, ratio=t_cublas / t_ours)
-                (row["host_us"], row["eager_us"]), (row["cublas_host_us"], row["cublas_eager_us"]) = (
-                    eager_us(run, eager_calls(flop)), eager_us(peer, eager_calls(flop)))
+                (row["host_us"], row["eager_us"]), (row["cublas_host_us"], row["cublas_eager_us"]) = eager_us(
+                    [run, peer], eager_calls(flop))
                 row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
