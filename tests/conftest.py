@@ -1,7 +1,8 @@
 """Shared test set-up: the `gpu` marker skips where no CUDA GPU is present, the `slow` marker skips unless asked for;
 paths to committed and shared truth.
 
-The default run (`python3 -m pytest -q`) leaves out the tests marked `slow` (exhaustive checks that repeat what a
+The default run (`python3 -m pytest -q`; the README's `-n auto --dist loadgroup` spreads it over the CPUs with
+pytest-xdist, every GPU test in one worker) leaves out the tests marked `slow` (exhaustive checks that repeat what a
 representative test already proves, e.g. compiling every one of the GEMM's builds to look for spills). Run them with
 `python3 -m pytest -q --slow` (everything) or `python3 -m pytest -q -m slow` (only them); the device round runs them.
 """
@@ -47,6 +48,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("slow") is not None:
                 item.add_marker(skip_slow)
+    # one GPU, one worker: under `-n auto --dist loadgroup` (the README's command) the GPU tests run in turn
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(pytest.mark.xdist_group("gpu"))
     # torch is imported (seconds) only where a collected test needs a GPU
     if any(item.get_closest_marker("gpu") is not None for item in items) and not _have_cuda_gpu():
         skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")

@@ -244,8 +244,7 @@ def test_guarded_stores_leave_initial_buffers_untouched(weights) -> None:
         reference(weights, inp, surface=np.zeros((8, 8, 3), np.uint16))
 
 
-@pytest.mark.parametrize(("extent", "origin"), [((8, 8), (0, 0)), ((8, 8), (2, 0)), ((12, 10), (3, 2)),
-                                                 ((13, 11), (5, 4)), ((9, 10), (0, 7))])
+@pytest.mark.parametrize(("extent", "origin"), [((12, 10), (3, 2)), ((8, 8), (2, 0)), ((8, 10), (0, 7))])
 def test_frame_covered_says_which_launches_write_every_byte(weights, extent, origin) -> None:
     """`frame_covered` (what lets the GPU's eager path skip zeroing fresh outputs) against the reference run on two
     different initial fillings: a byte or texel is untouched where both fillings survive, and the untouched tokens are
