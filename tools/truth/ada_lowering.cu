@@ -116,7 +116,7 @@ __device__ __forceinline__ void lower_quad(uint32_t (&dw)[2], const uint32_t (&c
   for (uint32_t q = 0; q < ADA_QUAD; ++q) {
     acc[q][0] = q == w ? cw[0] : 0u;  // the other warps' rows of pair q are unused: they start at +0
     acc[q][1] = q == w ? cw[1] : 0u;
-    fence_regs(acc[q]);
+    tcf::warpgroup_fence_operand(acc[q]);
   }
   tcf::wgmma_fence();
 #pragma unroll
@@ -127,7 +127,7 @@ __device__ __forceinline__ void lower_quad(uint32_t (&dw)[2], const uint32_t (&c
   tcf::wgmma_commit_group();
   tcf::wgmma_wait_group<0>();
 #pragma unroll
-  for (uint32_t q = 0; q < ADA_QUAD; ++q) fence_regs(acc[q]);
+  for (uint32_t q = 0; q < ADA_QUAD; ++q) tcf::warpgroup_fence_operand(acc[q]);
   const uint32_t r0[ADA_QUAD] = {acc[0][0], acc[1][0], acc[2][0], acc[3][0]};
   const uint32_t r1[ADA_QUAD] = {acc[0][1], acc[1][1], acc[2][1], acc[3][1]};
   dw[0] = pick4(r0, w);

@@ -299,9 +299,41 @@ __device__ __forceinline__ void wg_load(const uint8_t* A, const uint8_t* B, uint
   __syncthreads();
 }
 
-template <class OP, int ES>
-__device__ __forceinline__ void wg_f32(const uint8_t* A, const uint8_t* B, const uint8_t* C, uint8_t* D,
-                                       uint32_t ntiles, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+// The accumulator of one thread in the m64n8 D fragment (rows 16w + g and 16w + g + 8, columns 2t and 2t + 1), read
+// from and written to a tile's row-major 64x8 C / D: four f32 registers, or two f16x2 registers.
+struct AccF32 {
+  using elem = float;
+  float r[4];
+  __device__ __forceinline__ void load(const elem* c, uint32_t w, uint32_t g, uint32_t t) {
+    for (int i = 0; i < 4; ++i) r[i] = c[(16u * w + g + 8u * (i >> 1)) * 8u + 2u * t + (i & 1)];
+  }
+  __device__ __forceinline__ void store(elem* d, uint32_t w, uint32_t g, uint32_t t) const {
+    for (int i = 0; i < 4; ++i) d[(16u * w + g + 8u * (i >> 1)) * 8u + 2u * t + (i & 1)] = r[i];
+  }
+};
+struct AccF16 {
+  using elem = uint16_t;
+  uint32_t r[2];
+  __device__ __forceinline__ void load(const elem* c, uint32_t w, uint32_t g, uint32_t t) {
+    for (int i = 0; i < 2; ++i) {
+      const uint32_t row = 16u * w + g + 8u * i;
+      r[i] = (uint32_t)c[row * 8u + 2u * t] | ((uint32_t)c[row * 8u + 2u * t + 1u] << 16);
+    }
+  }
+  __device__ __forceinline__ void store(elem* d, uint32_t w, uint32_t g, uint32_t t) const {
+    for (int i = 0; i < 2; ++i) {
+      const uint32_t row = 16u * w + g + 8u * i;
+      d[row * 8u + 2u * t] = (uint16_t)(r[i] & 0xFFFFu);
+      d[row * 8u + 2u * t + 1u] = (uint16_t)(r[i] >> 16);
+    }
+  }
+};
+
+// One wgmma m64n8 per tile (grid-stride): operands into shared memory, C into registers, D out.
+template <class OP, int ES, class ACC>
+__device__ __forceinline__ void wg_tiles(const uint8_t* A, const uint8_t* B, const uint8_t* C, uint8_t* D,
+                                         uint32_t ntiles, uint32_t lbo, uint32_t sbo, uint32_t mode) {
+  using elem = typename ACC::elem;
   __shared__ __align__(1024) uint8_t sa[2048];
   __shared__ __align__(1024) uint8_t sb[256];
   const uint32_t w = threadIdx.x >> 5, lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
@@ -309,74 +341,36 @@ __device__ __forceinline__ void wg_f32(const uint8_t* A, const uint8_t* B, const
   const uint64_t db = tcf::make_smem_desc(tcf::smem_u32(sb), lbo, sbo, mode ? 3u : 0u);
   for (uint32_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
     wg_load<ES>(A, B, tile, sa, sb, mode);
-    const float* c = reinterpret_cast<const float*>(C) + (u64)tile * 512u;
-    float* d = reinterpret_cast<float*>(D) + (u64)tile * 512u;
-    float acc[4];
-    for (int i = 0; i < 4; ++i) acc[i] = c[(16u * w + g + 8u * (i >> 1)) * 8u + 2u * t + (i & 1)];
-    tcf::warpgroup_fence_operand(acc);
+    ACC acc;
+    acc.load(reinterpret_cast<const elem*>(C) + (u64)tile * 512u, w, g, t);
+    tcf::warpgroup_fence_operand(acc.r);
     tcf::wgmma_fence();
-    OP::run(acc, da, db);
+    OP::run(acc.r, da, db);
     tcf::wgmma_commit_group();
     tcf::wgmma_wait_group<0>();
-    tcf::warpgroup_fence_operand(acc);
-    for (int i = 0; i < 4; ++i) d[(16u * w + g + 8u * (i >> 1)) * 8u + 2u * t + (i & 1)] = acc[i];
+    tcf::warpgroup_fence_operand(acc.r);
+    acc.store(reinterpret_cast<elem*>(D) + (u64)tile * 512u, w, g, t);
     __syncthreads();
   }
 }
 
-__device__ __forceinline__ void fence_regs(uint32_t (&d)[2]) {
-  asm volatile("" : "+r"(d[0]), "+r"(d[1])::"memory");
-}
-
-template <class OP, int ES>
-__device__ __forceinline__ void wg_f16(const uint8_t* A, const uint8_t* B, const uint8_t* C, uint8_t* D,
-                                       uint32_t ntiles, uint32_t lbo, uint32_t sbo, uint32_t mode) {
-  __shared__ __align__(1024) uint8_t sa[2048];
-  __shared__ __align__(1024) uint8_t sb[256];
-  const uint32_t w = threadIdx.x >> 5, lane = threadIdx.x & 31u, g = lane >> 2, t = lane & 3u;
-  const uint64_t da = tcf::make_smem_desc(tcf::smem_u32(sa), lbo, sbo, mode ? 3u : 0u);
-  const uint64_t db = tcf::make_smem_desc(tcf::smem_u32(sb), lbo, sbo, mode ? 3u : 0u);
-  for (uint32_t tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-    wg_load<ES>(A, B, tile, sa, sb, mode);
-    const uint16_t* c = reinterpret_cast<const uint16_t*>(C) + (u64)tile * 512u;
-    uint16_t* d = reinterpret_cast<uint16_t*>(D) + (u64)tile * 512u;
-    uint32_t acc[2];
-    for (int r = 0; r < 2; ++r) {
-      uint32_t row = 16u * w + g + 8u * r;
-      acc[r] = (uint32_t)c[row * 8u + 2u * t] | ((uint32_t)c[row * 8u + 2u * t + 1u] << 16);
-    }
-    fence_regs(acc);
-    tcf::wgmma_fence();
-    OP::run(acc, da, db);
-    tcf::wgmma_commit_group();
-    tcf::wgmma_wait_group<0>();
-    fence_regs(acc);
-    for (int r = 0; r < 2; ++r) {
-      uint32_t row = 16u * w + g + 8u * r;
-      d[row * 8u + 2u * t] = (uint16_t)(acc[r] & 0xFFFFu);
-      d[row * 8u + 2u * t + 1u] = (uint16_t)(acc[r] >> 16);
-    }
-    __syncthreads();
-  }
-}
-
-#define WG_KERNEL(KNAME, BODY, OP, ES)                                                                         \
+#define WG_KERNEL(KNAME, ACC, OP, ES)                                                                          \
   extern "C" __global__ void __launch_bounds__(128) KNAME(const uint8_t* A, const uint8_t* B, const uint8_t* C, \
                                                           uint8_t* D, uint32_t ntiles, uint32_t lbo,          \
                                                           uint32_t sbo, uint32_t mode) {                      \
-    BODY<OP, ES>(A, B, C, D, ntiles, lbo, sbo, mode);                                                          \
+    wg_tiles<OP, ES, ACC>(A, B, C, D, ntiles, lbo, sbo, mode);                                                 \
   }
-WG_KERNEL(k_wgmma_f32_e4m3_e4m3, wg_f32, WgF32_e4m3_e4m3, 1)
-WG_KERNEL(k_wgmma_f32_e4m3_e5m2, wg_f32, WgF32_e4m3_e5m2, 1)
-WG_KERNEL(k_wgmma_f32_e5m2_e4m3, wg_f32, WgF32_e5m2_e4m3, 1)
-WG_KERNEL(k_wgmma_f32_e5m2_e5m2, wg_f32, WgF32_e5m2_e5m2, 1)
-WG_KERNEL(k_wgmma_f32_f16_f16, wg_f32, WgF32_f16, 2)
-WG_KERNEL(k_wgmma_f32_bf16_bf16, wg_f32, WgF32_bf16, 2)
-WG_KERNEL(k_wgmma_f16_e4m3_e4m3, wg_f16, WgF16_e4m3_e4m3, 1)
-WG_KERNEL(k_wgmma_f16_e4m3_e5m2, wg_f16, WgF16_e4m3_e5m2, 1)
-WG_KERNEL(k_wgmma_f16_e5m2_e4m3, wg_f16, WgF16_e5m2_e4m3, 1)
-WG_KERNEL(k_wgmma_f16_e5m2_e5m2, wg_f16, WgF16_e5m2_e5m2, 1)
-WG_KERNEL(k_wgmma_f16_f16_f16, wg_f16, WgF16_f16, 2)
+WG_KERNEL(k_wgmma_f32_e4m3_e4m3, AccF32, WgF32_e4m3_e4m3, 1)
+WG_KERNEL(k_wgmma_f32_e4m3_e5m2, AccF32, WgF32_e4m3_e5m2, 1)
+WG_KERNEL(k_wgmma_f32_e5m2_e4m3, AccF32, WgF32_e5m2_e4m3, 1)
+WG_KERNEL(k_wgmma_f32_e5m2_e5m2, AccF32, WgF32_e5m2_e5m2, 1)
+WG_KERNEL(k_wgmma_f32_f16_f16, AccF32, WgF32_f16, 2)
+WG_KERNEL(k_wgmma_f32_bf16_bf16, AccF32, WgF32_bf16, 2)
+WG_KERNEL(k_wgmma_f16_e4m3_e4m3, AccF16, WgF16_e4m3_e4m3, 1)
+WG_KERNEL(k_wgmma_f16_e4m3_e5m2, AccF16, WgF16_e4m3_e5m2, 1)
+WG_KERNEL(k_wgmma_f16_e5m2_e4m3, AccF16, WgF16_e5m2_e4m3, 1)
+WG_KERNEL(k_wgmma_f16_e5m2_e5m2, AccF16, WgF16_e5m2_e5m2, 1)
+WG_KERNEL(k_wgmma_f16_f16_f16, AccF16, WgF16_f16, 2)
 
 // ---------------------------------------------------------------- mma.sync: one warp per 16x8 tile
 // fragments (PTX ISA): g = lane / 4, t = lane % 4. k32 8-bit A reg r: row g + 8(r&1), k = 4t + i + 16(r>>1);
