@@ -8,6 +8,7 @@
 #   ladder   the teaching ladder's rungs against torch (tests/gemm/test_ladder.py --slow)
 #   truth    the numerics truth tests on the GPU (tests/numerics -m gpu)
 #   eager    host time per call, eager and graph-replay times against torch (bench.eager), torch.compile check
+#   enc5bench  the enc5 kernel forms' graph-replay and eager µs per frame (bench.enc5_native; carry .enc5refs)
 #   ab       the old tree in .abold against this one: same output bits, time old / new (tools.ab_commits)
 #   san      compute-sanitizer memcheck / racecheck / synccheck shots of the enc5 forms
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
@@ -55,6 +56,9 @@ for phase in "$@"; do
       summary eager-tests "$L/eager_tests.txt"
       timeout 400 python3 -m bench.eager --compile-check --breakdown --out "$L/eager.json" > "$L/eager.txt" 2>&1
       echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;
+    enc5bench)
+      TCFORGE_CACHE_DIR=$PWD/.enc5refs/cache timeout 200 python3 -m bench.enc5_native --json "$L/enc5_native.json" \
+        > "$L/enc5_native.txt" 2>&1; echo "bench.enc5_native rc=$?"; tail -20 "$L/enc5_native.txt" ;;
     ab)
       timeout 580 python3 -m tools.ab_commits --old .abold --new . --rounds 2 --out "$L/ab_commits.json" \
         > "$L/ab.txt" 2>&1; echo "ab rc=$?"; tail -14 "$L/ab.txt" ;;
