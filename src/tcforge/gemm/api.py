@@ -320,8 +320,6 @@ class Prepared:
     def _rebase(self, slot: int, ptr: int, spec: tuple) -> None:
         """Point tensor map `slot` at `ptr`: encoded the first time, its base replaced after (re-encoded where the
         driver lacks cuTensorMapReplaceAddress)."""
-        from tcforge.runtime import tensormap as tm
-
         global _replace_ok
         if self._bases[slot] is not None and _replace_ok:
             try:
@@ -330,6 +328,8 @@ class Prepared:
                 return
             except TcforgeError:
                 _replace_ok = False
+        from tcforge.runtime import tensormap as tm
+
         dt, eb, dims, strides, box, swizzle, promo = spec
         self._maps[slot] = tm.encode_tiled(dt, eb, ptr, dims, strides, box, swizzle=swizzle, l2_promotion=promo)
         self.args.set(slot, self._maps[slot])
