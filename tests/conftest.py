@@ -42,6 +42,7 @@ def _slow_asked(config: pytest.Config) -> bool:
     return bool(config.getoption("--slow") or re.search(r"(?<!not )\bslow\b", markexpr))
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the xdist_group markers added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not _slow_asked(config):
         skip_slow = pytest.mark.skip(reason="slow: run with --slow (or -m slow)")
