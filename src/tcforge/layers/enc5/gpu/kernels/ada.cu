@@ -267,14 +267,7 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
     uint32_t* const sd61 = reinterpret_cast<uint32_t*>(dsm + S_D61);
     const int lane = threadIdx.x & 31, warp = threadIdx.z, wg = warp >> 2, wq = warp & 3;
     const int g = lane >> 2, t = lane & 3, tid = 32 * warp + lane;
-    const int ex = (int)prm.ex, ey = (int)prm.ey;
-    const size_t frame = blockIdx.z;
-    const size_t plane = (size_t)32 * ex * ey;
-    const uint8_t* __restrict__ in = prm.input + frame * 5 * plane;
-    uint8_t* __restrict__ arena = prm.arena + frame * 5 * plane;
-    const uint16_t* __restrict__ tex = prm.texture + frame * (size_t)4 * ex * ey;
-    uint16_t* __restrict__ surf = prm.surface + frame * (size_t)4 * ex * ey;
-    const uint8_t* __restrict__ W = prm.weights;
+    ENC5_FRAME_POINTERS(prm);
     const int x0 = 8 * (int)blockIdx.x - (int)prm.ox;
     const int y0 = 8 * (int)blockIdx.y - (int)prm.oy;
     if (sbase & 255u) __trap();  // the swizzle is a function of the shared address: tiles must be 256-byte aligned

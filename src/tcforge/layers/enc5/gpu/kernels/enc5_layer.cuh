@@ -28,6 +28,18 @@ struct __align__(8) Enc5Params {
 };
 static_assert(sizeof(Enc5Params) == 144, "parameter block must be 144 bytes");
 
+// The frame a CTA works on (frame blockIdx.z of a batched launch) as the locals every form declares alike: the extents,
+// the bytes per arena plane, the input and output arenas, the texels, the surface and the weight image.
+#define ENC5_FRAME_POINTERS(prm)                                                    \
+    const int ex = (int)(prm).ex, ey = (int)(prm).ey;                               \
+    const size_t frame = blockIdx.z;                                                \
+    const size_t plane = (size_t)32 * ex * ey;                                      \
+    const uint8_t* __restrict__ in = (prm).input + frame * 5 * plane;               \
+    uint8_t* __restrict__ arena = (prm).arena + frame * 5 * plane;                  \
+    const uint16_t* __restrict__ tex = (prm).texture + frame * (size_t)4 * ex * ey; \
+    uint16_t* __restrict__ surf = (prm).surface + frame * (size_t)4 * ex * ey;      \
+    const uint8_t* __restrict__ W = (prm).weights
+
 // ---------------------------------------------------------------------------------------------------------------
 // Constants and weight-image map (enc5.md §3, tcforge.layers.enc5.layout)
 // ---------------------------------------------------------------------------------------------------------------

@@ -99,14 +99,7 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.z;
     const int g = lane >> 2, t = lane & 3;
-    const int ex = (int)prm.ex, ey = (int)prm.ey;
-    const size_t frame = blockIdx.z;
-    const size_t plane = (size_t)32 * ex * ey;  // bytes per arena plane
-    const uint8_t* __restrict__ in = prm.input + frame * 5 * plane;
-    uint8_t* __restrict__ arena = prm.arena + frame * 5 * plane;
-    const uint16_t* __restrict__ tex = prm.texture + frame * (size_t)4 * ex * ey;
-    uint16_t* __restrict__ surf = prm.surface + frame * (size_t)4 * ex * ey;
-    const uint8_t* __restrict__ W = prm.weights;
+    ENC5_FRAME_POINTERS(prm);
     const int window = blockIdx.x + gridDim.x * blockIdx.y;
     uint16_t* dbg = nullptr;
     if constexpr (DEBUG) dbg = prm.debug + ((size_t)frame * gridDim.x * gridDim.y + window) * DBG_TOTAL;
