@@ -1,6 +1,7 @@
 """The PyTorch operators and the eager launch path. On the CPU (torch without a GPU): fake tensors on a CUDA device
 give the outputs' shapes and dtypes, bad inputs raise at trace time, dynamo traces a model that calls
-`tcforge.gemm.matmul` and enc5 `native_batch` into one graph of the operators, and no backward exists. On the GPU
+`tcforge.gemm.matmul` and enc5 `native_batch` into one graph of the operators, and matmul's backward is two matmuls
+of the operands' layouts (16-bit only). On the GPU
 (marked `gpu`): a remembered launch gives the bits a fresh one gives (operands, outputs and tensor-map bases moved), a
 re-based tensor map is the map a fresh encode makes, CUDA-graph capture of eager calls works, and torch.compile traces
 a two-layer model and an enc5 frame with no graph break and outputs equal to eager (bench/eager.py's
@@ -119,13 +120,37 @@ def test_dynamo_traces_a_frame_through_enc5(mode) -> None:
     assert torch.ops.tcforge.enc5_native_batch.default in [n.target for n in ep.graph.nodes]
 
 
-def test_autograd_is_not_built() -> None:
-    a = torch.randn(16, 32, dtype=BF16, requires_grad=True)
-    with pytest.raises(TcforgeError, match="no backward"):
-        matmul(a, torch.randn(32, 8, dtype=BF16))
+def _ctx(a, b, fp8=False, needs=(True, True)):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(fp8=fp8, saved_tensors=(a, b), needs_input_grad=(*needs, False, False, False, False))
+
+
+@pytest.mark.parametrize("b_col", [True, False])
+@pytest.mark.parametrize(("dtype", "out"), [(BF16, None), (BF16, F32), (F16, F32)])
+def test_the_backward_is_two_tcforge_matmuls_of_the_operands_layouts(mode, b_col, dtype, out) -> None:
+    """dA = dC Bᵀ and dB = Aᵀ dC through the operator's own checks (fake tensors): the transposed views are layouts
+    the GEMM takes (Aᵀ column-major, Bᵀ row- or column-major), the gradients have the operands' shapes and dtypes."""
+    a = cuda(16, 256, dtype=dtype)
+    b = cuda(96, 256, dtype=dtype).t() if b_col else cuda(256, 96, dtype=dtype)
+    grad = cuda(16, 96, dtype=out or dtype)
+    ga, gb = ops._matmul_backward(_ctx(a, b), grad)[:2]
+    assert (ga.shape, ga.dtype, gb.shape, gb.dtype) == (a.shape, dtype, b.shape, dtype)
+    assert ops._matmul_backward(_ctx(a, b, needs=(False, True)), grad)[0] is None
+
+
+def test_autograd_is_built_for_16_bit_operands_only() -> None:
     assert torch._C._dispatch_has_kernel_for_dispatch_key("tcforge::matmul", "Autograd")
-    with pytest.raises(TcforgeError, match="tcforge::matmul has no backward"):
-        ops._no_backward("tcforge::matmul")(None, torch.ones(1))  # what the operator's backward is
+    with pytest.raises(TcforgeError, match="no backward for fp8 operands"):
+        matmul(torch.zeros(16, 32).to(E4M3).requires_grad_(), torch.zeros(8, 32).to(E4M3).t(), out_dtype=BF16,
+               scale_a=torch.ones(()), scale_b=torch.ones(()))
+    with pytest.raises(TcforgeError, match="tcforge::matmul on fp8 operands has no backward"):
+        ops._matmul_backward(_ctx(None, None, fp8=True), torch.ones(1))
+    from tcforge.gemm.plan import LaunchOptions
+
+    with pytest.raises(TcforgeError, match="options= .* without autograd"):
+        matmul(torch.randn(16, 32, dtype=BF16, requires_grad=True), torch.randn(32, 8, dtype=BF16),
+               options=LaunchOptions())
 
 
 EAGER_SHAPES = [(16, 4096, 4096, "bf16", "bf16"), (128, 4096, 4096, "bf16", "bf16"), (1000, 1000, 1000, "fp16", "fp32"),
@@ -243,3 +268,50 @@ def test_torch_compile_has_no_graph_break_and_matches_eager() -> None:
         assert r["graph_breaks"] == 0 and r["graphs"] == 1, r
         assert r["equal_default"] and r["equal_reduce-overhead"], r
     assert result["eager_graph_capture_equal"]
+
+
+def _two_layers(x, w1, w2):
+    """The compile check's model with nn.Linear-style weights: bf16/fp16 hidden layer, float32 output."""
+    return matmul(torch.relu(matmul(x, w1.t())), w2.t(), out_dtype=F32)
+
+
+def _rel(got, want) -> float:
+    return float((got.double() - want).norm() / want.norm())
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [BF16, F16])
+def test_gradients_of_two_layers_match_float64(dtype) -> None:
+    """Every gradient of a two-layer model through tcforge.gemm.matmul against float64 autograd of the same model on
+    the same (rounded) operands: relative error within the 16-bit roundings of dC and of the results (a transposed
+    or swapped operand would be off by ~1)."""
+    g = torch.Generator(device="cuda").manual_seed(3)
+    x = torch.randn(128, 512, generator=g, device="cuda").to(dtype).requires_grad_()
+    w1 = (torch.randn(1024, 512, generator=g, device="cuda") / 512**0.5).to(dtype).requires_grad_()
+    w2 = (torch.randn(256, 1024, generator=g, device="cuda") / 32).to(dtype).requires_grad_()
+    r = torch.randn(128, 256, generator=g, device="cuda")
+    (_two_layers(x, w1, w2) * r).sum().backward()
+    ref = [t.detach().double().requires_grad_() for t in (x, w1, w2)]
+    h = torch.relu(ref[0] @ ref[1].t()).to(dtype).double()  # the forward's rounding of the hidden layer
+    h.retain_grad()
+    ((h @ ref[2].t()) * r.double()).sum().backward()
+    for t, want in zip((x, w1, w2), ref, strict=True):
+        assert t.grad.dtype == dtype and t.grad.shape == t.shape
+        assert _rel(t.grad, want.grad) < 1e-2, (t.shape, _rel(t.grad, want.grad))
+
+
+@pytest.mark.gpu
+def test_a_compiled_training_step_gives_the_eager_gradients() -> None:
+    """torch.compile of the model's forward (fullgraph: no graph break); AOTAutograd traces the backward through the
+    operator's backward: the same gradients bit for bit as eager autograd."""
+    g = torch.Generator(device="cuda").manual_seed(4)
+    params = [torch.randn(*s, generator=g, device="cuda").div(16).bfloat16() for s in ((64, 256), (512, 256),
+                                                                                          (128, 512))]
+    r = torch.randn(64, 128, generator=g, device="cuda")
+    grads = []
+    for fn in (_two_layers, torch.compile(_two_layers, fullgraph=True)):
+        ts = [p.clone().requires_grad_() for p in params]
+        (fn(*ts) * r).sum().backward()
+        grads.append([t.grad for t in ts])
+    for eager_grad, compiled_grad in zip(*grads, strict=True):
+        assert torch.equal(eager_grad, compiled_grad)

@@ -6,8 +6,10 @@ devices, so `torch.compile` traces a model that calls them with no graph break, 
 `tcforge.gemm.matmul` and `tcforge.layers.enc5.gpu.native_batch` route here by themselves under torch.compile or
 given fake tensors; eager calls skip the dispatcher (its ~10 us) and launch directly.
 
-Not supported through the operators: autograd (no backward: a backward through them raises TcforgeError), the
-LaunchOptions of `matmul`, and `native_batch`'s in-place outputs, debug buffers, explicit streams and nvcc options.
+`tcforge::matmul` has a backward for 16-bit operands (dA = dC Bᵀ, dB = Aᵀ dC, each a tcforge GEMM in the operand's
+dtype; a float32 dC is rounded to that dtype first); eager calls on tensors that require grad go through the operator.
+Not supported through the operators: a backward of fp8 `matmul` or of enc5 (TcforgeError), the LaunchOptions of
+`matmul`, and `native_batch`'s in-place outputs, debug buffers, explicit streams and nvcc options.
 A fake implementation cannot see a base address, so an operand that will be copied for alignment traces the same.
 Importing this module imports torch and registers the operators (once per process).
 """
@@ -73,13 +75,34 @@ def _matmul_fake(a, b, out_dtype=None, scale_a=None, scale_b=None, variant="auto
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(plan.out_kind))
 
 
-_matmul.register_autograd(_no_backward("tcforge::matmul"))
+def _matmul_setup(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
+    a, b, _out_dtype, scale_a, scale_b, _variant = inputs
+    ctx.fp8 = scale_a is not None or scale_b is not None
+    ctx.save_for_backward(a, b)
+
+
+def _matmul_backward(ctx: Any, grad: torch.Tensor) -> tuple:
+    """dA = dC Bᵀ and dB = Aᵀ dC, each one tcforge GEMM in the input's dtype (dC rounded to it first where C is
+    float32; fp32 accumulation as in the forward). fp8 operands have no backward."""
+    if ctx.fp8:
+        raise TcforgeError(NO_BACKWARD.format(op="tcforge::matmul on fp8 operands"))
+    a, b = ctx.saved_tensors
+    ga = gb = None
+    if ctx.needs_input_grad[0]:
+        ga = matmul(grad.to(a.dtype).contiguous(), b.t(), out_dtype=a.dtype)
+    if ctx.needs_input_grad[1]:
+        gb = matmul(a.t(), grad.to(b.dtype).contiguous(), out_dtype=b.dtype)
+    return ga, gb, None, None, None, None
+
+
+_matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
            scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
            variant: Any = "auto") -> torch.Tensor:
-    """`tcforge.gemm.matmul` as the operator `torch.ops.tcforge.matmul` (a fresh contiguous (M, N) C; no autograd)."""
+    """`tcforge.gemm.matmul` as the operator `torch.ops.tcforge.matmul` (a fresh contiguous (M, N) C; autograd for
+    16-bit operands: `_matmul_backward`)."""
     if isinstance(variant, int) and not isinstance(variant, bool):
         variant = f"r{variant}"  # a rung by number, as resolve_variant names it
     return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant)
