@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcforge.ptx.emulate.ops_sync import shfl_source
 from tools.emulate_families_ptx import (
     F16_EDGES,
     F32_EDGES,
@@ -195,25 +196,6 @@ def _member_masks(rng, warps: int) -> np.ndarray:
             bits[int(rng.integers(0, 32))] = True
             m[i] = int((bits * (1 << np.arange(32, dtype=np.uint64))).sum())
     return m
-
-
-def shfl_source(mode: str, lane: np.ndarray, b: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
-    """The PTX ISA's source lane j and predicate of shfl.sync per lane (b and c as given)."""
-    bval, cval, seg = b.astype(np.int64) & 31, c & 31, (c >> 8) & 31
-    maxl = (lane & seg) | (cval & ~seg)
-    if mode == "up":
-        j = lane - bval
-        ok = j >= maxl
-    elif mode == "down":
-        j = lane + bval
-        ok = j <= maxl
-    elif mode == "bfly":
-        j = lane ^ bval
-        ok = j <= maxl
-    else:
-        j = (lane & seg) | (bval & ~seg)
-        ok = j <= maxl
-    return np.where(ok, j, lane), ok
 
 
 SHFL_C = {"up": [0x0, 0x1800, 0x1C00, 0x1F00, 0x0A05, 0x1003],

@@ -36,6 +36,26 @@ def warp_bits(active: np.ndarray) -> np.ndarray:
     return np.repeat(w, 32)
 
 
+def shfl_source(mode: str, lane: np.ndarray, b: np.ndarray, c) -> tuple[np.ndarray, np.ndarray]:
+    """The PTX ISA's source lane j and predicate p of shfl.sync per lane (`b`: int64 lane operands; `c`: the clamp
+    and segment mask, per lane or one value): j is the own lane where p is false."""
+    bval, cval, seg = b & 31, c & 31, (c >> 8) & 31
+    maxl = (lane & seg) | (cval & ~seg)
+    if mode == "up":
+        j = lane - bval
+        ok = j >= maxl
+    elif mode == "down":
+        j = lane + bval
+        ok = j <= maxl
+    elif mode == "bfly":
+        j = lane ^ bval
+        ok = j <= maxl
+    else:
+        j = (lane & seg) | (bval & ~seg)
+        ok = j <= maxl
+    return np.where(ok, j, lane), ok
+
+
 def b_shfl(ctx, st, parts):
     mode = parts[2]
     d = st.operands[0]
@@ -47,22 +67,7 @@ def b_shfl(ctx, st, parts):
     fail = ctx.failer(st)
 
     def run(m):
-        b, c = rb().astype(np.int64), rc().astype(np.int64)
-        bval, cval, seg = b & 31, c & 31, (c >> 8) & 31
-        maxl = (lane & seg) | (cval & ~seg)
-        if mode == "up":
-            j = lane - bval
-            pval = j >= maxl
-        elif mode == "down":
-            j = lane + bval
-            pval = j <= maxl
-        elif mode == "bfly":
-            j = lane ^ bval
-            pval = j <= maxl
-        else:
-            j = (lane & seg) | (bval & ~seg)
-            pval = j <= maxl
-        j = np.where(pval, j, lane)
+        j, pval = shfl_source(mode, lane, rb().astype(np.int64), rc().astype(np.int64))
         src = base + j
         act = _full_mask(ctx, m)
         member = rm().astype(np.int64)
