@@ -140,6 +140,15 @@ class Emitter:
         self.s(f"add.s64 {out}, %rd3, {a}")
         return out
 
+    def table_halves(self, offset: int) -> list[str]:
+        """The 40 f16 halves of a 20-row table at W + `offset` through `table_base`: one v2.u16 load per row."""
+        tb, tab = self.table_base(), []
+        for i in range(20):
+            x, y = self.R("rs"), self.R("rs")
+            self.s(f"ld.global.v2.u16 {{{x}, {y}}}, [{tb}+{offset + 16 * i}]")
+            tab += [x, y]
+        return tab
+
     def v4(self, base: str, off: int) -> list[str]:
         """One 16-byte weight load at `base + off` (2 statements); returns its four registers."""
         rd = self.R("rd")

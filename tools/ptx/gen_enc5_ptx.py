@@ -257,12 +257,7 @@ def attend(g: Emitter, a12: list[list[str]], b12: list[list[str]]) -> tuple[list
     g.s("@%p3 bra $L__BB1_370")
     base = g.lane_base("%rd3")
     b_next = pairs([r for i in range(10) for r in g.v4(base, weight_offset(13) + 512 * i)])
-    tb = g.table_base()
-    tab = []
-    for i in range(20):
-        x, y = R("rs"), R("rs")
-        g.s(f"ld.global.v2.u16 {{{x}, {y}}}, [{tb}+{221520 + 16 * i}]")
-        tab += [x, y]
+    tab = g.table_halves(221520)
     c13 = []
     for i in range(40):
         h1, h2, r = R("rs"), R("rs"), R()
@@ -386,12 +381,7 @@ def mlp(g: Emitter, normed: list[str]) -> list[list[str]]:
             base = g.lane_base("%rd3")
             b_next = pairs([r for i in range(10) for r in g.v4(base, weight_offset(p + 1) + 512 * i)])
             if p == 21:  # P22's C = table + residual
-                tb = g.table_base()
-                tab = []
-                for i in range(20):
-                    x, y = R("rs"), R("rs")
-                    g.s(f"ld.global.v2.u16 {{{x}, {y}}}, [{tb}+{232448 + 16 * i}]")
-                    tab += [x, y]
+                tab = g.table_halves(232448)
                 cres = []
                 for i in range(40):
                     h1, h2, r = R("rs"), R("rs"), R()
