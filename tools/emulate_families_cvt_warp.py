@@ -349,6 +349,20 @@ def _contended_init(rng, ctas: int) -> np.ndarray:
     return acc
 
 
+def _contended_atoms(k: Kernel, rng, space: str, row: str) -> None:
+    """Every thread of a CTA on the CTA's row of CONTENDED words at `row` in `space`: atom (even ops) or red (odd),
+    and the meta line naming each word."""
+    for i, (op, w) in enumerate(CONTENDED):
+        x = _contended_operand(k, rng, i, op, w)
+        if i % 2:
+            k.emit(f"red.{space}.{op} [{row}+{8 * i}], {x};")
+        else:
+            r = k.reg(w)
+            k.emit(f"atom.{space}.{op} {r}, [{row}+{8 * i}], {x};")
+    k.extra_meta["acc"] = [f"{'red' if i % 2 else 'atom'}.{space}.{op} by a whole CTA"
+                           for i, (op, _) in enumerate(CONTENDED)]  # p_acc: a row per CTA, 8 bytes per op
+
+
 def _contended_operand(k: Kernel, rng, i: int, op: str, w: int) -> Opnd:
     n = k.threads
     if op in ("inc.u32", "dec.u32"):
@@ -390,15 +404,7 @@ def fam_atom_global(rng) -> Family:
     acc, t = k.reg(64), k.reg(64)
     k.emit(f"ld.param.u64 {acc}, [p_acc];", f"mul.wide.u32 {t}, %r2, {8 * len(CONTENDED)};",
            f"add.s64 {acc}, {acc}, {t};")
-    for i, (op, w) in enumerate(CONTENDED):
-        x = _contended_operand(k, rng, i, op, w)
-        if i % 2:
-            k.emit(f"red.global.{op} [{acc}+{8 * i}], {x};")
-        else:
-            r = k.reg(w)
-            k.emit(f"atom.global.{op} {r}, [{acc}+{8 * i}], {x};")
-    k.extra_meta["acc"] = [f"{'red' if i % 2 else 'atom'}.global.{op} by a whole CTA"
-                           for i, (op, _) in enumerate(CONTENDED)]  # p_acc: a row per CTA, 8 bytes per op
+    _contended_atoms(k, rng, "global", acc)
     return k.family()
 
 
@@ -451,17 +457,9 @@ def fam_atom_shared(rng) -> Family:
         v = k.reg(64)
         k.emit(f"@{p0} ld.global.b64 {v}, [{acc}+{8 * i}];", f"@{p0} st.shared.b64 [{t}+{8 * i}], {v};")
     k.emit("bar.sync 0;")
-    for i, (op, w) in enumerate(CONTENDED):
-        x = _contended_operand(k, rng, i, op, w)
-        if i % 2:
-            k.emit(f"red.shared.{op} [{t}+{8 * i}], {x};")
-        else:
-            r = k.reg(w)
-            k.emit(f"atom.shared.{op} {r}, [{t}+{8 * i}], {x};")
+    _contended_atoms(k, rng, "shared", t)
     k.emit("bar.sync 0;")
     for i in range(len(CONTENDED)):
         v = k.reg(64)
         k.emit(f"@{p0} ld.shared.b64 {v}, [{t}+{8 * i}];", f"@{p0} st.global.b64 [{acc}+{8 * i}], {v};")
-    k.extra_meta["acc"] = [f"{'red' if i % 2 else 'atom'}.shared.{op} by a whole CTA"
-                           for i, (op, _) in enumerate(CONTENDED)]  # p_acc: a row per CTA, 8 bytes per op
     return k.family()
