@@ -247,8 +247,7 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
                         debug_ptr=0 if debug is None else debug.data_ptr(), order=order)
     s = torch.cuda.current_stream() if stream is None else stream
     kernel.launch(form, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
-    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s,
-                   zero=not frame_covered(ex, ey, ox, oy))
+    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s)
     return out_a, out_s
 
 

@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from tcforge.layers.enc5.gpu import kernel
+from tcforge.layers.enc5.reference import frame_covered
 from tcforge.runtime import driver
 from tcforge.runtime.streams import current_device, current_stream
 
@@ -83,9 +84,9 @@ def lookup(k: tuple | None) -> Entry | None:
 
 
 def remember(k: tuple | None, form: kernel.Form, prm: kernel.Enc5Params, frames: int, device: int,
-             options: tuple[str, ...], arena: Any, surface: Any, *, zero: bool = True) -> None:
-    """Keep the launch the full path just made, for the next call of this key (None: not eager-eligible); `zero`:
-    the launch leaves bytes of its outputs unwritten, so fresh outputs are zeroed first."""
+             options: tuple[str, ...], arena: Any, surface: Any) -> None:
+    """Keep the launch the full path just made, for the next call of this key (None: not eager-eligible); its fresh
+    outputs are zeroed first where the launch leaves bytes unwritten (`frame_covered` of the parameter block)."""
     try:
         if k is None or hash(k) is None:
             return
@@ -93,6 +94,7 @@ def remember(k: tuple | None, form: kernel.Form, prm: kernel.Enc5Params, frames:
         return
     if len(_entries) >= MAX_ENTRIES:
         _entries.clear()
+    zero = not frame_covered(int(prm.ex), int(prm.ey), int(prm.ox), int(prm.oy))
     _entries[k] = Entry(kernel.Prepared(form, prm, frames, device, options), arena, surface, zero)
 
 
