@@ -144,27 +144,15 @@ def enc5_row(frames: int = 1) -> dict[str, Any]:
     def call():
         return native_batch(w, inp, tex, ex, ey)
 
-    for _ in range(3):
-        call()
     (host, wall), = eager_us([call], 200)
     res = {"host_us": host, "wall_us": wall}
     res.update(graph_us=round(graph_us(call), 2), do_bench_us=round(do_bench_us(call), 2))
     return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames, "tcforge": res}
 
 
-def per_call_us(fn: Any, calls: int = 200, repeat: int = 5) -> float:
-    """Fewest µs per call of `calls` back-to-back calls over `repeat` runs (synchronised between runs)."""
-    import torch
-
-    best = float("inf")
-    for _ in range(repeat):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / calls)
-    torch.cuda.synchronize()
-    return round(best * 1e6, 2)
+def per_call_us(fn: Any) -> float:
+    """Host µs per call of 200 back-to-back calls, fewest of five runs (`eager_us`'s host figure)."""
+    return eager_us([fn], 200)[0][0]
 
 
 NOOP = r'extern "C" __global__ void tcf_noop(float* p) { if (p != nullptr && threadIdx.x == 1024) *p = 0.f; }'
@@ -358,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
-    if args.breakdown:  # a fresh process first: the enc5 row's host time was once 25 us alone and 41 us after the rows
+    if args.breakdown:  # in a fresh process and again after the rows: a host's speed changes within one process
         result["breakdown_first"] = breakdown()
         print(f"breakdown, first: {json.dumps(result['breakdown_first'])}", flush=True)
     for shape in args.shapes.split(","):
