@@ -49,16 +49,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("slow") is not None:
                 item.add_marker(skip_slow)
+    gpu = [item for item in items if item.get_closest_marker("gpu") is not None]
     # one GPU, one worker: under `-n auto --dist loadgroup` (the README's command) the GPU tests run in turn
-    for item in items:
-        if item.get_closest_marker("gpu") is not None:
-            item.add_marker(pytest.mark.xdist_group("gpu"))
+    for item in gpu:
+        item.add_marker(pytest.mark.xdist_group("gpu"))
     # torch is imported (seconds) only where a collected test needs a GPU
-    if any(item.get_closest_marker("gpu") is not None for item in items) and not _have_cuda_gpu():
+    if gpu and not _have_cuda_gpu():
         skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU")
-        for item in items:
-            if item.get_closest_marker("gpu") is not None:
-                item.add_marker(skip_gpu)
+        for item in gpu:
+            item.add_marker(skip_gpu)
 
 
 @pytest.fixture(scope="session")
