@@ -5,7 +5,9 @@ torch._scaled_mm measured the same way in the same run.
         [--no-enc5] [--compile-check] [--breakdown] [--out bench/results/eager.json]
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
-wall µs per call (the same calls, until the GPU is done), CUDA-graph replay µs per call, and
+wall µs per call (the same calls, until the GPU is done) — the fewest of 21 alternating runs spread over 8 s, since
+the host's speed flips between two levels every 0.5-8 s, with the median host µs and a torch.empty probe's beside
+them — CUDA-graph replay µs per call, and
 `triton.testing.do_bench`'s median (it flushes L2 between calls); the ratios are torch / tcforge (> 1: tcforge
 faster). Graph and do_bench times come from interleaved rounds (tcforge, torch; then torch, tcforge; ...) and their
 ratios are medians of per-round ratios, so drift of clocks and temperature under the power cap falls on both sides.
@@ -25,10 +27,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcforge.gemm.bench import eager_calls, eager_us
+from tcforge.gemm.bench import eager_calls, eager_runs, eager_us
 
 SHAPES = [(16, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000), (4096, 4096, 4096), (8192, 8192, 8192)]
 COMBOS = [("bf16", "bf16"), ("fp16", "fp32")]
+EAGER_RUNS, SPREAD_S = 21, 8.0  # eager runs per side, spread over seconds: the host's speed flips every 0.5-8 s
 ENC5_720P = (40, 23)  # the 720p frame's token extents, as bench/enc5_native.py counts them
 
 
@@ -67,13 +70,21 @@ def do_bench_us(fn: Any) -> float:
     return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) * 1e3
 
 
-def measure(ours: Any, peer: Any, calls: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Host and eager-wall µs per call of both callables, their runs alternating (`tcforge.gemm.bench.eager_us`;
-    warmed first: the first call of a shape compiles, plans and caches)."""
+def host_figures(runs: list[tuple[float, float]]) -> dict[str, float]:
+    """One callable's eager runs as figures: the fewest host and wall µs per call (the host at its fast speed) and
+    the median host µs (its speed as it comes)."""
+    return {"host_us": min(h for h, _ in runs), "host_median_us": round(statistics.median(h for h, _ in runs), 2),
+            "wall_us": min(w for _, w in runs)}
+
+
+def measure(ours: Any, peer: Any, calls: int, probe: Any, runs: int, spread_s: float
+            ) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Host and eager-wall µs per call of both callables and of `probe` (a torch.empty of the output: the host's
+    speed then), their runs alternating and spread over `spread_s` seconds (`tcforge.gemm.bench.eager_runs`; warmed
+    first: the first call of a shape compiles, plans and caches)."""
     for _ in range(3):
         ours(), peer()
-    (h0, w0), (h1, w1) = eager_us([ours, peer], calls)
-    return {"host_us": h0, "wall_us": w0}, {"host_us": h1, "wall_us": w1}
+    return tuple(host_figures(r) for r in eager_runs([ours, peer, probe], calls, runs, spread_s))  # type: ignore
 
 
 def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
@@ -121,7 +132,8 @@ def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool, r
     row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind,
                            "peer": "torch._scaled_mm" if sa is not None else "torch.mm",
                            "max_abs_diff_vs_peer": float((mine.float() - theirs.float()).abs().max())}
-    row["tcforge"], row["torch"] = measure(ours, peer, calls)
+    row["tcforge"], row["torch"], row["probe"] = measure(
+        ours, peer, calls, lambda: torch.empty(mine.shape, dtype=od, device="cuda"), EAGER_RUNS, SPREAD_S)
     row.update(_ratios(row["tcforge"], row["torch"]))
     dev_ours, dev_peer, ratios = device_times(ours, peer, rounds)
     row["tcforge"].update(dev_ours)
@@ -144,10 +156,14 @@ def enc5_row(frames: int = 1) -> dict[str, Any]:
     def call():
         return native_batch(w, inp, tex, ex, ey)
 
-    (host, wall), = eager_us([call], 200)
-    res = {"host_us": host, "wall_us": wall}
+    out = call()
+
+    def probe():
+        return torch.empty(out[0].shape, dtype=out[0].dtype, device="cuda")
+
+    res, probe_res = (host_figures(r) for r in eager_runs([call, probe], 200, EAGER_RUNS, SPREAD_S))
     res.update(graph_us=round(graph_us(call), 2), do_bench_us=round(do_bench_us(call), 2))
-    return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames, "tcforge": res}
+    return {"layer": "enc5.native_batch", "ex": ex, "ey": ey, "frames": frames, "tcforge": res, "probe": probe_res}
 
 
 def per_call_us(fn: Any) -> float:
@@ -355,7 +371,9 @@ def main(argv: list[str] | None = None) -> int:
             row = gemm_row(*_shape(shape), in_kind, out_kind, not args.b_row, args.rounds)
             result["rows"].append(row)
             t, p = row["tcforge"], row["torch"]
-            print(f"matmul {shape} {combo}: host {t['host_us']} | {p['host_us']} us, wall {t['wall_us']} | "
+            q = row["probe"]
+            print(f"matmul {shape} {combo}: host {t['host_us']} | {p['host_us']} us (median {t['host_median_us']} | "
+                  f"{p['host_median_us']}; torch.empty {q['host_us']} | {q['host_median_us']}), wall {t['wall_us']} | "
                   f"{p['wall_us']} us, graph {t['graph_us']} | {p['graph_us']} us, do_bench {t['do_bench_us']} | "
                   f"{p['do_bench_us']} us; torch/tcforge wall {row.get('ratio_wall')} graph {row.get('ratio_graph')} "
                   f"do_bench {row.get('ratio_do_bench')}", flush=True)

@@ -338,3 +338,20 @@ def test_scales_and_a_column_major_a_are_patched_too(fakes: FakeDriver) -> None:
     with nothing_but_the_launch():
         matmul(a2, T((1024, 512)))
     assert a2.ptr in (_param(fakes.launches[-1][3], 3), _param(fakes.launches[-1][3], 4))
+
+
+def test_eager_runs_alternate_and_spread(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tcforge.gemm import bench
+
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=SimpleNamespace(synchronize=lambda: None)))
+    sleeps: list[float] = []
+    monkeypatch.setattr(bench.time, "sleep", sleeps.append)
+    order: list[str] = []
+    runs = bench.eager_runs([lambda: order.append("a"), lambda: order.append("b")], calls=3, runs=4, spread_s=6.0)
+    warm, timed = order[:2], order[2:]
+    assert warm == ["a", "b"]
+    assert "".join(timed) == "aaabbb" + "bbbaaa" + "aaabbb" + "bbbaaa"  # the order flips each run
+    assert sleeps == [2.0, 2.0, 2.0]  # three gaps spread the four runs over 6 s
+    assert [len(r) for r in runs] == [4, 4] and all(w >= h >= 0 for r in runs for h, w in r)
+    monkeypatch.setattr(bench, "eager_runs", lambda *a: [[(3.0, 9.0), (2.0, 11.0)], [(5.0, 5.5)]])
+    assert bench.eager_us([], 1) == [(2.0, 9.0), (5.0, 5.5)]  # the fewest host and wall µs, each on its own

@@ -64,16 +64,19 @@ def _time_ms(fn: Any, graph: bool) -> float:
     return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
 
 
-def eager_us(fns: list[Any], calls: int, runs: int = 5) -> list[tuple[float, float]]:
-    """What a Python loop of `calls` calls sees, per callable: (host µs per call to enqueue them, wall µs per call
-    until the GPU has finished them), each the fewest over `runs` runs. The callables' runs alternate (the order flips
-    each run), so a slow phase of the host falls on every side; each is warmed by one call first."""
+def eager_runs(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0) -> list[list[tuple[float, float]]]:
+    """What a Python loop of `calls` calls sees, per callable and run: (host µs per call to enqueue them, wall µs per
+    call until the GPU has finished them). The callables' runs alternate (the order flips each run), so a slow phase
+    of the host falls on every side; each is warmed by one call first. `spread_s` > 0 spaces the runs over that many
+    seconds, so that they meet each of the host's speeds (its phases last seconds)."""
     import torch
 
     for fn in fns:
         fn()
-    best = [[float("inf"), float("inf")] for _ in fns]
+    out: list[list[tuple[float, float]]] = [[] for _ in fns]
     for r in range(runs):
+        if spread_s > 0 and r:
+            time.sleep(spread_s / max(1, runs - 1))
         for i in range(len(fns)) if r % 2 == 0 else reversed(range(len(fns))):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
@@ -81,8 +84,13 @@ def eager_us(fns: list[Any], calls: int, runs: int = 5) -> list[tuple[float, flo
                 fns[i]()
             t1 = time.perf_counter()
             torch.cuda.synchronize()
-            best[i] = [min(best[i][0], t1 - t0), min(best[i][1], time.perf_counter() - t0)]
-    return [(round(h / calls * 1e6, 2), round(w / calls * 1e6, 2)) for h, w in best]
+            out[i].append((round((t1 - t0) / calls * 1e6, 2), round((time.perf_counter() - t0) / calls * 1e6, 2)))
+    return out
+
+
+def eager_us(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0) -> list[tuple[float, float]]:
+    """Per callable, the fewest host and wall µs per call over `eager_runs`' runs."""
+    return [(min(h for h, _ in r), min(w for _, w in r)) for r in eager_runs(fns, calls, runs, spread_s)]
 
 
 def eager_calls(flop: float) -> int:
