@@ -392,57 +392,67 @@ __device__ __forceinline__ void mma_frags(const uint8_t* a, const uint8_t* b, ui
   }
 }
 
-#define MMA_F32(KNAME, TYPES, ES)                                                                             \
+// One mma.sync per thread's fragment, D = A B + C in place (as the wgmma ops above).
+#define MMA_F32(NAME, TYPES)                                                                                     \
+  struct NAME {                                                                                                  \
+    static __device__ __forceinline__ void run(float (&d)[4], const uint32_t (&a)[4],                            \
+                                               const uint32_t (&b)[2]) {                                         \
+      asm volatile("mma.sync.aligned." TYPES " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"          \
+                   : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                              \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                          \
+    }                                                                                                            \
+  };
+#define MMA_F16(NAME, TYPES)                                                                                     \
+  struct NAME {                                                                                                  \
+    static __device__ __forceinline__ void run(uint32_t (&d)[2], const uint32_t (&a)[4],                         \
+                                               const uint32_t (&b)[2]) {                                         \
+      asm volatile("mma.sync.aligned." TYPES " {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"                      \
+                   : "+r"(d[0]), "+r"(d[1])                                                                      \
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));                          \
+    }                                                                                                            \
+  };
+MMA_F32(MmaF32_e4m3_e4m3, "m16n8k32.row.col.f32.e4m3.e4m3.f32")
+MMA_F32(MmaF32_e4m3_e5m2, "m16n8k32.row.col.f32.e4m3.e5m2.f32")
+MMA_F32(MmaF32_e5m2_e4m3, "m16n8k32.row.col.f32.e5m2.e4m3.f32")
+MMA_F32(MmaF32_e5m2_e5m2, "m16n8k32.row.col.f32.e5m2.e5m2.f32")
+MMA_F32(MmaF32_f16, "m16n8k16.row.col.f32.f16.f16.f32")
+MMA_F32(MmaF32_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32")
+MMA_F16(MmaF16_e4m3_e4m3, "m16n8k32.row.col.f16.e4m3.e4m3.f16")
+MMA_F16(MmaF16_e4m3_e5m2, "m16n8k32.row.col.f16.e4m3.e5m2.f16")
+MMA_F16(MmaF16_e5m2_e4m3, "m16n8k32.row.col.f16.e5m2.e4m3.f16")
+MMA_F16(MmaF16_e5m2_e5m2, "m16n8k32.row.col.f16.e5m2.e5m2.f16")
+MMA_F16(MmaF16_f16, "m16n8k16.row.col.f16.f16.f16.f16")
+
+// One warp per 16x8 tile: its C (row-major, 128 elements) read as the m64n8 accumulator's first warp reads it.
+template <class OP, int ES, class ACC>
+__device__ __forceinline__ void mma_tile(const uint8_t* A, const uint8_t* B, const uint8_t* C, uint8_t* D,
+                                         uint32_t ntiles) {
+  using elem = typename ACC::elem;
+  const uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;
+  if (warp >= ntiles) return;
+  const uint32_t g = lane >> 2, t = lane & 3u, K = ES == 1 ? 32u : 16u;
+  uint32_t ra[4], rb[2];
+  mma_frags<ES>(A + (u64)warp * 16u * K * ES, B + (u64)warp * K * 8u * ES, g, t, ra, rb);
+  ACC acc;
+  acc.load(reinterpret_cast<const elem*>(C) + (u64)warp * 128u, 0u, g, t);
+  OP::run(acc.r, ra, rb);
+  acc.store(reinterpret_cast<elem*>(D) + (u64)warp * 128u, 0u, g, t);
+}
+
+#define MMA_KERNEL(KNAME, ACC, OP, ES)                                                                         \
   extern "C" __global__ void KNAME(const uint8_t* A, const uint8_t* B, const uint8_t* C, uint8_t* D,          \
                                    uint32_t ntiles) {                                                         \
-    uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;                   \
-    if (warp >= ntiles) return;                                                                               \
-    const uint32_t g = lane >> 2, t = lane & 3u, K = ES == 1 ? 32u : 16u;                                     \
-    uint32_t ra[4], rb[2];                                                                                    \
-    mma_frags<ES>(A + (u64)warp * 16u * K * ES, B + (u64)warp * K * 8u * ES, g, t, ra, rb);                   \
-    const float* c = reinterpret_cast<const float*>(C) + (u64)warp * 128u;                                    \
-    float* d = reinterpret_cast<float*>(D) + (u64)warp * 128u;                                                \
-    float rc[4], rd[4];                                                                                       \
-    for (int i = 0; i < 4; ++i) rc[i] = c[(g + 8u * (i >> 1)) * 8u + 2u * t + (i & 1)];                      \
-    asm volatile("mma.sync.aligned." TYPES " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%11,%12,%13};\n"     \
-                 : "=f"(rd[0]), "=f"(rd[1]), "=f"(rd[2]), "=f"(rd[3])                                         \
-                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]), "f"(rc[0]),        \
-                   "f"(rc[1]), "f"(rc[2]), "f"(rc[3]));                                                       \
-    for (int i = 0; i < 4; ++i) d[(g + 8u * (i >> 1)) * 8u + 2u * t + (i & 1)] = rd[i];                      \
+    mma_tile<OP, ES, ACC>(A, B, C, D, ntiles);                                                                \
   }
-#define MMA_F16(KNAME, TYPES, ES)                                                                             \
-  extern "C" __global__ void KNAME(const uint8_t* A, const uint8_t* B, const uint8_t* C, uint8_t* D,          \
-                                   uint32_t ntiles) {                                                         \
-    uint32_t warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31u;                   \
-    if (warp >= ntiles) return;                                                                               \
-    const uint32_t g = lane >> 2, t = lane & 3u, K = ES == 1 ? 32u : 16u;                                     \
-    uint32_t ra[4], rb[2], rc[2], rd[2];                                                                      \
-    mma_frags<ES>(A + (u64)warp * 16u * K * ES, B + (u64)warp * K * 8u * ES, g, t, ra, rb);                   \
-    const uint16_t* c = reinterpret_cast<const uint16_t*>(C) + (u64)warp * 128u;                              \
-    uint16_t* d = reinterpret_cast<uint16_t*>(D) + (u64)warp * 128u;                                          \
-    for (int r = 0; r < 2; ++r) {                                                                             \
-      uint32_t row = g + 8u * r;                                                                              \
-      rc[r] = (uint32_t)c[row * 8u + 2u * t] | ((uint32_t)c[row * 8u + 2u * t + 1u] << 16);                   \
-    }                                                                                                         \
-    asm volatile("mma.sync.aligned." TYPES " {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%8,%9};\n"                     \
-                 : "=r"(rd[0]), "=r"(rd[1])                                                                   \
-                 : "r"(ra[0]), "r"(ra[1]), "r"(ra[2]), "r"(ra[3]), "r"(rb[0]), "r"(rb[1]), "r"(rc[0]),        \
-                   "r"(rc[1]));                                                                               \
-    for (int r = 0; r < 2; ++r) {                                                                             \
-      uint32_t row = g + 8u * r;                                                                              \
-      d[row * 8u + 2u * t] = (uint16_t)(rd[r] & 0xFFFFu);                                                     \
-      d[row * 8u + 2u * t + 1u] = (uint16_t)(rd[r] >> 16);                                                    \
-    }                                                                                                         \
-  }
-MMA_F32(k_mma_f32_e4m3_e4m3, "m16n8k32.row.col.f32.e4m3.e4m3.f32", 1)
-MMA_F32(k_mma_f32_e4m3_e5m2, "m16n8k32.row.col.f32.e4m3.e5m2.f32", 1)
-MMA_F32(k_mma_f32_e5m2_e4m3, "m16n8k32.row.col.f32.e5m2.e4m3.f32", 1)
-MMA_F32(k_mma_f32_e5m2_e5m2, "m16n8k32.row.col.f32.e5m2.e5m2.f32", 1)
-MMA_F32(k_mma_f32_f16_f16, "m16n8k16.row.col.f32.f16.f16.f32", 2)
-MMA_F32(k_mma_f32_bf16_bf16, "m16n8k16.row.col.f32.bf16.bf16.f32", 2)
-MMA_F16(k_mma_f16_e4m3_e4m3, "m16n8k32.row.col.f16.e4m3.e4m3.f16", 1)
-MMA_F16(k_mma_f16_e4m3_e5m2, "m16n8k32.row.col.f16.e4m3.e5m2.f16", 1)
-MMA_F16(k_mma_f16_e5m2_e4m3, "m16n8k32.row.col.f16.e5m2.e4m3.f16", 1)
-MMA_F16(k_mma_f16_e5m2_e5m2, "m16n8k32.row.col.f16.e5m2.e5m2.f16", 1)
-MMA_F16(k_mma_f16_f16_f16, "m16n8k16.row.col.f16.f16.f16.f16", 2)
+MMA_KERNEL(k_mma_f32_e4m3_e4m3, AccF32, MmaF32_e4m3_e4m3, 1)
+MMA_KERNEL(k_mma_f32_e4m3_e5m2, AccF32, MmaF32_e4m3_e5m2, 1)
+MMA_KERNEL(k_mma_f32_e5m2_e4m3, AccF32, MmaF32_e5m2_e4m3, 1)
+MMA_KERNEL(k_mma_f32_e5m2_e5m2, AccF32, MmaF32_e5m2_e5m2, 1)
+MMA_KERNEL(k_mma_f32_f16_f16, AccF32, MmaF32_f16, 2)
+MMA_KERNEL(k_mma_f32_bf16_bf16, AccF32, MmaF32_bf16, 2)
+MMA_KERNEL(k_mma_f16_e4m3_e4m3, AccF16, MmaF16_e4m3_e4m3, 1)
+MMA_KERNEL(k_mma_f16_e4m3_e5m2, AccF16, MmaF16_e4m3_e5m2, 1)
+MMA_KERNEL(k_mma_f16_e5m2_e4m3, AccF16, MmaF16_e5m2_e4m3, 1)
+MMA_KERNEL(k_mma_f16_e5m2_e5m2, AccF16, MmaF16_e5m2_e5m2, 1)
+MMA_KERNEL(k_mma_f16_f16_f16, AccF16, MmaF16_f16, 2)
 #endif
