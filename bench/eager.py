@@ -2,7 +2,7 @@
 torch._scaled_mm measured the same way in the same run.
 
     python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 21]
-        [--no-enc5] [--compile-check] [--breakdown] [--out bench/results/eager.json]
+        [--no-enc5] [--compile-check] [--breakdown] [--host-phases SECONDS] [--out bench/results/eager.json]
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
 wall µs per call (the same calls, until the GPU is done) — the fewest of 21 alternating runs spread over 8 s, since
@@ -15,6 +15,7 @@ Also the tensor-map cost the eager path avoids (a fresh cuTensorMapEncodeTiled a
 cuTensorMapReplaceAddress). `--compile-check` compiles a two-layer model through `tcforge.gemm.matmul` and a frame
 through enc5 with torch.compile: graph breaks (torch._dynamo.explain), outputs equal to eager, CUDA-graph mode too.
 `--breakdown` times each step of a remembered call alone, next to the floor of any launch from Python (`breakdown`).
+`--host-phases SECONDS` only samples the host's speed over time (`host_phases`).
 Needs an sm_90 GPU; b is column-major (as nn.Linear's weight.t() and torch._scaled_mm take it) unless --b-row.
 """
 
@@ -250,6 +251,25 @@ def breakdown() -> dict[str, Any]:
     return out
 
 
+def host_phases(seconds: float, every_s: float = 0.5) -> dict[str, Any]:
+    """The host's speed over time: torch.empty's host µs (200 calls, fewest of 5) sampled every `every_s` seconds for
+    `seconds`, with the CPUs the process may run on (run it under `taskset -c N` to see a pinned process)."""
+    import os
+
+    import torch
+
+    def probe() -> None:
+        torch.empty((16, 4096), dtype=torch.bfloat16, device="cuda")
+
+    series: list[float] = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        series.append(per_call_us(probe))
+        time.sleep(every_s)
+    return {"cpus": sorted(os.sched_getaffinity(0)), "every_s": every_s, "min_us": min(series),
+            "median_us": round(statistics.median(series), 2), "max_us": max(series), "series_us": series}
+
+
 def tensormap_costs(reps: int = 2000) -> dict[str, float]:
     """µs of a fresh 2-D map encode against a base replacement (what a moved pointer costs the eager path)."""
     import torch
@@ -357,11 +377,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile-check", action="store_true", help="also run the torch.compile check")
     ap.add_argument("--breakdown", action="store_true",
                     help="also time each step of a remembered call alone, at the start and after the rows")
+    ap.add_argument("--host-phases", type=float, default=0.0, metavar="SECONDS",
+                    help="only sample torch.empty's host µs every 0.5 s for SECONDS (the host's speed over time)")
     ap.add_argument("--out", type=Path, default=Path("bench/results/eager.json"))
     args = ap.parse_args(argv)
     import torch
 
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
+    if args.host_phases > 0:
+        result = {k: v for k, v in result.items() if k != "rows"} | {"host_phases": host_phases(args.host_phases)}
+        h = result["host_phases"]
+        print(f"host phases on cpus {h['cpus']}: torch.empty min {h['min_us']} median {h['median_us']} max "
+              f"{h['max_us']} us; series {h['series_us']}", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        return 0
     if args.breakdown:  # in a fresh process and again after the rows: a host's speed changes within one process
         result["breakdown_first"] = breakdown()
         print(f"breakdown, first: {json.dumps(result['breakdown_first'])}", flush=True)
