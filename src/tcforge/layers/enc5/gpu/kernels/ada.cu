@@ -380,26 +380,7 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
     bool in_frame[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) in_frame[r] = tx >= 0 && tx < ex && ty[r] >= 0 && ty[r] < ey;
-    uint32_t acc[20][2];  // P13's C = proj_bias[c] + residual (the dequantised raw input)
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t;
-#pragma unroll
-        for (int p = 0; p < 5; ++p) {
-            const uint32_t w0 = in_frame[r] ? ldg4(rec + p * plane) : 0u;
-            const uint32_t w1 = in_frame[r] ? ldg4(rec + p * plane + 16) : 0u;
-            acc[4 * p + 0][r] = tcf::cvt_rn_f16x2_e4m3x2(lo16(w0));
-            acc[4 * p + 1][r] = tcf::cvt_rn_f16x2_e4m3x2(lo16(w1));
-            acc[4 * p + 2][r] = tcf::cvt_rn_f16x2_e4m3x2(hi16(w0));
-            acc[4 * p + 3][r] = tcf::cvt_rn_f16x2_e4m3x2(hi16(w1));
-        }
-    }
-#pragma unroll
-    for (int n = 0; n < 20; ++n) {
-        const uint32_t b = ldg4(W + OFF_PROJ_BIAS + 16 * n + 4 * t);
-        acc[n][0] = hadd2(b, acc[n][0]);
-        acc[n][1] = hadd2(b, acc[n][1]);
-    }
+    ENC5_P13_C(acc);  // P13's C = proj_bias[c] + residual (the dequantised raw input)
 
     // ---- P13-P20: acc += O_j . Wo_j, the 8 heads as one chain of 16 wgmma
     {
@@ -499,25 +480,7 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
     nzacc.apply(flat<40>(acc));
 
     // ---- E60: requantise D60 -> packed rows; guarded scatter to the 5-plane arena (word t and t|4 per plane)
-    uint32_t y8[5][4];
-#pragma unroll
-    for (int s = 0; s < 5; ++s) {
-        y8[s][0] = q4(acc[4 * s][0], acc[4 * s + 2][0]);
-        y8[s][1] = q4(acc[4 * s][1], acc[4 * s + 2][1]);
-        y8[s][2] = q4(acc[4 * s + 1][0], acc[4 * s + 3][0]);
-        y8[s][3] = q4(acc[4 * s + 1][1], acc[4 * s + 3][1]);
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        if (in_frame[r]) {
-            uint8_t* rec = arena + 32 * ((size_t)ty[r] * ex + tx) + 4 * t;
-#pragma unroll
-            for (int p = 0; p < 5; ++p) {
-                *reinterpret_cast<uint32_t*>(rec + p * plane) = y8[p][r];
-                *reinterpret_cast<uint32_t*>(rec + p * plane + 16) = y8[p][2 + r];
-            }
-        }
-    }
+    ENC5_E60(y8, acc);
 
     // ---- P61: head 64x16x160 on e4m3(D60), C = head bias
     uint32_t d61[2][2];

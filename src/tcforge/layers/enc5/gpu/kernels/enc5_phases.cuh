@@ -1,9 +1,53 @@
-// Phase pieces shared by the one-CTA form (enc5_window.cuh) and the 2-CTA-cluster forms (enc5_split.cuh): the
-// prologue's staging, P1-P12 of one head, the RMS norm, the MLP activation and E61. Every epilogue uses
-// explicit-rounding PTX in the reference's operation order (no contraction, no reassociation).
+// Phase pieces shared by the one-CTA form (enc5_window.cuh), the 2-CTA-cluster forms (enc5_split.cuh) and the ada
+// form (ada.cu): the prologue's staging, P1-P12 of one head, P13's C, the RMS norm, the MLP activation, E60 and E61.
+// Every epilogue uses explicit-rounding PTX in the reference's operation order (no contraction, no reassociation).
 #pragma once
 #include "enc5_layer.cuh"
 #include "enc5_mma.cuh"
+
+// Two blocks the one-CTA form (enc5_window.cuh) and the ada form (ada.cu) share word for word, as macros over the
+// locals both declare alike (ENC5_FRAME_POINTERS' in, arena, plane, ex and W; the lane's t, its token column tx, rows
+// ty[2] and in_frame[2]): as __forceinline__ functions ptxas selects the e4m3 unpack differently in each form.
+//
+// P13's C, declared here: proj_bias[c] + the residual (the dequantised raw input; 0 outside the frame).
+#define ENC5_P13_C(acc)                                                                \
+    uint32_t acc[20][2];                                                               \
+    _Pragma("unroll") for (int r = 0; r < 2; ++r) {                                    \
+        const uint8_t* rec = in + 32 * ((size_t)ty[r] * ex + tx) + 4 * t;              \
+        _Pragma("unroll") for (int p = 0; p < 5; ++p) {                                \
+            const uint32_t w0 = in_frame[r] ? ldg4(rec + p * plane) : 0u;              \
+            const uint32_t w1 = in_frame[r] ? ldg4(rec + p * plane + 16) : 0u;         \
+            acc[4 * p + 0][r] = tcf::cvt_rn_f16x2_e4m3x2(lo16(w0));                    \
+            acc[4 * p + 1][r] = tcf::cvt_rn_f16x2_e4m3x2(lo16(w1));                    \
+            acc[4 * p + 2][r] = tcf::cvt_rn_f16x2_e4m3x2(hi16(w0));                    \
+            acc[4 * p + 3][r] = tcf::cvt_rn_f16x2_e4m3x2(hi16(w1));                    \
+        }                                                                              \
+    }                                                                                  \
+    _Pragma("unroll") for (int n = 0; n < 20; ++n) {                                   \
+        const uint32_t b = ldg4(W + OFF_PROJ_BIAS + 16 * n + 4 * t);                   \
+        acc[n][0] = hadd2(b, acc[n][0]);                                               \
+        acc[n][1] = hadd2(b, acc[n][1]);                                               \
+    }
+
+// E60, y8 declared here: D60 (acc) requantised to packed e4m3 rows, then the guarded scatter to the 5-plane arena
+// (word t and t|4 of each plane).
+#define ENC5_E60(y8, acc)                                                              \
+    uint32_t y8[5][4];                                                                 \
+    _Pragma("unroll") for (int s = 0; s < 5; ++s) {                                    \
+        y8[s][0] = q4(acc[4 * s][0], acc[4 * s + 2][0]);                               \
+        y8[s][1] = q4(acc[4 * s][1], acc[4 * s + 2][1]);                               \
+        y8[s][2] = q4(acc[4 * s + 1][0], acc[4 * s + 3][0]);                           \
+        y8[s][3] = q4(acc[4 * s + 1][1], acc[4 * s + 3][1]);                           \
+    }                                                                                  \
+    _Pragma("unroll") for (int r = 0; r < 2; ++r) {                                    \
+        if (in_frame[r]) {                                                             \
+            uint8_t* rec = arena + 32 * ((size_t)ty[r] * ex + tx) + 4 * t;             \
+            _Pragma("unroll") for (int p = 0; p < 5; ++p) {                            \
+                *reinterpret_cast<uint32_t*>(rec + p * plane) = y8[p][r];              \
+                *reinterpret_cast<uint32_t*>(rec + p * plane + 16) = y8[p][2 + r];     \
+            }                                                                          \
+        }                                                                              \
+    }
 
 
 // the MLP's clamped cubic activation of one f16x2 word: y = min(max(x, -2), 2); g = 0.5 + y (0.412 - 0.081 |y|);
