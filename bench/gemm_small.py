@@ -2,7 +2,7 @@
 kernels' device time read with torch.profiler, so a slow shape shows whether the kernel or the launch costs the time.
 
     python3 -m bench.gemm_small [--variants auto,hoist,bm64,t128,t64,t64_sk] [--combos fp16:fp32,bf16:bf16,e4m3:bf16]
-        [--shapes 512x512x512,1024x1024x1024] [--b-col] [--a-col] [--tag NAME]
+        [--shapes 512x512x512,1024x1024x1024] [--b-col] [--a-col] [--a-pad N] [--b-pad N] [--tag NAME]
 
 A variant written NAME@fused or NAME@planes forces how its split launches reduce (inside the kernel, or through
 fp32 planes and the reduction kernel); plain NAME lets the launcher choose (api.prepare_plan's split_mode="auto").
@@ -57,6 +57,7 @@ def run(
     a_col: bool = False,
     b_pad: int = 0,
     options: LaunchOptions | None = None,
+    a_pad: int = 0,
 ) -> list[dict]:
     from tcforge.gemm import api
     from tcforge.gemm.bench import _check_against_cublas, _time_ms
@@ -69,7 +70,7 @@ def run(
             kmajor = in_kind == "e4m3" or b_col  # 16-bit B column-major with --b-col (nn.Linear's weight.t())
             akmajor = not (a_col and in_kind != "e4m3")  # 16-bit a column-major with --a-col
             seed = int(time.time() * 1000) % 100000  # fresh inputs every run
-            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed, akmajor, b_pad=b_pad)
+            a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed, akmajor, b_pad=b_pad, a_pad=a_pad)
             od = api.torch_dtype(out_kind)
             flop = 2.0 * m * n * k
             peers = {"cublas": partial(cublas, a, b, sa, sb, out_kind)}
@@ -86,7 +87,7 @@ def run(
                                 a_kmajor=akmajor, splits=nsplit)
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
                                        "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "b_pad": b_pad,
-                                       "ok": chk.ok,
+                                       "a_pad": a_pad, "ok": chk.ok,
                                        "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
                 try:
                     plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
@@ -95,7 +96,7 @@ def run(
                     row["grid"] = prep.grid[0]
                     row["splits"] = prep.splits
                     row["sk_units"] = prep.sk_units
-                    if b_pad:  # the check above ran on compact inputs: check the timed (strided) ones too
+                    if b_pad or a_pad:  # the check above ran on compact inputs: check the timed (strided) ones too
                         row.update(_check_against_cublas(prep, v, a, b, sa, sb, in_kind, out_kind))
                     ms = _time_ms(prep, True)
                     row.update(ms=ms, tflops=flop / ms / 1e9, kernels=kernel_times(prep))
@@ -128,6 +129,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--b-pad", type=int, default=0,
                     help="B's leading dimension this many elements longer than its rows (a strided view; cuBLAS gets "
                          "the same), to probe the stride's mapping onto memory channels")
+    ap.add_argument("--a-pad", type=int, default=0,
+                    help="a's leading dimension this many elements longer (as --b-pad), e.g. to give its rows the "
+                         "128-byte alignment a contiguous K = 1000 lacks")
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--no-pdl", action="store_true", help="launch without programmatic dependent launch (PDL)")
     ap.add_argument("--l2-promotion", type=int, default=None, choices=(0, 1, 2, 3),
@@ -136,8 +140,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cluster-policy", default="default", choices=("default", "spread", "load_balancing"),
                     help="cluster scheduling-policy preference of our cluster launches (cuBLAS's are its own)")
     args = ap.parse_args(argv)
-    if args.b_pad < 0:
-        ap.error(f"--b-pad must be >= 0, got {args.b_pad}")
+    if args.b_pad < 0 or args.a_pad < 0:
+        ap.error(f"--a-pad and --b-pad must be >= 0, got {args.a_pad} and {args.b_pad}")
     from tcforge.runtime.driver import CLUSTER_POLICIES
 
     options = LaunchOptions(l2_promotion=args.l2_promotion, cluster_policy=CLUSTER_POLICIES[args.cluster_policy])
@@ -146,14 +150,14 @@ def main(argv: list[str]) -> int:
     combos = [tuple(c.split(":")) for c in args.combos.split(",")]
     t0 = time.time()
     rows = run(shapes, combos, args.variants.split(","), args.b_col, args.a_col,  # type: ignore[arg-type]
-               b_pad=args.b_pad, options=options)
+               b_pad=args.b_pad, options=options, a_pad=args.a_pad)
     import torch
 
     path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "timing": "do_bench_cudagraph median",
             "pdl": options.pdl, "l2_promotion": options.l2_promotion, "cluster_policy": args.cluster_policy,
-            "b_pad": args.b_pad, "seconds": time.time() - t0}
+            "b_pad": args.b_pad, "a_pad": args.a_pad, "seconds": time.time() - t0}
     path.write_text(json.dumps({**meta, "rows": rows}, indent=1))
     print(f"wrote {path} ({len(rows)} rows, {sum(not r['ok'] for r in rows)} failed checks)")
     return 0

@@ -547,3 +547,18 @@ def test_small_launches_share_every_unit_instead_of_splitting_k() -> None:
                 pieces[s.unit] = pieces.get(s.unit, 0) + 1
                 assert s.kt1 - s.kt0 >= 1
         assert max(pieces.values()) <= 5  # an uneven split can cut a unit into one more piece than the ratio
+
+
+def test_padded_copies_get_rows_of_128_bytes() -> None:
+    """An operand tcforge copies gets rows padded to 128 bytes, whatever its element size and layout (TMA reads rows
+    that start only 16-byte aligned at less than half speed: docs/gemm.md "Row alignment")."""
+    from tcforge.gemm import api
+
+    assert api.COPY_PITCH_BYTES == 128
+    k_major = FakeTensor((300, 1001), "torch.bfloat16")  # K-major a: K 1001 -> k_padded 1008 -> rows of 1024
+    assert api._storage_shape(k_major, True, 1008, 8) == (300, 1024)
+    assert api._leading(k_major, True, True, 1008, 8) == 1024
+    mn_major = FakeTensor((520, 129), "torch.float16")  # MN-major (K, M) rows of 129 -> 192 elements
+    assert api._storage_shape(mn_major, False, 520, 8) == (520, 192)
+    fp8 = FakeTensor((64, 200), "torch.float8_e4m3fn")  # one-byte elements: 16 per 16 bytes, rows of 256
+    assert api._storage_shape(fp8, True, 208, 16) == (64, 256)

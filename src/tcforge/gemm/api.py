@@ -209,11 +209,15 @@ def tma_dtype(kind: str) -> int:
     return {"fp16": tm.DTYPE_FLOAT16, "bf16": tm.DTYPE_BFLOAT16, "e4m3": tm.DTYPE_UINT8, "fp32": tm.DTYPE_FLOAT32}[kind]
 
 
+COPY_PITCH_BYTES = 128  # a padded copy's rows start 128-byte aligned: TMA reads such rows fastest (docs/gemm.md)
+
+
 def _storage_shape(x: Any, k_inner: bool, kp: int, align: int) -> tuple[int, int]:
-    """An operand's 2-D storage as TMA reads it (rows of contiguous elements, K along the rows when `k_inner`, else
-    down them), padded: K to `kp`, an MN-major row to `align` elements (TMA's 16-byte strides)."""
+    """A padded copy's 2-D storage as TMA reads it (rows of contiguous elements, K along the rows when `k_inner`, else
+    down them): `kp` rows of K when MN-major, each row padded to COPY_PITCH_BYTES (`align` elements are 16 bytes)."""
     rows, cols = (int(d) for d in x.shape)
-    return (rows, kp) if k_inner else (kp, -(-cols // align) * align)
+    step = align * (COPY_PITCH_BYTES // 16)
+    return (rows, -(-kp // step) * step) if k_inner else (kp, -(-cols // step) * step)
 
 
 def _leading(x: Any, copy: bool, k_inner: bool, kp: int, align: int) -> int:
@@ -222,7 +226,8 @@ def _leading(x: Any, copy: bool, k_inner: bool, kp: int, align: int) -> int:
 
 
 def _padded(x: Any, k_inner: bool, kp: int, align: int) -> Any:
-    """A copy of the storage into zeros of the padded shape (operands whose stride or base TMA cannot take)."""
+    """A copy of the storage into zeros of the padded shape (operands whose stride or base TMA cannot take); the
+    tensor maps read K up to `kp` and the rows' own length, never the padding."""
     import torch
 
     rows, cols = (int(d) for d in x.shape)

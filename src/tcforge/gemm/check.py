@@ -46,12 +46,13 @@ class CheckResult:
 
 
 def make_inputs(
-    m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int, a_kmajor: bool = True, b_pad: int = 0
+    m: int, n: int, k: int, in_kind: str, b_kmajor: bool, seed: int, a_kmajor: bool = True, b_pad: int = 0,
+    a_pad: int = 0,
 ) -> tuple[Any, Any, Any, Any]:
     """Random a (M, K) and b (K, N) on the GPU (b column-major when b_kmajor; a column-major, a transposed view,
     when not a_kmajor), plus fp8 scales (else None). `b_pad` > 0 leaves that many unused elements after each of
-    b's rows (columns when column-major): a strided view, for probing how the leading dimension's stride maps onto
-    the memory channels."""
+    b's rows (columns when column-major), `a_pad` after a's: strided views, for probing how the leading
+    dimension's stride maps onto the memory channels and how its alignment meets TMA."""
     import torch
 
     g = torch.Generator(device="cuda").manual_seed(seed)
@@ -62,9 +63,9 @@ def make_inputs(
         bt = (bt * 2).to(torch.float8_e4m3fn)
         sa = torch.rand((), generator=g, device="cuda") + 0.5
         sb = torch.rand((), generator=g, device="cuda") + 0.5
-        return a, _padded(bt, b_pad).t(), sa.float(), sb.float()
+        return _padded(a, a_pad), _padded(bt, b_pad).t(), sa.float(), sb.float()
     dt = torch.float16 if in_kind == "fp16" else torch.bfloat16
-    a = a.to(dt) if a_kmajor else a.t().contiguous().to(dt).t()
+    a = _padded(a.to(dt), a_pad) if a_kmajor else _padded(a.t().contiguous().to(dt), a_pad).t()
     b = _padded(bt.to(dt), b_pad).t() if b_kmajor else _padded(bt.t().contiguous().to(dt), b_pad)
     return a, b, None, None
 
