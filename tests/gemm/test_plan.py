@@ -562,3 +562,17 @@ def test_padded_copies_get_rows_of_128_bytes() -> None:
     assert api._storage_shape(mn_major, False, 520, 8) == (520, 192)
     fp8 = FakeTensor((64, 200), "torch.float8_e4m3fn")  # one-byte elements: 16 per 16 bytes, rows of 256
     assert api._storage_shape(fp8, True, 208, 16) == (64, 256)
+
+
+def test_rows_that_start_16_byte_aligned_take_128_byte_promotion() -> None:
+    """An operand whose rows start only 16-byte aligned gets 128-byte L2 promotion where the launch takes 256 B; the
+    swapped tiles' 128 B and any promotion the options force stay."""
+    from tcforge.gemm.plan import L2_128B, L2_256B, operand_promotion
+
+    free, forced = LaunchOptions(), LaunchOptions(l2_promotion=L2_256B)
+    assert operand_promotion(L2_256B, 2000, free) == L2_128B  # bf16 K = 1000: 2000-byte rows
+    assert operand_promotion(L2_256B, 2048, free) == L2_256B
+    assert operand_promotion(L2_256B, 2080, free) == L2_256B  # 32-byte aligned
+    assert operand_promotion(L2_128B, 2000, free) == L2_128B
+    assert operand_promotion(L2_256B, 2000, forced) == L2_256B
+    assert operand_promotion(0, 2000, LaunchOptions(l2_promotion=0)) == 0

@@ -18,7 +18,7 @@ from tcforge.gemm.build import Build
 from tcforge.gemm.codegen import KERNEL_NAME, REDUCE_NAME
 from tcforge.gemm.config import IN_BYTES, OUT_BYTES, OUT_KINDS, KernelConfig
 from tcforge.gemm.model import cluster_tiles, kernel_dims
-from tcforge.gemm.plan import Device, LaunchOptions, LaunchPlan, plan_launch
+from tcforge.gemm.plan import Device, LaunchOptions, LaunchPlan, operand_promotion, plan_launch
 from tcforge.gemm.validate import Plan
 from tcforge.runtime.streams import current_stream
 
@@ -275,17 +275,18 @@ class Prepared:
         # the tensor maps: (parameter slot, base: 0 kernel A, 1 kernel B, 2 C; the encoder's other arguments)
         specs: list[tuple[int, int, tuple]] = []
         if cfg.use_tma:
-            dt, promo = tma_dtype(plan.in_kind), launch.l2_promotion
+            dt = tma_dtype(plan.in_kind)
+            pa, pb = (operand_promotion(launch.l2_promotion, ld * ib, options) for ld in (k_lda, k_ldb))
             if (cfg.swap_ab and not plan.b_kmajor) or not plan.a_kmajor:
                 # an MN-major A (B^T from row-major B, or a column-major a): 64-column slabs, as an MN-major B loads
-                specs.append((0, 0, (dt, ib, [km, kp], [k_lda * ib], [64, cfg.a_mn_box_k(plan.in_kind)], 128, promo)))
+                specs.append((0, 0, (dt, ib, [km, kp], [k_lda * ib], [64, cfg.a_mn_box_k(plan.in_kind)], 128, pa)))
             else:
                 # a cluster along N: each CTA loads its BM/CM share of the row band (and multicasts it)
-                specs.append((0, 0, (dt, ib, [kp, km], [k_lda * ib], [bk, cfg.a_box_rows], cfg.bk_bytes, promo)))
+                specs.append((0, 0, (dt, ib, [kp, km], [k_lda * ib], [bk, cfg.a_box_rows], cfg.bk_bytes, pa)))
             if plan.b_kmajor or cfg.swap_ab:
-                specs.append((1, 1, (dt, ib, [kp, kn], [k_ldb * ib], [bk, cfg.b_box_rows], cfg.bk_bytes, promo)))
+                specs.append((1, 1, (dt, ib, [kp, kn], [k_ldb * ib], [bk, cfg.b_box_rows], cfg.bk_bytes, pb)))
             else:
-                specs.append((1, 1, (dt, ib, [kn, kp], [k_ldb * ib], [64, bk], 128, promo)))
+                specs.append((1, 1, (dt, ib, [kn, kp], [k_ldb * ib], [64, bk], 128, pb)))
         if cfg.tma_store and not cfg.splitk:
             # a staged sub-tile: 128 bytes of a C row by the warpgroup's rows (swapped: by the tile's BN rows of C)
             box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
