@@ -381,17 +381,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="only sample torch.empty's host µs every 0.5 s for SECONDS (the host's speed over time)")
     ap.add_argument("--out", type=Path, default=Path("bench/results/eager.json"))
     args = ap.parse_args(argv)
+    if args.host_phases < 0 or args.rounds < 1:
+        ap.error(f"--host-phases must be >= 0 and --rounds >= 1, got {args.host_phases} and {args.rounds}")
     import torch
 
-    result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": []}
+    result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "torch": torch.__version__}
     if args.host_phases > 0:
-        result = {k: v for k, v in result.items() if k != "rows"} | {"host_phases": host_phases(args.host_phases)}
-        h = result["host_phases"]
+        h = result["host_phases"] = host_phases(args.host_phases)
         print(f"host phases on cpus {h['cpus']}: torch.empty min {h['min_us']} median {h['median_us']} max "
               f"{h['max_us']} us; series {h['series_us']}", flush=True)
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=1) + "\n")
-        return 0
+        return _write(result, args.out)
+    result["rows"] = []
     if args.breakdown:  # in a fresh process and again after the rows: a host's speed changes within one process
         result["breakdown_first"] = breakdown()
         print(f"breakdown, first: {json.dumps(result['breakdown_first'])}", flush=True)
@@ -419,9 +419,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.compile_check:
         result["compile_check"] = compile_check()
         print(f"compile check: {json.dumps(result['compile_check'])}", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {args.out}")
+    return _write(result, args.out)
+
+
+def _write(result: dict[str, Any], out: Path) -> int:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {out}")
     return 0
 
 
