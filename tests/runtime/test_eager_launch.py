@@ -355,3 +355,8 @@ def test_eager_runs_alternate_and_spread(monkeypatch: pytest.MonkeyPatch) -> Non
     assert [len(r) for r in runs] == [4, 4] and all(w >= h >= 0 for r in runs for h, w in r)
     monkeypatch.setattr(bench, "eager_runs", lambda *a: [[(3.0, 9.0), (2.0, 11.0)], [(5.0, 5.5)]])
     assert bench.eager_us([], 1) == [(2.0, 9.0), (5.0, 5.5)]  # the fewest host and wall µs, each on its own
+    from bench.eager import host_figures
+
+    # bench.eager's figures of one side: the fast speed's host and wall µs, and the host's median
+    assert host_figures([(3.0, 9.0), (2.0, 11.0), (6.0, 6.5)]) == {"host_us": 2.0, "host_median_us": 3.0,
+                                                                    "wall_us": 6.5}
