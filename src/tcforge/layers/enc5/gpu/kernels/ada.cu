@@ -409,22 +409,8 @@ extern "C" __global__ void __launch_bounds__(ENC5_THREADS, 1) enc5_ada(const __g
 
     // ---- E20: RMS norm of D20 -> e4m3 A fragments shared by every fc1 (5 k-steps); E21: fc2's C = out_bias + D20
     uint32_t an[5][4];
-    {
-        uint32_t nrm[2][20];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-#pragma unroll
-            for (int n = 0; n < 20; ++n) nrm[r][n] = acc[n][r];
-            rms_norm_row(nrm[r], W + OFF_MLP_GAIN + 4 * t);
-        }
-        requant_rows(an, nrm);
-    }
-#pragma unroll
-    for (int n = 0; n < 20; ++n) {
-        const uint32_t b = ldg4(W + OFF_OUT_BIAS + 16 * n + 4 * t);
-        acc[n][0] = hadd2(b, acc[n][0]);
-        acc[n][1] = hadd2(b, acc[n][1]);
-    }
+    e20_norm(an, acc, W, t);
+    e21_bias(acc, W, t);
 
     // ---- P21-P60: chunk i: hid_i = An . fc1_i + b1_i; acc += e4m3(act(hid_i)) . fc2_i; fc2_i and fc1_{i+1} in one
     // commit group; stage i % 4 is handed back to the producer once both have completed

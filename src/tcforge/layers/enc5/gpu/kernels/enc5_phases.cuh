@@ -1,6 +1,7 @@
 // Phase pieces shared by the one-CTA form (enc5_window.cuh), the 2-CTA-cluster forms (enc5_split.cuh) and the ada
-// form (ada.cu): the prologue's staging, P1-P12 of one head, P13's C, the RMS norm, the MLP activation, E60 and E61.
-// Every epilogue uses explicit-rounding PTX in the reference's operation order (no contraction, no reassociation).
+// form (ada.cu): the prologue's staging, P1-P12 of one head, P13's C, E20's RMS norm, E21, the MLP activation, E60
+// and E61. Every epilogue uses explicit-rounding PTX in the reference's operation order (no contraction, no
+// reassociation).
 #pragma once
 #include "enc5_layer.cuh"
 #include "enc5_mma.cuh"
@@ -155,6 +156,29 @@ __device__ __forceinline__ void requant_rows(uint32_t (&an)[5][4], const uint32_
         an[s][1] = q4(nrm[1][4 * s], nrm[1][4 * s + 2]);
         an[s][2] = q4(nrm[0][4 * s + 1], nrm[0][4 * s + 3]);
         an[s][3] = q4(nrm[1][4 * s + 1], nrm[1][4 * s + 3]);
+    }
+}
+
+// E20 of the one-CTA and ada forms: the RMS norm of the lane's two D20 rows (20 n-tile words each), requantised to
+// the e4m3 A fragments every fc1 shares (5 k-steps)
+__device__ __forceinline__ void e20_norm(uint32_t (&an)[5][4], const uint32_t (&acc)[20][2], const uint8_t* W, int t) {
+    uint32_t nrm[2][20];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+#pragma unroll
+        for (int n = 0; n < 20; ++n) nrm[r][n] = acc[n][r];
+        rms_norm_row(nrm[r], W + OFF_MLP_GAIN + 4 * t);
+    }
+    requant_rows(an, nrm);
+}
+
+// E21 of the one-CTA and ada forms: fc2's C = out_bias[c] + D20, in place
+__device__ __forceinline__ void e21_bias(uint32_t (&acc)[20][2], const uint8_t* W, int t) {
+#pragma unroll
+    for (int n = 0; n < 20; ++n) {
+        const uint32_t b = ldg4(W + OFF_OUT_BIAS + 16 * n + 4 * t);
+        acc[n][0] = hadd2(b, acc[n][0]);
+        acc[n][1] = hadd2(b, acc[n][1]);
     }
 }
 

@@ -243,23 +243,8 @@ __device__ __forceinline__ void enc5_body(const Enc5Params& prm) {
     fc1_bias(bias1, W, 0, t);
     // ---- E20: RMS norm of D20 -> e4m3 A fragments shared by every odd phase (5 k-steps)
     uint32_t an[5][4];
-    {
-        uint32_t nrm[2][20];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-#pragma unroll
-            for (int n = 0; n < 20; ++n) nrm[r][n] = acc[n][r];
-            rms_norm_row(nrm[r], W + OFF_MLP_GAIN + 4 * t);
-        }
-        requant_rows(an, nrm);
-    }
-    // E21: P22's C = out_bias[c] + D20
-#pragma unroll
-    for (int n = 0; n < 20; ++n) {
-        const uint32_t b = ldg4(W + OFF_OUT_BIAS + 16 * n + 4 * t);
-        acc[n][0] = hadd2(b, acc[n][0]);
-        acc[n][1] = hadd2(b, acc[n][1]);
-    }
+    e20_norm(an, acc, W, t);
+    e21_bias(acc, W, t);  // E21: P22's C = out_bias[c] + D20
 
     stamp<TIMING>(stamps, 7);
     // ---- P21-P60: 20 MLP chunks: hid_i = An . fc1_i + b1_i (odd phase); acc += e4m3(act(hid_i)) . fc2_i (even).
