@@ -28,38 +28,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcforge.gemm.bench import eager_calls, eager_runs, eager_us
+from tcforge.gemm.bench import eager_calls, eager_runs, eager_us, graph_us
 
 SHAPES = [(16, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000), (4096, 4096, 4096), (8192, 8192, 8192)]
 COMBOS = [("bf16", "bf16"), ("fp16", "fp32")]
 EAGER_RUNS, SPREAD_S = 21, 8.0  # eager runs per side, spread over seconds: the host's speed flips every 0.5-8 s
 ENC5_720P = (40, 23)  # the 720p frame's token extents, as bench/enc5_native.py counts them
-
-
-def graph_us(fn: Any, per_graph: int = 20, reps: int = 10) -> float:
-    """Median µs per call of `per_graph` calls captured in one CUDA graph and replayed (events around a replay)."""
-    import torch
-
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()  # warm-up on the capture stream (workspaces, first launches)
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=s):
-        for _ in range(per_graph):
-            fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / per_graph)
-    return statistics.median(times)
 
 
 def do_bench_us(fn: Any) -> float:

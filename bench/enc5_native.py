@@ -48,36 +48,12 @@ def layer_floor(ex: int, ey: int) -> dict:
 
 
 def time_kernel(fn, warmup: int = 10, reps: int = 100, per_graph: int = 20) -> float:
-    """Median µs per fn() call: `per_graph` calls captured in one CUDA graph, replays timed with CUDA events (Python
-    launch overhead stays out); falls back to timing single calls when capture fails."""
-    import torch
+    """Median µs per fn() call: `per_graph` calls captured in one CUDA graph, about 2 x reps / per_graph replays (at
+    least 3) timed with CUDA events (Python launch overhead stays out); single calls where capture fails
+    (`tcforge.gemm.bench.graph_us`)."""
+    from tcforge.gemm.bench import graph_us
 
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    try:
-        graph = torch.cuda.CUDAGraph()
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s), torch.cuda.graph(graph, stream=s):
-            for _ in range(per_graph):
-                fn()
-        torch.cuda.synchronize()
-        graph.replay()
-        torch.cuda.synchronize()
-        calls, run = per_graph, graph.replay
-    except Exception as exc:
-        print(f"graph capture failed ({type(exc).__name__}); timing single launches", flush=True)
-        calls, run = 1, fn
-    times = []
-    for _ in range(max(3, reps // calls * 2)):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        run()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1000.0 / calls)
-    return float(np.median(times))
+    return graph_us(fn, per_graph=per_graph, replays=max(3, reps // per_graph * 2), warmup=warmup, fallback=True)
 
 
 def random_frames(frames: int, ex: int, ey: int):

@@ -32,7 +32,8 @@ ENC5_EXTENTS = ((40, 23), (120, 68))
 
 
 def _graph_us(fn: Any, per_graph: int = 10, reps: int = 30) -> float:
-    """Median microseconds per call: `per_graph` calls captured in one CUDA graph, replays timed with CUDA events."""
+    """Median microseconds per call: `per_graph` calls captured in one CUDA graph, replays timed with CUDA events. (Its
+    own copy of tcforge.gemm.bench.graph_us: the worker imports the old tree's tcforge, which may not have it.)"""
     import torch
 
     for _ in range(3):

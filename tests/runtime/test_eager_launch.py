@@ -1,7 +1,8 @@
 """The eager launch path without a GPU: with a stand-in torch (tensors that are shapes, strides and addresses) and a
 stand-in driver (launches recorded, tensor maps encoded as their base address), a repeated `matmul` or enc5
 `native_batch` call does no hashing, planning, compiling or file access, and launches what the first call launched
-with the new call's pointers patched in (operands, outputs, tensor-map bases)."""
+with the new call's pointers patched in (operands, outputs, tensor-map bases). Also the benchmarks' timers of those
+calls (eager runs, graph replays) with a stand-in torch.cuda."""
 
 from __future__ import annotations
 
@@ -360,3 +361,77 @@ def test_eager_runs_alternate_and_spread(monkeypatch: pytest.MonkeyPatch) -> Non
     # bench.eager's figures of one side: the fast speed's host and wall µs, and the host's median
     assert host_figures([(3.0, 9.0), (2.0, 11.0), (6.0, 6.5)]) == {"host_us": 2.0, "host_median_us": 3.0,
                                                                     "wall_us": 6.5}
+
+
+class _FakeCuda:
+    """torch.cuda's stream, graph and event calls as `graph_us` makes them: what runs where, and preset timings."""
+
+    def __init__(self, elapsed_ms: list[float], capture_fails: bool = False) -> None:
+        self.log: list[str] = []
+        self.elapsed = iter(elapsed_ms)
+        self.capture_fails, self.stream_now = capture_fails, "default"
+        cuda = self
+
+        class Stream:
+            def wait_stream(self, other) -> None:
+                cuda.log.append("wait")
+
+        class CUDAGraph:
+            def replay(self) -> None:
+                cuda.log.append("replay")
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                assert enable_timing
+
+            def record(self) -> None:
+                pass
+
+            def synchronize(self) -> None:
+                pass
+
+            def elapsed_time(self, end) -> float:
+                return next(cuda.elapsed)
+
+        self.Stream, self.CUDAGraph, self.Event = Stream, CUDAGraph, Event
+
+    def current_stream(self):
+        return self.Stream()
+
+    @contextlib.contextmanager
+    def stream(self, s):
+        self.stream_now = "side"
+        yield
+        self.stream_now = "default"
+
+    @contextlib.contextmanager
+    def graph(self, g, stream=None):
+        if self.capture_fails:
+            raise RuntimeError("operation not permitted when stream is capturing")
+        self.stream_now = "capture"
+        yield
+        self.stream_now = "default"
+
+    def synchronize(self) -> None:
+        pass
+
+
+def test_graph_us_warms_captures_and_takes_the_median(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from tcforge.gemm import bench
+
+    cuda = _FakeCuda([4.0, 8.0, 6.0])
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    us = bench.graph_us(lambda: cuda.log.append(f"fn@{cuda.stream_now}"), per_graph=4, replays=3, warmup=2)
+    calls = [e for e in cuda.log if e.startswith("fn")]
+    assert calls == ["fn@side"] * 2 + ["fn@capture"] * 4  # warm-up on the side stream, then captured once
+    assert cuda.log.count("replay") == 1 + 3  # one untimed replay, then the timed ones
+    assert us == 1500.0  # median of 4, 8, 6 ms over 4 calls per replay, in µs
+    cuda = _FakeCuda([0.5, 0.25, 0.75], capture_fails=True)
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    with pytest.raises(RuntimeError, match="capturing"):
+        bench.graph_us(lambda: None, per_graph=4, replays=3, warmup=1)
+    cuda = _FakeCuda([0.5, 0.25, 0.75], capture_fails=True)
+    monkeypatch.setitem(sys.modules, "torch", SimpleNamespace(cuda=cuda))
+    n = []
+    assert bench.graph_us(lambda: n.append(1), per_graph=4, replays=3, warmup=1, fallback=True) == 500.0
+    assert len(n) == 1 + 3 and "timing single launches" in capsys.readouterr().out

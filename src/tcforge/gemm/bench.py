@@ -64,6 +64,44 @@ def _time_ms(fn: Any, graph: bool) -> float:
     return float(tt.do_bench(fn, warmup=20, rep=80, return_mode="median"))
 
 
+def graph_us(fn: Any, per_graph: int = 20, replays: int = 10, warmup: int = 3, fallback: bool = False) -> float:
+    """Median µs per call of `fn` with Python's launch cost left out: `warmup` calls on a side stream, `per_graph` calls
+    captured in one CUDA graph there, `replays` replays timed with CUDA events. With `fallback`, where capture fails
+    (a model that syncs), `replays` single calls are timed instead and a line says so."""
+    import statistics
+
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=side):
+            for _ in range(per_graph):
+                fn()
+        graph.replay()
+        torch.cuda.synchronize()
+        calls, run = per_graph, graph.replay
+    except Exception as exc:
+        if not fallback:
+            raise
+        print(f"graph capture failed ({type(exc).__name__}); timing single launches", flush=True)
+        calls, run = 1, fn
+    times = []
+    for _ in range(replays):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3 / calls)
+    return float(statistics.median(times))
+
+
 def eager_runs(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0) -> list[list[tuple[float, float]]]:
     """What a Python loop of `calls` calls sees, per callable and run: (host µs per call to enqueue them, wall µs per
     call until the GPU has finished them). The callables' runs alternate (the order flips each run), so a slow phase
