@@ -37,21 +37,28 @@ TAIL = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (4096, 14336
         (16384, 4096, 4096), (8192, 14336, 8192)]
 
 
-def _event_median_ms(fn: Any, reps: int = 50) -> float:
-    """Fallback when triton is absent: median of per-call CUDA-event timings after a warm-up."""
+def _event_median_us(run: Any, calls: int, times: int) -> float:
+    """Median µs per call over `times` timings of `run()` (which makes `calls` calls) between two CUDA events."""
+    import statistics
+
     import torch
 
-    for _ in range(5):
-        fn()
-    times = []
-    for _ in range(reps):
+    out = []
+    for _ in range(times):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        run()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
-    return float(sorted(times)[len(times) // 2])
+        out.append(start.elapsed_time(end) * 1e3 / calls)
+    return float(statistics.median(out))
+
+
+def _event_median_ms(fn: Any, reps: int = 50) -> float:
+    """Fallback when triton is absent: median of per-call CUDA-event timings after a warm-up."""
+    for _ in range(5):
+        fn()
+    return _event_median_us(fn, 1, reps) / 1e3
 
 
 def _time_ms(fn: Any, graph: bool) -> float:
@@ -68,8 +75,6 @@ def graph_us(fn: Any, per_graph: int = 20, replays: int = 10, warmup: int = 3, f
     """Median µs per call of `fn` with Python's launch cost left out: `warmup` calls on a side stream, `per_graph` calls
     captured in one CUDA graph there, `replays` replays timed with CUDA events. With `fallback`, where capture fails
     (a model that syncs), `replays` single calls are timed instead and a line says so."""
-    import statistics
-
     import torch
 
     side = torch.cuda.Stream()
@@ -91,15 +96,7 @@ def graph_us(fn: Any, per_graph: int = 20, replays: int = 10, warmup: int = 3, f
             raise
         print(f"graph capture failed ({type(exc).__name__}); timing single launches", flush=True)
         calls, run = 1, fn
-    times = []
-    for _ in range(replays):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e3 / calls)
-    return float(statistics.median(times))
+    return _event_median_us(run, calls, replays)
 
 
 def eager_runs(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0) -> list[list[tuple[float, float]]]:
