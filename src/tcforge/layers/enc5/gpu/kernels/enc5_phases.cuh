@@ -8,7 +8,8 @@
 
 // Two blocks the one-CTA form (enc5_window.cuh) and the ada form (ada.cu) share word for word, as macros over the
 // locals both declare alike (ENC5_FRAME_POINTERS' in, arena, plane, ex and W; the lane's t, its token column tx, rows
-// ty[2] and in_frame[2]): as __forceinline__ functions ptxas selects the e4m3 unpack differently in each form.
+// ty[2] and in_frame[2]). As __forceinline__ functions, either one changes the hopper and ada forms' SASS (cuobjdump),
+// whose figures were measured on this code; E20's norm and E21 below keep the SASS as functions.
 //
 // P13's C, declared here: proj_bias[c] + the residual (the dequantised raw input; 0 outside the frame).
 #define ENC5_P13_C(acc)                                                                \
