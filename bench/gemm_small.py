@@ -56,8 +56,8 @@ def run(
     b_col: bool = False,
     a_col: bool = False,
     b_pad: int = 0,
-    options: LaunchOptions | None = None,
     a_pad: int = 0,
+    options: LaunchOptions | None = None,
 ) -> list[dict]:
     from tcforge.gemm import api
     from tcforge.gemm.bench import _check_against_cublas, _time_ms
@@ -150,7 +150,7 @@ def main(argv: list[str]) -> int:
     combos = [tuple(c.split(":")) for c in args.combos.split(",")]
     t0 = time.time()
     rows = run(shapes, combos, args.variants.split(","), args.b_col, args.a_col,  # type: ignore[arg-type]
-               b_pad=args.b_pad, options=options, a_pad=args.a_pad)
+               b_pad=args.b_pad, a_pad=args.a_pad, options=options)
     import torch
 
     path = Path(args.out) / f"gemm_small{'_' + args.tag if args.tag else ''}.json"
