@@ -174,10 +174,17 @@ def test_a_remembered_launch_gives_the_bits_of_a_fresh_one(m, n, k, in_kind, out
         eager.clear()
         fresh = matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb)
         runs.append((a, b, sa, sb, fresh))
-    for a, b, sa, sb, fresh in runs:  # the entry of the last problem, re-bound to each earlier one
+    kept = []  # every output kept alive, so C moves at each call; the second pass meets remembered tensor maps
+    for a, b, sa, sb, fresh in runs + runs[::-1]:  # the entry of the last problem, re-bound to each earlier one
         again = matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb)
         torch.cuda.synchronize()
         assert torch.equal(again, fresh) and again.data_ptr() != fresh.data_ptr()
+        kept.append(again)
+    a, b, sa, sb, fresh = runs[0]
+    for _ in range(4):  # the caller keeps the last C only: C takes two blocks in turn, each with its remembered map
+        c = matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb)
+        torch.cuda.synchronize()
+        assert torch.equal(c, fresh)
     assert len(eager._entries) == 1
 
 

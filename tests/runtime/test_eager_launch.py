@@ -320,6 +320,51 @@ def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDrive
     assert us < 200
 
 
+def test_tensor_maps_are_remembered_per_base(fakes: FakeDriver, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that keeps the last C alive makes C alternate between two blocks: from the third call on, C's tensor
+    map is the one remembered for its base (no driver call). Past MAPS_PER_SLOT bases the oldest map is re-based in
+    place, and every launch's maps hold that launch's bases."""
+    import torch
+
+    from tcforge.gemm import api, eager, matmul
+
+    replaced: list[int] = []
+
+    def replace(buffer: int, address: int) -> int:
+        replaced.append(address)
+        ctypes.memmove(buffer, address.to_bytes(8, "little"), 8)
+        return 0
+
+    monkeypatch.setattr(tensormap, "_replacer", lambda: replace)
+    blocks = [(1 << 40) + i * (1 << 30) for i in range(api.MAPS_PER_SLOT + 3)]
+    order = iter([0, 1, 0, 1, 0, *range(len(blocks))] * 2)
+    monkeypatch.setattr(torch, "empty", lambda shape, dtype=None, device=None: T(shape, dtype, ptr=blocks[next(order)]))
+    a, b = T((128, 4096)), T((4096, 4096))
+    for i in (0, 1, 0, 1, 0):  # the launch's parameters as the driver read them, just after the call
+        c = matmul(a, b)
+        assert c.ptr == blocks[i] and _param(fakes.launches[-1][3], 2) == c.ptr
+    assert replaced == [blocks[1]]  # encoded for block 0 at the first call, copied and re-based once for block 1
+    for _ in blocks:
+        c = matmul(a, b)
+        params = fakes.launches[-1][3]
+        assert _param(params, 2) == c.ptr and {_param(params, 3), _param(params, 4)} == {a.ptr, b.ptr}
+    entry, = eager._entries.values()
+    assert all(len(k) <= api.MAPS_PER_SLOT for k in entry.prepared._known)
+    assert replaced[1:] == blocks[2:]  # each new base once; the two first stayed remembered until evicted
+
+
+def test_a_rebased_map_is_a_copy_with_another_base(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tensormap, "_replacer", lambda: lambda buf, addr: ctypes.memmove(
+        buf, addr.to_bytes(8, "little"), 8) and 0)
+    m = tensormap.TensorMap()
+    ctypes.memmove(m.param_buffer, bytes(range(128)), 128)
+    m2 = m.rebased(0x7F00_0000_1000)
+    assert m.raw() == bytes(range(128))
+    assert m2.raw() == (0x7F00_0000_1000).to_bytes(8, "little") + bytes(range(8, 128))
+    with pytest.raises(tensormap.TcforgeError, match="16-byte aligned"):
+        m.rebased(0x7F00_0000_1008)
+
+
 def test_scales_and_a_column_major_a_are_patched_too(fakes: FakeDriver) -> None:
     from tcforge.gemm import matmul
 

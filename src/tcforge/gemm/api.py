@@ -28,6 +28,7 @@ _cluster_cap: dict[tuple[int, int, int], int] = {}
 _sk_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
 _lock = threading.Lock()
 _replace_ok = True  # the driver patches a tensor map's base (cuTensorMapReplaceAddress); False: re-encode instead
+MAPS_PER_SLOT = 8  # tensor maps remembered per parameter slot, one per base address (forgotten all at once past it)
 # %globaltimer stamps per CTA written by a timeline build (the kernel's TL_SLOTS; bench/gemm_timeline.py)
 TIMELINE_SLOTS = 16
 
@@ -292,7 +293,9 @@ class Prepared:
             box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
             specs.append((2, 2, (tma_dtype(plan.out_kind), ob, [n, m], [ldc * ob], box_c, 128, tm.L2_PROMOTION_256B)))
         self._specs = specs
+        self._nmaps = len(specs)  # maps in slot order from 0 (plain launches; see `run`)
         self._bases: list[int | None] = [None, None, None]  # the base each map is encoded for
+        self._known: list[dict[int, tuple[Any, int]]] = [{}, {}, {}]  # per slot: base -> (map, its buffer's address)
         # workspaces: timeline stamps, stream-K slots and flags, the in-kernel split-K planes (the target), the pair's
         # flag, the fused split-K counters and slots (flags, floats)
         self._timeline = cfg.timeline
@@ -330,24 +333,71 @@ class Prepared:
             self._reduce = driver.Launch(fn.reduce, (rgrid, 1, 1), (256, 1, 1), rargs)
         self.c: Any = None
         self._bound: tuple = ()  # the bound call's tensors (keep, poison)
+        self._plain = (not self._copy and not self._timeline and self._ws is None and self._reduce is None
+                       and not options.poison_output and all(s[0] == i for i, s in enumerate(specs)))
 
     def _rebase(self, slot: int, ptr: int, spec: tuple) -> None:
-        """Point tensor map `slot` at `ptr`: encoded the first time, its base replaced after (re-encoded where the
-        driver lacks cuTensorMapReplaceAddress)."""
+        """Point tensor map `slot` at `ptr`: the map remembered for that base, else a map made for it (`_remap`)."""
+        hit = self._known[slot].get(ptr)
+        if hit is None:
+            hit = self._remap(slot, ptr, spec)
+        self._maps[slot] = hit[0]
+        self.args.point(slot, *hit)
+        self._bases[slot] = ptr
+
+    def _remap(self, slot: int, ptr: int, spec: tuple) -> tuple[Any, int]:
+        """A map over a base the slot does not remember: the slot's map copied while fewer than MAPS_PER_SLOT are
+        kept, else the oldest kept one, its base replaced in place (the driver copied the parameters of every launch
+        that used it); encoded afresh for the slot's first base or where the driver lacks cuTensorMapReplaceAddress."""
         global _replace_ok
+        known = self._known[slot]
+        m = None
         if self._bases[slot] is not None and _replace_ok:
             try:
-                self._maps[slot].replace_address(ptr)
-                self._bases[slot] = ptr
-                return
+                if len(known) < MAPS_PER_SLOT:
+                    m = self._maps[slot].rebased(ptr)
+                else:
+                    m = known.pop(next(iter(known)))[0]  # dicts keep insertion order: the oldest
+                    m.replace_address(ptr)
             except TcforgeError:
                 _replace_ok = False
-        from tcforge.runtime import tensormap as tm
+                m = None
+        if m is None:
+            from tcforge.runtime import tensormap as tm
 
-        dt, eb, dims, strides, box, swizzle, promo = spec
-        self._maps[slot] = tm.encode_tiled(dt, eb, ptr, dims, strides, box, swizzle=swizzle, l2_promotion=promo)
-        self.args.set(slot, self._maps[slot])
-        self._bases[slot] = ptr
+            dt, eb, dims, strides, box, swizzle, promo = spec
+            m = tm.encode_tiled(dt, eb, ptr, dims, strides, box, swizzle=swizzle, l2_promotion=promo)
+            if len(known) >= MAPS_PER_SLOT:
+                known.pop(next(iter(known)))
+        hit = known[ptr] = (m, ctypes.addressof(m.param_buffer))
+        return hit
+
+    def run(self, a: Any, b: Any, scale_a: Any, scale_b: Any, stream: int) -> Any:
+        """One eager call: bind, enqueue on `stream`, return C, keeping nothing. A plain launch (no copy, workspace,
+        second kernel, timeline or poisoning) takes a short path: the operands' and C's pointers, the tensor maps
+        pointed at the maps remembered for those bases, one enqueue."""
+        if not self._plain:
+            self.bind(a, b, scale_a, scale_b, stream=stream)
+            self.launch(stream)
+            out = self.result()
+            self.release()
+            return out
+        ka, kb = a.data_ptr(), b.data_ptr()
+        if self._swap:
+            ka, kb = kb, ka
+        c = self._empty(self._c_shape, dtype=self._c_dtype, device=self._device)
+        cp = c.data_ptr()
+        bases = self._bases
+        for slot, ptr in ((0, ka), (1, kb), (2, cp))[: self._nmaps]:
+            if bases[slot] != ptr:
+                self._rebase(slot, ptr, self._specs[slot][2])
+        self._ka.value, self._kb.value, self._cptr.value = ka, kb, cp
+        if scale_a is not None:  # (a scale's presence is part of the eager key: an absent one stays null)
+            self._sa.value = scale_a.data_ptr()
+        if scale_b is not None:
+            self._sb.value = scale_b.data_ptr()
+        self._launch(stream)
+        return c if self._ldc == self.n else c[:, : self.n].contiguous()
 
     def bind(self, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, timeline: Any = None,
              stream: int | None = None) -> Prepared:

@@ -4,9 +4,10 @@ key, a dictionary lookup, a fresh C, a few pointer patches and the driver's enqu
 The key holds each operand's shape, strides, dtype, base alignment (data_ptr % 16: unaligned operands are copied) and
 device, the output dtype, the scales' shapes, dtypes and devices, the variant and the launch options (None: the
 defaults as the environment said at the key's first call; `clear()` after changing TCFORGE_PDL). A call whose key
-was seen does no validation, planning, source hashing, compiling or file access: the entry's `api.Prepared` is bound
-to the call's tensors (tensor maps re-based with cuTensorMapReplaceAddress where a pointer moved) and enqueued on
-the current stream. Entries keep no tensor alive (each call's C is returned).
+was seen does no validation, planning, source hashing, compiling or file access: the entry's `api.Prepared` runs
+on the call's tensors (`Prepared.run`: pointers patched, each tensor map pointed at the one remembered for its base
+or re-based with cuTensorMapReplaceAddress) and enqueues on the current stream. Entries keep no tensor alive (each
+call's C is returned).
 """
 
 from __future__ import annotations
@@ -33,21 +34,16 @@ class Entry:
     def __call__(self, a: Any, b: Any, scale_a: Any, scale_b: Any) -> Any:
         stream = current_stream(self.device)
         with self.lock:
-            p = self.prepared.bind(a, b, scale_a, scale_b, stream=stream)
             if current_device() == self.device:
-                p.launch(stream)
-            else:  # the kernel belongs to its device's context
-                import torch
+                return self.prepared.run(a, b, scale_a, scale_b, stream)
+            import torch
 
-                with torch.cuda.device(self.device):
-                    p.launch(stream)
-            out = p.result()
-            p.release()
-        return out
+            with torch.cuda.device(self.device):  # the kernel belongs to its device's context
+                return self.prepared.run(a, b, scale_a, scale_b, stream)
 
 
-def _scale(s: Any) -> Any:
-    return None if s is None else (s.shape, s.dtype, s.get_device())
+def _scale(s: Any) -> tuple:
+    return s.shape, s.dtype, s.get_device()
 
 
 def key(a: Any, b: Any, out_dtype: Any, scale_a: Any, scale_b: Any, variant: Any,
@@ -55,8 +51,8 @@ def key(a: Any, b: Any, out_dtype: Any, scale_a: Any, scale_b: Any, variant: Any
     """Everything a matmul's plan and launch depend on, read from tensor-like operands (AttributeError else)."""
     return (a.shape, a.stride(), a.dtype, a.data_ptr() & 15, a.get_device(),
             b.shape, b.stride(), b.dtype, b.data_ptr() & 15, b.get_device(),
-            out_dtype, _scale(scale_a), _scale(scale_b), variant,
-            options)
+            out_dtype, None if scale_a is None else _scale(scale_a), None if scale_b is None else _scale(scale_b),
+            variant, options)
 
 
 def matmul(a: Any, b: Any, out_dtype: Any, scale_a: Any, scale_b: Any, variant: Any,

@@ -204,6 +204,11 @@ class KernelArgs:
         self._ptrs[i] = _address(i, value)
         self.values[i] = value
 
+    def point(self, i: int, value: object, address: int) -> None:
+        """`set` with the value's address already known (a remembered TensorMap's `param_buffer`)."""
+        self._ptrs[i] = address
+        self.values[i] = value
+
     def pointers(self) -> list[int]:
         """The addresses the array holds (tests)."""
         return list(self._ptrs[: len(self.values)])

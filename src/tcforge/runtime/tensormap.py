@@ -52,6 +52,14 @@ class TensorMap:
         """The 128 bytes the kernel receives."""
         return bytes(self.param_buffer)
 
+    def rebased(self, address: int) -> TensorMap:
+        """A copy of this map over another base address (the copy's base replaced; this map is left as it is)."""
+        other = TensorMap()
+        ctypes.memmove(other.param_buffer, self.param_buffer, MAP_BYTES)
+        other.encoded_by = self.encoded_by
+        other.replace_address(address)
+        return other
+
     def replace_address(self, address: int) -> None:
         """The same map over another base address (cuTensorMapReplaceAddress on the parameter copy, in place; about
         half a microsecond against ~5 for a fresh encode). The base must be 16-byte aligned, as the encoder's."""
