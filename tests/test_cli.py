@@ -157,6 +157,7 @@ def test_bad_tool_variable_is_one_line(argv, value, monkeypatch, capsys) -> None
     (["spec", "-", "-"], "stdin) may be given once"),
     (["emulate", "x.ptx", "--grid", "0", "--block", "32", "--args", "a.npz", "--out", "o.npz"], "--grid"),
     (["bench", "numerics", "--bogus"], "unrecognized arguments: --bogus"),
+    (["bench", "gemm", "--eager-spread", "-1"], "--eager-spread takes 0 to 60 seconds"),
     (["extract", "pyproject.toml"], ""),
 ])
 def test_malformed_values_are_one_line(argv, needle, capsys) -> None:

@@ -401,6 +401,16 @@ def test_eager_runs_alternate_and_spread(monkeypatch: pytest.MonkeyPatch) -> Non
     assert [len(r) for r in runs] == [4, 4] and all(w >= h >= 0 for r in runs for h, w in r)
     monkeypatch.setattr(bench, "eager_runs", lambda *a: [[(3.0, 9.0), (2.0, 11.0)], [(5.0, 5.5)]])
     assert bench.eager_us([], 1) == [(2.0, 9.0), (5.0, 5.5)]  # the fewest host and wall µs, each on its own
+    seen: list[tuple] = []
+    monkeypatch.setattr(bench, "eager_runs", lambda fns, calls, runs, spread_s: seen.append((calls, runs, spread_s))
+                        or [[(3.0, 9.0), (2.0, 11.0), (7.0, 8.0)], [(5.0, 18.0), (4.0, 20.0), (6.0, 19.0)]])
+    spread = bench.eager_row({"": None, "cublas_": None}, 2e12, spread_s=4.0)  # `tcforge bench gemm --eager-spread 4`
+    assert seen[-1] == (20, 9, 4.0)
+    assert spread == {"host_us": 2.0, "eager_us": 8.0, "host_median_us": 3.0, "cublas_host_us": 4.0,
+                      "cublas_eager_us": 18.0, "cublas_host_median_us": 5.0, "ratio_eager": 18.0 / 8.0}
+    assert "host_median_us" not in bench.eager_row({"": None, "cublas_": None}, 2e12) and seen[-1] == (20, 5, 0.0)
+    monkeypatch.setattr(bench, "eager_runs", lambda *a: 1 / 0)
+    assert bench.eager_row({"": None}, 1.0) == {"eager_error": "ZeroDivisionError: division by zero"}
     from bench.eager import host_figures
 
     # bench.eager's figures of one side: the fast speed's host and wall µs, and the host's median

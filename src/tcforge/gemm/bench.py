@@ -11,6 +11,7 @@ eager wall µs per call of `tcforge.gemm.matmul` (the launch cache, a fresh C pe
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import time
 from dataclasses import replace
@@ -128,6 +129,24 @@ def eager_us(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0) -
     return [(min(h for h, _ in r), min(w for _, w in r)) for r in eager_runs(fns, calls, runs, spread_s)]
 
 
+def eager_row(sides: dict[str, Any], flop: float, spread_s: float = 0.0) -> dict[str, Any]:
+    """A row's eager figures, per side (key prefix: "" tcforge, "cublas_", ...): `host_us` and `eager_us` (the fewest
+    host and wall µs per call of its runs) and the cuBLAS / tcforge wall ratio `ratio_eager`. Five runs back to back,
+    or, with `spread_s`, nine spread over that many seconds with each side's median host µs (`host_median_us`)."""
+    row: dict[str, Any] = {}
+    try:
+        runs = eager_runs(list(sides.values()), eager_calls(flop), 9 if spread_s > 0 else 5, spread_s)
+    except Exception as exc:
+        return {"eager_error": f"{type(exc).__name__}: {exc}"[:300]}
+    for side, r in zip(sides, runs, strict=True):
+        row[f"{side}host_us"], row[f"{side}eager_us"] = min(h for h, _ in r), min(w for _, w in r)
+        if spread_s > 0:
+            row[f"{side}host_median_us"] = round(statistics.median(h for h, _ in r), 2)
+    if "eager_us" in row and "cublas_eager_us" in row:
+        row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
+    return row
+
+
 def eager_calls(flop: float) -> int:
     """Calls per eager timing: about 20 of a 1 TFLOP problem, at least 20 and at most 200 (the launch queue never
     fills)."""
@@ -158,8 +177,9 @@ def _check_against_cublas(prepared: Any, variant: str, a: Any, b: Any, sa: Any, 
 
 
 def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, graph: bool,
-                options: LaunchOptions | None = None) -> dict[str, Any]:
-    """Check one variant against cuBLAS on fresh random inputs, then time both back to back on them."""
+                options: LaunchOptions | None = None, spread_s: float = 0.0) -> dict[str, Any]:
+    """Check one variant against cuBLAS on fresh random inputs, then time both back to back on them (the eager runs
+    spread over `spread_s` seconds: `eager_row`)."""
     from tcforge.gemm import api
     from tcforge.gemm.check import cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
@@ -195,13 +215,7 @@ def _bench_pair(variant: str, combo: tuple[str, str], m: int, n: int, k: int, gr
             eager["cublas_fast_"] = fast
         except Exception as exc:
             row["cublas_fast_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    try:
-        for side, (host, wall) in zip(eager, eager_us(list(eager.values()), eager_calls(flop)), strict=True):
-            row[f"{side}host_us"], row[f"{side}eager_us"] = host, wall
-    except Exception as exc:
-        row["eager_error"] = f"{type(exc).__name__}: {exc}"[:300]
-    if "eager_us" in row and "cublas_eager_us" in row:
-        row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
+    row.update(eager_row(eager, flop, spread_s))
     row.update(
         ms=t_ours,
         cublas_ms=t_cublas,
@@ -228,12 +242,12 @@ def _eager_note(r: dict[str, Any]) -> str:
 
 
 def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph: bool,
-               options: LaunchOptions | None = None) -> list[dict[str, Any]]:
+               options: LaunchOptions | None = None, spread_s: float = 0.0) -> list[dict[str, Any]]:
     """Every named variant at size^3 for each dtype pair, each interleaved with a cuBLAS timing."""
     rows = []
     for combo in combos:
         for name in names:
-            r = _bench_pair(name, combo, size, size, size, graph, options)
+            r = _bench_pair(name, combo, size, size, size, graph, options, spread_s)
             rows.append(r)
             print(
                 f"  ladder {combo[0]}->{combo[1]} {name:<11} {r['tflops']:7.1f} vs cuBLAS {r['cublas_tflops']:7.1f}"
@@ -243,7 +257,7 @@ def run_ladder(size: int, combos: list[tuple[str, str]], names: list[str], graph
     return rows
 
 
-def run_teaching_ladder(size: int, out_kinds: list[str], graph: bool) -> list[dict[str, Any]]:
+def run_teaching_ladder(size: int, out_kinds: list[str], graph: bool, spread_s: float = 0.0) -> list[dict[str, Any]]:
     """The teaching ladder (tcforge.gemm.ladder: one small kernel per rung, fp16 inputs) at size^3, each rung checked
     against cuBLAS on fresh random inputs with its output poisoned, then timed interleaved with cuBLAS."""
     import torch
@@ -272,9 +286,7 @@ def run_teaching_ladder(size: int, out_kinds: list[str], graph: bool) -> list[di
                 flop = 2.0 * size**3
                 row.update(check_rel_err_vs_cublas=err, ms=t_ours, cublas_ms=t_cublas, tflops=flop / t_ours / 1e9,
                            cublas_tflops=flop / t_cublas / 1e9, ratio=t_cublas / t_ours)
-                (row["host_us"], row["eager_us"]), (row["cublas_host_us"], row["cublas_eager_us"]) = eager_us(
-                    [run, peer], eager_calls(flop))
-                row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
+                row.update(eager_row({"": run, "cublas_": peer}, flop, spread_s))
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:300]
             rows.append(row)
@@ -292,13 +304,13 @@ def best_variant(rows: list[dict[str, Any]], combo: tuple[str, str]) -> str:
 
 def run_sweep(
     best: dict[tuple[str, str], list[str]], shapes: list[tuple[int, int, int]], graph: bool,
-    options: LaunchOptions | None = None,
+    options: LaunchOptions | None = None, spread_s: float = 0.0,
 ) -> list[dict[str, Any]]:
     """The chosen variants of each dtype pair against cuBLAS over the sweep's shapes."""
     rows = []
     for combo, names in best.items():
         for name, (m, n, k) in ((nm, sh) for nm in names for sh in shapes):
-            r = _bench_pair(name, combo, m, n, k, graph, options)
+            r = _bench_pair(name, combo, m, n, k, graph, options, spread_s)
             rows.append(r)
             print(
                 f"  sweep {combo[0]}->{combo[1]} {name} {m}x{n}x{k}: {r['tflops']:7.1f} vs {r['cublas_tflops']:7.1f}"
@@ -374,9 +386,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", default="bench/results", help="directory for gemm*.json and PNGs")
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--no-plot", action="store_true", help="write JSON only")
+    ap.add_argument("--eager-spread", type=float, default=0.0, metavar="SECONDS",
+                    help="spread each row's eager runs over this many seconds (9 runs; default 0: 5 back to back), "
+                         "so they meet both of the host's speeds; the rows then carry the median host us too")
     ap.add_argument("--ladder", action="store_true",
                     help="the teaching ladder (one small kernel per rung, fp16 in, fp32 out) against cuBLAS")
     args = ap.parse_args(argv)
+    if not 0 <= args.eager_spread <= 60:
+        ap.error(f"--eager-spread takes 0 to 60 seconds, got {args.eager_spread}")
     out_dir = output_dir(args.out, "--out")  # checked before any timing
     try:
         import torch
@@ -394,7 +411,7 @@ def main(argv: list[str]) -> int:
     if args.ladder:
         tag = f"_{args.tag}" if args.tag else ""
         print(f"teaching ladder at {args.size}^3 on {torch.cuda.get_device_name()}", flush=True)
-        rows = run_teaching_ladder(args.size, ["fp32"], graph)
+        rows = run_teaching_ladder(args.size, ["fp32"], graph, args.eager_spread)
         path = out_dir / f"gemm_ladder{tag}.json"
         path.write_text(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                                     "rungs": rows, "seconds": time.time() - t0}, indent=1))
@@ -410,7 +427,7 @@ def main(argv: list[str]) -> int:
         "pdl": options.pdl,
         "ladder_size": args.size,
     }
-    ladder = run_ladder(args.size, combos, names, graph, options)
+    ladder = run_ladder(args.size, combos, names, graph, options, args.eager_spread)
     path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": [], "seconds": time.time() - t0}, indent=1))
     sweep: list[dict[str, Any]] = []
     if args.sweep != "none":
@@ -430,7 +447,7 @@ def main(argv: list[str]) -> int:
         else:
             best = {c: [best_variant(ladder, c)] for c in SWEEP_COMBOS if c in combos}
         print(f"sweep of the best variants {best}", flush=True)
-        sweep = run_sweep(best, shapes, graph, options)
+        sweep = run_sweep(best, shapes, graph, options, args.eager_spread)
     path.write_text(json.dumps({**meta, "ladder": ladder, "sweep": sweep, "seconds": time.time() - t0}, indent=1))
     try:
         pngs = [] if args.no_plot else plot(ladder, sweep, out_dir, tag)
