@@ -353,6 +353,23 @@ def test_tensor_maps_are_remembered_per_base(fakes: FakeDriver, monkeypatch: pyt
     assert replaced[1:] == blocks[2:]  # each new base once; the two first stayed remembered until evicted
 
 
+def test_the_short_path_takes_the_workspace_of_the_stream(fakes: FakeDriver) -> None:
+    """16x4096x4096 runs the split pair (a flag selects the in-kernel reduction): the short path still points the
+    launch at the stream's workspace."""
+    from tcforge.gemm import api, eager, matmul
+
+    a, b = T((16, 4096)), T((4096, 4096))
+    matmul(a, b)
+    entry, = eager._entries.values()
+    assert entry.prepared._plain and entry.prepared._ws is not None
+    api._sk_buffers.clear()  # a fresh workspace: the remembered call must point at it
+    with nothing_but_the_launch():
+        matmul(a, b)
+    ws, flags = api._sk_buffers[(0, 0x5151)]
+    params = fakes.launches[-1][3]
+    assert (_param(params, 16), _param(params, 17)) == (ws.ptr, flags.ptr)
+
+
 def test_a_rebased_map_is_a_copy_with_another_base(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tensormap, "_replacer", lambda: lambda buf, addr: ctypes.memmove(
         buf, addr.to_bytes(8, "little"), 8) and 0)

@@ -333,7 +333,7 @@ class Prepared:
             self._reduce = driver.Launch(fn.reduce, (rgrid, 1, 1), (256, 1, 1), rargs)
         self.c: Any = None
         self._bound: tuple = ()  # the bound call's tensors (keep, poison)
-        self._plain = (not self._copy and not self._timeline and self._ws is None and self._reduce is None
+        self._plain = (not self._copy and not self._timeline and self._ws != "target" and self._reduce is None
                        and not options.poison_output and all(s[0] == i for i, s in enumerate(specs)))
 
     def _rebase(self, slot: int, ptr: int, spec: tuple) -> None:
@@ -373,9 +373,9 @@ class Prepared:
         return hit
 
     def run(self, a: Any, b: Any, scale_a: Any, scale_b: Any, stream: int) -> Any:
-        """One eager call: bind, enqueue on `stream`, return C, keeping nothing. A plain launch (no copy, workspace,
-        second kernel, timeline or poisoning) takes a short path: the operands' and C's pointers, the tensor maps
-        pointed at the maps remembered for those bases, one enqueue."""
+        """One eager call: bind, enqueue on `stream`, return C, keeping nothing. A plain launch (no copy, split planes
+        or second kernel, timeline or poisoning) takes a short path: the operands', C's and the workspace's pointers,
+        the tensor maps pointed at the maps remembered for those bases, one enqueue."""
         if not self._plain:
             self.bind(a, b, scale_a, scale_b, stream=stream)
             self.launch(stream)
@@ -392,6 +392,9 @@ class Prepared:
             if bases[slot] != ptr:
                 self._rebase(slot, ptr, self._specs[slot][2])
         self._ka.value, self._kb.value, self._cptr.value = ka, kb, cp
+        if self._ws is not None:  # stream-K's or the in-kernel split-K's slots and flags (per device and stream)
+            ws, flags = partial_workspace(self.device_index, stream, *self._ws)
+            self._wsp.value, self._flags.value = ws.data_ptr(), flags.data_ptr()
         if scale_a is not None:  # (a scale's presence is part of the eager key: an absent one stays null)
             self._sa.value = scale_a.data_ptr()
         if scale_b is not None:
