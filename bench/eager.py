@@ -62,15 +62,68 @@ def measure(ours: Any, peer: Any, calls: int, probe: Any, runs: int, spread_s: f
     return tuple(host_figures(r) for r in eager_runs([ours, peer, probe], calls, runs, spread_s))  # type: ignore
 
 
-def device_times(ours: Any, peer: Any, rounds: int) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
+class Clocks:
+    """The mean SM clock (MHz) and power (W) over a stretch of work: NVML read every `every_s` on a thread (an empty
+    dict where NVML is missing). The two sides of a large row run at the power cap, so their clocks say what a
+    difference between graph-replay and do_bench ratios comes from."""
+
+    def __init__(self, every_s: float = 0.01) -> None:
+        import threading
+
+        from tcforge.errors import DeviceUnavailableError
+        from tcforge.runtime.nvml import Nvml
+
+        self.every_s, self._stop, self._thread = every_s, threading.Event(), None
+        self.samples: list[tuple[int, int]] = []
+        try:
+            self._nv: Any = Nvml(0)
+        except DeviceUnavailableError:
+            self._nv = None
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            s = self._nv.sample()
+            self.samples.append((s.sm_mhz, s.power_mw))
+
+    def __enter__(self) -> Clocks:
+        import threading
+
+        self.samples, self._stop = [], threading.Event()
+        if self._nv is not None:
+            self._thread = threading.Thread(target=self._run, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def figures(self) -> dict[str, float]:
+        """The stretch's mean SM MHz and W."""
+        if not self.samples:
+            return {}
+        return {"mhz": round(statistics.fmean(c for c, _ in self.samples)),
+                "watts": round(statistics.fmean(p for _, p in self.samples) / 1000, 1)}
+
+
+def device_times(ours: Any, peer: Any, rounds: int, clocks: Clocks | None = None
+                 ) -> tuple[dict[str, float], dict[str, float], dict[str, Any]]:
     """Graph-replay and do_bench µs of both callables, taken in `rounds` interleaved rounds (the order flips each
-    round, so clock and temperature drift fall on both sides): per-side medians and the median of per-round ratios."""
+    round, so clock and temperature drift fall on both sides): per-side medians and the median of per-round ratios.
+    With `clocks`, each side's median SM clock and power per timing mode too (`graph_mhz`, `do_bench_watts`, ...)."""
     sides: list[dict[str, list[float]]] = [{"graph_us": [], "do_bench_us": []}, {"graph_us": [], "do_bench_us": []}]
     for r in range(rounds):
         for i in ((0, 1) if r % 2 == 0 else (1, 0)):
             fn = (ours, peer)[i]
-            sides[i]["graph_us"].append(graph_us(fn))
-            sides[i]["do_bench_us"].append(do_bench_us(fn))
+            for mode, timer in (("graph", graph_us), ("do_bench", do_bench_us)):
+                if clocks is None:
+                    sides[i][f"{mode}_us"].append(timer(fn))
+                    continue
+                with clocks:
+                    sides[i][f"{mode}_us"].append(timer(fn))
+                for k, v in clocks.figures().items():
+                    sides[i].setdefault(f"{mode}_{k}", []).append(v)
     med = [{k: round(statistics.median(v), 2) for k, v in s.items()} for s in sides]
     ratios: dict[str, Any] = {}
     for k in ("graph_us", "do_bench_us"):
@@ -110,7 +163,8 @@ def gemm_row(m: int, n: int, k: int, in_kind: str, out_kind: str, b_col: bool, r
     row["tcforge"], row["torch"], row["probe"] = measure(
         ours, peer, calls, lambda: torch.empty(mine.shape, dtype=od, device="cuda"), EAGER_RUNS, SPREAD_S)
     row.update(_ratios(row["tcforge"], row["torch"]))
-    dev_ours, dev_peer, ratios = device_times(ours, peer, rounds)
+    # the large rows run at the power cap: their clocks and power per side and timing mode come too
+    dev_ours, dev_peer, ratios = device_times(ours, peer, rounds, Clocks() if m * n * k >= 4096**3 else None)
     row["tcforge"].update(dev_ours)
     row["torch"].update(dev_peer)
     row.update(ratios)
@@ -390,6 +444,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"{p['wall_us']} us, graph {t['graph_us']} | {p['graph_us']} us, do_bench {t['do_bench_us']} | "
                   f"{p['do_bench_us']} us; torch/tcforge wall {row.get('ratio_wall')} graph {row.get('ratio_graph')} "
                   f"do_bench {row.get('ratio_do_bench')}", flush=True)
+            if "graph_mhz" in t:
+                print(f"  SM MHz / W, tcforge | torch: graph {t['graph_mhz']}/{t['graph_watts']} | "
+                      f"{p['graph_mhz']}/{p['graph_watts']}, do_bench {t['do_bench_mhz']}/{t['do_bench_watts']} | "
+                      f"{p['do_bench_mhz']}/{p['do_bench_watts']}", flush=True)
     if not args.no_enc5:
         row = enc5_row()
         result["rows"].append(row)

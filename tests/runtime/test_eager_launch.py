@@ -507,3 +507,41 @@ def test_graph_us_warms_captures_and_takes_the_median(monkeypatch: pytest.Monkey
     n = []
     assert bench.graph_us(lambda: n.append(1), per_graph=4, replays=3, warmup=1, fallback=True) == 500.0
     assert len(n) == 1 + 3 and "timing single launches" in capsys.readouterr().out
+
+
+def test_large_rows_carry_each_sides_clock_and_power(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench.eager's device_times with a stand-in NVML (the clock drops while the peer runs) and stand-in timers."""
+    import time as _time
+
+    import bench.eager as be
+
+    from tcforge.runtime import nvml
+
+    running: list[str] = [""]
+
+    class FakeNvml:
+        def __init__(self, index: int) -> None:
+            pass
+
+        def sample(self) -> nvml.Sample:
+            return nvml.Sample(0, 650_000 if running[0] == "peer" else 600_000, 1600 if running[0] == "peer" else 1700,
+                               0)
+
+    def timer(us: float):
+        def t(fn):
+            running[0] = fn()
+            clocks.samples.clear()  # (a sample the thread read before the switch)
+            _time.sleep(0.03)
+            return us
+        return t
+
+    monkeypatch.setattr(nvml, "Nvml", FakeNvml)
+    monkeypatch.setattr(be, "graph_us", timer(100.0))
+    monkeypatch.setattr(be, "do_bench_us", timer(110.0))
+    clocks = be.Clocks(every_s=0.002)
+    ours, theirs, ratios = be.device_times(lambda: "ours", lambda: "peer", 3, clocks)
+    assert (ours["graph_mhz"], ours["graph_watts"], ours["do_bench_mhz"]) == (1700, 600.0, 1700)
+    assert (theirs["graph_mhz"], theirs["do_bench_watts"]) == (1600, 650.0)
+    assert ratios["ratio_graph"] == 1.0 and ratios["ratio_do_bench_rounds"] == [1.0, 1.0, 1.0]
+    plain, _, _ = be.device_times(lambda: "ours", lambda: "peer", 1)
+    assert plain == {"graph_us": 100.0, "do_bench_us": 110.0}
