@@ -28,7 +28,7 @@ _cluster_cap: dict[tuple[int, int, int], int] = {}
 _sk_buffers: dict[tuple[int, int], tuple[Any, Any]] = {}
 _lock = threading.Lock()
 _replace_ok = True  # the driver patches a tensor map's base (cuTensorMapReplaceAddress); False: re-encode instead
-MAPS_PER_SLOT = 8  # tensor maps remembered per parameter slot, one per base address (forgotten all at once past it)
+MAPS_PER_SLOT = 8  # tensor maps remembered per parameter slot, one per base address (past it the oldest is re-based)
 # %globaltimer stamps per CTA written by a timeline build (the kernel's TL_SLOTS; bench/gemm_timeline.py)
 TIMELINE_SLOTS = 16
 
