@@ -6,7 +6,9 @@ kernels' device time read with torch.profiler, so a slow shape shows whether the
 
 A variant written NAME@fused or NAME@planes forces how its split launches reduce (inside the kernel, or through
 fp32 planes and the reduction kernel); plain NAME lets the launcher choose (api.prepare_plan's split_mode="auto").
-NAME#S forces S splits over K (NAME#1: none), e.g. sw16#4@fused.
+NAME#S forces S splits over K (NAME#1: none), e.g. sw16#4@fused. NAME@field=value+... is an experiment's build (the
+variant with its kernel config overridden, variants.parse_spec: t64@cpa=3), checked against cuBLAS on the timed
+inputs.
 `--a-col` stores 16-bit a column-major (a transposed view, the kernel's MN-major A operand; cuBLAS gets the same view).
 
 Writes bench/results/gemm_small[_TAG].json: per (shape, dtype pair, variant) the check (error vs float64 and its
@@ -23,6 +25,7 @@ import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from tcforge.gemm.plan import LaunchOptions
@@ -49,6 +52,18 @@ def kernel_times(fn: Any, calls: int = 20) -> list[dict[str, Any]]:
     return [{"kernel": k, "us": v / calls} for k, v in sorted(acc.items(), key=lambda kv: -kv[1])]
 
 
+def parse_variant(spec: str) -> tuple[str, str, int | None]:
+    """A --variants entry NAME[@field=value+...][#S][@MODE]: the variant or experiment spec (variants.parse_spec), how
+    a split launch reduces (MODE: auto, fused, planes, pair; default auto) and the forced split count (#S; None: the
+    planner's)."""
+    from tcforge.gemm.plan import SPLIT_MODES
+
+    head, sep, tail = spec.rpartition("@")
+    v, mode = (head, tail) if sep and tail in SPLIT_MODES else (spec, "auto")
+    v, _, forced = v.partition("#")
+    return v, mode, int(forced) if forced else None
+
+
 def run(
     shapes: list[tuple[int, int, int]],
     combos: list[tuple[str, str]],
@@ -63,6 +78,7 @@ def run(
     from tcforge.gemm.bench import _check_against_cublas, _time_ms
     from tcforge.gemm.check import check_one, cublas, make_inputs
     from tcforge.gemm.validate import plan_matmul
+    from tcforge.gemm.variants import plan_spec
 
     rows: list[dict[str, Any]] = []
     for m, n, k in shapes:
@@ -79,29 +95,32 @@ def run(
             peer_ms = {p: _time_ms(f, True) for p, f in peers.items()}
             peer_k = {p: kernel_times(f) for p, f in peers.items()}
             for spec in variants:
-                v, _, mode = spec.partition("@")
-                mode = mode or "auto"
-                v, _, forced = v.partition("#")
-                nsplit = int(forced) if forced else None
-                chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode,
-                                a_kmajor=akmajor, splits=nsplit)
+                v, mode, nsplit = parse_variant(spec)
+                build = "@" in v  # a registered variant with config overrides (variants.plan_spec): an experiment
+                if build:  # checked below, on the timed inputs, against cuBLAS
+                    chk = SimpleNamespace(ok=True, rel_err=None, tol=None, error=None)
+                else:
+                    chk = check_one(v, in_kind, out_kind, kmajor, m, n, k, seed=seed + 1, split_mode=mode,
+                                    a_kmajor=akmajor, splits=nsplit)
                 row: dict[str, Any] = {"m": m, "n": n, "k": k, "in": in_kind, "out": out_kind, "variant": spec,
                                        "split_mode": mode, "b_kmajor": kmajor, "a_kmajor": akmajor, "b_pad": b_pad,
                                        "a_pad": a_pad, "ok": chk.ok,
                                        "rel_err": chk.rel_err, "tol": chk.tol, "error": chk.error}
                 try:
-                    plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v)
+                    plan = (plan_spec(a, b, v, out_dtype=od, scale_a=sa, scale_b=sb) if build else
+                            plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=v))
                     prep = api.prepare_plan(plan, a, b, sa, sb, split_mode=mode, splits=nsplit, options=options)
                     row["ran"] = prep.plan.variant.name
                     row["grid"] = prep.grid[0]
                     row["splits"] = prep.splits
                     row["sk_units"] = prep.sk_units
-                    if b_pad or a_pad:  # the check above ran on compact inputs: check the timed (strided) ones too
+                    if b_pad or a_pad or build:  # (check_one ran on compact inputs, or not at all): these ones
                         row.update(_check_against_cublas(prep, v, a, b, sa, sb, in_kind, out_kind))
                     ms = _time_ms(prep, True)
                     row.update(ms=ms, tflops=flop / ms / 1e9, kernels=kernel_times(prep))
                 except Exception as exc:  # reported per row: one failing variant must not hide the others
                     row["error"] = f"{type(exc).__name__}: {exc}"[:300]
+                    row["ok"] = row["ok"] and not build
                     ms = float("nan")
                 for p, pms in peer_ms.items():
                     row[f"{p}_ms"] = pms

@@ -3,7 +3,7 @@ placement summary (stamps 12/13 = globaltimer at CTA start/end, 14 = %smid, 15 =
 frames (full and digest-only files carry the same outputs; compaction turns one into the other without changing what
 the device compares); the enc5 source comparison's baselines; the GEMM's SASS comparison (a stand-in cuobjdump), ncu
 table and the device check's spec bit-identity argument checks; bench/gemm_timeline.py's per-CTA stamp summary on
-hand-made stamps."""
+hand-made stamps; bench/gemm_small.py's variant entries."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bench import gemm_timeline
+from bench import gemm_small, gemm_timeline
 from tools import (
     enc5_device_check,
     enc5_probes,
@@ -231,3 +231,14 @@ def test_summary_of_two_ctas() -> None:
 def test_a_launch_without_stamps_is_refused() -> None:
     with pytest.raises(ValueError, match="no CTA wrote an entry stamp"):
         gemm_timeline.summarize([[0] * gemm_timeline.SLOTS] * 4)
+
+
+@pytest.mark.parametrize(("entry", "want"), [
+    ("auto", ("auto", "auto", None)), ("sw16#4@fused", ("sw16", "fused", 4)),
+    ("hoist@planes", ("hoist", "planes", None)),
+    ("t64@cpa=3", ("t64@cpa=3", "auto", None)), ("t64@cpa=3#1@pair", ("t64@cpa=3", "pair", 1)),
+    ("hoist@diag=2+stages=3#2", ("hoist@diag=2+stages=3", "auto", 2)),
+])
+def test_gemm_small_reads_split_modes_forced_splits_and_experiment_specs(entry: str, want: tuple) -> None:
+    """NAME[@field=value+...][#S][@MODE]: a trailing @MODE is a split mode only where it names one."""
+    assert gemm_small.parse_variant(entry) == want

@@ -320,3 +320,20 @@ def test_host_sizes_are_checked_by_the_kernel() -> None:
     with pytest.raises(CompileError, match="slot differs from the kernel's"):
         compile_cuda(source.replace(good, f"constexpr int HOST_SK_SLOT = {b.config.slot_floats + 4};"),
                      name="host_sizes_drift")
+
+
+@needs_nvcc
+def test_cp_async_operands_replace_their_tma_loads() -> None:
+    """`cpa` (bit 1 A, bit 2 B): each such operand's loads are 16-byte cp.async copies (LDGSTS: t64's 64-row A 8 per
+    thread and k-tile, its 128-row B 16) whose completion arrives on the stage's barrier, in place of its TMA loads;
+    the consumers fence the proxies after each wait; spill-free. With cpa 0 the build has none of it."""
+    from dataclasses import replace
+
+    t64 = VARIANTS["t64"].config
+    builds = [Build(replace(t64, cpa=c), "bf16", "bf16", True) for c in (0, 1, 2, 3)]
+    for (b, sass), (ldgsts, arrives, tma) in zip(_clean_sass(builds), [(0, 0, True), (8, 1, True), (16, 1, True),
+                                                                        (24, 2, False)], strict=True):
+        assert sass.count("LDGSTS.E.BYPASS.128") == ldgsts, b.tag()
+        assert sass.count("ARRIVES.LDGSTSBAR.64") == arrives, b.tag()
+        assert ("UTMALDG" in sass) == tma, b.tag()
+        assert ("FENCE.VIEW.ASYNC.S" in sass) and (sass.count("FENCE.VIEW.ASYNC.S") > 3) == (b.config.cpa > 0), b.tag()

@@ -292,6 +292,24 @@ def test_local_empty_barrier_paces_the_own_operand_of_n80c4_and_n96c4_only() -> 
             bad.check()
 
 
+def test_cp_async_operands_are_an_option_of_the_two_role_producer_without_a_cluster() -> None:
+    """`cpa` renders CPA and names the build `_ca<bits>`; it needs hoisting (two producer roles), no cluster, no
+    diagnostics or timeline, and bits 1-3; no registered variant sets it."""
+    from dataclasses import replace
+
+    t64 = VARIANTS["t64"].config
+    c = replace(t64, cpa=3)
+    c.check()
+    assert "constexpr int CPA = 3;\n" in codegen.render(c, "bf16", "bf16", True)
+    assert "constexpr int CPA = 0;\n" in codegen.render(t64, "bf16", "bf16", True)
+    assert codegen.tag(c, "bf16", "bf16", True).endswith("_ca3")
+    assert not any(v.config.cpa for v in VARIANTS.values())
+    for bad in (replace(c, hoist=False), replace(VARIANTS["hoist"].config, cpa=1), replace(c, cpa=4),
+                replace(c, diag=2), replace(c, timeline=True)):
+        with pytest.raises(TcforgeError, match="cp.async operands"):
+            bad.check()
+
+
 @pytest.mark.parametrize(("name", "bn", "stages"), [("sw32n2", 32, 17), ("sw40n2", 40, 16), ("sw48n2", 48, 14),
                                                     ("sw56n2", 56, 13), ("sw64n2", 64, 13)])
 def test_swapped_tile_in_a_cluster_along_n_shares_the_weight_rows(name: str, bn: int, stages: int) -> None:

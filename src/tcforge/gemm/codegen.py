@@ -19,7 +19,7 @@ OPTIONS = (
     "IN_KIND", "OUT_KIND", "BM", "BN", "BK", "STAGES", "NC", "USE_TMA", "B_KMAJOR", "CM", "TMA_STORE", "SPLITK",
     "HOIST", "SETMAXNREG", "PINGPONG", "RELAXED", "EPI_BUFS", "PRODUCER_REGS", "CONSUMER_REGS", "PROMOTE", "STREAMK",
     "EPI_DEFER", "EPI_SPREAD", "STREAMK_TRACE", "TIMELINE", "SK_FUSED", "SK_PAIR", "TRANS_C", "CLUSTER_N",
-    "LOCAL_EMPTY", "A_MN", "DIAG",
+    "LOCAL_EMPTY", "A_MN", "CPA", "DIAG",
 )
 _LOCAL_INCLUDE = re.compile(r'^#include "([A-Za-z0-9_]+\.cuh)"[ \t]*$', re.M)
 
@@ -139,6 +139,7 @@ def defines(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a
         **({"CLUSTER_N": 1} if config.cluster_n else {}),
         **({"LOCAL_EMPTY": 1} if config.local_empty else {}),  # B's (along N) / A's (along M) loads paced locally
         **({"A_MN": 1} if a_mn else {}),  # an MN-major A operand: column-major a, or swapped with row-major B
+        **({"CPA": config.cpa} if config.cpa else {}),  # operands loaded with cp.async (bit 1 A, bit 2 B)
         **({"DIAG": config.diag} if config.diag else {}),  # diagnostics only (bench/gemm_bound.py)
     }
 
@@ -187,6 +188,8 @@ def tag(config: KernelConfig, in_kind: str, out_kind: str, b_kmajor: bool, a_kma
         ("pair", config.split_pair),
     )
     parts += [f for f, on in flags if on]
+    if config.cpa:
+        parts.append(f"ca{config.cpa}")
     if config.diag:
         parts.append(f"diag{config.diag}")
     if config.epi_bufs != 2:

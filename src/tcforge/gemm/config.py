@@ -65,6 +65,9 @@ class KernelConfig:
     swap_ab: bool = False  # C^T = B^T A^T: the tile's rows run over N, its BN columns over M (small M)
     splitk_fused: bool = False  # split-K inside the kernel: the last split of a tile adds the partials and stores it
     split_pair: bool = False  # with splitk_fused, 2 splits: a tile's two CTAs in a cluster, the partial sent by DSMEM
+    # operands loaded with cp.async by two producer warps each instead of TMA (bit 1 the kernel's A, bit 2 its B; CPA):
+    # rows that start only 16-byte aligned, which TMA reads at less than half speed (docs/gemm.md, "Row alignment")
+    cpa: int = 0
     # diagnostics only (bench/gemm_bound.py; C is not computed, never reachable through matmul): bit 1 no loads after
     # each CTA's first ring fill, bit 2 no epilogue stores, bit 4 no wgmma
     diag: int = 0
@@ -193,6 +196,10 @@ class KernelConfig:
                                "promotion")
         if self.epi_spread and not self.epi_defer:
             raise TcforgeError(f"{self}: a spread epilogue is a deferred one (epi_defer)")
+        if self.cpa and (not 0 <= self.cpa <= 3 or not self.use_tma or not self.hoist or self.cm != 1 or self.diag
+                         or self.timeline):
+            raise TcforgeError(f"{self}: cp.async operands (cpa: bit 1 A, bit 2 B) need the TMA path's producer "
+                               "warpgroup with two producer roles (hoist), no cluster, no diagnostics or timeline")
         if self.promote and (rows != 64 or self.pingpong or self.bn % 16):
             raise TcforgeError(f"{self}: promotion needs one m64 block per consumer warpgroup, no ping-pong, "
                                "BN % 16 == 0")

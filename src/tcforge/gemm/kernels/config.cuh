@@ -32,6 +32,8 @@
 //   B, MN-major from row-major 16-bit B with A_MN — and its B operand A (K-major); M and N below are then the
 //   problem's N and M, and the epilogue writes each accumulator tile transposed into row-major C: small M becomes
 //   the wgmma's N instead of 64 padded rows)
+//   CPA (bit 1 A, bit 2 B: the kernel operand is loaded with cp.async by two producer warps, 16 bytes a copy, instead
+//   of TMA: rows that start only 16-byte aligned, which TMA reads at less than half speed; warps 0-1 load A, 2-3 B)
 //   Diagnostics (instrument.cuh): TIMELINE, STREAMK_TRACE (%globaltimer stamps), DIAG (parts of the kernel left out)
 // codegen also emits HOST_* (the sizes the host side computes for itself: checked against the kernel's below) and
 // TCF_CLUSTER_CTAS (the cluster's CTAs: a macro, since __cluster_dims__ is only given to cluster builds).
@@ -109,6 +111,13 @@ static_assert(!TRANS_C || (USE_TMA && B_KMAJOR && !PINGPONG && MI == 1 && BN <= 
               "swapped product: TMA path, K-major operands, no ping-pong, one m64 block of <= 160 columns");
 static_assert(!TRANS_C || !TMA_STORE || WG_ROWS * OUT_BYTES / 128 <= EPI_BUFS,
               "swapped product: one staging buffer per 128 bytes of a warpgroup's 64 C columns");
+// CPA: the threads loading each cp.async operand, and the arrivals a stage's full barrier waits for (a cp.async
+// operand's threads each arrive as their copies complete; a TMA operand's thread once, with its bytes)
+constexpr int CPA_THREADS = 64;
+constexpr int FULL_ARRIVALS = CPA ? ((CPA & 1) ? CPA_THREADS : 1) + ((CPA & 2) ? CPA_THREADS : 1) : (HOIST ? 2 : 1);
+static_assert(!CPA || (USE_TMA && HOIST && CM == 1 && !DIAG && !TIMELINE && !((CPA & 1) && A_MN) &&
+                       !((CPA & 2) && !B_KMAJOR)),
+              "cp.async operands: K-major, loaded by the producer warpgroup's two roles (hoist), no cluster or probes");
 constexpr int ORDER_BAR = 3;   // ping-pong: named barriers 3 and 4 hand the tensor core from one consumer to the other
 constexpr int WG_A = PINGPONG ? 0 : 1;             // A-row offset factor of consumer warpgroup wg inside a tile
 constexpr int READERS = (PINGPONG ? 1 : NC) * 4;   // consumer warps that read each stage in one CTA

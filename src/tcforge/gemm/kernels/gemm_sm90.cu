@@ -87,7 +87,7 @@ __device__ __forceinline__ void gemm(const TmaDesc* mapA, const TmaDesc* mapB, c
     // warp-specialised: warpgroup 0 produces, 1..NC consume
     if (threadIdx.x == 0) {
       for (int s = 0; s < STAGES; ++s) {
-        mbarrier_init(full_bar + s * 8, HOIST ? 2 : 1);   // rung 9: one arrival per producer thread
+        mbarrier_init(full_bar + s * 8, FULL_ARRIVALS);   // rung 9: one arrival per producer thread (CPA: more)
         mbarrier_init(empty_bar + s * 8, READERS * CM);   // one arrive per consumer warp of every CTA reading the slot
       }
       for (int i = 0; i < PAIR_BARS; ++i) mbarrier_init(empty_bar + (STAGES + i) * 8, 1);   // pair split-K
@@ -149,11 +149,11 @@ __device__ __forceinline__ void gemm(const TmaDesc* mapA, const TmaDesc* mapB, c
             Stage s;
             if constexpr (HOIST) {
               s = rp.s;
-              mbarrier_wait_parity(full_bar + s * 8, rp.ph);
+              wait_full(full_bar + s * 8, rp.ph);
               rp.next();
             } else {
               s = it % STAGES;
-              mbarrier_wait_parity(full_bar + s * 8, (it / STAGES) & 1);
+              wait_full(full_bar + s * 8, (it / STAGES) & 1);
             }
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
@@ -177,8 +177,8 @@ __device__ __forceinline__ void gemm(const TmaDesc* mapA, const TmaDesc* mapB, c
           uint32_t prev_s = 0;   // (HOIST) the stage of the k-tile before this one: released once its wgmmas are done
           if constexpr (Probe::timeline) {   // the first stage's arrival, waited for here: the k-loop stays plain
             if (tl_first && w.kt1 > w.kt0) {
-              if constexpr (HOIST) mbarrier_wait_parity(full_bar + rp.s * 8, rp.ph);
-              else mbarrier_wait_parity(full_bar + (it % STAGES) * 8, (it / STAGES) & 1);
+              if constexpr (HOIST) wait_full(full_bar + rp.s * 8, rp.ph);
+              else wait_full(full_bar + (it % STAGES) * 8, (it / STAGES) & 1);
               if (threadIdx.x % 128 == 0) Probe::stamp(x.sk_ws, 4 + 4 * wg);
             }
             tl_first = false;
@@ -187,10 +187,10 @@ __device__ __forceinline__ void gemm(const TmaDesc* mapA, const TmaDesc* mapB, c
             Stage s;
             if constexpr (HOIST) {
               s = rp.s;
-              mbarrier_wait_parity(full_bar + s * 8, rp.ph);
+              wait_full(full_bar + s * 8, rp.ph);
             } else {
               s = it % STAGES;
-              mbarrier_wait_parity(full_bar + s * 8, (it / STAGES) & 1);
+              wait_full(full_bar + s * 8, (it / STAGES) & 1);
             }
 #pragma unroll
             for (int mi = 0; mi < MI; ++mi) warpgroup_fence_operand(acc[mi]);

@@ -27,6 +27,12 @@ __device__ __forceinline__ void release_slot(uint32_t empty_bar) {
     arrive_local(empty_bar);
   }
 }
+// a consumer waits for a stage to be full; with cp.async operands (CPA) it then fences the proxies: the copies wrote
+// the stage through the generic proxy, the wgmmas read it through the async proxy
+__device__ __forceinline__ void wait_full(uint32_t bar, uint32_t parity) {
+  mbarrier_wait_parity(bar, parity);
+  if constexpr (CPA != 0) fence_proxy_async_shared_cta();
+}
 // ---------------------------------------------------------------- descriptors of one stage
 __device__ __forceinline__ uint64_t desc_a(uint32_t a_stage, int wg, int mi, int ks) {
   if constexpr (A_MN)   // the 64-column slab of this m64 block: BK rows of 128 bytes

@@ -105,8 +105,59 @@ __device__ __forceinline__ void producer_thread(const Ctx& x) {
   }
 }
 
+// The loads of one operand with cp.async (CPA; OPS 1: A, 2: B), by CPA_THREADS threads (thread t of them): each
+// k-tile's BM or BN rows of BK_BYTES in 16-byte copies into the swizzled layout TMA writes, chunks past the matrix
+// zero-filled (an in-place operand's K is a whole number of chunks; a copied one is padded with zeros). Each thread's
+// copies of a stage arrive on its full barrier as they complete (.noinc: the barrier counts the threads, no bytes).
+template <int OPS>
+__device__ __forceinline__ void producer_cpa(const Ctx& x, int t) {
+  constexpr bool A_OP = OPS == 1;
+  constexpr int ROWS = A_OP ? BM : BN, TILE = A_OP ? A_TILE : B_TILE, ROW_CHUNKS = BK_BYTES / 16;
+  static_assert(ROWS * ROW_CHUNKS % CPA_THREADS == 0, "a cp.async operand's tile: whole chunks per thread");
+  const Schedule& sc = x.sched;
+  const uint8_t* const base = reinterpret_cast<const uint8_t*>(A_OP ? x.A : x.B);
+  const long long ld = A_OP ? x.lda : x.ldb;
+  const int rows = A_OP ? x.M : x.N, K = x.K;
+  const uint32_t ring = A_OP ? x.a_ring : x.b_ring;
+  RingPos rp;
+  auto produce = [&](const Unit& w) {
+    const int row0 = A_OP ? w.m_tile * BM : w.n_tile * BN;
+    for (int kt = w.kt0; kt < w.kt1; ++kt) {
+      const uint32_t s = rp.s;
+      mbarrier_wait_parity(x.empty_bar + s * 8, rp.ph ^ 1);
+      rp.next();
+      const uint32_t dst = ring + s * TILE;
+      const int k0 = kt * BK;
+#pragma unroll
+      for (int i = 0; i < ROWS * ROW_CHUNKS / CPA_THREADS; ++i) {
+        const int c = t + i * CPA_THREADS;   // a warp's 32 copies: 4 rows of 128 bytes
+        const int r = c / ROW_CHUNKS, kc = c % ROW_CHUNKS;
+        const int gk = k0 + kc * (16 / IN_BYTES);
+        const bool ok = row0 + r < rows && gk < K;
+        const void* src = ok ? base + ((int64_t)(row0 + r) * ld + gk) * IN_BYTES : base;
+        cp_async_cg_16(dst + swz(r * BK_BYTES + kc * 16, K_SWZ_MASK), src, ok);
+      }
+      cp_async_mbarrier_arrive_noinc(x.full_bar + s * 8);
+    }
+  };
+  for (int u = sc.cluster; u < sc.dp_units; u += sc.num_clusters) produce(sc.unit(u));
+  if constexpr (STREAMK) sc.sk_walk([&](const Unit& w, int, bool) { produce(w); });
+  if (A_OP && t == 0) griddepcontrol_launch_dependents();
+  cp_async_wait_all();   // (no thread leaves with copies in flight)
+}
+
 template <class Probe> __device__ __forceinline__ void producer_warpgroup(const Ctx& x) {
   if constexpr (SETMAXNREG) setmaxnreg_dec<PRODUCER_REGS>();
-  if (threadIdx.x == 0) producer_thread<Probe, HOIST ? 1 : 3>(x);
-  else if (HOIST && threadIdx.x == 32) producer_thread<Probe, 2>(x);
+  if constexpr (CPA != 0) {   // warps 0-1 load A, warps 2-3 B: all 64 threads with cp.async, or the first with TMA
+    if (threadIdx.x < CPA_THREADS) {
+      if constexpr ((CPA & 1) != 0) producer_cpa<1>(x, threadIdx.x);
+      else if (threadIdx.x == 0) producer_thread<Probe, 1>(x);
+    } else {
+      if constexpr ((CPA & 2) != 0) producer_cpa<2>(x, threadIdx.x - CPA_THREADS);
+      else if (threadIdx.x == CPA_THREADS) producer_thread<Probe, 2>(x);
+    }
+  } else {
+    if (threadIdx.x == 0) producer_thread<Probe, HOIST ? 1 : 3>(x);
+    else if (HOIST && threadIdx.x == 32) producer_thread<Probe, 2>(x);
+  }
 }

@@ -18,6 +18,13 @@ __device__ __forceinline__ void cp_async_ca_8(uint32_t dst, const void* src, boo
                "l"(src), "r"((uint32_t)on) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit_group() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// an arrival on the mbarrier at `bar` once every cp.async this thread issued before has completed; .noinc: the
+// barrier's expected count includes it (one per copying thread)
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(uint32_t bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(bar) : "memory");
+}
+// wait until every cp.async this thread issued has completed
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
 // at most N of this thread's cp.async groups still pending
 template <int N> __device__ __forceinline__ void cp_async_wait_group() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
