@@ -314,6 +314,10 @@ def test_the_cublas_mode_each_variant_is_compared_with() -> None:
     assert fast_accum_peer("hoist", "e4m3") and fast_accum_peer("auto", "e4m3") and fast_accum_peer("hoist_ed", "e4m3")
     assert not fast_accum_peer("promote", "e4m3") and not fast_accum_peer("promote_cm1", "e4m3")
     assert not fast_accum_peer("hoist", "bf16") and not fast_accum_peer("promote", "fp16")
+    # experiment specs: their variant's mode, unless they override promote
+    assert fast_accum_peer("t64@cpa=3", "e4m3") and not fast_accum_peer("promote_cm1@cpa=1", "e4m3")
+    assert not fast_accum_peer("hoist@promote=true", "e4m3")
+    assert fast_accum_peer("promote@stages=3+promote=false", "e4m3")
 
 
 def test_l2_promotion_is_128_bytes_for_the_swapped_tiles_and_256_for_the_rest() -> None:

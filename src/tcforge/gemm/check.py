@@ -110,10 +110,17 @@ def cublas(a: Any, b: Any, sa: Any, sb: Any, out_kind: str, fast_accum: bool = F
 def fast_accum_peer(variant: str, in_kind: str) -> bool:
     """Whether cuBLAS's like-for-like output for a launch of `variant` is its use_fast_accum=True one: fp8 launches
     that do not promote accumulate in the tensor core as that mode does (bit-identical unsplit); the promoting
-    variants reproduce the default (promoted) mode, and 16-bit inputs have one mode."""
+    variants reproduce the default (promoted) mode, and 16-bit inputs have one mode. An experiment spec
+    (`promote@cpa=1`) promotes as its variant does unless it overrides `promote`."""
     from tcforge.gemm.variants import VARIANTS
 
-    return in_kind == "e4m3" and not (variant in VARIANTS and VARIANTS[variant].config.promote)
+    name, _, rest = variant.partition("@")
+    promote = name in VARIANTS and VARIANTS[name].config.promote
+    for item in rest.split("+"):
+        field, _, value = item.partition("=")
+        if field == "promote":
+            promote = value.lower() in ("true", "1")
+    return in_kind == "e4m3" and not promote
 
 
 def poisoned_result(prepared: Any) -> Any:
