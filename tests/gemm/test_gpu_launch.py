@@ -3,6 +3,8 @@ PDL chains, `auto`'s launches by fill, the timeline build and the bench's pre-ti
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from tests.gemm.test_gpu import COMBOS, POISON, check, pair_id
 
@@ -108,6 +110,38 @@ def test_padded_leading_dimension_is_read_in_place(variant: str) -> None:
             torch.cuda.synchronize()
             assert not torch.isnan(ours).any()
             assert torch.equal(ours, ref), (in_kind, m, n, k, int((ours != ref).sum()))
+
+
+@pytest.mark.parametrize("spec", ["t64", "t128", "sw16", "t64_sk"])
+def test_cp_async_operands_give_the_tma_bits(spec: str) -> None:
+    """`cpa` (each operand loaded with cp.async instead of TMA: bit 1 the kernel's A, bit 2 its B) fills the ring
+    with the bytes TMA would: every output is the TMA build's, bit for bit — on rows that start only 16-byte
+    aligned (K = 1000, 1000 B fp8 rows copied, 1008 in place), partial tiles, K split three ways, and B row-major
+    (its TMA loads kept: bit 2 needs a K-major B)."""
+    from dataclasses import replace
+
+    import torch
+
+    from tcforge.gemm import api
+    from tcforge.gemm.check import make_inputs
+    from tcforge.gemm.validate import plan_matmul
+
+    for (in_kind, out_kind, kmajor), (m, n, k) in itertools.product(
+            [("bf16", "bf16", True), ("fp16", "fp32", True), ("e4m3", "bf16", True), ("bf16", "bf16", False)],
+            [(16 if spec.startswith("sw") else 1000, 1000, 1000), (13 if spec.startswith("sw") else 333, 517, 1008)]):
+        a, b, sa, sb = make_inputs(m, n, k, in_kind, kmajor, seed=m + n + k)
+        od = api.torch_dtype(out_kind)
+        plan = plan_matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb, variant=spec)
+        splits = 3 if plan.variant.splitk_auto and m > 64 else 1
+        want = api.run_plan(plan, a, b, sa, sb, splits=splits, options=POISON)
+        bits = (1, 2, 3) if kmajor or plan.variant.config.swap_ab else (1,)
+        for cpa in bits:
+            if plan.variant.config.swap_ab and not kmajor and cpa & 1:  # the swapped A is B^T: MN-major
+                continue
+            v = replace(plan.variant, name=f"{spec}@cpa={cpa}", config=replace(plan.variant.config, cpa=cpa))
+            got = api.run_plan(replace(plan, variant=v), a, b, sa, sb, splits=splits, options=POISON)
+            torch.cuda.synchronize()
+            assert torch.equal(got, want), (spec, cpa, in_kind, m, n, k, int((got != want).sum()))
 
 
 @pytest.mark.parametrize(("variant", "kmajor"), [("hoist", False), ("n96c4", True), ("t64", False)])
