@@ -3,7 +3,8 @@
 // Rung 9 (HOIST): two producer threads in two warps, thread 0 loading A and thread 32 B, each arming the stage's full
 // barrier with its own operand's bytes (the barrier counts two arrivals): one thread issuing both ran a chain of ~47
 // instructions per k-tile, the bound of the small tiles (docs/gemm.md, "The producer's instruction chain"). Earlier
-// rungs: thread 0 loads both.
+// rungs: thread 0 loads both. CPA builds: warps 0-1 load A and warps 2-3 B, an operand with cp.async by all 64
+// threads (producer_cpa) or with TMA by the first.
 
 // the loads of one producer thread (OPS: bit 0 A, bit 1 B; a compile-time value, so its loop holds its own loads)
 template <class Probe, int OPS>
