@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tcforge.gemm.bench import eager_calls, eager_runs, eager_us, graph_us
+from tcforge.gemm.bench import eager_calls, eager_runs, eager_us, graph_us, run_figures
 
 SHAPES = [(16, 4096, 4096), (128, 4096, 4096), (1000, 1000, 1000), (4096, 4096, 4096), (8192, 8192, 8192)]
 COMBOS = [("bf16", "bf16"), ("fp16", "fp32")]
@@ -48,8 +48,8 @@ def do_bench_us(fn: Any) -> float:
 def host_figures(runs: list[tuple[float, float]]) -> dict[str, float]:
     """One callable's eager runs as figures: the fewest host and wall µs per call (the host at its fast speed) and
     the median host µs (its speed as it comes)."""
-    return {"host_us": min(h for h, _ in runs), "host_median_us": round(statistics.median(h for h, _ in runs), 2),
-            "wall_us": min(w for _, w in runs)}
+    host, wall, median = run_figures(runs)
+    return {"host_us": host, "host_median_us": median, "wall_us": wall}
 
 
 def measure(ours: Any, peer: Any, calls: int, probe: Any, runs: int, spread_s: float

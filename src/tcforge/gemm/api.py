@@ -293,7 +293,6 @@ class Prepared:
             box_c = [128 // ob, cfg.bn if cfg.swap_ab else 16]  # one warp's 16 rows per store (kernel: epilogue_tma)
             specs.append((2, 2, (tma_dtype(plan.out_kind), ob, [n, m], [ldc * ob], box_c, 128, tm.L2_PROMOTION_256B)))
         self._specs = specs
-        self._nmaps = len(specs)  # maps in slot order from 0 (plain launches; see `run`)
         self._bases: list[int | None] = [None, None, None]  # the base each map is encoded for
         self._known: list[dict[int, tuple[Any, int]]] = [{}, {}, {}]  # per slot: base -> (map, its buffer's address)
         # workspaces: timeline stamps, stream-K slots and flags, the in-kernel split-K planes (the target), the pair's
@@ -334,7 +333,13 @@ class Prepared:
         self.c: Any = None
         self._bound: tuple = ()  # the bound call's tensors (keep, poison)
         self._plain = (not self._copy and not self._timeline and self._ws != "target" and self._reduce is None
-                       and not options.poison_output and all(s[0] == i for i, s in enumerate(specs)))
+                       and not options.poison_output)
+
+    def _point_maps(self, bases: tuple[int, int, int]) -> None:
+        """Point each tensor map at its base (kernel A, kernel B, C) where it moved."""
+        for slot, which, spec in self._specs:
+            if self._bases[slot] != bases[which]:
+                self._rebase(slot, bases[which], spec)
 
     def _rebase(self, slot: int, ptr: int, spec: tuple) -> None:
         """Point tensor map `slot` at `ptr`: the map remembered for that base, else a map made for it (`_remap`)."""
@@ -387,10 +392,7 @@ class Prepared:
             ka, kb = kb, ka
         c = self._empty(self._c_shape, dtype=self._c_dtype, device=self._device)
         cp = c.data_ptr()
-        bases = self._bases
-        for slot, ptr in ((0, ka), (1, kb), (2, cp))[: self._nmaps]:
-            if bases[slot] != ptr:
-                self._rebase(slot, ptr, self._specs[slot][2])
+        self._point_maps((ka, kb, cp))
         self._ka.value, self._kb.value, self._cptr.value = ka, kb, cp
         if self._ws is not None:  # stream-K's or the in-kernel split-K's slots and flags (per device and stream)
             ws, flags = partial_workspace(self.device_index, stream, *self._ws)
@@ -420,10 +422,7 @@ class Prepared:
         cp = c.data_ptr()
         target = c if self._planes is None else self._empty(self._planes, dtype=self._f32, device=self._device)
         tp = cp if target is c else target.data_ptr()
-        bases = (ka, kb, cp)
-        for slot, which, spec in self._specs:
-            if self._bases[slot] != bases[which]:
-                self._rebase(slot, bases[which], spec)
+        self._point_maps((ka, kb, cp))
         ws = flags = None
         if self._timeline:  # the stamps go where an unsplit launch's (unused) split workspace pointer points
             import torch

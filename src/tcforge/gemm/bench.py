@@ -40,8 +40,6 @@ TAIL = [(4096, 4096, 4096), (6144, 6144, 6144), (8192, 8192, 8192), (4096, 14336
 
 def _event_median_us(run: Any, calls: int, times: int) -> float:
     """Median µs per call over `times` timings of `run()` (which makes `calls` calls) between two CUDA events."""
-    import statistics
-
     import torch
 
     out = []
@@ -124,9 +122,15 @@ def eager_runs(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0)
     return out
 
 
+def run_figures(runs: list[tuple[float, float]]) -> tuple[float, float, float]:
+    """One callable's `eager_runs`: the fewest host µs and wall µs per call (the host at its fast speed) and the
+    median host µs (its speed as it comes)."""
+    return min(h for h, _ in runs), min(w for _, w in runs), round(statistics.median(h for h, _ in runs), 2)
+
+
 def eager_us(fns: list[Any], calls: int, runs: int = 5, spread_s: float = 0.0) -> list[tuple[float, float]]:
     """Per callable, the fewest host and wall µs per call over `eager_runs`' runs."""
-    return [(min(h for h, _ in r), min(w for _, w in r)) for r in eager_runs(fns, calls, runs, spread_s)]
+    return [run_figures(r)[:2] for r in eager_runs(fns, calls, runs, spread_s)]
 
 
 def eager_row(sides: dict[str, Any], flop: float, spread_s: float = 0.0) -> dict[str, Any]:
@@ -139,9 +143,10 @@ def eager_row(sides: dict[str, Any], flop: float, spread_s: float = 0.0) -> dict
     except Exception as exc:
         return {"eager_error": f"{type(exc).__name__}: {exc}"[:300]}
     for side, r in zip(sides, runs, strict=True):
-        row[f"{side}host_us"], row[f"{side}eager_us"] = min(h for h, _ in r), min(w for _, w in r)
+        host, wall, median = run_figures(r)
+        row[f"{side}host_us"], row[f"{side}eager_us"] = host, wall
         if spread_s > 0:
-            row[f"{side}host_median_us"] = round(statistics.median(h for h, _ in r), 2)
+            row[f"{side}host_median_us"] = median
     if "eager_us" in row and "cublas_eager_us" in row:
         row["ratio_eager"] = row["cublas_eager_us"] / row["eager_us"]
     return row

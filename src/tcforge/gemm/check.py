@@ -112,14 +112,10 @@ def fast_accum_peer(variant: str, in_kind: str) -> bool:
     that do not promote accumulate in the tensor core as that mode does (bit-identical unsplit); the promoting
     variants reproduce the default (promoted) mode, and 16-bit inputs have one mode. An experiment spec
     (`promote@cpa=1`) promotes as its variant does unless it overrides `promote`."""
-    from tcforge.gemm.variants import VARIANTS
+    from tcforge.gemm.variants import VARIANTS, parse_spec
 
-    name, _, rest = variant.partition("@")
-    promote = name in VARIANTS and VARIANTS[name].config.promote
-    for item in rest.split("+"):
-        field, _, value = item.partition("=")
-        if field == "promote":
-            promote = value.lower() in ("true", "1")
+    name, overrides = parse_spec(variant) if "@" in variant else (variant, {})
+    promote = overrides.get("promote", name in VARIANTS and VARIANTS[name].config.promote)
     return in_kind == "e4m3" and not promote
 
 
