@@ -60,11 +60,63 @@ def test_fake_matmul_raises_what_the_eager_call_raises(mode, args, kwargs, match
         ops.matmul(make(*sa), make(*sb), **kwargs)
 
 
-def test_launch_options_are_eager_only(mode) -> None:
+def test_launch_options_travel_as_the_operators_arguments(mode) -> None:
+    """LaunchOptions become the operator's pdl, l2_promotion and cluster_policy (in the traced graph too); a bad one
+    fails at trace time; poisoned outputs stay eager-only."""
     from tcforge.gemm import LaunchOptions
 
-    with pytest.raises(TcforgeError, match="eager-only"):
-        matmul(cuda(16, 32), cuda(32, 8), options=LaunchOptions(pdl=False))
+    opts = LaunchOptions(pdl=False, l2_promotion=1, cluster_policy=2)
+    assert ops.matmul(cuda(16, 32), cuda(32, 8), options=opts).shape == (16, 8)
+    with pytest.raises(TcforgeError, match="l2_promotion must be"):
+        torch.ops.tcforge.matmul.default(cuda(16, 32), cuda(32, 8), None, None, None, "auto", None, 7)
+    with pytest.raises(TcforgeError, match="poison_output"):
+        matmul(cuda(16, 32), cuda(32, 8), options=LaunchOptions(poison_output=True))
+
+    class Layer(torch.nn.Module):
+        def forward(self, x, w):
+            return matmul(x, w, options=opts)
+
+    ep = torch.export.export(Layer(), (cuda(16, 256), cuda(256, 512)), strict=True)
+    (node,) = [n for n in ep.graph.nodes if n.target == torch.ops.tcforge.matmul.default]
+    assert node.args[6:] == (False, 1, 2)
+
+
+def _recording_eager(monkeypatch) -> list:
+    """eager.matmul replaced by a recorder (the operator on CPU tensors runs its eager body): each call's options."""
+    from tcforge.gemm import eager
+
+    seen: list = []
+
+    def record(a, b, out_dtype, scale_a, scale_b, variant, options):
+        seen.append(options)
+        return torch.zeros(a.shape[0], b.shape[1], dtype=out_dtype or a.dtype)
+
+    monkeypatch.setattr(eager, "matmul", record)
+    return seen
+
+
+def test_the_operator_hands_its_launch_arguments_to_the_eager_call(monkeypatch) -> None:
+    from tcforge.gemm import LaunchOptions
+
+    seen = _recording_eager(monkeypatch)
+    a, b = torch.zeros(4, 8, dtype=BF16), torch.zeros(8, 2, dtype=BF16)
+    ops.matmul(a, b)
+    ops.matmul(a, b, options=LaunchOptions(pdl=False, l2_promotion=3, cluster_policy=1))
+    ops.matmul(a, b, options=LaunchOptions(l2_promotion=0))
+    assert seen[0] is None
+    assert seen[1] == LaunchOptions(pdl=False, l2_promotion=3, cluster_policy=1)
+    assert seen[2] == LaunchOptions(l2_promotion=0)
+
+
+def test_the_backward_launches_as_the_forward_did(monkeypatch) -> None:
+    from tcforge.gemm import LaunchOptions
+
+    seen = _recording_eager(monkeypatch)
+    a = torch.zeros(4, 8, dtype=BF16, requires_grad=True)
+    b = torch.zeros(8, 2, dtype=BF16, requires_grad=True)
+    opts = LaunchOptions(pdl=False, l2_promotion=2)
+    matmul(a, b, options=opts).sum().backward()
+    assert seen == [opts, opts, opts] and a.grad.shape == a.shape and b.grad.shape == b.shape
 
 
 def test_fake_matmul_refuses_a_cpu_operand_and_a_strided_one(mode) -> None:
@@ -123,7 +175,7 @@ def test_dynamo_traces_a_frame_through_enc5(mode) -> None:
 def _ctx(a, b, fp8=False, needs=(True, True)):
     from types import SimpleNamespace
 
-    return SimpleNamespace(fp8=fp8, saved_tensors=(a, b), needs_input_grad=(*needs, False, False, False, False))
+    return SimpleNamespace(fp8=fp8, saved_tensors=(a, b), needs_input_grad=(*needs, *[False] * 7), launch={})
 
 
 @pytest.mark.parametrize("b_col", [True, False])
@@ -146,11 +198,6 @@ def test_autograd_is_built_for_16_bit_operands_only() -> None:
                scale_a=torch.ones(()), scale_b=torch.ones(()))
     with pytest.raises(TcforgeError, match="tcforge::matmul on fp8 operands has no backward"):
         ops._matmul_backward(_ctx(None, None, fp8=True), torch.ones(1))
-    from tcforge.gemm.plan import LaunchOptions
-
-    with pytest.raises(TcforgeError, match="options= .* without autograd"):
-        matmul(torch.randn(16, 32, dtype=BF16, requires_grad=True), torch.randn(32, 8, dtype=BF16),
-               options=LaunchOptions())
 
 
 EAGER_SHAPES = [(16, 4096, 4096, "bf16", "bf16"), (128, 4096, 4096, "bf16", "bf16"), (1000, 1000, 1000, "fp16", "fp32"),
@@ -322,3 +369,17 @@ def test_a_compiled_training_step_gives_the_eager_gradients() -> None:
         grads.append([t.grad for t in ts])
     for eager_grad, compiled_grad in zip(*grads, strict=True):
         assert torch.equal(eager_grad, compiled_grad)
+
+
+@pytest.mark.gpu
+def test_launch_options_give_the_default_bits_eager_and_compiled() -> None:
+    """The options change how a launch is made, never C: eager calls and a compiled one (fullgraph) with each give
+    the default call's bits."""
+    from tcforge.gemm import LaunchOptions
+
+    g = torch.Generator(device="cuda").manual_seed(5)
+    x, w = (torch.randn(*s, generator=g, device="cuda").bfloat16() for s in ((300, 512), (512, 1000)))
+    want = matmul(x, w)
+    for opts in (LaunchOptions(pdl=False), LaunchOptions(l2_promotion=0, cluster_policy=1)):
+        compiled = torch.compile(lambda x, w, opts=opts: matmul(x, w, options=opts), fullgraph=True)
+        assert torch.equal(matmul(x, w, options=opts), want) and torch.equal(compiled(x, w), want)

@@ -11,6 +11,7 @@
 #   enc5bench  the enc5 kernel forms' graph-replay and eager µs per frame (bench.enc5_native; carry .enc5refs)
 #   ab       the old tree in .abold against this one: same output bits, time old / new (tools.ab_commits)
 #   san      compute-sanitizer memcheck / racecheck / synccheck shots of the enc5 forms
+#   cpa      the GEMM's cp.async operand builds (KernelConfig.cpa): bits against TMA, sanitizers, graph-replay times
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 mkdir -p "$OUT/logs"
@@ -66,6 +67,20 @@ for phase in "$@"; do
       timeout 300 python3 -m tools.enc5_device_check check --refs .enc5refs --out "$L/san" \
         --skip build,debug,tiles,candidates,profile,bench > "$L/san.txt" 2>&1; echo "san rc=$?"
       grep -h "sanitizer" "$L/san/enc5_device_check.log" | tail -8 ;;
+    cpa)
+      timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
+      summary cpa-tests "$L/cpa_tests.txt"
+      for tool in memcheck racecheck synccheck; do
+        api=; [ $tool = memcheck ] && api="--report-api-errors no"
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 240 compute-sanitizer --tool $tool $api --error-exitcode 9 \
+          python3 -m pytest -q -p no:cacheprovider -m gpu tests/gemm/test_gpu_launch.py -k "cp_async and t64" \
+          > "$L/cpa_$tool.txt" 2>&1 &
+      done; wait
+      for tool in memcheck racecheck synccheck; do
+        echo "$tool: $(grep -E "SUMMARY|passed|failed" "$L/cpa_$tool.txt" | tr '\n' ' ' | cut -c1-200)"; done
+      timeout 300 python3 -m bench.gemm_small --variants auto,t64,t64@cpa=1,t64@cpa=3,t128,t128@cpa=3 \
+        --combos bf16:bf16,fp16:fp32 --b-col --shapes 1000x1000x1000,1024x1024x1024,2000x2000x2008 --tag cpa \
+        --out "$L" > "$L/cpa_bench.txt" 2>&1; echo "gemm_small rc=$?"; cut -c1-110 "$L/cpa_bench.txt" | tail -40 ;;
     *) echo "device_round: error: unknown phase $phase"; exit 2 ;;
   esac
   echo "-- $phase took $(( $(date +%s) - t0 )) s"

@@ -8,8 +8,10 @@ given fake tensors; eager calls skip the dispatcher (its ~10 us) and launch dire
 
 `tcforge::matmul` has a backward for 16-bit operands (dA = dC Bᵀ, dB = Aᵀ dC, each a tcforge GEMM in the operand's
 dtype; a float32 dC is rounded to that dtype first); eager calls on tensors that require grad go through the operator.
-Not supported through the operators: a backward of fp8 `matmul` or of enc5 (TcforgeError), the LaunchOptions of
-`matmul`, and `native_batch`'s in-place outputs, debug buffers, explicit streams and nvcc options.
+`matmul`'s LaunchOptions travel as the operator's pdl, l2_promotion and cluster_policy arguments (the backward's two
+GEMMs launch the same way). Not supported through the operators: a backward of fp8 `matmul` or of enc5
+(TcforgeError), poisoned outputs, and `native_batch`'s in-place outputs, debug buffers, explicit streams and nvcc
+options.
 A fake implementation cannot see a base address, so an operand that will be copied for alignment traces the same.
 Importing this module imports torch and registers the operators (once per process).
 """
@@ -59,40 +61,57 @@ def _no_backward(op: str):
 @torch.library.custom_op("tcforge::matmul", mutates_args=())
 def _matmul(a: torch.Tensor, b: torch.Tensor, out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
             scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
-            variant: str = "auto") -> torch.Tensor:
+            variant: str = "auto", pdl: Optional[bool] = None, l2_promotion: Optional[int] = None,  # noqa: UP045
+            cluster_policy: int = 0) -> torch.Tensor:
     from tcforge.gemm import eager
 
-    return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, None)
+    return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, _options(pdl, l2_promotion, cluster_policy))
+
+
+def _options(pdl: Optional[bool], l2_promotion: Optional[int], cluster_policy: int) -> Any:  # noqa: UP045
+    """The operator's launch arguments as LaunchOptions (None: every default, pdl None meaning the default)."""
+    if pdl is None and l2_promotion is None and not cluster_policy:
+        return None
+    from tcforge.gemm.plan import LaunchOptions
+
+    base = LaunchOptions(l2_promotion=l2_promotion, cluster_policy=cluster_policy)
+    return base if pdl is None else LaunchOptions(pdl=pdl, l2_promotion=l2_promotion, cluster_policy=cluster_policy)
 
 
 @_matmul.register_fake
-def _matmul_fake(a, b, out_dtype=None, scale_a=None, scale_b=None, variant="auto"):
+def _matmul_fake(a, b, out_dtype=None, scale_a=None, scale_b=None, variant="auto", pdl=None, l2_promotion=None,
+                 cluster_policy=0):
     from tcforge.gemm.api import torch_dtype
     from tcforge.gemm.validate import plan_matmul
 
+    _options(pdl, l2_promotion, cluster_policy)  # (a bad option fails at trace time too)
     plan = plan_matmul(_Layout(a), _Layout(b), out_dtype=out_dtype, scale_a=_layout(scale_a),
                        scale_b=_layout(scale_b), variant=variant)
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(plan.out_kind))
 
 
 def _matmul_setup(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
-    a, b, _out_dtype, scale_a, scale_b, _variant = inputs
+    a, b, _out_dtype, scale_a, scale_b, _variant, *launch = inputs
     ctx.fp8 = scale_a is not None or scale_b is not None
+    ctx.launch = dict(zip(("pdl", "l2_promotion", "cluster_policy"), launch, strict=True))
     ctx.save_for_backward(a, b)
 
 
 def _matmul_backward(ctx: Any, grad: torch.Tensor) -> tuple:
     """dA = dC Bᵀ and dB = Aᵀ dC, each one tcforge GEMM in the input's dtype (dC rounded to it first where C is
-    float32; fp32 accumulation as in the forward). fp8 operands have no backward."""
+    float32; fp32 accumulation as in the forward), launched as the forward was. fp8 operands have no backward."""
     if ctx.fp8:
         raise TcforgeError(NO_BACKWARD.format(op="tcforge::matmul on fp8 operands"))
     a, b = ctx.saved_tensors
+    launch = getattr(ctx, "launch", {})
     ga = gb = None
     if ctx.needs_input_grad[0]:
-        ga = matmul(grad.to(a.dtype).contiguous(), b.t(), out_dtype=a.dtype)
+        ga = torch.ops.tcforge.matmul.default(grad.to(a.dtype).contiguous(), b.t(), a.dtype, None, None, "auto",
+                                              **launch)
     if ctx.needs_input_grad[1]:
-        gb = matmul(a.t(), grad.to(b.dtype).contiguous(), out_dtype=b.dtype)
-    return ga, gb, None, None, None, None
+        gb = torch.ops.tcforge.matmul.default(a.t(), grad.to(b.dtype).contiguous(), b.dtype, None, None, "auto",
+                                              **launch)
+    return ga, gb, None, None, None, None, None, None, None
 
 
 _matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
@@ -100,12 +119,19 @@ _matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
            scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
-           variant: Any = "auto") -> torch.Tensor:
+           variant: Any = "auto", options: Any = None) -> torch.Tensor:
     """`tcforge.gemm.matmul` as the operator `torch.ops.tcforge.matmul` (a fresh contiguous (M, N) C; autograd for
-    16-bit operands: `_matmul_backward`)."""
+    16-bit operands: `_matmul_backward`). `options` (LaunchOptions) travel as the operator's pdl, l2_promotion and
+    cluster_policy arguments; poisoned outputs are for the eager call's tests only."""
     if isinstance(variant, int) and not isinstance(variant, bool):
         variant = f"r{variant}"  # a rung by number, as resolve_variant names it
-    return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant)
+    if options is None:
+        return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant)
+    if options.poison_output:
+        raise TcforgeError("LaunchOptions(poison_output=True) is for eager calls without autograd (tests); the "
+                           "tcforge::matmul operator takes pdl, l2_promotion and cluster_policy")
+    return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant, options.pdl,
+                                            options.l2_promotion, options.cluster_policy)
 
 
 # --- enc5 ------------------------------------------------------------------------------------------------------------

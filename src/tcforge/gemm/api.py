@@ -55,28 +55,24 @@ def matmul(
 
     Eager calls reuse the launch prepared for the same shapes, strides, dtypes, alignment, device and options
     (`eager`: a few microseconds of host time). Under `torch.compile`, or given fake or subclassed tensors, the call
-    is the PyTorch operator `torch.ops.tcforge.matmul` (`tcforge.ops`), which traces without a graph break; `options`
-    are eager-only there. Autograd: 16-bit operands that require grad (with grad mode on) go through that operator,
-    whose backward runs two tcforge GEMMs (`tcforge.ops`); fp8 operands that require grad raise TcforgeError.
+    is the PyTorch operator `torch.ops.tcforge.matmul` (`tcforge.ops`), which traces without a graph break and takes
+    `options` as arguments (all but poison_output). Autograd: 16-bit operands that require grad (with grad mode on) go
+    through that operator, whose backward runs two tcforge GEMMs launched the same way (`tcforge.ops`); fp8 operands
+    that require grad raise TcforgeError.
     """
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         if torch.compiler.is_compiling() or type(a) is not torch.Tensor or type(b) is not torch.Tensor:
             from tcforge import ops
 
-            if options is not None:
-                raise TcforgeError("options= (LaunchOptions) is eager-only: the tcforge::matmul operator that "
-                                   "torch.compile and fake tensors go through takes the default launch")
-            return ops.matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant)
+            return ops.matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant,
+                              options=options)
         if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():  # autograd: through the operator
             if scale_a is not None or scale_b is not None:
                 raise TcforgeError(NO_AUTOGRAD_FP8)
-            if options is not None:
-                raise TcforgeError("options= (LaunchOptions) is for calls without autograd: a call on tensors that "
-                                   "require grad goes through the tcforge::matmul operator, which takes the defaults")
             from tcforge import ops
 
-            return ops.matmul(a, b, out_dtype=out_dtype, variant=variant)
+            return ops.matmul(a, b, out_dtype=out_dtype, variant=variant, options=options)
     return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, options)
 
 
