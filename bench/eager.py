@@ -206,7 +206,8 @@ NOOP = r'extern "C" __global__ void tcf_noop(float* p) { if (p != nullptr && thr
 def breakdown() -> dict[str, Any]:
     """The host cost of each step of a remembered call, each timed alone (µs per call, fewest of 5 runs of 200), next
     to the floor any launch from Python pays: torch.empty, a raw-stream lookup, and cuLaunchKernelEx of an empty
-    kernel through cuda-python. Rows: matmul 16x4096x4096 bf16 (b column-major) and enc5 native_batch at 720p."""
+    kernel through cuda-python. Rows: matmul 16x4096x4096 bf16 (b column-major; also into a given C, out=, beside
+    torch.mm's out=) and enc5 native_batch at 720p."""
     import ctypes
     import gc
 
@@ -237,6 +238,7 @@ def breakdown() -> dict[str, Any]:
 
     c_shape, c_dtype = p._c_shape, p._c_dtype
     kept: list[Any] = [None]
+    c_out = torch.empty(c_shape, dtype=c_dtype, device=a.device)
 
     def general() -> Any:  # what every remembered call did before `run`'s short path (timeline and copy plans still)
         p.bind(a, b, None, None, stream=s)
@@ -256,7 +258,9 @@ def breakdown() -> dict[str, Any]:
             per_call_us(lambda: kept.__setitem__(0, general())),
         "enqueue alone": per_call_us(lambda: p._launch(s)),
         "whole call": per_call_us(lambda: matmul(a, b)),
-        "torch.mm": per_call_us(lambda: torch.mm(a, b))}
+        "torch.mm": per_call_us(lambda: torch.mm(a, b)),
+        "whole call with out= (no allocation)": per_call_us(lambda: matmul(a, b, out=c_out)),
+        "torch.mm with out=": per_call_us(lambda: torch.mm(a, b, out=c_out))}
     ex, ey = ENC5_720P
     w = device_weights(WeightImage.synthetic(0))
     inp = torch.randint(0, 256, (1, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")

@@ -87,9 +87,9 @@ def _recording_eager(monkeypatch) -> list:
 
     seen: list = []
 
-    def record(a, b, out_dtype, scale_a, scale_b, variant, options):
-        seen.append(options)
-        return torch.zeros(a.shape[0], b.shape[1], dtype=out_dtype or a.dtype)
+    def record(a, b, out_dtype, scale_a, scale_b, variant, options, out=None):
+        seen.append(options if out is None else (options, out))
+        return torch.zeros(a.shape[0], b.shape[1], dtype=out_dtype or a.dtype) if out is None else out.fill_(1)
 
     monkeypatch.setattr(eager, "matmul", record)
     return seen
@@ -106,6 +106,55 @@ def test_the_operator_hands_its_launch_arguments_to_the_eager_call(monkeypatch) 
     assert seen[0] is None
     assert seen[1] == LaunchOptions(pdl=False, l2_promotion=3, cluster_policy=1)
     assert seen[2] == LaunchOptions(l2_promotion=0)
+
+
+def test_out_goes_through_the_out_operator(monkeypatch) -> None:
+    """With out=, the call is tcforge::matmul_out (it mutates out and returns it), options as its arguments."""
+    from tcforge.gemm import LaunchOptions
+
+    seen = _recording_eager(monkeypatch)
+    a, b, out = torch.zeros(4, 8, dtype=BF16), torch.zeros(8, 2, dtype=BF16), torch.zeros(4, 2, dtype=F32)
+    assert ops.matmul(a, b, out=out, options=LaunchOptions(pdl=False)) is out and bool((out == 1).all())
+    assert seen == [(LaunchOptions(pdl=False), out)]
+
+
+@pytest.mark.parametrize(("out", "kwargs", "match"), [
+    ((16, 96, BF16), {"out_dtype": F32}, "out has dtype bfloat16; C is fp32"),
+    ((96, 16, BF16), {}, r"out has shape \(96, 16\); C is \(16, 96\)"),
+    ((16, 96, torch.int8), {}, "out's dtype int8 is not supported for bf16"),
+    ("t", {}, "out must be contiguous"),
+    ("cpu", {}, "out must be on cuda:0"),
+    ("list", {}, "out must be a torch tensor"),
+])
+def test_a_bad_out_raises_at_trace_time(mode, out, kwargs, match) -> None:
+    if out == "t":
+        out = cuda(96, 16).t()
+    elif out == "cpu":
+        out = torch.empty(16, 96, dtype=BF16)
+    elif out == "list":
+        out = [0]
+    else:
+        out = cuda(*out[:2], dtype=out[2])
+    with pytest.raises(TcforgeError, match=match):
+        ops.matmul(cuda(16, 256), cuda(256, 96), out=out, **kwargs)
+
+
+def test_out_dtype_defaults_to_outs_and_out_with_autograd_raises(mode) -> None:
+    out = cuda(16, 96, dtype=F32)
+    assert ops.matmul(cuda(16, 256, dtype=F16), cuda(256, 96, dtype=F16), out=out) is out
+    with pytest.raises(TcforgeError, match="out= takes no part in autograd"):
+        matmul(cuda(16, 256).requires_grad_(), cuda(256, 96), out=cuda(16, 96))
+
+
+def test_dynamo_traces_a_call_with_out(mode) -> None:
+    class Layer(torch.nn.Module):
+        def forward(self, x, w):
+            out = torch.empty(x.shape[0], w.shape[1], dtype=torch.float32, device=x.device)
+            matmul(x, w, out=out)
+            return torch.relu(out)
+
+    ep = torch.export.export(Layer(), (cuda(16, 256), cuda(256, 512)), strict=True)
+    assert "tcforge.matmul_out" in str(ep.graph)
 
 
 def test_the_backward_launches_as_the_forward_did(monkeypatch) -> None:
@@ -233,6 +282,41 @@ def test_a_remembered_launch_gives_the_bits_of_a_fresh_one(m, n, k, in_kind, out
         torch.cuda.synchronize()
         assert torch.equal(c, fresh)
     assert len(eager._entries) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("m", "n", "k", "in_kind", "out_kind"), [*EAGER_SHAPES[:3], *EAGER_SHAPES[4:6]])
+def test_out_receives_the_bits_of_a_fresh_c(m, n, k, in_kind, out_kind) -> None:
+    """matmul(..., out=) writes the default call's bits into out (poisoned first) and returns it: on the first call
+    and remembered ones, into two outputs in turn, into an output starting 8 bytes past 16-byte alignment and with
+    N = 517 (C computed apart, then copied)."""
+    from tcforge.gemm import eager
+    from tcforge.gemm.api import torch_dtype
+    from tcforge.gemm.check import make_inputs
+
+    od = torch_dtype(out_kind)
+    a, b, sa, sb = make_inputs(m, n, k, in_kind, True, 7)
+    want = matmul(a, b, out_dtype=od, scale_a=sa, scale_b=sb)
+    eager.clear()
+    outs = [torch.empty(m, n, dtype=od, device="cuda") for _ in range(2)]
+    shifted = torch.empty(m * n + 8, dtype=od, device="cuda")[8 // od.itemsize:][: m * n].view(m, n)
+    for out in (*outs, *outs, shifted, shifted):
+        out.fill_(float("nan"))
+        assert matmul(a, b, scale_a=sa, scale_b=sb, out=out) is out
+        torch.cuda.synchronize()
+        assert torch.equal(out, want), int((out != want).sum())
+
+
+@pytest.mark.gpu
+def test_out_sharing_memory_with_an_operand_is_refused() -> None:
+    a = torch.randn(64, 128, device="cuda").bfloat16()
+    bt = torch.randn(128, 128, device="cuda").bfloat16()  # b = bt.t(): column-major
+    for _ in range(2):  # the first call and the remembered one
+        with pytest.raises(TcforgeError, match="out overlaps a"):
+            matmul(a, bt.t(), out=a)
+        with pytest.raises(TcforgeError, match="out overlaps b"):
+            matmul(a, bt.t(), out=bt[32:96])
+        matmul(a, bt.t(), out=torch.empty(64, 128, dtype=BF16, device="cuda"))
 
 
 @pytest.mark.gpu

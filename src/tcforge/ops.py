@@ -1,4 +1,5 @@
-"""PyTorch operators: `torch.ops.tcforge.matmul` and `torch.ops.tcforge.enc5_native_batch` (torch.library custom ops).
+"""PyTorch operators: `torch.ops.tcforge.matmul`, `matmul_out` (C written into a given tensor) and
+`enc5_native_batch` (torch.library custom ops).
 
 Each has a fake (meta) implementation that runs the same checks as the eager call on shapes, dtypes, strides and
 devices, so `torch.compile` traces a model that calls them with no graph break, shape errors surface at trace time
@@ -90,6 +91,27 @@ def _matmul_fake(a, b, out_dtype=None, scale_a=None, scale_b=None, variant="auto
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(plan.out_kind))
 
 
+@torch.library.custom_op("tcforge::matmul_out", mutates_args=("out",))
+def _matmul_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
+                out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
+                scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
+                variant: str = "auto", pdl: Optional[bool] = None, l2_promotion: Optional[int] = None,  # noqa: UP045
+                cluster_policy: int = 0) -> None:
+    from tcforge.gemm import eager
+
+    eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, _options(pdl, l2_promotion, cluster_policy), out)
+
+
+@_matmul_out.register_fake
+def _matmul_out_fake(a, b, out, out_dtype=None, scale_a=None, scale_b=None, variant="auto", pdl=None,
+                     l2_promotion=None, cluster_policy=0):
+    from tcforge.gemm.validate import plan_matmul
+
+    _options(pdl, l2_promotion, cluster_policy)
+    plan_matmul(_Layout(a), _Layout(b), out_dtype=out_dtype, scale_a=_layout(scale_a), scale_b=_layout(scale_b),
+                variant=variant, out=_Layout(out))
+
+
 def _matmul_setup(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
     a, b, _out_dtype, scale_a, scale_b, _variant, *launch = inputs
     ctx.fp8 = scale_a is not None or scale_b is not None
@@ -119,19 +141,26 @@ _matmul.register_autograd(_matmul_backward, setup_context=_matmul_setup)
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, out_dtype: Optional[torch.dtype] = None,  # noqa: UP045
            scale_a: Optional[torch.Tensor] = None, scale_b: Optional[torch.Tensor] = None,  # noqa: UP045
-           variant: Any = "auto", options: Any = None) -> torch.Tensor:
+           variant: Any = "auto", options: Any = None,
+           out: Optional[torch.Tensor] = None) -> torch.Tensor:  # noqa: UP045
     """`tcforge.gemm.matmul` as the operator `torch.ops.tcforge.matmul` (a fresh contiguous (M, N) C; autograd for
-    16-bit operands: `_matmul_backward`). `options` (LaunchOptions) travel as the operator's pdl, l2_promotion and
+    16-bit operands: `_matmul_backward`), or with `out` as `torch.ops.tcforge.matmul_out` (C written into `out`,
+    which is returned; no autograd). `options` (LaunchOptions) travel as the operators' pdl, l2_promotion and
     cluster_policy arguments; poisoned outputs are for the eager call's tests only."""
     if isinstance(variant, int) and not isinstance(variant, bool):
         variant = f"r{variant}"  # a rung by number, as resolve_variant names it
-    if options is None:
-        return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant)
-    if options.poison_output:
-        raise TcforgeError("LaunchOptions(poison_output=True) is for eager calls without autograd (tests); the "
-                           "tcforge::matmul operator takes pdl, l2_promotion and cluster_policy")
-    return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant, options.pdl,
-                                            options.l2_promotion, options.cluster_policy)
+    launch: tuple = ()
+    if options is not None:
+        if options.poison_output:
+            raise TcforgeError("LaunchOptions(poison_output=True) is for eager calls without autograd (tests); the "
+                               "tcforge operators take pdl, l2_promotion and cluster_policy")
+        launch = (options.pdl, options.l2_promotion, options.cluster_policy)
+    if out is None:
+        return torch.ops.tcforge.matmul.default(a, b, out_dtype, scale_a, scale_b, variant, *launch)
+    if not isinstance(out, torch.Tensor):
+        raise TcforgeError(f"out must be a torch tensor on a CUDA device, got {type(out).__name__}")
+    torch.ops.tcforge.matmul_out.default(a, b, out, out_dtype, scale_a, scale_b, variant, *launch)
+    return out
 
 
 # --- enc5 ------------------------------------------------------------------------------------------------------------

@@ -42,6 +42,7 @@ def matmul(
     scale_b: Any = None,
     variant: str | int = "auto",
     options: LaunchOptions | None = None,
+    out: Any = None,
 ) -> Any:
     """C = (scale_a * a) @ (scale_b * b) on an sm_90a GPU; a (M, K) and b (K, N) each row- or column-major.
 
@@ -53,31 +54,38 @@ def matmul(
     faster (it may set up while the previous kernel in the stream finishes, and reads nothing before that kernel has
     completed; TCFORGE_PDL=0 turns that off).
 
+    `out`: a contiguous (M, N) CUDA tensor of C's dtype (out_dtype defaults to out's dtype) that shares no memory
+    with the operands; C is written there and `out` returned, with no allocation (as `torch.mm(..., out=)`).
+
     Eager calls reuse the launch prepared for the same shapes, strides, dtypes, alignment, device and options
     (`eager`: a few microseconds of host time). Under `torch.compile`, or given fake or subclassed tensors, the call
-    is the PyTorch operator `torch.ops.tcforge.matmul` (`tcforge.ops`), which traces without a graph break and takes
-    `options` as arguments (all but poison_output). Autograd: 16-bit operands that require grad (with grad mode on) go
-    through that operator, whose backward runs two tcforge GEMMs launched the same way (`tcforge.ops`); fp8 operands
-    that require grad raise TcforgeError.
+    is the PyTorch operator `torch.ops.tcforge.matmul` (`tcforge.matmul_out` with `out`; `tcforge.ops`), which
+    traces without a graph break and takes `options` as arguments (all but poison_output). Autograd: 16-bit operands
+    that require grad (with grad mode on) go through that operator, whose backward runs two tcforge GEMMs launched
+    the same way (`tcforge.ops`); fp8 operands that require grad, and `out` with autograd, raise TcforgeError.
     """
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if out is not None and (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+            raise TcforgeError(NO_AUTOGRAD_OUT)
         if torch.compiler.is_compiling() or type(a) is not torch.Tensor or type(b) is not torch.Tensor:
             from tcforge import ops
 
             return ops.matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant,
-                              options=options)
+                              options=options, out=out)
         if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():  # autograd: through the operator
             if scale_a is not None or scale_b is not None:
                 raise TcforgeError(NO_AUTOGRAD_FP8)
             from tcforge import ops
 
             return ops.matmul(a, b, out_dtype=out_dtype, variant=variant, options=options)
-    return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, options)
+    return eager.matmul(a, b, out_dtype, scale_a, scale_b, variant, options, out)
 
 
 NO_AUTOGRAD_FP8 = ("tcforge.gemm.matmul has no backward for fp8 operands: call it on tensors that do not require "
                    "grad, or under torch.no_grad() / torch.inference_mode()")
+NO_AUTOGRAD_OUT = ("tcforge.gemm.matmul with out= takes no part in autograd (as torch.mm): drop out=, or call it under "
+                   "torch.no_grad() / torch.inference_mode()")
 
 
 def run_plan(plan: Plan, a: Any, b: Any, scale_a: Any = None, scale_b: Any = None, *, splits: int | None = None,
@@ -373,20 +381,23 @@ class Prepared:
         hit = known[ptr] = (m, ctypes.addressof(m.param_buffer))
         return hit
 
-    def run(self, a: Any, b: Any, scale_a: Any, scale_b: Any, stream: int) -> Any:
-        """One eager call: bind, enqueue on `stream`, return C, keeping nothing. A plain launch (no copy, split planes
-        or second kernel, timeline or poisoning) takes a short path: the operands', C's and the workspace's pointers,
-        the tensor maps pointed at the maps remembered for those bases, one enqueue."""
+    def run(self, a: Any, b: Any, scale_a: Any, scale_b: Any, stream: int, out: Any = None) -> Any:
+        """One eager call: bind, enqueue on `stream`, return C (`out`, where given: written there), keeping nothing.
+        A plain launch (no copy, split planes or second kernel, timeline or poisoning) takes a short path: the
+        operands', C's and the workspace's pointers, the tensor maps pointed at the maps remembered for those bases,
+        one enqueue; it writes into a 16-byte aligned `out` directly when C's rows need no padding."""
+        if out is not None and not (self._plain and self._ldc == self.n and out.data_ptr() & 15 == 0):
+            return out.copy_(self.run(a, b, scale_a, scale_b, stream))  # (C computed apart, then copied)
         if not self._plain:
             self.bind(a, b, scale_a, scale_b, stream=stream)
             self.launch(stream)
-            out = self.result()
+            c = self.result()
             self.release()
-            return out
+            return c
         ka, kb = a.data_ptr(), b.data_ptr()
         if self._swap:
             ka, kb = kb, ka
-        c = self._empty(self._c_shape, dtype=self._c_dtype, device=self._device)
+        c = self._empty(self._c_shape, dtype=self._c_dtype, device=self._device) if out is None else out
         cp = c.data_ptr()
         self._point_maps((ka, kb, cp))
         self._ka.value, self._kb.value, self._cptr.value = ka, kb, cp

@@ -72,8 +72,10 @@ def plan_matmul(
     scale_a: object = None,
     scale_b: object = None,
     variant: object = "auto",
+    out: object = None,
 ) -> Plan:
-    """Check every argument of `matmul` and decide how it will run; raises TcforgeError saying what to change."""
+    """Check every argument of `matmul` and decide how it will run; raises TcforgeError saying what to change.
+    `out` (C's destination): its dtype is C's unless out_dtype names one (`check_out`)."""
     for name, t in (("a", a), ("b", b)):
         if not _is_tensor(t):
             raise TcforgeError(f"{name} must be a torch tensor on a CUDA device, got {type(t).__name__}")
@@ -90,6 +92,12 @@ def plan_matmul(
     if ka != kb_:
         raise UnsupportedError(f"a and b must have the same dtype, got {dtype_name(a.dtype)} and {dtype_name(b.dtype)}")  # type: ignore[attr-defined]
     in_kind = ka
+    if out is not None and out_dtype is None:
+        if not _is_tensor(out):
+            raise TcforgeError(f"out must be a torch tensor on a CUDA device, got {type(out).__name__}")
+        out_dtype, named = out.dtype, "out's dtype"  # type: ignore[attr-defined]
+    else:
+        named = "out_dtype"
     if out_dtype is None:
         out_kind = SUPPORTED[in_kind][0]
     else:
@@ -97,7 +105,7 @@ def plan_matmul(
         out_kind = _OUT_NAMES.get(dn, dn)
         if out_kind not in SUPPORTED[in_kind]:
             allowed = ", ".join(SUPPORTED[in_kind])
-            raise UnsupportedError(f"out_dtype {dn} is not supported for {in_kind} inputs; choose one of {allowed}")
+            raise UnsupportedError(f"{named} {dn} is not supported for {in_kind} inputs; choose one of {allowed}")
     (dev_a, idx_a), (dev_b, idx_b) = _device(a, "a"), _device(b, "b")
     for name, dev in (("a", dev_a), ("b", dev_b)):
         if dev != "cuda":
@@ -116,6 +124,8 @@ def plan_matmul(
             raise TcforgeError(f"{name} must be float32 with one element, got {got}")
         if _device(s, name) != ("cuda", idx_a):
             raise TcforgeError(f"{name} must be on cuda:{idx_a}, like a and b")
+    if out is not None:
+        check_out(out, m, n, out_kind, idx_a)
     v = resolve_variant(variant, m)
 
     ib = IN_BYTES[in_kind]
@@ -173,6 +183,23 @@ def plan_matmul(
     b_ok = b_ok and b.data_ptr() % 16 == 0  # type: ignore[attr-defined]
     return Plan(m, n, k, in_kind, out_kind, b_kmajor, not a_ok, not b_ok, k_padded, v, idx_a, auto=variant == "auto",
                 a_kmajor=a_kmajor)
+
+
+def check_out(out: object, m: int, n: int, out_kind: str, device: int) -> None:
+    """`out` must be a contiguous (m, n) tensor of C's dtype on the operands' device (TcforgeError else)."""
+    if not _is_tensor(out):
+        raise TcforgeError(f"out must be a torch tensor on a CUDA device, got {type(out).__name__}")
+    shape = tuple(int(x) for x in out.shape)  # type: ignore[attr-defined]
+    if shape != (m, n):
+        raise TcforgeError(f"out has shape {shape}; C is ({m}, {n})")
+    dn = dtype_name(out.dtype)  # type: ignore[attr-defined]
+    if _OUT_NAMES.get(dn, dn) != out_kind:
+        raise TcforgeError(f"out has dtype {dn}; C is {out_kind} (out_dtype, or out's dtype where out_dtype is None)")
+    if _device(out, "out") != ("cuda", device):
+        raise TcforgeError(f"out must be on cuda:{device}, like a and b")
+    s0, s1 = (int(x) for x in out.stride())  # type: ignore[attr-defined]
+    if (m > 1 and s0 != n) or (n > 1 and s1 != 1):
+        raise TcforgeError(f"out must be contiguous (strides ({n}, 1)), got {(s0, s1)}")
 
 
 def _numel(t: object) -> int:
