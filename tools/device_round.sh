@@ -70,17 +70,17 @@ for phase in "$@"; do
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
       summary cpa-tests "$L/cpa_tests.txt"
+      timeout 240 python3 -m bench.gemm_small --variants auto,t64,t64@cpa=1,t64@cpa=3,t128,t128@cpa=3 \
+        --combos bf16:bf16,fp16:fp32 --b-col --shapes 1000x1000x1000,2000x2000x2008,1024x1024x1024 --tag cpa \
+        --out "$L" > "$L/cpa_bench.txt" 2>&1; echo "gemm_small rc=$?"; cut -c1-100 "$L/cpa_bench.txt" | tail -40
       for tool in memcheck racecheck synccheck; do
         api=; [ $tool = memcheck ] && api="--report-api-errors no"
-        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 240 compute-sanitizer --tool $tool $api --error-exitcode 9 \
+        PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 200 compute-sanitizer --tool $tool $api --error-exitcode 9 \
           python3 -m pytest -q -p no:cacheprovider -m gpu tests/gemm/test_gpu_launch.py -k "cp_async and t64" \
           > "$L/cpa_$tool.txt" 2>&1 &
       done; wait
       for tool in memcheck racecheck synccheck; do
-        echo "$tool: $(grep -E "SUMMARY|passed|failed" "$L/cpa_$tool.txt" | tr '\n' ' ' | cut -c1-200)"; done
-      timeout 300 python3 -m bench.gemm_small --variants auto,t64,t64@cpa=1,t64@cpa=3,t128,t128@cpa=3 \
-        --combos bf16:bf16,fp16:fp32 --b-col --shapes 1000x1000x1000,1024x1024x1024,2000x2000x2008 --tag cpa \
-        --out "$L" > "$L/cpa_bench.txt" 2>&1; echo "gemm_small rc=$?"; cut -c1-110 "$L/cpa_bench.txt" | tail -40 ;;
+        echo "$tool: $(grep -E "SUMMARY|passed|failed" "$L/cpa_$tool.txt" | tr '\n' ' ' | cut -c1-200)"; done ;;
     *) echo "device_round: error: unknown phase $phase"; exit 2 ;;
   esac
   echo "-- $phase took $(( $(date +%s) - t0 )) s"
