@@ -24,7 +24,7 @@ from tcforge.runtime import driver, streams, tensormap
 
 cu = pytest.importorskip("cuda.bindings.driver", reason="cuda-python is not installed")
 
-_addresses = itertools.count(1 << 32, 1 << 24)  # every allocation a fresh 16 MB-aligned address
+_addresses = itertools.count(1 << 36, 1 << 28)  # every allocation a fresh 256 MB-aligned address
 
 
 class Dev:
@@ -99,6 +99,10 @@ class T:
         return self
 
     def zero_(self) -> T:
+        return self
+
+    def copy_(self, other) -> T:
+        self.copied_from = other
         return self
 
     def __getitem__(self, item) -> T:
@@ -246,6 +250,32 @@ def test_a_repeated_matmul_only_patches_and_launches(fakes: FakeDriver, m, n, k,
     else:
         assert c2.ptr in (_param(params, 5), bases[2])
     assert c2 is not c1 and c2.ptr != c1.ptr
+
+
+@pytest.mark.parametrize(("m", "n", "k", "dtype", "out_dtype"), [SHAPES[0], SHAPES[2], (333, 517, 1000,
+                                                                        "torch.bfloat16", "torch.float32")])
+def test_a_repeated_matmul_into_out_allocates_nothing(fakes: FakeDriver, monkeypatch: pytest.MonkeyPatch, m, n, k,
+                                                      dtype, out_dtype) -> None:
+    """With out=, the remembered call writes C where out points (the kernel's C pointer, C's tensor map) and returns
+    out, with no validation, planning or allocation; a C whose rows need padding (N = 517 fp32) is made apart and
+    copied into out."""
+    import torch
+
+    from tcforge.gemm import matmul
+
+    a, b = T((m, k), dtype), T((k, n), dtype)
+    od = out_dtype or dtype
+    for i in range(3):
+        out = T((m, n), od)
+        with nothing_but_the_launch() if i else contextlib.nullcontext():
+            if i and n % 8 == 0:
+                monkeypatch.setattr(torch, "empty", _refuse)
+            assert matmul(a, b, out=out) is out
+        params = fakes.launches[-1][3]
+        if n % 8 == 0:
+            assert _param(params, 5) == out.ptr and _param(params, 2) in (0, out.ptr)
+        else:
+            assert _param(params, 5) != out.ptr and out.copied_from.ptr == _param(params, 5)
 
 
 def test_the_repeated_call_keeps_no_tensor_and_options_split_the_cache(fakes: FakeDriver) -> None:
