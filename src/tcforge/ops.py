@@ -10,9 +10,9 @@ given fake tensors; eager calls skip the dispatcher (its ~10 us) and launch dire
 `tcforge::matmul` has a backward for 16-bit operands (dA = dC Bᵀ, dB = Aᵀ dC, each a tcforge GEMM in the operand's
 dtype; a float32 dC is rounded to that dtype first); eager calls on tensors that require grad go through the operator.
 `matmul`'s LaunchOptions travel as the operator's pdl, l2_promotion and cluster_policy arguments (the backward's two
-GEMMs launch the same way). Not supported through the operators: a backward of fp8 `matmul` or of enc5
-(TcforgeError), poisoned outputs, and `native_batch`'s in-place outputs, debug buffers, explicit streams and nvcc
-options.
+GEMMs launch the same way); `matmul_out` has no autograd (as torch.mm with out=). Not supported through the
+operators: a backward of fp8 `matmul` or of enc5 (TcforgeError), poisoned outputs, and `native_batch`'s in-place
+outputs, debug buffers, explicit streams and nvcc options.
 A fake implementation cannot see a base address, so an operand that will be copied for alignment traces the same.
 Importing this module imports torch and registers the operators (once per process).
 """
@@ -75,8 +75,8 @@ def _options(pdl: Optional[bool], l2_promotion: Optional[int], cluster_policy: i
         return None
     from tcforge.gemm.plan import LaunchOptions
 
-    base = LaunchOptions(l2_promotion=l2_promotion, cluster_policy=cluster_policy)
-    return base if pdl is None else LaunchOptions(pdl=pdl, l2_promotion=l2_promotion, cluster_policy=cluster_policy)
+    chosen = {} if pdl is None else {"pdl": pdl}
+    return LaunchOptions(l2_promotion=l2_promotion, cluster_policy=cluster_policy, **chosen)
 
 
 @_matmul.register_fake
