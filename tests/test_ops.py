@@ -186,8 +186,31 @@ def test_fake_enc5_native_batch_gives_the_outputs(mode) -> None:
         ops.enc5_native_batch(w, inp, tex, ex + 8, ey)
     with pytest.raises(TcforgeError, match="numerics"):
         ops.enc5_native_batch(w, inp, tex, ex, ey, numerics="fp8")
-    with pytest.raises(TcforgeError, match="fresh outputs"):
+    with pytest.raises(TcforgeError, match="both arena and surface or neither"):
         native_batch(w, inp, tex, ex, ey, arena=arena)
+
+
+def test_fake_enc5_native_batch_writes_given_outputs(mode) -> None:
+    """Both outputs given: the in-place operator (returns them); a wrong dtype, shape or layout raises at trace time,
+    and strict export records the in-place operator."""
+    ex, ey, frames = 40, 23, 2
+    w = cuda(IMAGE_BYTES, dtype=torch.uint8)
+    inp, tex = cuda(frames, 5 * ey * ex * 32, dtype=torch.uint8), cuda(frames, ey, ex, 4, dtype=F16)
+    arena, surface = cuda(frames, 5 * ey * ex * 32, dtype=torch.uint8), cuda(frames, ey, ex, 4, dtype=torch.int16)
+    got = native_batch(w, inp, tex, ex, ey, arena=arena, surface=surface)
+    assert got[0] is arena and got[1] is surface
+    for bad, match in ((cuda(frames, ey, ex, 4, dtype=F16), "surface: expected a contiguous CUDA torch.int16"),
+                       (cuda(frames, ey, ex, 8, dtype=torch.int16)[..., ::2], "surface: expected a contiguous")):
+        with pytest.raises(TcforgeError, match=match):
+            ops.enc5_native_batch(w, inp, tex, ex, ey, arena=arena, surface=bad)
+
+    class Frame(torch.nn.Module):
+        def forward(self, w, inp, tex, arena, surface):
+            native_batch(w, inp, tex, ex, ey, arena=arena, surface=surface)
+            return surface.float().sum()
+
+    ep = torch.export.export(Frame(), (w, inp, tex, arena, surface), strict=True)
+    assert "tcforge.enc5_native_batch_out" in str(ep.graph)
 
 
 class TwoLayers(torch.nn.Module):
@@ -394,6 +417,37 @@ def test_a_remembered_enc5_launch_gives_the_bits_of_a_fresh_one() -> None:
                 poison((frames, 5 * ey * ex * 32), (frames, ey, ex, 8))
                 got = native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy)
                 assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+
+
+@pytest.mark.gpu
+def test_enc5_into_given_outputs_gives_the_fresh_bits_eager_and_compiled() -> None:
+    """Given arena and surface, first and remembered calls write the fresh call's bits in place: over 0xA5 where
+    the windows cover the frame (every byte written), over zeros where they leave tokens out (unwritten bytes keep
+    what the buffers held); a compiled frame (fullgraph) writing in place gives them too."""
+    from tcforge.layers.enc5 import WeightImage
+    from tcforge.layers.enc5.gpu import device_weights, eager
+
+    w = device_weights(WeightImage.synthetic(0))
+    for ex, ey, ox, oy, frames in ((40, 23, 0, 0, 2), (37, 21, 3, 5, 1)):
+        eager.clear()
+        fill = 0 if (ox, oy) != (0, 0) else 0xA5
+        arena = torch.empty((frames, 5 * ey * ex * 32), dtype=torch.uint8, device="cuda")
+        surface = torch.empty((frames, ey, ex, 4), dtype=torch.int16, device="cuda")
+        for seed in (1, 2, 3):
+            g = torch.Generator(device="cuda").manual_seed(seed)
+            inp = torch.randint(0, 256, arena.shape, generator=g, dtype=torch.uint8, device="cuda")
+            inp[(inp & 0x7F) == 0x7F] = 0
+            tex = torch.rand(surface.shape, generator=g, device="cuda").half()
+            want = native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy)
+            arena.fill_(fill), surface.view(torch.uint8).fill_(fill)
+            native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy, arena=arena, surface=surface)
+            assert torch.equal(arena, want[0]) and torch.equal(surface, want[1])
+        arena.fill_(fill), surface.view(torch.uint8).fill_(fill)
+        def frame(w, inp, tex, arena, surface, ex=ex, ey=ey, ox=ox, oy=oy):
+            return native_batch(w, inp, tex, ex, ey, ox=ox, oy=oy, arena=arena, surface=surface)
+
+        torch.compile(frame, fullgraph=True)(w, inp, tex, arena, surface)
+        assert torch.equal(arena, want[0]) and torch.equal(surface, want[1])
 
 
 @pytest.mark.gpu

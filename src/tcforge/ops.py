@@ -1,5 +1,5 @@
-"""PyTorch operators: `torch.ops.tcforge.matmul`, `matmul_out` (C written into a given tensor) and
-`enc5_native_batch` (torch.library custom ops).
+"""PyTorch operators: `torch.ops.tcforge.matmul`, `matmul_out` (C written into a given tensor), `enc5_native_batch`
+and `enc5_native_batch_out` (its outputs written in place) — torch.library custom ops.
 
 Each has a fake (meta) implementation that runs the same checks as the eager call on shapes, dtypes, strides and
 devices, so `torch.compile` traces a model that calls them with no graph break, shape errors surface at trace time
@@ -11,8 +11,8 @@ given fake tensors; eager calls skip the dispatcher (its ~10 us) and launch dire
 dtype; a float32 dC is rounded to that dtype first); eager calls on tensors that require grad go through the operator.
 `matmul`'s LaunchOptions travel as the operator's pdl, l2_promotion and cluster_policy arguments (the backward's two
 GEMMs launch the same way); `matmul_out` has no autograd (as torch.mm with out=). Not supported through the
-operators: a backward of fp8 `matmul` or of enc5 (TcforgeError), poisoned outputs, and `native_batch`'s in-place
-outputs, debug buffers, explicit streams and nvcc options.
+operators: a backward of fp8 `matmul` or of enc5 (TcforgeError), poisoned outputs, one of `native_batch`'s
+outputs in place without the other, and its debug buffers, explicit streams and nvcc options.
 A fake implementation cannot see a base address, so an operand that will be copied for alignment traces the same.
 Importing this module imports torch and registers the operators (once per process).
 """
@@ -174,8 +174,8 @@ def _enc5_native_batch(weights: torch.Tensor, inputs: torch.Tensor, texture: tor
     return native_batch(weights, inputs, texture, ex, ey, ox=ox, oy=oy, numerics=numerics, variant=variant)
 
 
-@_enc5_native_batch.register_fake
-def _enc5_native_batch_fake(weights, inputs, texture, ex, ey, ox=0, oy=0, numerics="hopper", variant=None):
+def _enc5_check(weights, inputs, texture, ex, ey, ox, oy, numerics) -> tuple[tuple, tuple]:
+    """The enc5 operators' trace-time checks; the outputs' shapes (arena, surface)."""
     from tcforge.layers.enc5.descriptor import check_extents
     from tcforge.layers.enc5.inputs import PLANES
     from tcforge.layers.enc5.layout import IMAGE_BYTES
@@ -201,21 +201,57 @@ def _enc5_native_batch_fake(weights, inputs, texture, ex, ey, ox=0, oy=0, numeri
     if texture.element_size() != 2 or texture.numel() != frames * ey * ex * 4:
         raise TcforgeError(f"texture: expected 16-bit ({frames}, {ey}, {ex}, 4), got {texture.dtype} "
                            f"{tuple(texture.shape)}")
-    return (inputs.new_empty((frames, n_arena), dtype=torch.uint8),
-            inputs.new_empty((frames, ey, ex, 4), dtype=torch.int16))
+    return (frames, n_arena), (frames, ey, ex, 4)
+
+
+@_enc5_native_batch.register_fake
+def _enc5_native_batch_fake(weights, inputs, texture, ex, ey, ox=0, oy=0, numerics="hopper", variant=None):
+    arena, surface = _enc5_check(weights, inputs, texture, ex, ey, ox, oy, numerics)
+    return inputs.new_empty(arena, dtype=torch.uint8), inputs.new_empty(surface, dtype=torch.int16)
 
 
 _enc5_native_batch.register_autograd(_no_backward("tcforge::enc5_native_batch"))
 
 
+@torch.library.custom_op("tcforge::enc5_native_batch_out", mutates_args=("arena", "surface"))
+def _enc5_native_batch_out(weights: torch.Tensor, inputs: torch.Tensor, texture: torch.Tensor, arena: torch.Tensor,
+                           surface: torch.Tensor, ex: int, ey: int, ox: int = 0, oy: int = 0,
+                           numerics: str = "hopper", variant: Optional[str] = None) -> None:  # noqa: UP045
+    from tcforge.layers.enc5.gpu.api import native_batch
+
+    native_batch(weights, inputs, texture, ex, ey, ox=ox, oy=oy, numerics=numerics, variant=variant, arena=arena,
+                 surface=surface)
+
+
+@_enc5_native_batch_out.register_fake
+def _enc5_native_batch_out_fake(weights, inputs, texture, arena, surface, ex, ey, ox=0, oy=0, numerics="hopper",
+                                variant=None):
+    shapes = _enc5_check(weights, inputs, texture, ex, ey, ox, oy, numerics)
+    for name, t, dtype, shape in (("arena", arena, torch.uint8, shapes[0]), ("surface", surface, torch.int16,
+                                                                              shapes[1])):
+        if t.dtype != dtype or tuple(t.shape) != shape or not t.is_contiguous() or t.device.type != "cuda":
+            raise TcforgeError(f"{name}: expected a contiguous CUDA {dtype} tensor of shape {shape}, got "
+                               f"{t.dtype} {tuple(t.shape)} on {t.device}")
+
+
 def enc5_native_batch(weights: Any, inputs: torch.Tensor, texture: torch.Tensor, ex: int, ey: int, *, ox: int = 0,
-                      oy: int = 0, numerics: str = "hopper", variant: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """`native_batch` with fresh outputs as the operator `torch.ops.tcforge.enc5_native_batch`: (arena uint8
-    (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)). `weights`: the image as a CUDA uint8 tensor (a WeightImage
-    is uploaded here, outside any trace); `variant`: a kernel form's name or None (by window count)."""
+                      oy: int = 0, numerics: str = "hopper", variant: Any = None, arena: Any = None,
+                      surface: Any = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """`native_batch` as the operator `torch.ops.tcforge.enc5_native_batch` (fresh outputs: arena uint8
+    (F, 5·ey·ex·32), surface int16 bits (F, ey, ex, 4)) or, given both `arena` and `surface` (contiguous, of those
+    dtypes and shapes), `torch.ops.tcforge.enc5_native_batch_out`, which writes them in place and returns them.
+    `weights`: the image as a CUDA uint8 tensor (a WeightImage is uploaded here, outside any trace); `variant`: a
+    kernel form's name or None (by window count)."""
     if not isinstance(weights, torch.Tensor):
         from tcforge.layers.enc5.gpu.api import device_weights
 
         weights = device_weights(weights)
     name = getattr(variant, "name", variant)
-    return torch.ops.tcforge.enc5_native_batch.default(weights, inputs, texture, ex, ey, ox, oy, numerics, name)
+    if arena is None and surface is None:
+        return torch.ops.tcforge.enc5_native_batch.default(weights, inputs, texture, ex, ey, ox, oy, numerics, name)
+    if not isinstance(arena, torch.Tensor) or not isinstance(surface, torch.Tensor):
+        raise TcforgeError("the enc5 operators take both arena and surface as tensors (written in place), or neither "
+                           "(fresh outputs)")
+    torch.ops.tcforge.enc5_native_batch_out.default(weights, inputs, texture, arena, surface, ex, ey, ox, oy,
+                                                    numerics, name)
+    return arena, surface

@@ -306,18 +306,25 @@ def test_host_time_of_a_repeated_matmul(fakes: FakeDriver, capsys) -> None:
     assert us < 200
 
 
-@pytest.mark.parametrize(("ex", "ey", "ox", "oy", "zeroed"), [(40, 23, 0, 0, False), (37, 21, 3, 5, True)])
-def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDriver, monkeypatch, capsys, ex: int,
-                                                                ey: int, ox: int, oy: int, zeroed: bool) -> None:
-    """720p: the windows cover the frame, so the outputs are not zeroed; origin (3, 5) on 37x21 leaves two token rows
-    out (8·3 - 5 < 21), so both outputs are zeroed first, in the launch's stream order."""
+def _enc5_stand_ins(monkeypatch):
     from tcforge.layers.enc5.gpu import api, eager, kernel
-    from tcforge.layers.enc5.layout import IMAGE_BYTES
 
     enc5 = driver.Function(0x8E, "enc5", cu=0x8E)
     monkeypatch.setattr(kernel, "function", lambda form, device=0, options=(): enc5)
     monkeypatch.setattr(api, "_sm_count_of", lambda index: 132)
     eager.clear()
+    return api
+
+
+@pytest.mark.parametrize(("ex", "ey", "ox", "oy", "zeroed"), [(40, 23, 0, 0, False), (37, 21, 3, 5, True)])
+def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDriver, monkeypatch, capsys, ex: int,
+                                                                ey: int, ox: int, oy: int, zeroed: bool) -> None:
+    """720p: the windows cover the frame, so the outputs are not zeroed; origin (3, 5) on 37x21 leaves two token rows
+    out (8·3 - 5 < 21), so both outputs are zeroed first, in the launch's stream order."""
+    from tcforge.layers.enc5.gpu import kernel
+    from tcforge.layers.enc5.layout import IMAGE_BYTES
+
+    api = _enc5_stand_ins(monkeypatch)
     frames = 1
     n_arena = 5 * ey * ex * 32
     w = T((IMAGE_BYTES,), "torch.uint8")
@@ -348,6 +355,64 @@ def test_a_repeated_enc5_native_batch_only_patches_and_launches(fakes: FakeDrive
     with capsys.disabled():
         print(f"\nenc5 native_batch {ex}x{ey} origin ({ox}, {oy}), repeated, stand-ins: {us:.1f} us")
     assert us < 200
+
+
+def test_a_repeated_enc5_call_into_given_outputs_only_patches_and_launches(fakes: FakeDriver, monkeypatch) -> None:
+    """Given arena and surface: the remembered launch writes where they point, allocates and zeroes nothing (origin
+    (3, 5) leaves tokens out, and fresh outputs would be zeroed), and refuses an output overlapping an input."""
+    import torch
+
+    from tcforge.errors import TcforgeError
+    from tcforge.layers.enc5.gpu import kernel
+    from tcforge.layers.enc5.layout import IMAGE_BYTES
+
+    api = _enc5_stand_ins(monkeypatch)
+    ex, ey, n_arena = 37, 21, 5 * 21 * 37 * 32
+    w = T((IMAGE_BYTES,), "torch.uint8")
+
+    def call():
+        inp, tex = T((1, n_arena), "torch.uint8"), T((1, ey, ex, 4), "torch.float16")
+        arena, surface = T((1, n_arena), "torch.uint8"), T((1, ey, ex, 4), "torch.int16")
+        got = api.native_batch(w, inp, tex, ex, ey, ox=3, oy=5, arena=arena, surface=surface)
+        assert (got[0].ptr, got[1].ptr) == (arena.ptr, surface.ptr)
+        return inp, tex, arena, surface
+
+    call()
+    before = len(fakes.launches)
+    monkeypatch.setattr(torch, "empty", _refuse)
+    with nothing_but_the_launch():
+        inp, tex, arena, surface = call()
+    new = fakes.launches[before:]
+    assert len(new) == 1  # no memset
+    prm = kernel.Enc5Params.from_address(ctypes.c_void_p.from_address(new[0][3]).value)
+    assert (prm.input, prm.texture, prm.arena, prm.surface) == (inp.ptr, tex.ptr, arena.ptr, surface.ptr)
+    with pytest.raises(TcforgeError, match="arena overlaps inputs"):
+        api.native_batch(w, inp, tex, ex, ey, ox=3, oy=5, arena=T((1, n_arena), "torch.uint8", ptr=inp.ptr),
+                         surface=surface)
+    with pytest.raises(TcforgeError, match="surface overlaps texture"):
+        api.native_batch(w, inp, tex, ex, ey, ox=3, oy=5, arena=arena,
+                         surface=T((1, ey, ex, 4), "torch.int16", ptr=tex.ptr + 64))
+
+
+def test_enc5_keys_leave_out_strided_tensors_and_inexact_outputs(fakes: FakeDriver, monkeypatch) -> None:
+    """A strided input (the full path copies it) or a given output of another dtype or shape is never remembered:
+    the remembered launch reads and writes raw pointers."""
+    import torch
+
+    from tcforge.layers.enc5.gpu import eager
+    from tcforge.layers.enc5.layout import IMAGE_BYTES
+
+    ex, ey, n_arena = 40, 23, 5 * 23 * 40 * 32
+    w, tex = T((IMAGE_BYTES,), "torch.uint8"), T((2, ey, ex, 4), "torch.float16")
+    args = (ex, ey, 0, 0, "hopper", None, (), True)
+    assert eager.key(torch, w, T((2, n_arena), "torch.uint8"), tex, *args) is not None
+    assert eager.key(torch, w, T((2, n_arena), "torch.uint8", strides=(n_arena + 64, 1)), tex, *args) is None
+    inp = T((2, n_arena), "torch.uint8")
+    surface = T((2, ey, ex, 4), "torch.int16")
+    assert eager.key(torch, w, inp, tex, *args, T((2, n_arena), "torch.uint8"), surface) is not None
+    assert eager.key(torch, w, inp, tex, *args, T((2, n_arena), "torch.int8"), surface) is None
+    assert eager.key(torch, w, inp, tex, *args, None, T((2, ey, ex, 4), "torch.float16")) is None
+    assert eager.key(torch, w, inp, tex, *args, None, T((2 * ey, ex, 4), "torch.int16")) is None
 
 
 def test_tensor_maps_are_remembered_per_base(fakes: FakeDriver, monkeypatch: pytest.MonkeyPatch) -> None:

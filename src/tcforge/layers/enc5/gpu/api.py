@@ -183,27 +183,29 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
     that hold the most CTAs (`kernel.dispatch_swaps`); False keeps launch order (the same bits either way; only the
     3-CTA build reads the order).
 
-    A repeated call with fresh outputs (no `arena`, `surface` or `debug`) on contiguous CUDA tensors of the same
-    shapes reuses the launch prepared for them (`eager`). Under `torch.compile`, or given fake tensors, the call is
-    the PyTorch operator `torch.ops.tcforge.enc5_native_batch` (`tcforge.ops`; fresh outputs only, weights as a
-    tensor). No autograd.
+    A repeated call on contiguous CUDA tensors of the same shapes, with fresh outputs or given ones (uint8 arena,
+    int16 surface of the exact shapes) and no `debug`, reuses the launch prepared for them (`eager`). Under
+    `torch.compile`, or given fake tensors, the call is the PyTorch operator `torch.ops.tcforge.enc5_native_batch`
+    (`enc5_native_batch_out` given both outputs; `tcforge.ops`; weights as a tensor). No autograd.
     """
     mod, k = sys.modules.get("torch"), None
     if mod is not None and isinstance(inputs, mod.Tensor):
         if mod.compiler.is_compiling() or type(inputs) is not mod.Tensor:
             from tcforge import ops
 
-            if arena is not None or surface is not None or debug is not None or stream is not None or options:
-                raise TcforgeError("the enc5_native_batch operator (torch.compile, fake tensors) makes fresh outputs "
-                                   "on the current stream: pass no arena, surface, debug, stream or options")
+            if (arena is None) != (surface is None) or debug is not None or stream is not None or options:
+                raise TcforgeError("the enc5 operators (torch.compile, fake tensors) run on the current stream with "
+                                   "fresh outputs or both given: pass both arena and surface or neither, and no "
+                                   "debug, stream or options")
             return ops.enc5_native_batch(weights, inputs, texture, ex, ey, ox=ox, oy=oy, numerics=numerics,
-                                         variant=variant)
-        if arena is None and surface is None and debug is None:
-            k = eager.key(mod, weights, inputs, texture, ex, ey, ox, oy, numerics, variant, options, reorder)
+                                         variant=variant, arena=arena, surface=surface)
+        if debug is None:
+            k = eager.key(mod, weights, inputs, texture, ex, ey, ox, oy, numerics, variant, options, reorder, arena,
+                          surface)
             entry = eager.lookup(k)
             if entry is not None:
                 w = weights.data_ptr() if isinstance(weights, mod.Tensor) else device_weights(weights).data_ptr()
-                return entry(mod, w, inputs, texture, stream)
+                return entry(mod, w, inputs, texture, stream, arena, surface)
     torch = _torch()
     requested, variant = variant, _check_numerics(numerics)
     check_extents(ex, ey)
@@ -247,7 +249,8 @@ def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int 
                         debug_ptr=0 if debug is None else debug.data_ptr(), order=order)
     s = torch.cuda.current_stream() if stream is None else stream
     kernel.launch(form, prm, frames, stream=s.cuda_stream, device=inp.device.index or 0, options=tuple(options))
-    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s)
+    eager.remember(k, form, prm, frames, inp.device.index or 0, tuple(options), out_a, out_s,
+                   given=(arena is not None, surface is not None), in_bytes=(inp.numel(), 2 * tex.numel(), w.numel()))
     return out_a, out_s
 
 
