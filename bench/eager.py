@@ -207,7 +207,7 @@ def breakdown() -> dict[str, Any]:
     """The host cost of each step of a remembered call, each timed alone (µs per call, fewest of 5 runs of 200), next
     to the floor any launch from Python pays: torch.empty, a raw-stream lookup, and cuLaunchKernelEx of an empty
     kernel through cuda-python. Rows: matmul 16x4096x4096 bf16 (b column-major; also into a given C, out=, beside
-    torch.mm's out=) and enc5 native_batch at 720p."""
+    torch.mm's out=) and enc5 native_batch at 720p (also into given outputs)."""
     import ctypes
     import gc
 
@@ -274,6 +274,8 @@ def breakdown() -> dict[str, Any]:
         torch.empty(e.surface_shape, dtype=torch.int16, device=e.torch_device)
 
     scratch = torch.empty(e.surface_bytes, dtype=torch.uint8, device="cuda")
+    arena = torch.empty(e.arena_shape, dtype=torch.uint8, device="cuda")
+    surface = torch.empty(e.surface_shape, dtype=torch.int16, device="cuda")
     whole = per_call_us(lambda: native_batch(w, inp, tex, ex, ey))
     gc.disable()
     try:
@@ -287,7 +289,9 @@ def breakdown() -> dict[str, Any]:
         "memset (one output; only where the windows leave tokens out)":
             per_call_us(lambda: driver.memset_d8_async(scratch.data_ptr(), 0, scratch.numel(), s)),
         "launch": per_call_us(lambda: e.prepared(s)),
-        "whole call": whole, "whole call, gc disabled": whole_nogc, "zeroes outputs": e.zero}
+        "whole call": whole, "whole call, gc disabled": whole_nogc, "zeroes outputs": e.zero_arena,
+        "whole call into given outputs (no allocation)":
+            per_call_us(lambda: native_batch(w, inp, tex, ex, ey, arena=arena, surface=surface))}
     out["gc"] = {"tracked objects": len(gc.get_objects()), "thresholds": gc.get_threshold()}
     return out
 
