@@ -175,7 +175,9 @@ def _enc5_native_batch(weights: torch.Tensor, inputs: torch.Tensor, texture: tor
 
 
 def _enc5_check(weights, inputs, texture, ex, ey, ox, oy, numerics) -> tuple[tuple, tuple]:
-    """The enc5 operators' trace-time checks; the outputs' shapes (arena, surface)."""
+    """The enc5 operators' trace-time checks; the outputs' shapes (arena, surface). The extents and origin are
+    specialised (int() of a symbolic one guards on its value): a frame's geometry is a constant of its kernel."""
+    ex, ey, ox, oy = (int(v) for v in (ex, ey, ox, oy))
     from tcforge.layers.enc5.descriptor import check_extents
     from tcforge.layers.enc5.inputs import PLANES
     from tcforge.layers.enc5.layout import IMAGE_BYTES
