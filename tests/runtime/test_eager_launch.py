@@ -395,8 +395,8 @@ def test_a_repeated_enc5_call_into_given_outputs_only_patches_and_launches(fakes
 
 
 def test_enc5_keys_leave_out_strided_tensors_and_inexact_outputs(fakes: FakeDriver, monkeypatch) -> None:
-    """A strided input (the full path copies it) or a given output of another dtype or shape is never remembered:
-    the remembered launch reads and writes raw pointers."""
+    """A strided input or weights tensor, CPU weights (the full path copies or uploads them) or a given output of
+    another dtype or shape is never remembered: the remembered launch reads and writes raw pointers."""
     import torch
 
     from tcforge.layers.enc5.gpu import eager
@@ -407,6 +407,10 @@ def test_enc5_keys_leave_out_strided_tensors_and_inexact_outputs(fakes: FakeDriv
     args = (ex, ey, 0, 0, "hopper", None, (), True)
     assert eager.key(torch, w, T((2, n_arena), "torch.uint8"), tex, *args) is not None
     assert eager.key(torch, w, T((2, n_arena), "torch.uint8", strides=(n_arena + 64, 1)), tex, *args) is None
+    inp = T((2, n_arena), "torch.uint8")
+    for bad_w in (T((IMAGE_BYTES // 2, 2), "torch.uint8", strides=(1, IMAGE_BYTES // 2)),  # strided weights
+                  T((IMAGE_BYTES,), "torch.uint8", device=Dev(-1))):  # weights on the CPU (the full path uploads)
+        assert eager.key(torch, bad_w, inp, tex, *args) is None
     inp = T((2, n_arena), "torch.uint8")
     surface = T((2, ey, ex, 4), "torch.int16")
     assert eager.key(torch, w, inp, tex, *args, T((2, n_arena), "torch.uint8"), surface) is not None
