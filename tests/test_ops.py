@@ -190,6 +190,20 @@ def test_fake_enc5_native_batch_gives_the_outputs(mode) -> None:
         native_batch(w, inp, tex, ex, ey, arena=arena)
 
 
+def test_enc5_checks_take_symbolic_extents(mode) -> None:
+    """A compiled frame met again with other extents gets them as symbolic ints (dynamo's automatic dynamic
+    shapes): the checks specialise them instead of refusing them."""
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    ex, ey = (env.create_symintnode(env.create_symbol(v, ConstantSource(n)), hint=v) for n, v in (("ex", 40),
+                                                                                                  ("ey", 23)))
+    w = cuda(IMAGE_BYTES, dtype=torch.uint8)
+    inp, tex = cuda(1, 5 * 23 * 40 * 32, dtype=torch.uint8), cuda(1, 23, 40, 4, dtype=F16)
+    assert ops._enc5_check(w, inp, tex, ex, ey, 0, 0, "hopper") == ((1, 5 * 23 * 40 * 32), (1, 23, 40, 4))
+
+
 def test_fake_enc5_native_batch_writes_given_outputs(mode) -> None:
     """Both outputs given: the in-place operator (returns them); a wrong dtype, shape or layout raises at trace time,
     and strict export records the in-place operator."""
