@@ -66,14 +66,15 @@ def matmul(
     """
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if out is not None and (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():
+        grad = (a.requires_grad or b.requires_grad) and torch.is_grad_enabled()
+        if grad and out is not None:
             raise TcforgeError(NO_AUTOGRAD_OUT)
         if torch.compiler.is_compiling() or type(a) is not torch.Tensor or type(b) is not torch.Tensor:
             from tcforge import ops
 
             return ops.matmul(a, b, out_dtype=out_dtype, scale_a=scale_a, scale_b=scale_b, variant=variant,
                               options=options, out=out)
-        if (a.requires_grad or b.requires_grad) and torch.is_grad_enabled():  # autograd: through the operator
+        if grad:  # autograd: through the operator
             if scale_a is not None or scale_b is not None:
                 raise TcforgeError(NO_AUTOGRAD_FP8)
             from tcforge import ops

@@ -92,12 +92,11 @@ def plan_matmul(
     if ka != kb_:
         raise UnsupportedError(f"a and b must have the same dtype, got {dtype_name(a.dtype)} and {dtype_name(b.dtype)}")  # type: ignore[attr-defined]
     in_kind = ka
+    if out is not None and not _is_tensor(out):
+        raise TcforgeError(f"out must be a torch tensor on a CUDA device, got {type(out).__name__}")
+    named = "out_dtype"
     if out is not None and out_dtype is None:
-        if not _is_tensor(out):
-            raise TcforgeError(f"out must be a torch tensor on a CUDA device, got {type(out).__name__}")
         out_dtype, named = out.dtype, "out's dtype"  # type: ignore[attr-defined]
-    else:
-        named = "out_dtype"
     if out_dtype is None:
         out_kind = SUPPORTED[in_kind][0]
     else:
@@ -186,9 +185,7 @@ def plan_matmul(
 
 
 def check_out(out: object, m: int, n: int, out_kind: str, device: int) -> None:
-    """`out` must be a contiguous (m, n) tensor of C's dtype on the operands' device (TcforgeError else)."""
-    if not _is_tensor(out):
-        raise TcforgeError(f"out must be a torch tensor on a CUDA device, got {type(out).__name__}")
+    """`out` (a tensor) must be a contiguous (m, n) tensor of C's dtype on the operands' device (TcforgeError else)."""
     shape = tuple(int(x) for x in out.shape)  # type: ignore[attr-defined]
     if shape != (m, n):
         raise TcforgeError(f"out has shape {shape}; C is ({m}, {n})")
