@@ -72,7 +72,7 @@ def test_unknown_form_is_refused() -> None:
 
 
 def test_overlapping_buffers_are_detected() -> None:
-    from tcforge.layers.enc5.gpu.api import ranges_overlap
+    from tcforge.layers.enc5.gpu.kernel import ranges_overlap
 
     assert ranges_overlap((1000, 100), (1099, 10))  # last byte of one = first of the other
     assert not ranges_overlap((1000, 100), (1100, 10))  # adjacent, no shared byte

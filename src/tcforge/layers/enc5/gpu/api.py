@@ -145,24 +145,12 @@ def choose_hopper_variant(windows: int, sms: int = H200_SMS) -> str:
     return "hopper"
 
 
-def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """True when the byte ranges (address, size) share a byte."""
-    return a[1] > 0 and b[1] > 0 and a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
-
-
 def _check_no_aliasing(outputs: dict, inputs: dict) -> None:
-    """Outputs must not overlap an input or each other: a CTA reads its neighbours' input tokens (the halo) and
-    texels (E61's taps) while other CTAs write the arena and the surface, so aliased buffers would race."""
-    def span(t) -> tuple[int, int]:
-        return t.data_ptr(), t.numel() * t.element_size()
+    """`kernel.check_apart` of tensors by name."""
+    def spans(named: dict) -> tuple[tuple[str, int, int], ...]:
+        return tuple((n, t.data_ptr(), t.numel() * t.element_size()) for n, t in named.items())
 
-    names = list(outputs)
-    for k, oname in enumerate(names):
-        others = {**inputs, **{n: outputs[n] for n in names[k + 1:]}}
-        for iname, i in others.items():
-            if ranges_overlap(span(outputs[oname]), span(i)):
-                raise TcforgeError(f"{oname} overlaps {iname}: the kernel reads neighbouring windows' {iname} while "
-                                   f"writing {oname}; pass separate buffers")
+    kernel.check_apart(spans(outputs), spans(inputs))
 
 
 def native_batch(weights: object, inputs, texture, ex: int, ey: int, *, ox: int = 0, oy: int = 0,

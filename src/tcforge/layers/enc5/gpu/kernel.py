@@ -234,6 +234,22 @@ def _grid(f: Form, prm: Enc5Params, frames: int) -> tuple[int, int, int]:
     return Geometry(int(prm.ex), int(prm.ey), frames, ctas_per_window=f.cluster).grid
 
 
+def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """True when the byte ranges (address, size) share a byte."""
+    return a[1] > 0 and b[1] > 0 and a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
+
+
+def check_apart(outputs: tuple[tuple[str, int, int], ...], inputs: tuple[tuple[str, int, int], ...]) -> None:
+    """Outputs (name, address, bytes) must not overlap an input or each other: a CTA reads its neighbours' input
+    tokens (the halo) and texels (E61's taps) while other CTAs write the arena and the surface, so aliased buffers
+    would race (TcforgeError)."""
+    for k, (oname, po, no) in enumerate(outputs):
+        for iname, p, n in (*inputs, *outputs[k + 1:]):
+            if ranges_overlap((po, no), (p, n)):
+                raise TcforgeError(f"{oname} overlaps {iname}: the kernel reads neighbouring windows' {iname} while "
+                                   f"writing {oname}; pass separate buffers")
+
+
 class Prepared:
     """One form's launch over one grid, prepared once: the loaded kernel, a parameter block the launch points at and
     the launch config per stream. Set `params`' fields, then `prepared(stream)` enqueues (the eager path)."""
