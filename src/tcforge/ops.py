@@ -79,15 +79,21 @@ def _options(pdl: Optional[bool], l2_promotion: Optional[int], cluster_policy: i
     return LaunchOptions(l2_promotion=l2_promotion, cluster_policy=cluster_policy, **chosen)
 
 
+def _traced_plan(a, b, out_dtype, scale_a, scale_b, variant, pdl, l2_promotion, cluster_policy, out=None) -> Any:
+    """The matmul operators' trace-time checks (the eager call's, options included): the plan."""
+    from tcforge.gemm.validate import plan_matmul
+
+    _options(pdl, l2_promotion, cluster_policy)
+    return plan_matmul(_Layout(a), _Layout(b), out_dtype=out_dtype, scale_a=_layout(scale_a),
+                       scale_b=_layout(scale_b), variant=variant, out=_layout(out))
+
+
 @_matmul.register_fake
 def _matmul_fake(a, b, out_dtype=None, scale_a=None, scale_b=None, variant="auto", pdl=None, l2_promotion=None,
                  cluster_policy=0):
     from tcforge.gemm.api import torch_dtype
-    from tcforge.gemm.validate import plan_matmul
 
-    _options(pdl, l2_promotion, cluster_policy)  # (a bad option fails at trace time too)
-    plan = plan_matmul(_Layout(a), _Layout(b), out_dtype=out_dtype, scale_a=_layout(scale_a),
-                       scale_b=_layout(scale_b), variant=variant)
+    plan = _traced_plan(a, b, out_dtype, scale_a, scale_b, variant, pdl, l2_promotion, cluster_policy)
     return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(plan.out_kind))
 
 
@@ -105,11 +111,7 @@ def _matmul_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor,
 @_matmul_out.register_fake
 def _matmul_out_fake(a, b, out, out_dtype=None, scale_a=None, scale_b=None, variant="auto", pdl=None,
                      l2_promotion=None, cluster_policy=0):
-    from tcforge.gemm.validate import plan_matmul
-
-    _options(pdl, l2_promotion, cluster_policy)
-    plan_matmul(_Layout(a), _Layout(b), out_dtype=out_dtype, scale_a=_layout(scale_a), scale_b=_layout(scale_b),
-                variant=variant, out=_Layout(out))
+    _traced_plan(a, b, out_dtype, scale_a, scale_b, variant, pdl, l2_promotion, cluster_policy, out)
 
 
 def _matmul_setup(ctx: Any, inputs: tuple, output: torch.Tensor) -> None:
@@ -125,7 +127,7 @@ def _matmul_backward(ctx: Any, grad: torch.Tensor) -> tuple:
     if ctx.fp8:
         raise TcforgeError(NO_BACKWARD.format(op="tcforge::matmul on fp8 operands"))
     a, b = ctx.saved_tensors
-    launch = getattr(ctx, "launch", {})
+    launch = ctx.launch
     ga = gb = None
     if ctx.needs_input_grad[0]:
         ga = torch.ops.tcforge.matmul.default(grad.to(a.dtype).contiguous(), b.t(), a.dtype, None, None, "auto",
