@@ -3,6 +3,7 @@ torch._scaled_mm measured the same way in the same run.
 
     python3 -m bench.eager [--shapes 16x4096x4096,...] [--combos bf16:bf16,fp16:fp32,e4m3:bf16] [--b-row] [--rounds 21]
         [--no-enc5] [--compile-check] [--breakdown] [--host-phases SECONDS] [--out bench/results/eager.json]
+    python3 -m bench.eager --table bench/baselines/runtime.json:eager_h100
 
 Per row, for tcforge and its torch peer: host µs per call (calls enqueued back to back, no synchronisation), eager
 wall µs per call (the same calls, until the GPU is done) — the fewest of 21 alternating runs spread over 8 s, since
@@ -15,7 +16,9 @@ Also the tensor-map cost the eager path avoids (a fresh cuTensorMapEncodeTiled a
 cuTensorMapReplaceAddress). `--compile-check` compiles a two-layer model through `tcforge.gemm.matmul` and a frame
 through enc5 with torch.compile: graph breaks (torch._dynamo.explain), outputs equal to eager, CUDA-graph mode too.
 `--breakdown` times each step of a remembered call alone, next to the floor of any launch from Python (`breakdown`).
-`--host-phases SECONDS` only samples the host's speed over time (`host_phases`).
+`--host-phases SECONDS` only samples the host's speed over time (`host_phases`). `--table FILE[:KEY]` prints the
+markdown table docs/runtime.md shows for a written result (KEY: an entry of a file of several, as bench/baselines/
+runtime.json), and needs no GPU.
 Needs an sm_90 GPU; b is column-major (as nn.Linear's weight.t() and torch._scaled_mm take it) unless --b-row.
 """
 
@@ -25,6 +28,7 @@ import argparse
 import json
 import statistics
 import time
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -425,7 +429,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--host-phases", type=float, default=0.0, metavar="SECONDS",
                     help="only sample torch.empty's host µs every 0.5 s for SECONDS (the host's speed over time)")
     ap.add_argument("--out", type=Path, default=Path("bench/results/eager.json"))
+    ap.add_argument("--table", metavar="FILE[:KEY]", help="only print the markdown table of a written result")
     args = ap.parse_args(argv)
+    if args.table:
+        return _table(args.table)
     if args.host_phases < 0 or args.rounds < 1:
         ap.error(f"--host-phases must be >= 0 and --rounds >= 1, got {args.host_phases} and {args.rounds}")
     import torch
@@ -469,6 +476,47 @@ def main(argv: list[str] | None = None) -> int:
         result["compile_check"] = compile_check()
         print(f"compile check: {json.dumps(result['compile_check'])}", flush=True)
     return _write(result, args.out)
+
+
+KIND_NAMES = {("bf16", "bf16"): "bf16", ("fp16", "fp16"): "fp16", ("fp16", "fp32"): "fp16→fp32",
+              ("bf16", "fp32"): "bf16→fp32", ("e4m3", "bf16"): "e4m3→bf16"}
+
+
+def _half_up(x: float, places: int) -> str:
+    """x as the JSON writes it, rounded half up as the docs round by hand (not half-even on its binary value)."""
+    return str(Decimal(str(x)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+
+
+def table(result: dict[str, Any]) -> str:
+    """The markdown table of a result's rows: host µs (fewest and median) and the torch / tcforge ratios."""
+    h = _half_up
+    lines = ["| call | host µs tcforge · torch (median) | eager wall ratio | graph ratio | do_bench ratio |",
+             "|---|---:|---:|---:|---:|"]
+    for row in result["rows"]:
+        t = row["tcforge"]
+        if "layer" in row:  # enc5: no peer; its own graph and do_bench µs
+            frame = "720p" if (row["ex"], row["ey"]) == ENC5_720P else f"{row['ex']}x{row['ey']} tokens"
+            lines.append(f"| enc5 `native_batch` {frame} | {h(t['host_us'], 1)} ({h(t['host_median_us'], 1)}) | – | "
+                         f"{h(t['graph_us'], 1)} µs graph | {h(t['do_bench_us'], 1)} µs |")
+            continue
+        m, n, k, p = row["m"], row["n"], row["k"], row["torch"]
+        shape = f"{m}³" if m == n == k else f"{m}×{n}×{k}"
+        kinds = KIND_NAMES.get((row["in"], row["out"]), f"{row['in']}→{row['out']}")
+        lines.append(f"| `matmul` {shape} {kinds} | {h(t['host_us'], 1)} · {h(p['host_us'], 1)} "
+                     f"({h(t['host_median_us'], 1)} · {h(p['host_median_us'], 1)}) | {h(row['ratio_wall'], 2)} | "
+                     f"{h(row['ratio_graph'], 2)} | {h(row['ratio_do_bench'], 2)} |")
+    return "\n".join(lines)
+
+
+def _table(spec: str) -> int:
+    path, _, key = spec.partition(":")
+    try:
+        result = json.loads(Path(path).read_text())
+        print(table(result[key] if key else result))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"bench.eager: error: --table {spec}: not a written result ({type(e).__name__}: {e})")
+        return 2
+    return 0
 
 
 def _write(result: dict[str, Any], out: Path) -> int:

@@ -3,7 +3,7 @@ placement summary (stamps 12/13 = globaltimer at CTA start/end, 14 = %smid, 15 =
 frames (full and digest-only files carry the same outputs; compaction turns one into the other without changing what
 the device compares); the enc5 source comparison's baselines; the GEMM's SASS comparison (a stand-in cuobjdump), ncu
 table and the device check's spec bit-identity argument checks; bench/gemm_timeline.py's per-CTA stamp summary on
-hand-made stamps; bench/gemm_small.py's variant entries."""
+hand-made stamps; bench/gemm_small.py's variant entries; bench/eager.py's table against docs/runtime.md's."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bench import gemm_small, gemm_timeline
+from bench import eager, gemm_small, gemm_timeline
 from tools import (
     enc5_device_check,
     enc5_probes,
@@ -242,3 +242,17 @@ def test_a_launch_without_stamps_is_refused() -> None:
 def test_gemm_small_reads_split_modes_forced_splits_and_experiment_specs(entry: str, want: tuple) -> None:
     """NAME[@field=value+...][#S][@MODE]: a trailing @MODE is a split mode only where it names one."""
     assert gemm_small.parse_variant(entry) == want
+
+
+def test_the_eager_table_in_the_docs_is_the_baselines() -> None:
+    rendered = eager.table(json.loads(Path("bench/baselines/runtime.json").read_text())["eager_h100"]).splitlines()
+    doc = Path("docs/runtime.md").read_text().splitlines()
+    assert len(rendered) == 13 and [line for line in rendered if line not in doc] == []
+    assert "| `matmul` 1000³ bf16 | 11.2 · 12.3 (11.5 · 12.6) | 1.10 | 0.85 | 0.86 |" in rendered  # 0.845 half up
+
+
+@pytest.mark.parametrize("spec", ["nope.json", "bench/baselines/runtime.json:no_such_key", "README.md"])
+def test_eager_table_of_no_result_is_one_line(spec: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert eager.main(["--table", spec]) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 1 and out[0].startswith(f"bench.eager: error: --table {spec}: not a written result")
