@@ -1,8 +1,8 @@
 """The eager launch path without a GPU: with a stand-in torch (tensors that are shapes, strides and addresses) and a
 stand-in driver (launches recorded, tensor maps encoded as their base address), a repeated `matmul` or enc5
 `native_batch` call does no hashing, planning, compiling or file access, and launches what the first call launched
-with the new call's pointers patched in (operands, outputs, tensor-map bases). Also the benchmarks' timers of those
-calls (eager runs, graph replays) with a stand-in torch.cuda."""
+with the new call's pointers patched in (operands, outputs, tensor-map bases), from several threads at once too.
+Also the benchmarks' timers of those calls (eager runs, graph replays) with a stand-in torch.cuda."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import itertools
 import os
 import pathlib
 import sys
+import threading
+import time
 import timeit
 from types import SimpleNamespace
 
@@ -392,6 +394,106 @@ def test_a_repeated_enc5_call_into_given_outputs_only_patches_and_launches(fakes
     with pytest.raises(TcforgeError, match="surface overlaps texture"):
         api.native_batch(w, inp, tex, ex, ey, ox=3, oy=5, arena=arena,
                          surface=T((1, ey, ex, 4), "torch.int16", ptr=tex.ptr + 64))
+
+
+class YieldingDriver(FakeDriver):
+    """A driver that lets other threads run inside the enqueue before it reads the parameters (as cuda-python's
+    release of the GIL around the driver call allows), and records what each thread's launch read."""
+
+    def __init__(self, read) -> None:
+        super().__init__()
+        self.read, self.seen = read, {}
+
+    def cuLaunchKernelEx(self, cfg, f, params, extra):  # noqa: N802
+        time.sleep(0)  # another thread may patch the same parameter block now, unless the entry's lock keeps it out
+        self.seen.setdefault(threading.get_ident(), []).append(self.read(params))
+        return (cu.CUresult(0),)
+
+
+def _hammer(call, threads: int = 4, calls: int = 200) -> dict[int, tuple]:
+    """Each thread makes `calls` calls of one remembered launch on its own tensors; returns what each expects."""
+    expected: dict[int, tuple] = {}
+    start = threading.Barrier(threads)
+
+    def work() -> None:
+        mine = call(None)  # (makes the thread's tensors; returns what its launches must read)
+        expected[threading.get_ident()] = mine
+        start.wait()
+        for _ in range(calls):
+            call(mine)
+
+    pool = [threading.Thread(target=work) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return expected
+
+
+@pytest.fixture
+def busy_switching():
+    """The interpreter switching threads as often as it can."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+def test_threads_sharing_a_remembered_matmul_each_launch_their_own_operands(fakes: FakeDriver, monkeypatch,
+                                                                             busy_switching) -> None:
+    """Calls from several threads share one entry's parameter block; its lock keeps each call's patch-then-enqueue
+    whole, so every launch reads the operands of the call that made it. Without the lock the yielding driver sees
+    other threads' pointers."""
+    from tcforge.gemm import matmul
+
+    drv = YieldingDriver(lambda params: {_param(params, 3), _param(params, 4)})
+    monkeypatch.setattr(driver, "api", lambda: drv)
+    matmul(T((128, 4096)), T((4096, 4096)))  # remembered
+
+    def call(mine):
+        if mine is None:
+            a, b = T((128, 4096)), T((4096, 4096))
+            return a, b, {a.ptr, b.ptr}
+        matmul(mine[0], mine[1])
+        return None
+
+    expected = _hammer(call)
+    seen = {t: v for t, v in drv.seen.items() if t in expected}
+    assert len(seen) == 4 and all(len(v) == 200 for v in seen.values())
+    assert all(got == expected[t][2] for t, v in seen.items() for got in v)
+
+
+def test_threads_sharing_a_remembered_enc5_launch_each_launch_their_own_buffers(fakes: FakeDriver, monkeypatch,
+                                                                                busy_switching) -> None:
+    """The same for enc5 `native_batch` into given outputs: inputs, texture, arena and surface of the call."""
+    from tcforge.layers.enc5.gpu import kernel
+    from tcforge.layers.enc5.layout import IMAGE_BYTES
+
+    api = _enc5_stand_ins(monkeypatch)
+
+    def read(params):
+        prm = kernel.Enc5Params.from_address(ctypes.c_void_p.from_address(params).value)
+        return prm.input, prm.texture, prm.arena, prm.surface
+
+    drv = YieldingDriver(read)
+    monkeypatch.setattr(driver, "api", lambda: drv)
+    ex, ey, n_arena = 40, 23, 5 * 23 * 40 * 32
+    w = T((IMAGE_BYTES,), "torch.uint8")
+
+    def call(mine):
+        if mine is None:
+            ts = (T((1, n_arena), "torch.uint8"), T((1, ey, ex, 4), "torch.float16"),
+                  T((1, n_arena), "torch.uint8"), T((1, ey, ex, 4), "torch.int16"))
+            return ts, tuple(t.ptr for t in ts)
+        inp, tex, arena, surface = mine[0]
+        api.native_batch(w, inp, tex, ex, ey, arena=arena, surface=surface)
+        return None
+
+    call((call(None)[0], None))  # remembered
+    expected = _hammer(call)
+    seen = {t: v for t, v in drv.seen.items() if t in expected}
+    assert len(seen) == 4 and all(len(v) == 200 for v in seen.values())
+    assert all(got == expected[t][1] for t, v in seen.items() for got in v)
 
 
 def test_enc5_keys_leave_out_strided_tensors_and_inexact_outputs(fakes: FakeDriver, monkeypatch) -> None:
