@@ -397,8 +397,8 @@ def test_a_repeated_enc5_call_into_given_outputs_only_patches_and_launches(fakes
 
 
 class YieldingDriver(FakeDriver):
-    """A driver that lets other threads run inside the enqueue before it reads the parameters (as cuda-python's
-    release of the GIL around the driver call allows), and records what each thread's launch read."""
+    """A driver that lets other threads run inside the enqueue before it reads the parameters (the interpreter may
+    switch threads anywhere between a patch and the driver's read), and records what each thread's launch read."""
 
     def __init__(self, read) -> None:
         super().__init__()
