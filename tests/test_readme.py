@@ -1,9 +1,12 @@
 """README.md's commands and examples run as written: every line of its ```bash blocks, every inline `tcforge ...`
-command, and the Python example. GPU-only ones are skipped where no GPU is present; long ones are marked slow. And
+command, and the Python example. GPU-only ones are skipped where no GPU is present; long ones are marked slow. The
+measured results in bench/baselines/ are what the pages quote: every file is named on a page, every result of a
+file of several results (one with an `about`) is quoted, and every `FILE.json`: `KEY` a page quotes exists. And
 the code base stays `ruff` clean (lint rules in pyproject.toml)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -104,3 +107,23 @@ def test_ruff_clean() -> None:
         pytest.skip("ruff is not installed (pip install -e '.[test]')")
     proc = subprocess.run([ruff, "check", "src", "tests", "bench", "tools"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def _pages() -> str:
+    return "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+                                              *sorted((ROOT / "src").rglob("README.md"))])
+
+
+def test_every_baseline_is_quoted_and_every_quote_exists() -> None:
+    pages, base = _pages(), ROOT / "bench" / "baselines"
+    unnamed, unquoted = [], []
+    for f in sorted(base.iterdir()):
+        if f.name not in pages:
+            unnamed.append(f.name)
+        elif f.suffix == ".json" and "about" in (results := json.loads(f.read_text())):
+            unquoted += [f"{f.name}: {k}" for k in results if k != "about" and f"`{k}`" not in pages]
+    quotes = re.findall(r"(\w+\.json)`?: `(\w+)`", pages)
+    assert len(quotes) > 20
+    missing = [f"{name}: {k}" for name, k in quotes
+               if (base / name).is_file() and k not in json.loads((base / name).read_text())]
+    assert (unnamed, unquoted, missing) == ([], [], [])
