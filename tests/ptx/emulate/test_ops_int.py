@@ -1,5 +1,6 @@
 """Integer, bit and compare instructions against numpy on random and edge operands; constant expressions in operands
-(the hand-written wgmma descriptor idiom), read and run."""
+(the hand-written wgmma descriptor idiom), read and run; 8-bit integer mma.sync against an exact matrix product
+packed in the PTX ISA's fragment order by its index formulas."""
 
 from __future__ import annotations
 
@@ -147,3 +148,59 @@ def test_descriptor_idiom_reads_and_runs() -> None:
     got = run_body("mov.u64 %rd10, 5;\nor.b64 %rd10, %rd10, ((128 >> 4) << 16);\nst.global.u64 [%rd6], %rd10;",
                    np.zeros(32, np.uint32), 2)
     assert (got.view(np.uint64)[:, 0] == 524288 | 5).all()
+
+
+def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
+    """A body with one integer mma.sync per warp, its inputs in fragment order and the exact D it must give."""
+    na, nb = k // 8, k // 16  # A and B words per lane
+    regs = [f"%r{10 + i}" for i in range(na + nb + 4)]
+    d = [f"%r{40 + i}" for i in range(4)]
+    form = f"mma.sync.aligned.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{ta}.{tb}.s32"
+    groups = ", ".join("{" + ", ".join(x) + "}" for x in (d, regs[:na], regs[na:na + nb], regs[na + nb:]))
+    body = "\n".join(f"ld.global.u32 {r}, [%rd4+{4 * i}];" for i, r in enumerate(regs)) + f"""
+{form} {groups};
+""" + "\n".join(f"st.global.u32 [%rd6+{4 * i}], {r};" for i, r in enumerate(d))
+    rng, warps = np.random.default_rng(seed), 4
+    dt = {"s8": np.int8, "u8": np.uint8}
+    a = rng.integers(np.iinfo(dt[ta]).min, np.iinfo(dt[ta]).max + 1, (warps, 16, k)).astype(dt[ta])
+    b = rng.integers(np.iinfo(dt[tb]).min, np.iinfo(dt[tb]).max + 1, (warps, k, 8)).astype(dt[tb])
+    c = rng.integers(-(2**31), 2**31, (warps, 16, 8), dtype=np.int64)
+    near = rng.random(c.shape) < 0.4  # within a product sum of either end: wrapped or clamped sums
+    c[near] = np.where(rng.random(near.sum()) < 0.5, 2**31 - 1, -(2**31)) - rng.integers(-200000, 200000, near.sum())
+    c = np.clip(c, -(2**31), 2**31 - 1).astype(np.int32)
+    words = np.zeros((warps, 32, na + nb + 4), np.uint32)
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for j in range(na):  # A: rows g, g + 8 of each K half of 16; 4 consecutive k per word
+            row, k0 = g + 8 * (j & 1), 16 * (j >> 1) + 4 * t
+            words[:, lane, j] = np.ascontiguousarray(a[:, row, k0:k0 + 4]).view(np.uint32)[:, 0]
+        for j in range(nb):  # B: column g, 4 consecutive k per word
+            k0 = 16 * j + 4 * t
+            words[:, lane, na + j] = np.ascontiguousarray(b[:, k0:k0 + 4, g]).view(np.uint32)[:, 0]
+        for i in range(4):  # C: row g (c0, c1) or g + 8 (c2, c3), columns 2t, 2t + 1
+            words[:, lane, na + nb + i] = c[:, g + 8 * (i >> 1), 2 * t + (i & 1)].view(np.uint32)
+    exact = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a.astype(np.int64), b.astype(np.int64))
+    want = (np.clip(exact, -(2**31), 2**31 - 1) if sat else exact) & 0xFFFFFFFF
+    assert (exact != np.clip(exact, -(2**31), 2**31 - 1)).any()  # the case reaches past the s32 range
+    return body, words.reshape(warps * 32, -1), want.astype(np.uint32)
+
+
+@pytest.mark.parametrize("k", [16, 32])
+@pytest.mark.parametrize(("ta", "tb"), [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")])
+@pytest.mark.parametrize("sat", [False, True])
+def test_integer_mma_is_the_exact_product_wrapped_or_clamped(k: int, ta: str, tb: str, sat: bool) -> None:
+    body, words, want = _int_mma_case(k, ta, tb, sat, seed=k + 7 * len(ta + tb) + sat)
+    for numerics in ("hopper", "ada"):  # exact integers: no model of either architecture enters
+        got = run_body(body, words, 4, numerics=numerics).reshape(4, 32, 4)
+        for i in range(4):
+            g, t = np.arange(32) >> 2, np.arange(32) & 3
+            np.testing.assert_array_equal(got[:, :, i], want[:, g + 8 * (i >> 1), 2 * t + (i & 1)])
+
+
+@pytest.mark.parametrize("form", ["m8n8k16.row.col.s32.s8.s8.s32", "m16n8k64.row.col.s32.s4.s4.s32"])
+def test_integer_mma_shapes_without_a_model_are_a_file_line_error(form: str) -> None:
+    from tcforge.ptx.emulate import EmulationError
+
+    body, words, _ = _int_mma_case(32, "s8", "s8", False, 0)
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*integer mma\.sync is modelled for m16n8k16 and m16n8k32"):
+        run_body(body.replace("m16n8k32.row.col.s32.s8.s8.s32", form), words, 4)

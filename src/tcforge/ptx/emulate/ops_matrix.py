@@ -1,6 +1,7 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
-f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16). Fragment layouts are the PTX ISA's: lane =
+f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16) or, for 8-bit integers (m16n8k16 / m16n8k32 s8 / u8
+-> s32, .satfinite too), exact integer sums in either model. Fragment layouts are the PTX ISA's: lane =
 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
@@ -94,12 +95,13 @@ def b_stmatrix(ctx, st, parts):
 
 
 def _gather_a(regs, esize):
-    """A fragment (4 regs of (W, 32) words) -> (W, 16, 8 * 4 / esize) elements [row, k]."""
+    """A fragment (4 regs of (W, 32) words: rows g, g + 8 of the first K half, then of the second; 2 regs: one K
+    half) -> (W, 16, K) elements [row, k]."""
     per = 4 // esize
     dt = np.uint8 if esize == 1 else np.uint16
     blocks = [np.ascontiguousarray(r).view(dt).reshape(r.shape[0], 8, 4 * per) for r in regs]
-    top = np.concatenate([blocks[0], blocks[2]], axis=2)
-    bot = np.concatenate([blocks[1], blocks[3]], axis=2)
+    top = np.concatenate(blocks[0::2], axis=2)
+    bot = np.concatenate(blocks[1::2], axis=2)
     return np.concatenate([top, bot], axis=1)
 
 
@@ -132,10 +134,36 @@ def _split_d32(d):
 _MMA_TYPES = ("f16", "e4m3", "e5m2", "bf16", "f32", "s8", "u8", "s4", "u4", "b1", "tf32", "f64", "s32")
 
 
+_INT8 = {"s8": np.int8, "u8": np.uint8}
+_INT_SHAPES = ("m16n8k16", "m16n8k32")
+
+
+def _int_mma(ctx, st, parts, shape, types):
+    """(1, function) of an 8-bit integer mma.sync (m16n8k16 / m16n8k32, s8 or u8 A and B, s32 C and D): the exact sum
+    C + A·B, wrapped to 32 bits, or with .satfinite clamped to the s32 range. Exact integer arithmetic leaves no
+    order to model: a wrapped sum is the same in any order and width; a clamped one assumes the clamp of the exact
+    sum (a GPU that clamped partial sums would differ only where one crosses the range)."""
+    if shape not in _INT_SHAPES or types[1] not in _INT8 or types[2] not in _INT8:
+        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sync is modelled for m16n8k16 and m16n8k32 with s8 / u8 "
+                            "operands)")
+    ta, tb, sat = _INT8[types[1]], _INT8[types[2]], "satfinite" in parts
+
+    def mma(A, B, C):
+        a = A.view(ta).astype(np.int64)
+        b = B.view(tb).astype(np.int64)
+        d = C.view(np.int32).astype(np.int64) + np.einsum("wmk,wkn->wmn", a, b)
+        if sat:
+            d = np.clip(d, -(2**31), 2**31 - 1)
+        return (d & 0xFFFFFFFF).astype(np.uint32)
+    return 1, mma
+
+
 def _mma_model(ctx, st, parts):
     """(A/B element bytes, function (A, B, C) -> D) of an mma.sync form under the emulation's numerics."""
     shape = next((p for p in parts if p.startswith(("m8n8", "m16n8"))), "")
     types = [p for p in parts if p in _MMA_TYPES]
+    if len(types) == 4 and types[0] == types[3] == "s32" and {"row", "col"} <= set(parts):
+        return _int_mma(ctx, st, parts, shape, types)
     name = f"mma.{shape}.{'.'.join(types[:3])}"
     if len(types) != 4 or types[0] != types[3] or not {"row", "col"} <= set(parts) or \
             name not in HOPPER_FORMS or HOPPER_FORMS[name].op != "mma":
