@@ -169,6 +169,44 @@ def c_fragments(c: np.ndarray) -> np.ndarray:
     return out
 
 
+def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """8-bit integer tiles A (W, 16, K), B (W, K, 8) and s32 C (W, 16, 8), K = 16 or 32 -> fragment words per warp
+    and lane, by the PTX ISA's index formulas: A (W, 4, 32) (word j: row g + 8 (j & 1), k = 16 (j >> 1) + 4t ..
+    + 3), B (W, 2, 32) (word j: column g, k = 16 j + 4t .. + 3), C (W, 4, 32) (word i: row g + 8 (i >> 1),
+    column 2t + (i & 1)); the k16 forms use the first 2 A words and the first B word."""
+    w, _, k = a.shape
+    aw, bw, cw = (np.zeros((w, n, 32), np.uint32) for n in (4, 2, 4))
+    for lane in range(32):
+        g, t = lane >> 2, lane & 3
+        for j in range(k // 8):
+            row, k0 = g + 8 * (j & 1), 16 * (j >> 1) + 4 * t
+            aw[:, j, lane] = np.ascontiguousarray(a[:, row, k0:k0 + 4]).view(np.uint32)[:, 0]
+        for j in range(k // 16):
+            bw[:, j, lane] = np.ascontiguousarray(b[:, 16 * j + 4 * t:16 * j + 4 * t + 4, g]).view(np.uint32)[:, 0]
+        for i in range(4):
+            cw[:, i, lane] = c[:, g + 8 * (i >> 1), 2 * t + (i & 1)].astype(np.int32).view(np.uint32)
+    return aw, bw, cw
+
+
+def int_mma_tiles(rng, warps: int, k: int, ta: str, tb: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Full-range 8-bit A and B, and an s32 C with 40 % of its values within a product sum of either end of the
+    range (sums that wrap or clamp)."""
+    dt = {"s8": np.int8, "u8": np.uint8}
+    a = rng.integers(np.iinfo(dt[ta]).min, np.iinfo(dt[ta]).max + 1, (warps, 16, k)).astype(dt[ta])
+    b = rng.integers(np.iinfo(dt[tb]).min, np.iinfo(dt[tb]).max + 1, (warps, k, 8)).astype(dt[tb])
+    c = rng.integers(-(2**31), 2**31, (warps, 16, 8), dtype=np.int64)
+    near = rng.random(c.shape) < 0.4
+    c[near] = np.where(rng.random(near.sum()) < 0.5, 2**31 - 1, -(2**31)) - rng.integers(-200000, 200000, near.sum())
+    return a, b, np.clip(c, -(2**31), 2**31 - 1).astype(np.int32)
+
+
+def _int_mma_inputs(form: int, k: int, ta: str, tb: str, warps: int = 16):
+    def make(rng):
+        aw, bw, cw = int_mma_words(*int_mma_tiles(rng, warps, k, ta, tb))
+        return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
+    return make
+
+
 def _special_f16_tiles(rng, w: int, k: int, e4: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A (W, 16, K), B (W, K, 8), C (W, 16, 8) bits per warp: mixed specials, exact cancellation, subnormal, wide."""
     # modes by warp: 0 normal values with NaN / infinities / subnormals / zeros sprinkled in; 1 pairs of equal
@@ -446,6 +484,9 @@ def _samples() -> list[Entry]:
         e("mma_e4m3_special", s89, "mma_e4m3_special", (4, 1, 1), (128, 1, 1), _mma_inputs(True, 16, 1), ("d",)),
         e("mma_e4m3_special_chain4", s89, "mma_e4m3_special", (2, 1, 1), (128, 1, 1), _mma_inputs(True, 8, 4),
           ("d",)),
+        *(e(f"mma_int8_k{k}_{ta}{tb}{'_sat' if form % 2 else ''}", s80, "mma_int8_special", (4, 1, 1), (128, 1, 1),
+            _int_mma_inputs(form, k, ta, tb), ("d",))
+          for form, k, ta, tb in ((0, 32, "s8", "s8"), (1, 32, "u8", "s8"), (2, 16, "s8", "u8"), (3, 16, "u8", "u8"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
     ]

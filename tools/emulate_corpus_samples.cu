@@ -1,6 +1,7 @@
 // CUDA-sample-style kernels for the emulator corpus (tools/emulate_corpus.py): warp shuffles, shared-memory
 // reductions and tiling, atomics, scans, divergent loops, sorting, special-value float math and inline-PTX mma.sync
-// fed special operands. Built with `nvcc -ptx -O3 -arch=sm_80` (everything but the e4m3 mma) and `-arch=sm_89`.
+// fed special operands (16-bit, e4m3 and 8-bit integer). Built with `nvcc -ptx -O3 -arch=sm_80` (everything but the
+// e4m3 mma) and `-arch=sm_89`.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -474,6 +475,36 @@ extern "C" __global__ void mma_e4m3_special(const unsigned* a, const unsigned* b
     d[(warp * 2 + 1) * 32 + lane] = c1;
 }
 #endif
+
+// 8-bit integer mma.sync, one m16n8 tile per warp, operands per lane in fragment order (A 4 words, B 2, C 4 per lane
+// and warp; the k16 forms read the first 2 and 1); `form` picks k32 s8.s8, k32 u8.s8 .satfinite, k16 s8.u8, k16
+// u8.u8 .satfinite.
+#define TCF_INT_MMA_K32(T)                                                                                          \
+    asm volatile("mma.sync.aligned.m16n8k32.row.col" T " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "            \
+                 "{%0, %1, %2, %3};"                                                                                \
+                 : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)                                                           \
+                 : "r"(pa[0]), "r"(pa[32]), "r"(pa[64]), "r"(pa[96]), "r"(pb[0]), "r"(pb[32]))
+#define TCF_INT_MMA_K16(T)                                                                                          \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col" T " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"      \
+                 : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)                                                           \
+                 : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]))
+extern "C" __global__ void mma_int8_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                            int form)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned* pa = a + warp * 4 * 32 + lane;
+    const unsigned* pb = b + warp * 2 * 32 + lane;
+    const unsigned* pc = c + warp * 4 * 32 + lane;
+    unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
+    switch (form) {
+    case 0: TCF_INT_MMA_K32(".s32.s8.s8.s32"); break;
+    case 1: TCF_INT_MMA_K32(".satfinite.s32.u8.s8.s32"); break;
+    case 2: TCF_INT_MMA_K16(".s32.s8.u8.s32"); break;
+    default: TCF_INT_MMA_K16(".satfinite.s32.u8.u8.s32"); break;
+    }
+    unsigned* pd = d + warp * 4 * 32 + lane;
+    pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
+}
 
 // A warp-level f16 GEMM tile 16x8xK from row-major A (16 x K) and row-major B (K x 8) in global memory: staged to
 // shared memory, fragments through ldmatrix.x4 (A) and ldmatrix.x2.trans (B), K/16 chained mma.sync, f16 result.

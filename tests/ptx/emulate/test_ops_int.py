@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import HEADER, run_body
+from tools import emulate_corpus_entries as ece
 
 from tcforge.ptx.module import read_module
 from tcforge.ptx.operands import Imm, Pair, Reg, parse_operand
@@ -151,7 +152,8 @@ def test_descriptor_idiom_reads_and_runs() -> None:
 
 
 def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
-    """A body with one integer mma.sync per warp, its inputs in fragment order and the exact D it must give."""
+    """A body with one integer mma.sync per warp, its inputs in fragment order (the corpus tool's packer, written from
+    the PTX ISA's index formulas apart from the emulator's gathers) and the exact D it must give, (W, 16, 8)."""
     na, nb = k // 8, k // 16  # A and B words per lane
     regs = [f"%r{10 + i}" for i in range(na + nb + 4)]
     d = [f"%r{40 + i}" for i in range(4)]
@@ -160,29 +162,13 @@ def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, 
     body = "\n".join(f"ld.global.u32 {r}, [%rd4+{4 * i}];" for i, r in enumerate(regs)) + f"""
 {form} {groups};
 """ + "\n".join(f"st.global.u32 [%rd6+{4 * i}], {r};" for i, r in enumerate(d))
-    rng, warps = np.random.default_rng(seed), 4
-    dt = {"s8": np.int8, "u8": np.uint8}
-    a = rng.integers(np.iinfo(dt[ta]).min, np.iinfo(dt[ta]).max + 1, (warps, 16, k)).astype(dt[ta])
-    b = rng.integers(np.iinfo(dt[tb]).min, np.iinfo(dt[tb]).max + 1, (warps, k, 8)).astype(dt[tb])
-    c = rng.integers(-(2**31), 2**31, (warps, 16, 8), dtype=np.int64)
-    near = rng.random(c.shape) < 0.4  # within a product sum of either end: wrapped or clamped sums
-    c[near] = np.where(rng.random(near.sum()) < 0.5, 2**31 - 1, -(2**31)) - rng.integers(-200000, 200000, near.sum())
-    c = np.clip(c, -(2**31), 2**31 - 1).astype(np.int32)
-    words = np.zeros((warps, 32, na + nb + 4), np.uint32)
-    for lane in range(32):
-        g, t = lane >> 2, lane & 3
-        for j in range(na):  # A: rows g, g + 8 of each K half of 16; 4 consecutive k per word
-            row, k0 = g + 8 * (j & 1), 16 * (j >> 1) + 4 * t
-            words[:, lane, j] = np.ascontiguousarray(a[:, row, k0:k0 + 4]).view(np.uint32)[:, 0]
-        for j in range(nb):  # B: column g, 4 consecutive k per word
-            k0 = 16 * j + 4 * t
-            words[:, lane, na + j] = np.ascontiguousarray(b[:, k0:k0 + 4, g]).view(np.uint32)[:, 0]
-        for i in range(4):  # C: row g (c0, c1) or g + 8 (c2, c3), columns 2t, 2t + 1
-            words[:, lane, na + nb + i] = c[:, g + 8 * (i >> 1), 2 * t + (i & 1)].view(np.uint32)
+    a, b, c = ece.int_mma_tiles(np.random.default_rng(seed), 4, k, ta, tb)
+    aw, bw, cw = ece.int_mma_words(a, b, c)
+    words = np.concatenate([aw[:, :na], bw[:, :nb], cw], axis=1).transpose(0, 2, 1).reshape(4 * 32, -1)
     exact = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a.astype(np.int64), b.astype(np.int64))
-    want = (np.clip(exact, -(2**31), 2**31 - 1) if sat else exact) & 0xFFFFFFFF
-    assert (exact != np.clip(exact, -(2**31), 2**31 - 1)).any()  # the case reaches past the s32 range
-    return body, words.reshape(warps * 32, -1), want.astype(np.uint32)
+    clamped = np.clip(exact, -(2**31), 2**31 - 1)
+    assert (exact != clamped).any()  # the case reaches past the s32 range
+    return body, np.ascontiguousarray(words), ((clamped if sat else exact) & 0xFFFFFFFF).astype(np.uint32)
 
 
 @pytest.mark.parametrize("k", [16, 32])
