@@ -474,3 +474,50 @@ def test_wgmma_register_a_chain_and_scale_d(swizzle: int, dtype: str, atype: str
             assert np.isnan(vals).any() and (vals[np.isfinite(vals)] > 0).any() and (vals < 0).any()
     with_c = mma(a[2], b[2, :, :kh].T, c[2])
     assert (wgmma_pack(with_c) != got[256:384, :words.shape[1]]).mean() > 0.5  # scale-d = 0 ignored C there
+
+
+CONSTS = """.const .align 4 .b8 coef[16] = {0, 0, 0, 63, 0, 0, 160, 191, 0, 0, 64, 64, 111, 18, 131, 58};
+.const .align 4 .b8 table[32];
+"""
+CONST_BODY = """and.b32 %r10, %r0, 3;
+mul.wide.u32 %rd10, %r10, 4;
+mov.u64 %rd11, coef;
+add.s64 %rd12, %rd11, %rd10;
+ld.const.u32 %r11, [%rd12];
+st.global.u32 [%rd6], %r11;
+ld.const.u32 %r12, [coef+4];
+st.global.u32 [%rd6+4], %r12;
+and.b32 %r13, %r0, 7;
+mul.wide.u32 %rd13, %r13, 4;
+mov.u64 %rd14, table;
+add.s64 %rd15, %rd14, %rd13;
+cvta.const.u64 %rd16, %rd15;
+ld.u32 %r14, [%rd16];
+st.global.u32 [%rd6+8], %r14;
+"""
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_const_variables_initialised_or_given_and_read_every_way(given: bool) -> None:
+    """Module .const variables as nvcc declares them (an initialised byte array; one the host sets with
+    cudaMemcpyToSymbol, here given by name, else zeros), read by symbol + offset, through a register holding the
+    symbol and through a generic address (cvta.const); a store to .const is refused."""
+    from tests.ptx.emulate.kernels import kernel_text
+
+    from tcforge.ptx.emulate import EmulationError, emulate
+
+    n = 64
+    table = (np.arange(8, dtype=np.int32) * 3 - 5).view(np.uint32)
+    args = {"k_out": np.zeros((n, 3), np.uint32), "k_in": np.zeros((n, 1), np.uint32)}
+    if given:
+        args["table"] = table
+    out = emulate(kernel_text(CONST_BODY, 1, 3, funcs=CONSTS), "k", (2, 1, 1), (32, 1, 1), args)
+    assert "table" not in out and "coef" not in out  # read, never written
+    coef = np.array([0.5, -1.25, 3.0, 1e-3], np.float32).view(np.uint32)
+    i = np.arange(n)
+    np.testing.assert_array_equal(out["k_out"][:, 0], coef[i & 3])
+    np.testing.assert_array_equal(out["k_out"][:, 1], np.full(n, coef[1]))
+    np.testing.assert_array_equal(out["k_out"][:, 2], table[i & 7] if given else np.zeros(n, np.uint32))
+    bad = kernel_text(CONST_BODY + "st.const.u32 [coef], %r11;\n", 1, 3, funcs=CONSTS)
+    with pytest.raises(EmulationError, match=r"st to the \.const space"):
+        emulate(bad, "k", (1, 1, 1), (32, 1, 1), args)

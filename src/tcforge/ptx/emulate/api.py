@@ -7,7 +7,8 @@ buffers it wrote (numpy arrays, same dtype and shape as given).
   a by-value struct (`.param .align A .b8 name[N]`) its N bytes (bytes or a uint8 array);
 - `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM;
 - any other name -> a numpy array: a global buffer.
-Module-scope `.global` variables not given in `args` are buffers holding their initializers (zeros without one).
+Module-scope `.global` and `.const` variables not given in `args` are buffers holding their initializers (zeros
+without one); an array given under a `.const` variable's name is its contents (as cudaMemcpyToSymbol sets them).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         elif isinstance(v, np.ndarray) and v.ndim >= 1 and not (key in pnames and _is_struct(fn, key)):
             buffers[key] = v
     for d in module.decls:
-        if d.space == "global" and d.name not in buffers:
+        if d.space in ("global", "const") and d.name not in buffers:
             buffers[d.name] = module_global(ptx_text, d, file)
     block_bytes = bytearray(fn.param_block_size)
     mem_names = set(buffers)
@@ -143,7 +144,8 @@ def _literal(tok: str, ptype: str, where: str) -> bytes:
 
 
 def module_global(ptx_text: str | bytes, decl, file: str = "<ptx>") -> np.ndarray:
-    """The bytes (uint8) of a module-scope `.global` variable: its initializer, zeros where it has none."""
+    """The bytes (uint8) of a module-scope `.global` or `.const` variable: its initializer, zeros where it has
+    none."""
     text = ptx_text.decode() if isinstance(ptx_text, bytes) else ptx_text
     lines = text.splitlines()[decl.line - 1:]
     head = ""
@@ -152,7 +154,7 @@ def module_global(ptx_text: str | bytes, decl, file: str = "<ptx>") -> np.ndarra
         if ";" in ln:
             break
     head = head.split(";", 1)[0]
-    where = f"{file}:{decl.line}: .global {decl.name}"
+    where = f"{file}:{decl.line}: .{decl.space} {decl.name}"
     size = decl.size
     if "=" not in head:
         if size is None:

@@ -49,7 +49,7 @@ def layout_symbols(module, entry, mem, dynamic_shared: int):
                 lo = _align(lo, d.align or 16)
                 local[f.name][d.name] = lo
                 lo += d.size or 0
-    glob = {d.name: mem.address(d.name) for d in module.decls if d.space == "global" and d.name in mem.names}
+    glob = {d.name: mem.address(d.name) for d in module.decls if d.space in ("global", "const") and d.name in mem.names}
     kparams = {p.name: p.offset for p in entry.params}
 
     def symbols(fn) -> dict[str, int]:

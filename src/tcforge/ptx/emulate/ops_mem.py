@@ -1,4 +1,5 @@
-"""Memory instructions: ld / ldu / st (global, shared, local, param, generic; vectors), ld.global.nc, cp.async
+"""Memory instructions: ld / ldu / st (global, shared, local, param, generic; vectors; ld.const of module .const
+variables, which live among the global buffers), ld.global.nc, cp.async
 (performed at issue; commit/wait groups are then satisfied), atom / red (in lane order), cvta, and the no-op hints
 (prefetch, fence, membar, createpolicy)."""
 
@@ -12,7 +13,7 @@ from tcforge.ptx.emulate.state import TYPE_BYTES, UINT, view_dtype
 from tcforge.ptx.operands import Addr, Imm, Reg, Sym, Vec
 
 _SPACES = ("global", "shared", "local", "param", "const")
-_WINDOWS = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "param": PARAM_WINDOW, "global": 0}
+_WINDOWS = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW, "param": PARAM_WINDOW, "global": 0, "const": 0}
 
 
 def space_of(parts: list[str]) -> str:
@@ -131,8 +132,8 @@ def b_ld(ctx, st, parts):
     count = _vec(parts)
     width = TYPE_BYTES[ptype]
     d, a = st.operands[:2]
-    if space == "const":
-        ctx.unsupported(st, "the .const space")
+    if space == "const":  # module .const variables are read-only buffers among the global ones
+        space = "global"
     if space == "param":
         load = _param_access(ctx, st, a, width, count, False)
     else:
@@ -291,8 +292,8 @@ def b_atom(ctx, st, parts):
 def b_cvta(ctx, st, parts):
     ptype = parts[-1]
     to = "to" in parts
-    space = next((p for p in parts[1:] if p in _WINDOWS or p == "const"), None)
-    if space is None or space == "const":
+    space = next((p for p in parts[1:] if p in _WINDOWS), None)
+    if space is None:
         ctx.unsupported(st, f"{'.'.join(parts)}")
     d, a = st.operands[:2]
     ra, w = ctx.src(a, ptype), ctx.dst(d, ptype)
