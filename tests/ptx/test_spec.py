@@ -562,3 +562,25 @@ def test_guarded_call_is_skipped_on_the_negated_guard(ptx_data) -> None:
                and s.operands[0].name == "$__ret__c1"]
     assert skip.guard == ("%p1", True)
     assert len(Analysis(m, m.function("called_mma")).phases) == 1
+
+
+def test_registers_of_nested_blocks_that_reuse_a_name_get_their_own() -> None:
+    """nvcc's inline-asm blocks declare registers in `{ }`: one that reuses a name of the function (%p1 of %p<3>) or
+    of an earlier block (lo as .b16, then as .f32) gets NAME$N inside its block, in operands and guards only (the
+    opcode's .lo stays); a new name stays as it is; after the block the outer register is meant again."""
+    text = (".version 8.0\n.target sm_80\n.address_size 64\n.entry e()\n{\n.reg .pred %p<3>;\n.reg .b32 %r<4>;\n"
+            "setp.ne.u32 %p1, %r1, 0;\n"
+            "{\n.reg .pred %p1;\n.reg .b16 lo, hi;\nsetp.eq.u32 %p1, %r2, 0;\n@%p1 mul.lo.u32 %r3, %r1, %r2;\n"
+            "mov.b32 {lo, hi}, %r3;\n}\n"
+            "{\n.reg .f32 lo;\nmov.b32 lo, %r1;\n}\n"
+            "@%p1 bra $L;\n$L:\nret;\n}\n")
+    f = read_module(text).function()
+    sts = f.statements
+    assert sts[0].operands[0] == Reg("%p1")
+    inner = sts[1].operands[0].name
+    assert inner.startswith("%p1$") and f.reg_types[inner] == "pred"
+    assert sts[2].opcode == "mul.lo.u32" and sts[2].guard == (inner, False)
+    assert sts[3].operands[0] == Vec((Reg("lo"), Reg("hi"))) and f.reg_types["lo"] == "b16"
+    lo2 = sts[4].operands[0].name
+    assert lo2.startswith("lo$") and f.reg_types[lo2] == "f32"
+    assert sts[5].guard == ("%p1", False)

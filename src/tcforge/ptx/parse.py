@@ -165,6 +165,8 @@ _GUARD = re.compile(r"@\s*(!?)\s*(%?[A-Za-z_$][\w$]*)\s+")
 _OPCODE = re.compile(r"([a-z][a-z0-9_]*(?:\.[A-Za-z0-9_:]+)*)(?=\s|$)")
 _REG_RANGE = re.compile(r"(%?[A-Za-z_$][\w$]*)<(\d+)>")
 _LABELLED_DIRECTIVES = (".callprototype", ".branchtargets", ".calltargets")
+_OPERAND_NAME = re.compile(r"(?<![\w$.%])%?[A-Za-z_$][\w$]*")
+_NUMBERED = re.compile(r"(%?[A-Za-z_$][\w$]*?)(\d+)")
 
 
 class BodyReader:
@@ -173,6 +175,7 @@ class BodyReader:
     def __init__(self, toks: Tokens) -> None:
         self.file = toks.file
         self.toks = toks
+        self.scoped = 0  # registers declared in nested scopes so far (their new names' suffix)
 
     def err(self, line: int, col: int, msg: str) -> PTXSyntaxError:
         """A located PTXSyntaxError."""
@@ -185,6 +188,8 @@ class BodyReader:
         local_regs: set[str] = set()
         reg_types = fn.reg_types
         depth = 1
+        scopes: list[dict[str, str]] = []  # per nested `{ }`: each register it declares -> its own name
+        renames: dict[str, str] = {}  # the names in force (innermost scope last)
         parts: list[str] = []
         sline = scol = 0
         vec = 0
@@ -240,9 +245,13 @@ class BodyReader:
                 if vec:
                     raise self.err(sline, scol, "unbalanced '{' in statement")
                 if directive:
-                    self._body_directive(fn, body, sline, scol, local_regs, reg_types)
+                    if scopes and body.split(None, 1)[0] == ".reg":
+                        self._scoped_regs(body, sline, scol, local_regs, reg_types, scopes[-1])
+                        renames = {k: v for sc in scopes for k, v in sc.items()}
+                    else:
+                        self._body_directive(fn, body, sline, scol, local_regs, reg_types)
                 else:
-                    stmts.append(self._instruction(len(stmts) + 1, body, sline, scol, line, local_regs))
+                    stmts.append(self._instruction(len(stmts) + 1, body, sline, scol, line, local_regs, renames))
             elif kind == "{":
                 if skip_line:
                     raise self.err(line, col, "unexpected '{' after a line directive")
@@ -251,6 +260,7 @@ class BodyReader:
                     vec += 1
                 else:
                     depth += 1
+                    scopes.append({})
             elif kind == "}":
                 if skip_line:
                     raise self.err(line, col, "unexpected '}' after a line directive")
@@ -264,6 +274,8 @@ class BodyReader:
                     if depth == 0:
                         fn.end_line = line
                         return
+                    scopes.pop()
+                    renames = {k: v for sc in scopes for k, v in sc.items()}
             else:  # string
                 if parts and directive:
                     parts.append(text)
@@ -312,7 +324,34 @@ class BodyReader:
             return
         raise self.err(line, col, f"unknown directive {first!r} in function body")
 
-    def _instruction(self, index: int, body: str, line: int, col: int, end_line: int, local: set[str]) -> Statement:
+    def _scoped_regs(self, body: str, line: int, col: int, local: set[str], reg_types: dict[str, str],
+                     scope: dict[str, str]) -> None:
+        """A `.reg` inside a nested `{ }` (nvcc's inline-asm blocks): a register whose name is already declared in the
+        function (by name, by a `%p<N>` range, or in an earlier block) gets a name of its own, NAME$N, which the
+        scope's instructions read, so it neither clobbers nor retypes the other; a new name stays as it is."""
+        tm = re.match(r"\.reg\s+((?:\.[A-Za-z0-9_]+\s*)+)(.+)", body, re.S)
+        if tm is None:
+            raise self.err(line, col, f"malformed .reg declaration {body!r}")
+        rtype = tm.group(1).split()[-1][1:]
+        for name in tm.group(2).split(","):
+            name = name.strip()
+            rm = _REG_RANGE.fullmatch(name)
+            names = [f"{rm.group(1)}{i}" for i in range(int(rm.group(2)))] if rm is not None else [name]
+            if rm is None and not re.fullmatch(r"%?[A-Za-z_$][\w$]*", name):
+                raise self.err(line, col, f"malformed register name {name!r}")
+            for n in names:
+                pm = _NUMBERED.fullmatch(n)
+                if n in reg_types or (pm is not None and pm.group(1) + "<>" in reg_types):
+                    self.scoped += 1
+                    scope[n] = new = f"{n}${self.scoped}"
+                else:
+                    scope[n] = new = n
+                reg_types[new] = rtype
+                if not n.startswith("%"):
+                    local.add(new)
+
+    def _instruction(self, index: int, body: str, line: int, col: int, end_line: int, local: set[str],
+                     renames: dict[str, str] | None = None) -> Statement:
         guard = None
         pos = 0
         if body[0] == "@":
@@ -320,6 +359,8 @@ class BodyReader:
             if gm is None:
                 raise self.err(line, col, f"malformed guard in {body[:40]!r}")
             guard = (gm.group(2), gm.group(1) == "!")
+            if renames and guard[0] in renames:
+                guard = (renames[guard[0]], guard[1])
             pos = gm.end()
         om = _OPCODE.match(body, pos)
         if om is None:
@@ -330,6 +371,8 @@ class BodyReader:
         if r not in KNOWN_ROOTS:
             raise self.err(line, col + pos, f"unknown instruction {opcode!r}")
         rest = body[om.end():].strip()
+        if renames:  # registers of enclosing nested scopes, in the operands only (never opcode words)
+            rest = _OPERAND_NAME.sub(lambda m: renames.get(m.group(0), m.group(0)), rest)
         ops: tuple = ()
         if rest:
             try:

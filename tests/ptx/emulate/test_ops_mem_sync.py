@@ -521,3 +521,86 @@ def test_const_variables_initialised_or_given_and_read_every_way(given: bool) ->
     bad = kernel_text(CONST_BODY + "st.const.u32 [coef], %r11;\n", 1, 3, funcs=CONSTS)
     with pytest.raises(EmulationError, match=r"st to the \.const space"):
         emulate(bad, "k", (1, 1, 1), (32, 1, 1), args)
+
+
+VOTES = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry votes(.param .u64 x, .param .u64 out, .param .u32 n)
+{
+	.reg .pred %p<5>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [x];
+	ld.param.u64 %rd2, [out];
+	ld.param.u32 %r7, [n];
+	mov.u32 %r9, %ntid.x;
+	mov.u32 %r10, %ctaid.x;
+	mov.u32 %r11, %tid.x;
+	mad.lo.s32 %r1, %r10, %r9, %r11;
+	setp.ge.s32 %p1, %r1, %r7;
+	mov.u32 %r15, 0;
+	@%p1 bra $SKIP;
+	mul.wide.s32 %rd4, %r1, 4;
+	add.s64 %rd5, %rd1, %rd4;
+	ld.global.u32 %r15, [%rd5];
+$SKIP:
+	setp.gt.s32 %p2, %r15, 0;
+	selp.u32 %r12, 1, 0, %p2;
+	{
+	.reg .pred %p1;
+	setp.ne.u32 %p1, %r12, 0;
+	bar.red.popc.u32 %r4, 0, %p1;
+	}
+	setp.ne.s32 %p3, %r15, 0;
+	{
+	.reg .pred %p1;
+	.reg .pred %p2;
+	bar.red.and.pred %p2, 0, %p3;
+	selp.u32 %r5, 1, 0, %p2;
+	}
+	setp.lt.s32 %p4, %r15, -100;
+	{
+	.reg .pred %p2;
+	barrier.cta.red.or.pred %p2, 0, !%p4;
+	selp.u32 %r6, 1, 0, %p2;
+	}
+	@%p1 bra $END;
+	mul.lo.s32 %r13, %r1, 3;
+	mul.wide.s32 %rd6, %r13, 4;
+	add.s64 %rd7, %rd2, %rd6;
+	st.global.u32 [%rd7], %r4;
+	st.global.u32 [%rd7+4], %r5;
+	st.global.u32 [%rd7+8], %r6;
+$END:
+	ret;
+}
+"""
+
+
+def test_bar_red_popc_and_or_in_nvcc_blocks_that_shadow_registers() -> None:
+    """bar.red as nvcc emits __syncthreads_count / _and / _or: each inside a `{ }` block declaring its own %p1 / %p2,
+    which must not clobber the function's %p1 (i >= n: those threads take part in the barriers but store nothing)."""
+    from tcforge.ptx.emulate import emulate
+
+    rng, n, block, grid = np.random.default_rng(5), 300, 128, 3
+    x = rng.integers(-150, 150, n).astype(np.int32)
+    x[128:256] = np.abs(x[128:256]) + 1  # the middle CTA: every value positive and non-zero
+    out = emulate(VOTES, "votes", (grid, 1, 1), (block, 1, 1), {"x": x, "out": np.zeros(3 * n, np.int32), "n": n},
+                  file="votes.ptx")["out"].reshape(n, 3)
+    v = np.zeros(grid * block, np.int64)
+    v[:n] = x
+    per_cta = [((c > 0).sum(), (c != 0).all(), (c >= -100).any()) for c in v.reshape(grid, block)]
+    np.testing.assert_array_equal(out, np.array([per_cta[i // block] for i in range(n)], np.int64))
+    assert [tuple(int(t) for t in p) for p in per_cta][1] == (128, 1, 1)
+
+
+def test_bar_red_at_different_instructions_is_a_file_line_error() -> None:
+    from tcforge.ptx.emulate import EmulationError, emulate
+
+    text = VOTES.replace("\tsetp.gt.s32 %p2, %r15, 0;", "\t@%p1 bra $LATE;\n\tsetp.gt.s32 %p2, %r15, 0;").replace(
+        "\t@%p1 bra $END;", "\t@%p1 bra $END;\n$LATE:\n\tbar.red.popc.u32 %r4, 0, %p1;\n\tbra $END;")
+    with pytest.raises(EmulationError, match=r"votes\.ptx:\d+: the threads of one barrier wait at different "
+                                             r"instructions"):
+        emulate(text, "votes", (3, 1, 1), (128, 1, 1), {"x": np.zeros(300, np.int32),
+                                                        "out": np.zeros(900, np.int32), "n": 300}, file="votes.ptx")

@@ -30,6 +30,7 @@ def run(program, ctx) -> _Stats:
     blocked = np.zeros(n, bool)
     bar_id = np.zeros(n, np.int64)
     bar_count = np.zeros(n, np.int64)  # 0: every live thread of the CTA
+    bar_pred = np.zeros(n, bool)  # bar.red: each waiting thread's predicate
     ret_pc = np.zeros((MAX_DEPTH, n), np.int64)
     call_site = np.zeros((MAX_DEPTH, n), np.int64)
     stats = _Stats()
@@ -39,7 +40,7 @@ def run(program, ctx) -> _Stats:
         live = ~(done | blocked)
         if not live.any():
             if blocked.any():
-                _release(ctx, code, pc, done, blocked, bar_id, bar_count)
+                _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred)
                 continue
             break
         p0 = int(pc[live].min())
@@ -90,6 +91,8 @@ def run(program, ctx) -> _Stats:
                 blocked[sel] = True
                 bar_id[sel] = arg[0]()[sel]
                 bar_count[sel] = arg[1]()[sel]
+                if len(arg) == 3:  # bar.red
+                    bar_pred[sel] = arg[2][1]()[sel]
                 pc[sel] = p
                 if taken is not None:
                     pc[group & ~taken] = p + 1
@@ -184,9 +187,10 @@ def _ret(ctx, program, code, sel, pc, ret_pc, call_site) -> None:
             ctx.depth[sl] = dd
 
 
-def _release(ctx, code, pc, done, blocked, bar_id, bar_count) -> None:
+def _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred) -> None:
     """Every live lane waits at a barrier: per CTA and barrier id, release the waiting threads when they are as many
-    as the barrier's thread count (bar.sync id, count) or, without a count, every live thread of the CTA."""
+    as the barrier's thread count (bar.sync id, count) or, without a count, every live thread of the CTA; a bar.red
+    gives each released thread the reduction of their predicates."""
     lpc = ctx.lanes_per_cta
     released = False
     for c in range(ctx.n // lpc):
@@ -201,6 +205,7 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count) -> None:
             want = int(bar_count[lanes].max()) or live
             extra = ctx.bar_arrived.get((c, int(i)), 0)
             if len(lanes) + extra >= want:
+                _reduce(ctx, code, pc, lanes, bar_pred)
                 pc[lanes] += 1
                 blocked[lanes] = False
                 released = True
@@ -216,3 +221,23 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count) -> None:
         a = int(np.argmax(blocked))
         raise EmulationError(f"{ctx.file}:{code[int(pc[a])][3].line}: barrier not reached by all threads: thread "
                              f"{ctx.thread(a)} waits at barrier {int(bar_id[a])} for threads that never arrive")
+
+
+def _reduce(ctx, code, pc, lanes, bar_pred) -> None:
+    """The result of a bar.red for the threads it releases (all at the same bar.red, else an error)."""
+    at = np.unique(pc[lanes])
+    args = [code[int(p)][2] for p in at]
+    if not any(len(a) == 3 for a in args):
+        return
+    if len(at) > 1:
+        lines = sorted({code[int(p)][3].line for p in at})
+        raise EmulationError(f"{ctx.file}:{lines[0]}: the threads of one barrier wait at different instructions "
+                             f"(lines {', '.join(map(str, lines))}); a bar.red needs them all at the same one")
+    op, _, write = args[0][2]
+    p = bar_pred[lanes]
+    value = int(np.count_nonzero(p)) if op == "popc" else bool(p.all() if op == "and" else p.any())
+    full = np.zeros(ctx.n, np.uint32 if op == "popc" else bool)
+    full[lanes] = value
+    mask = np.zeros(ctx.n, bool)
+    mask[lanes] = True
+    write(full, mask)

@@ -212,15 +212,35 @@ def _statement(ctx, module, fn, st, labels, starts):
                     None, st, None)
         return (CALL, None, (starts[callee], callee, args, rets), st, g)
     if root in ("bar", "barrier") and not (len(parts) > 1 and parts[1] == "warp") and "cluster" not in parts:
-        kind = parts[1] if len(parts) > 1 else "sync"
+        quals = [q for q in parts[1:] if q != "cta"]
+        kind = quals[0] if quals else "sync"
+        if kind == "red":
+            return _bar_red(ctx, module, st, quals, g)
         bid = st.operands[0] if st.operands else Imm(0, "0")
         cnt = st.operands[1] if len(st.operands) > 1 else Imm(0, "0")
         if kind == "arrive" and len(st.operands) == 2:
             return (PLAIN, _arrive(ctx, st, ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32")), None, st, None)
         if kind not in ("sync", "aligned") and not (root == "barrier" and kind == "sync"):
             err = EmulationError(f"{module.file}:{st.line}: {st.opcode} is not supported by the emulator "
-                                 "(bar.sync / barrier.sync / bar.arrive with a thread count only)")
+                                 "(bar.sync / barrier.sync / bar.red / bar.arrive with a thread count only)")
             return (PLAIN, _raiser(err), None, st, None)
         return (BAR, None, (ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32")), st, g)
     return (PLAIN, _plain(ctx, st), None, st, None)
 
+
+
+RED_OPS = {"popc": "u32", "and": "pred", "or": "pred"}
+
+
+def _bar_red(ctx, module, st, quals, g):
+    """`bar.red.popc.u32 d, a{, b}, {!}c` / `.and.pred` / `.or.pred`: a barrier (as bar.sync a{, b}) whose released
+    threads all receive the count of, or the and / or over, their predicates c (control._release)."""
+    op = next((q for q in quals if q in RED_OPS), None)
+    ops = st.operands
+    if op is None or RED_OPS[op] not in quals or len(ops) not in (3, 4):
+        return (PLAIN, _raiser(EmulationError(f"{module.file}:{st.line}: {st.opcode} with {len(ops)} operands: "
+                                              "expected bar.red.popc.u32 / .and.pred / .or.pred d, a{, b}, {!}c")),
+                None, st, None)
+    cnt = ops[2] if len(ops) == 4 else Imm(0, "0")
+    red = (op, ctx.src_full(ops[-1], "pred"), ctx.dst(ops[0], RED_OPS[op]))
+    return (BAR, None, (ctx.src_full(ops[1], "u32"), ctx.src_full(cnt, "u32"), red), st, g)
