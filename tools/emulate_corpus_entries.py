@@ -445,6 +445,13 @@ def _samples() -> list[Entry]:
         x[::5] = (rng.standard_normal(len(x[::5])) * 10.0 ** rng.uniform(3, 38, len(x[::5]))).astype(np.float32)
         return [("x", x), ("out", np.zeros(4 * n, np.float32)), n]
 
+    def block_votes(rng):
+        n = 300
+        x = rng.integers(-150, 150, n).astype(np.int32)
+        x[128:256] = np.abs(x[128:256]) + 1  # the middle CTA: every value positive
+        return [("x", x), ("f", f32(rng, n, 4.0, 0.05)), ("out", np.zeros(3 * n, np.int32)),
+                ("outf", np.zeros(n, np.float32)), n]
+
     def divergent(rng):
         n = 512
         x = _u32(rng, n)
@@ -478,6 +485,7 @@ def _samples() -> list[Entry]:
         e("cu_float_specials", s80, "float_specials", (4, 1, 1), (128, 1, 1), float_specials, ("out", "outi")),
         e("cu_transcend", s89, "transcend", (4, 1, 1), (128, 1, 1), transcend, ("out",)),
         e("cu_divergent", s80, "divergent", (4, 1, 1), (128, 1, 1), divergent, ("out",)),
+        e("cu_block_votes", s80, "block_votes", (3, 1, 1), (128, 1, 1), block_votes, ("out", "outf")),
         e("mma_f16_special", s80, "mma_f16_special", (4, 1, 1), (128, 1, 1), _mma_inputs(False, 16, 1), ("d",)),
         e("mma_f16_special_chain4", s89, "mma_f16_special", (2, 1, 1), (128, 1, 1), _mma_inputs(False, 8, 4),
           ("d",)),

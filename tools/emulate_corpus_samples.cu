@@ -416,6 +416,23 @@ __device__ __noinline__ unsigned walk(unsigned v, unsigned limit)
     return acc;
 }
 
+// Block-wide votes (__syncthreads_count / _and / _or: bar.red inside nvcc's own { } blocks) and reads of an
+// initialised __constant__ table, directly and through a generic pointer.
+__constant__ float c_weights[8] = {0.5f, -1.25f, 3.0f, 1e-3f, -0.0f, 7.5f, 65504.0f, 1.0e-20f};
+extern "C" __global__ void block_votes(const int* x, const float* f, int* out, float* outf, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int v = i < n ? x[i] : 0;
+    int c = __syncthreads_count(v > 0);
+    int a = __syncthreads_and(v != 0);
+    int o = __syncthreads_or(v < -100);
+    if (i < n) {
+        out[3 * i] = c, out[3 * i + 1] = a, out[3 * i + 2] = o;
+        const float* w = (v & 1) ? c_weights : c_weights + 4;
+        outf[i] = f[i] * c_weights[i & 7] + w[v & 3];
+    }
+}
+
 extern "C" __global__ void divergent(const unsigned* x, unsigned* out, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
