@@ -228,7 +228,6 @@ def _statement(ctx, module, fn, st, labels, starts):
     return (PLAIN, _plain(ctx, st), None, st, None)
 
 
-
 RED_OPS = {"popc": "u32", "and": "pred", "or": "pred"}
 
 
