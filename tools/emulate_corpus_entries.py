@@ -169,31 +169,43 @@ def c_fragments(c: np.ndarray) -> np.ndarray:
     return out
 
 
-def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """8-bit integer tiles A (W, 16, K), B (W, K, 8) and s32 C (W, 16, 8), K = 16 or 32 -> fragment words per warp
-    and lane, by the PTX ISA's index formulas: A (W, 4, 32) (word j: row g + 8 (j & 1), k = 16 (j >> 1) + 4t ..
-    + 3), B (W, 2, 32) (word j: column g, k = 16 j + 4t .. + 3), C (W, 4, 32) (word i: row g + 8 (i >> 1),
-    column 2t + (i & 1)); the k16 forms use the first 2 A words and the first B word."""
+def _pack(elems: np.ndarray, bits: int) -> np.ndarray:
+    """(..., 32 / bits) integer elements -> (...) uint32 words, element 0 in the lowest bits."""
+    shifts = np.arange(elems.shape[-1], dtype=np.uint64) * bits
+    return ((elems.astype(np.uint64) & ((1 << bits) - 1)) << shifts).sum(axis=-1).astype(np.uint32)
+
+
+def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarray,
+                                                                                          np.ndarray]:
+    """Integer tiles A (W, 16, K), B (W, K, 8) of `bits`-bit elements (8: K = 16 or 32; 4: K = 32 or 64) and s32 C
+    (W, 16, 8) -> fragment words per warp and lane, by the PTX ISA's index formulas (e = 32 / bits elements a word,
+    element 0 in the lowest bits): A (W, 4, 32), word j: row g + 8 (j & 1), k = K/2 (j >> 1) + e t .. + e - 1; B
+    (W, 2, 32), word j: column g, k = K/2 j + e t ..; C (W, 4, 32), word i: row g + 8 (i >> 1), column 2t + (i & 1).
+    The smaller K of each width uses the first 2 A words and the first B word."""
     w, _, k = a.shape
+    e, half = 32 // bits, k // 2
     aw, bw, cw = (np.zeros((w, n, 32), np.uint32) for n in (4, 2, 4))
     for lane in range(32):
         g, t = lane >> 2, lane & 3
-        for j in range(k // 8):
-            row, k0 = g + 8 * (j & 1), 16 * (j >> 1) + 4 * t
-            aw[:, j, lane] = np.ascontiguousarray(a[:, row, k0:k0 + 4]).view(np.uint32)[:, 0]
-        for j in range(k // 16):
-            bw[:, j, lane] = np.ascontiguousarray(b[:, 16 * j + 4 * t:16 * j + 4 * t + 4, g]).view(np.uint32)[:, 0]
+        for j in range(k * bits // 64):
+            row, k0 = g + 8 * (j & 1), half * (j >> 1) + e * t
+            aw[:, j, lane] = _pack(a[:, row, k0:k0 + e], bits)
+        for j in range(k * bits // 128):
+            bw[:, j, lane] = _pack(b[:, half * j + e * t:half * j + e * t + e, g], bits)
         for i in range(4):
             cw[:, i, lane] = c[:, g + 8 * (i >> 1), 2 * t + (i & 1)].astype(np.int32).view(np.uint32)
     return aw, bw, cw
 
 
+INT_RANGES = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15)}
+
+
 def int_mma_tiles(rng, warps: int, k: int, ta: str, tb: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Full-range 8-bit A and B, and an s32 C with 40 % of its values within a product sum of either end of the
-    range (sums that wrap or clamp)."""
-    dt = {"s8": np.int8, "u8": np.uint8}
-    a = rng.integers(np.iinfo(dt[ta]).min, np.iinfo(dt[ta]).max + 1, (warps, 16, k)).astype(dt[ta])
-    b = rng.integers(np.iinfo(dt[tb]).min, np.iinfo(dt[tb]).max + 1, (warps, k, 8)).astype(dt[tb])
+    """Full-range integer A and B (int64 values of their types), and an s32 C with 40 % of its values within a
+    product sum of either end of the range (sums that wrap or clamp)."""
+    (alo, ahi), (blo, bhi) = INT_RANGES[ta], INT_RANGES[tb]
+    a = rng.integers(alo, ahi + 1, (warps, 16, k))
+    b = rng.integers(blo, bhi + 1, (warps, k, 8))
     c = rng.integers(-(2**31), 2**31, (warps, 16, 8), dtype=np.int64)
     near = rng.random(c.shape) < 0.4
     c[near] = np.where(rng.random(near.sum()) < 0.5, 2**31 - 1, -(2**31)) - rng.integers(-200000, 200000, near.sum())
@@ -202,7 +214,7 @@ def int_mma_tiles(rng, warps: int, k: int, ta: str, tb: str) -> tuple[np.ndarray
 
 def _int_mma_inputs(form: int, k: int, ta: str, tb: str, warps: int = 16):
     def make(rng):
-        aw, bw, cw = int_mma_words(*int_mma_tiles(rng, warps, k, ta, tb))
+        aw, bw, cw = int_mma_words(*int_mma_tiles(rng, warps, k, ta, tb), bits=4 if ta[1] == "4" else 8)
         return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
     return make
 
@@ -492,9 +504,10 @@ def _samples() -> list[Entry]:
         e("mma_e4m3_special", s89, "mma_e4m3_special", (4, 1, 1), (128, 1, 1), _mma_inputs(True, 16, 1), ("d",)),
         e("mma_e4m3_special_chain4", s89, "mma_e4m3_special", (2, 1, 1), (128, 1, 1), _mma_inputs(True, 8, 4),
           ("d",)),
-        *(e(f"mma_int8_k{k}_{ta}{tb}{'_sat' if form % 2 else ''}", s80, "mma_int8_special", (4, 1, 1), (128, 1, 1),
+        *(e(f"mma_int_k{k}_{ta}{tb}{'_sat' if form % 2 else ''}", s80, "mma_int_special", (4, 1, 1), (128, 1, 1),
             _int_mma_inputs(form, k, ta, tb), ("d",))
-          for form, k, ta, tb in ((0, 32, "s8", "s8"), (1, 32, "u8", "s8"), (2, 16, "s8", "u8"), (3, 16, "u8", "u8"))),
+          for form, k, ta, tb in ((0, 32, "s8", "s8"), (1, 32, "u8", "s8"), (2, 16, "s8", "u8"), (3, 16, "u8", "u8"),
+                                  (4, 64, "s4", "s4"), (5, 32, "u4", "s4"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
     ]

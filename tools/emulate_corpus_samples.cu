@@ -493,20 +493,19 @@ extern "C" __global__ void mma_e4m3_special(const unsigned* a, const unsigned* b
 }
 #endif
 
-// 8-bit integer mma.sync, one m16n8 tile per warp, operands per lane in fragment order (A 4 words, B 2, C 4 per lane
-// and warp; the k16 forms read the first 2 and 1); `form` picks k32 s8.s8, k32 u8.s8 .satfinite, k16 s8.u8, k16
-// u8.u8 .satfinite.
-#define TCF_INT_MMA_K32(T)                                                                                          \
-    asm volatile("mma.sync.aligned.m16n8k32.row.col" T " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "            \
-                 "{%0, %1, %2, %3};"                                                                                \
+// Integer mma.sync, one m16n8 tile per warp, operands per lane in fragment order (A 4 words, B 2, C 4 per lane and
+// warp; the smaller K of each width reads the first 2 and 1); `form` picks k32 s8.s8, k32 u8.s8 .satfinite, k16
+// s8.u8, k16 u8.u8 .satfinite, k64 s4.s4, k32 u4.s4 .satfinite.
+#define TCF_INT_MMA_4X2(S)                                                                                          \
+    asm volatile("mma.sync.aligned." S " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"          \
                  : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)                                                           \
                  : "r"(pa[0]), "r"(pa[32]), "r"(pa[64]), "r"(pa[96]), "r"(pb[0]), "r"(pb[32]))
-#define TCF_INT_MMA_K16(T)                                                                                          \
-    asm volatile("mma.sync.aligned.m16n8k16.row.col" T " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"      \
+#define TCF_INT_MMA_2X1(S)                                                                                          \
+    asm volatile("mma.sync.aligned." S " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"                      \
                  : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)                                                           \
                  : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]))
-extern "C" __global__ void mma_int8_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
-                                            int form)
+extern "C" __global__ void mma_int_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                           int form)
 {
     int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const unsigned* pa = a + warp * 4 * 32 + lane;
@@ -514,10 +513,12 @@ extern "C" __global__ void mma_int8_special(const unsigned* a, const unsigned* b
     const unsigned* pc = c + warp * 4 * 32 + lane;
     unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
     switch (form) {
-    case 0: TCF_INT_MMA_K32(".s32.s8.s8.s32"); break;
-    case 1: TCF_INT_MMA_K32(".satfinite.s32.u8.s8.s32"); break;
-    case 2: TCF_INT_MMA_K16(".s32.s8.u8.s32"); break;
-    default: TCF_INT_MMA_K16(".satfinite.s32.u8.u8.s32"); break;
+    case 0: TCF_INT_MMA_4X2("m16n8k32.row.col.s32.s8.s8.s32"); break;
+    case 1: TCF_INT_MMA_4X2("m16n8k32.row.col.satfinite.s32.u8.s8.s32"); break;
+    case 2: TCF_INT_MMA_2X1("m16n8k16.row.col.s32.s8.u8.s32"); break;
+    case 3: TCF_INT_MMA_2X1("m16n8k16.row.col.satfinite.s32.u8.u8.s32"); break;
+    case 4: TCF_INT_MMA_4X2("m16n8k64.row.col.s32.s4.s4.s32"); break;
+    default: TCF_INT_MMA_2X1("m16n8k32.row.col.satfinite.s32.u4.s4.s32"); break;
     }
     unsigned* pd = d + warp * 4 * 32 + lane;
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;

@@ -1,6 +1,6 @@
 """Integer, bit and compare instructions against numpy on random and edge operands; constant expressions in operands
-(the hand-written wgmma descriptor idiom), read and run; 8-bit integer mma.sync against an exact matrix product
-packed in the PTX ISA's fragment order by its index formulas."""
+(the hand-written wgmma descriptor idiom), read and run; integer mma.sync (8- and 4-bit) against an exact matrix
+product packed in the PTX ISA's fragment order by its index formulas."""
 
 from __future__ import annotations
 
@@ -154,7 +154,8 @@ def test_descriptor_idiom_reads_and_runs() -> None:
 def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
     """A body with one integer mma.sync per warp, its inputs in fragment order (the corpus tool's packer, written from
     the PTX ISA's index formulas apart from the emulator's gathers) and the exact D it must give, (W, 16, 8)."""
-    na, nb = k // 8, k // 16  # A and B words per lane
+    bits = 4 if ta[1] == "4" else 8
+    na, nb = k * bits // 64, k * bits // 128  # A and B words per lane
     regs = [f"%r{10 + i}" for i in range(na + nb + 4)]
     d = [f"%r{40 + i}" for i in range(4)]
     form = f"mma.sync.aligned.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{ta}.{tb}.s32"
@@ -163,19 +164,22 @@ def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, 
 {form} {groups};
 """ + "\n".join(f"st.global.u32 [%rd6+{4 * i}], {r};" for i, r in enumerate(d))
     a, b, c = ece.int_mma_tiles(np.random.default_rng(seed), 4, k, ta, tb)
-    aw, bw, cw = ece.int_mma_words(a, b, c)
+    aw, bw, cw = ece.int_mma_words(a, b, c, bits)
     words = np.concatenate([aw[:, :na], bw[:, :nb], cw], axis=1).transpose(0, 2, 1).reshape(4 * 32, -1)
-    exact = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a.astype(np.int64), b.astype(np.int64))
+    exact = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a, b)
     clamped = np.clip(exact, -(2**31), 2**31 - 1)
     assert (exact != clamped).any()  # the case reaches past the s32 range
     return body, np.ascontiguousarray(words), ((clamped if sat else exact) & 0xFFFFFFFF).astype(np.uint32)
 
 
-@pytest.mark.parametrize("k", [16, 32])
-@pytest.mark.parametrize(("ta", "tb"), [("s8", "s8"), ("s8", "u8"), ("u8", "s8"), ("u8", "u8")])
+INT_FORMS = [(16, "s8", "s8"), (16, "u8", "s8"), (32, "s8", "u8"), (32, "u8", "u8"), (32, "s4", "s4"),
+             (32, "u4", "s4"), (64, "s4", "u4"), (64, "u4", "u4")]
+
+
+@pytest.mark.parametrize(("k", "ta", "tb"), INT_FORMS)
 @pytest.mark.parametrize("sat", [False, True])
 def test_integer_mma_is_the_exact_product_wrapped_or_clamped(k: int, ta: str, tb: str, sat: bool) -> None:
-    body, words, want = _int_mma_case(k, ta, tb, sat, seed=k + 7 * len(ta + tb) + sat)
+    body, words, want = _int_mma_case(k, ta, tb, sat, seed=k + 7 * len(ta + tb) + sat + ord(ta[0]) + ord(tb[1]))
     for numerics in ("hopper", "ada"):  # exact integers: no model of either architecture enters
         got = run_body(body, words, 4, numerics=numerics).reshape(4, 32, 4)
         for i in range(4):
@@ -183,10 +187,12 @@ def test_integer_mma_is_the_exact_product_wrapped_or_clamped(k: int, ta: str, tb
             np.testing.assert_array_equal(got[:, :, i], want[:, g + 8 * (i >> 1), 2 * t + (i & 1)])
 
 
-@pytest.mark.parametrize("form", ["m8n8k16.row.col.s32.s8.s8.s32", "m16n8k64.row.col.s32.s4.s4.s32"])
+@pytest.mark.parametrize("form", ["m8n8k16.row.col.s32.s8.s8.s32", "m16n8k64.row.col.s32.s8.s8.s32",
+                                  "m16n8k32.row.col.s32.s8.s4.s32", "m16n8k128.row.col.s32.s4.s4.s32"])
 def test_integer_mma_shapes_without_a_model_are_a_file_line_error(form: str) -> None:
     from tcforge.ptx.emulate import EmulationError
 
     body, words, _ = _int_mma_case(32, "s8", "s8", False, 0)
-    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*integer mma\.sync is modelled for m16n8k16 and m16n8k32"):
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*integer mma\.sync is modelled for m16n8k16 / m16n8k32 "
+                                             r"with s8 / u8 and m16n8k32 / m16n8k64 with s4 / u4"):
         run_body(body.replace("m16n8k32.row.col.s32.s8.s8.s32", form), words, 4)

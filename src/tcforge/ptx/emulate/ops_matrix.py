@@ -1,8 +1,8 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
-f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16) or, for 8-bit integers (m16n8k16 / m16n8k32 s8 / u8
--> s32, .satfinite too), exact integer sums in either model. Fragment layouts are the PTX ISA's: lane =
-4 * groupID + threadID_in_group."""
+f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16) or, for integers (m16n8k16 / m16n8k32 s8 / u8,
+m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too), exact integer sums in either model. Fragment layouts are the
+PTX ISA's: lane = 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
 
@@ -94,23 +94,27 @@ def b_stmatrix(ctx, st, parts):
     return run
 
 
+def _elements(r, esize):
+    """(W, 32) words -> (W, 8, 32 / esize) elements [groupID, 4 * threadID_in_group ...] (esize 0.5: 4-bit
+    elements, lowest bits first, as uint8 0..15)."""
+    r = np.ascontiguousarray(r)
+    if esize == 0.5:
+        return ((r[..., None] >> (4 * np.arange(8, dtype=np.uint32))) & 15).astype(np.uint8).reshape(r.shape[0], 8, 32)
+    return r.view(np.uint8 if esize == 1 else np.uint16).reshape(r.shape[0], 8, int(16 // esize))
+
+
 def _gather_a(regs, esize):
     """A fragment (4 regs of (W, 32) words: rows g, g + 8 of the first K half, then of the second; 2 regs: one K
     half) -> (W, 16, K) elements [row, k]."""
-    per = 4 // esize
-    dt = np.uint8 if esize == 1 else np.uint16
-    blocks = [np.ascontiguousarray(r).view(dt).reshape(r.shape[0], 8, 4 * per) for r in regs]
+    blocks = [_elements(r, esize) for r in regs]
     top = np.concatenate(blocks[0::2], axis=2)
     bot = np.concatenate(blocks[1::2], axis=2)
     return np.concatenate([top, bot], axis=1)
 
 
 def _gather_b(regs, esize):
-    """B fragment (2 regs) -> (W, K, 8) [k, col]."""
-    per = 4 // esize
-    dt = np.uint8 if esize == 1 else np.uint16
-    blocks = [np.ascontiguousarray(r).view(dt).reshape(r.shape[0], 8, 4 * per) for r in regs]
-    return np.concatenate(blocks, axis=2).transpose(0, 2, 1)
+    """B fragment (2 regs, or 1: one K half) -> (W, K, 8) [k, col]."""
+    return np.concatenate([_elements(r, esize) for r in regs], axis=2).transpose(0, 2, 1)
 
 
 def _gather_c(regs):
@@ -134,28 +138,35 @@ def _split_d32(d):
 _MMA_TYPES = ("f16", "e4m3", "e5m2", "bf16", "f32", "s8", "u8", "s4", "u4", "b1", "tf32", "f64", "s32")
 
 
-_INT8 = {"s8": np.int8, "u8": np.uint8}
-_INT_SHAPES = ("m16n8k16", "m16n8k32")
+_INT_FORMS = {("m16n8k16", 1), ("m16n8k32", 1), ("m16n8k32", 0.5), ("m16n8k64", 0.5)}  # (shape, element bytes)
+_INT_BYTES = {"s8": 1, "u8": 1, "s4": 0.5, "u4": 0.5}
+
+
+def _int_values(x, kind):
+    """Elements (uint8 bits) -> int64 values of s8 / u8 / s4 / u4."""
+    v = x.astype(np.int64)
+    if kind == "s8":
+        return np.where(v >= 128, v - 256, v)
+    return np.where(v >= 8, v - 16, v) if kind == "s4" else v
 
 
 def _int_mma(ctx, st, parts, shape, types):
-    """(1, function) of an 8-bit integer mma.sync (m16n8k16 / m16n8k32, s8 or u8 A and B, s32 C and D): the exact sum
-    C + A·B, wrapped to 32 bits, or with .satfinite clamped to the s32 range. Exact integer arithmetic leaves no
-    order to model: a wrapped sum is the same in any order and width; a clamped one assumes the clamp of the exact
-    sum (a GPU that clamped partial sums would differ only where one crosses the range)."""
-    if shape not in _INT_SHAPES or types[1] not in _INT8 or types[2] not in _INT8:
-        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sync is modelled for m16n8k16 and m16n8k32 with s8 / u8 "
-                            "operands)")
-    ta, tb, sat = _INT8[types[1]], _INT8[types[2]], "satfinite" in parts
+    """(element bytes, function) of an integer mma.sync (m16n8k16 / m16n8k32 s8 / u8, m16n8k32 / m16n8k64 s4 / u4;
+    s32 C and D): the exact sum C + A·B, wrapped to 32 bits, or with .satfinite clamped to the s32 range. Exact
+    integer arithmetic leaves no order to model: a wrapped sum is the same in any order and width; a clamped one
+    assumes the clamp of the exact sum (a GPU that clamped partial sums would differ only where one crosses)."""
+    esize = _INT_BYTES.get(types[1])
+    if esize is None or _INT_BYTES.get(types[2]) != esize or (shape, esize) not in _INT_FORMS:
+        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sync is modelled for m16n8k16 / m16n8k32 with s8 / u8 "
+                            "and m16n8k32 / m16n8k64 with s4 / u4 operands)")
+    ta, tb, sat = types[1], types[2], "satfinite" in parts
 
     def mma(A, B, C):
-        a = A.view(ta).astype(np.int64)
-        b = B.view(tb).astype(np.int64)
-        d = C.view(np.int32).astype(np.int64) + np.einsum("wmk,wkn->wmn", a, b)
+        d = C.view(np.int32).astype(np.int64) + np.einsum("wmk,wkn->wmn", _int_values(A, ta), _int_values(B, tb))
         if sat:
             d = np.clip(d, -(2**31), 2**31 - 1)
         return (d & 0xFFFFFFFF).astype(np.uint32)
-    return 1, mma
+    return esize, mma
 
 
 def _mma_model(ctx, st, parts):
