@@ -42,9 +42,11 @@ st.global.v4.u32 [%rd6], {%r11, %r12, %r13, %r16};"""
     np.testing.assert_array_equal(got[:, 3], x4[:, 3])
 
 
-def test_bar_arrive_producer_consumer_two_generations() -> None:
+@pytest.mark.parametrize("counted", [True, False])
+def test_bar_arrive_producer_consumer_two_generations(counted: bool) -> None:
     """Warp 1 produces into shared memory and signals with bar.arrive; warp 0 waits with bar.sync, hands the slot
-    back on a second barrier, and reads the second generation too (the enc5 ada form's MLP ring)."""
+    back on a second barrier, and reads the second generation too (the enc5 ada form's MLP ring); with a thread
+    count of 64, or with none (every thread of the 64-thread CTA)."""
     x = np.arange(128, dtype=np.uint32) * 5 + 3
     body = """setp.lt.u32 %p1, %r1, 32;
 mov.u32 %r20, sm;
@@ -70,6 +72,8 @@ ld.shared.u32 %r13, [%r22];
 add.s32 %r14, %r12, %r13;
 st.global.u32 [%rd6], %r14;
 $DONE:"""
+    if not counted:
+        body = body.replace(", 64;", ";")
     got = run_body(body, x, 1, block=64, decls=SHARED)[:, 0].reshape(2, 64)
     xs = x.reshape(2, 64)
     np.testing.assert_array_equal(got[:, 32:], xs[:, 32:])

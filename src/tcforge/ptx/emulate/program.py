@@ -139,14 +139,15 @@ def _guarded(g, fn):
     return guarded
 
 
-def _arrive(ctx, st, bid, cnt):
-    """`bar.arrive id, count`: the executing threads count towards barrier `id` of their CTA without waiting
-    (control._release completes a barrier when its waiting threads and these arrivals reach the count)."""
+def _arrive(ctx, st, bid, cnt, counted: bool = True):
+    """`bar.arrive id{, count}`: the executing threads count towards barrier `id` of their CTA without waiting
+    (control._release completes a barrier when its waiting threads and these arrivals reach the count, or, without
+    one, every live thread of the CTA)."""
 
     def arrive(m):
         lanes = np.arange(ctx.n) if m is None else np.flatnonzero(m)
         ids, counts = bid()[lanes], cnt()[lanes]
-        if (counts == 0).any() or (counts % 32).any():
+        if counted and ((counts == 0).any() or (counts % 32).any()):
             raise EmulationError(f"{ctx.file}:{st.line}: bar.arrive needs a thread count that is a multiple of 32")
         keys, k = np.unique(np.stack([lanes // ctx.lanes_per_cta, ids]), axis=1, return_counts=True)
         for (cta, bar), add in zip(keys.T.tolist(), k.tolist(), strict=True):
@@ -218,11 +219,12 @@ def _statement(ctx, module, fn, st, labels, starts):
             return _bar_red(ctx, module, st, quals, g)
         bid = st.operands[0] if st.operands else Imm(0, "0")
         cnt = st.operands[1] if len(st.operands) > 1 else Imm(0, "0")
-        if kind == "arrive" and len(st.operands) == 2:
-            return (PLAIN, _arrive(ctx, st, ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32")), None, st, None)
+        if kind == "arrive" and len(st.operands) in (1, 2):
+            return (PLAIN, _arrive(ctx, st, ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32"), len(st.operands) == 2),
+                    None, st, None)
         if kind not in ("sync", "aligned") and not (root == "barrier" and kind == "sync"):
             err = EmulationError(f"{module.file}:{st.line}: {st.opcode} is not supported by the emulator "
-                                 "(bar.sync / barrier.sync / bar.red / bar.arrive with a thread count only)")
+                                 "(bar.sync / barrier.sync / bar.red / bar.arrive)")
             return (PLAIN, _raiser(err), None, st, None)
         return (BAR, None, (ctx.src_full(bid, "u32"), ctx.src_full(cnt, "u32")), st, g)
     return (PLAIN, _plain(ctx, st), None, st, None)
