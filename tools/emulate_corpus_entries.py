@@ -132,31 +132,40 @@ def with_cancellations(rng, x: np.ndarray, rate: float = 0.1) -> np.ndarray:
 
 # ---- mma fragments (PTX ISA layouts, lane = 4 * group + thread in group) ------------------------------------------
 
-def a_fragments(a: np.ndarray) -> np.ndarray:
-    """A tiles (W, 16, K) of 1- or 2-byte elements -> (W, 4, 32) uint32 words in mma.sync's A fragment order."""
+def a_fragments(a: np.ndarray, bits: int | None = None) -> np.ndarray:
+    """A tiles (W, 16, K) of `bits`-bit elements (default: the dtype's width) -> (W, K·bits/64, 32) uint32 words in
+    mma.sync's A fragment order: word j of lane 4g + t holds row g + 8 (j & 1), k = K/2 (j >> 1) + e t .. + e - 1
+    (e = 32 / bits elements, element 0 in the lowest bits)."""
+    bits = bits or 8 * a.itemsize
     w, _, k = a.shape
-    per = 4 // a.itemsize
-    half = k // 2
-    out = np.zeros((w, 4, 32), np.uint32)
-    for j in range(4):
+    e, half = 32 // bits, k // 2
+    out = np.zeros((w, k * bits // 64, 32), np.uint32)
+    for j in range(out.shape[1]):
         for lane in range(32):
             g, t = lane >> 2, lane & 3
-            row, col = g + 8 * (j & 1), half * (j >> 1) + per * t
-            out[:, j, lane] = np.ascontiguousarray(a[:, row, col:col + per]).view(np.uint32)[:, 0]
+            row, k0 = g + 8 * (j & 1), half * (j >> 1) + e * t
+            out[:, j, lane] = _pack(a[:, row, k0:k0 + e], bits)
     return out
 
 
-def b_fragments(b: np.ndarray) -> np.ndarray:
-    """B tiles (W, K, 8) -> (W, 2, 32) uint32 words in mma.sync's B fragment order."""
+def b_fragments(b: np.ndarray, bits: int | None = None) -> np.ndarray:
+    """B tiles (W, K, 8) -> (W, K·bits/128, 32) uint32 words in mma.sync's B fragment order: word j of lane 4g + t
+    holds column g, k = K/2 j + e t .. + e - 1."""
+    bits = bits or 8 * b.itemsize
     w, k, _ = b.shape
-    per = 4 // b.itemsize
-    out = np.zeros((w, 2, 32), np.uint32)
-    for j in range(2):
+    e, half = 32 // bits, k // 2
+    out = np.zeros((w, k * bits // 128, 32), np.uint32)
+    for j in range(out.shape[1]):
         for lane in range(32):
             g, t = lane >> 2, lane & 3
-            col = np.ascontiguousarray(b[:, k // 2 * j + per * t:k // 2 * j + per * t + per, g])
-            out[:, j, lane] = col.view(np.uint32)[:, 0]
+            out[:, j, lane] = _pack(b[:, half * j + e * t:half * j + e * t + e, g], bits)
     return out
+
+
+def _pack(elems: np.ndarray, bits: int) -> np.ndarray:
+    """(..., 32 / bits) elements (bit patterns or integers) -> (...) uint32 words, element 0 in the lowest bits."""
+    shifts = np.arange(elems.shape[-1], dtype=np.uint64) * bits
+    return ((elems.astype(np.uint64) & ((1 << bits) - 1)) << shifts).sum(axis=-1).astype(np.uint32)
 
 
 def c_fragments(c: np.ndarray) -> np.ndarray:
@@ -169,35 +178,25 @@ def c_fragments(c: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pack(elems: np.ndarray, bits: int) -> np.ndarray:
-    """(..., 32 / bits) integer elements -> (...) uint32 words, element 0 in the lowest bits."""
-    shifts = np.arange(elems.shape[-1], dtype=np.uint64) * bits
-    return ((elems.astype(np.uint64) & ((1 << bits) - 1)) << shifts).sum(axis=-1).astype(np.uint32)
-
-
 def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarray,
                                                                                           np.ndarray]:
     """Integer tiles A (W, 16, K), B (W, K, 8) of `bits`-bit elements (8: K = 16 or 32; 4: K = 32 or 64) and s32 C
-    (W, 16, 8) -> fragment words per warp and lane, by the PTX ISA's index formulas (e = 32 / bits elements a word,
-    element 0 in the lowest bits): A (W, 4, 32), word j: row g + 8 (j & 1), k = K/2 (j >> 1) + e t .. + e - 1; B
-    (W, 2, 32), word j: column g, k = K/2 j + e t ..; C (W, 4, 32), word i: row g + 8 (i >> 1), column 2t + (i & 1).
-    The smaller K of each width uses the first 2 A words and the first B word."""
-    w, _, k = a.shape
-    e, half = 32 // bits, k // 2
+    (W, 16, 8) -> fragment words per warp and lane in the kernel's fixed slots: A (W, 4, 32) and B (W, 2, 32) as
+    `a_fragments` / `b_fragments` (the smaller K of each width fills the first 2 A words and the first B word), C
+    (W, 4, 32), word i: row g + 8 (i >> 1), column 2t + (i & 1)."""
+    w = a.shape[0]
     aw, bw, cw = (np.zeros((w, n, 32), np.uint32) for n in (4, 2, 4))
+    af, bf = a_fragments(a, bits), b_fragments(b, bits)
+    aw[:, :af.shape[1]], bw[:, :bf.shape[1]] = af, bf
     for lane in range(32):
         g, t = lane >> 2, lane & 3
-        for j in range(k * bits // 64):
-            row, k0 = g + 8 * (j & 1), half * (j >> 1) + e * t
-            aw[:, j, lane] = _pack(a[:, row, k0:k0 + e], bits)
-        for j in range(k * bits // 128):
-            bw[:, j, lane] = _pack(b[:, half * j + e * t:half * j + e * t + e, g], bits)
         for i in range(4):
             cw[:, i, lane] = c[:, g + 8 * (i >> 1), 2 * t + (i & 1)].astype(np.int32).view(np.uint32)
     return aw, bw, cw
 
 
 INT_RANGES = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15)}
+INT_BITS = {"s8": 8, "u8": 8, "s4": 4, "u4": 4}
 
 
 def int_mma_tiles(rng, warps: int, k: int, ta: str, tb: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -214,7 +213,7 @@ def int_mma_tiles(rng, warps: int, k: int, ta: str, tb: str) -> tuple[np.ndarray
 
 def _int_mma_inputs(form: int, k: int, ta: str, tb: str, warps: int = 16):
     def make(rng):
-        aw, bw, cw = int_mma_words(*int_mma_tiles(rng, warps, k, ta, tb), bits=4 if ta[1] == "4" else 8)
+        aw, bw, cw = int_mma_words(*int_mma_tiles(rng, warps, k, ta, tb), bits=INT_BITS[ta])
         return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
     return make
 

@@ -154,7 +154,7 @@ def test_descriptor_idiom_reads_and_runs() -> None:
 def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
     """A body with one integer mma.sync per warp, its inputs in fragment order (the corpus tool's packer, written from
     the PTX ISA's index formulas apart from the emulator's gathers) and the exact D it must give, (W, 16, 8)."""
-    bits = 4 if ta[1] == "4" else 8
+    bits = ece.INT_BITS[ta]
     na, nb = k * bits // 64, k * bits // 128  # A and B words per lane
     regs = [f"%r{10 + i}" for i in range(na + nb + 4)]
     d = [f"%r{40 + i}" for i in range(4)]
