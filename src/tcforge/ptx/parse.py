@@ -188,7 +188,7 @@ class BodyReader:
         local_regs: set[str] = set()
         reg_types = fn.reg_types
         depth = 1
-        scopes: list[dict[str, str]] = []  # per nested `{ }`: each register it declares -> its own name
+        scopes: list[dict[str, str]] = []  # per nested `{ }`: its registers renamed (names already in use)
         renames: dict[str, str] = {}  # the names in force (innermost scope last)
         parts: list[str] = []
         sline = scol = 0
@@ -341,11 +341,10 @@ class BodyReader:
                 raise self.err(line, col, f"malformed register name {name!r}")
             for n in names:
                 pm = _NUMBERED.fullmatch(n)
+                new = n
                 if n in reg_types or (pm is not None and pm.group(1) + "<>" in reg_types):
                     self.scoped += 1
                     scope[n] = new = f"{n}${self.scoped}"
-                else:
-                    scope[n] = new = n
                 reg_types[new] = rtype
                 if not n.startswith("%"):
                     local.add(new)
