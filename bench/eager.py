@@ -478,10 +478,6 @@ def main(argv: list[str] | None = None) -> int:
     return _write(result, args.out)
 
 
-KIND_NAMES = {("bf16", "bf16"): "bf16", ("fp16", "fp16"): "fp16", ("fp16", "fp32"): "fp16→fp32",
-              ("bf16", "fp32"): "bf16→fp32", ("e4m3", "bf16"): "e4m3→bf16"}
-
-
 def _half_up(x: float, places: int) -> str:
     """x as the JSON writes it, rounded half up as the docs round by hand (not half-even on its binary value)."""
     return str(Decimal(str(x)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
@@ -501,7 +497,7 @@ def table(result: dict[str, Any]) -> str:
             continue
         m, n, k, p = row["m"], row["n"], row["k"], row["torch"]
         shape = f"{m}³" if m == n == k else f"{m}×{n}×{k}"
-        kinds = KIND_NAMES.get((row["in"], row["out"]), f"{row['in']}→{row['out']}")
+        kinds = row["in"] if row["in"] == row["out"] else f"{row['in']}→{row['out']}"
         lines.append(f"| `matmul` {shape} {kinds} | {h(t['host_us'], 1)} · {h(p['host_us'], 1)} "
                      f"({h(t['host_median_us'], 1)} · {h(p['host_median_us'], 1)}) | {h(row['ratio_wall'], 2)} | "
                      f"{h(row['ratio_graph'], 2)} | {h(row['ratio_do_bench'], 2)} |")
