@@ -56,7 +56,34 @@ def test_corpus_shape() -> None:
     assert "H100" in meta["gpu"] or "H200" in meta["gpu"], meta["gpu"]
     assert len(_ITEMS) >= 24
     assert {it["meta"]["source"] for it in _ITEMS} == {"nvcc", "triton"}
-    assert {e.name for e in ece.ENTRIES} >= {it["name"] for it in _ITEMS}
+    assert {e.name for e in ece.ENTRIES} == {it["name"] for it in _ITEMS}  # every entry the tool defines has GPU data
+
+
+_INT_ENTRIES = [it for it in _ITEMS if it["name"].startswith("mma_int_")]
+
+
+@pytest.mark.parametrize("item", [pytest.param(it, id=it["name"]) for it in _INT_ENTRIES]
+                         or [pytest.param(None, id="absent", marks=_CORPUS_ABSENT)])
+def test_integer_mma_on_the_gpu_is_the_exact_sum_wrapped_or_clamped_once(item) -> None:
+    """Apart from the emulator: the GPU's integer D is C + A·B exactly, wrapped, or clamped once with .satfinite —
+    also where a running sum over k leaves the s32 range and the exact sum comes back into it."""
+    k, ta, tb, sat = re.fullmatch(r"mma_int_k(\d+)_([su]\d)([su]\d)(_sat)?", item["name"]).groups()
+    a, b, c = ece.int_mma_tiles(np.random.default_rng(item["meta"]["seed"]), 16, int(k), ta, tb)
+    words = ece.int_mma_words(a, b, c, bits=ece.INT_BITS[ta])
+    for name, w in zip("abc", words, strict=True):  # the tiles are the ones the GPU was given
+        np.testing.assert_array_equal(w, item["buffers"][name])
+    terms = a[:, :, :, None] * b[:, None, :, :]  # (warp, row, k, column)
+    exact = c + terms.sum(2)
+    lo, hi = -(2**31), 2**31 - 1
+    d = np.clip(exact, lo, hi) if sat else (exact - lo) % 2**32 + lo
+    np.testing.assert_array_equal(ece.int_mma_words(a, b, d.astype(np.int32), bits=ece.INT_BITS[ta])[2],
+                                  item["gpu"]["d"])
+    outside = (exact < lo) | (exact > hi)
+    running = c[:, :, None, :] + np.cumsum(terms, axis=2)
+    crossed = ((running < lo) | (running > hi)).any(2) & ~outside
+    assert outside.sum() > 100  # the data reaches the wrap / the clamp
+    if ta + tb != "u8u8":  # all-positive products never come back: there a running sum that leaves stays out
+        assert crossed.sum() > 50
 
 
 @pytest.mark.parametrize("item", _corpus_params())
