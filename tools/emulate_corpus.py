@@ -181,9 +181,15 @@ def _build_nvcc(spec: Nvcc) -> dict:
     if nvcc is None:
         raise RuntimeError("nvcc not found on PATH")
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "samples.ptx"
-        subprocess.run([nvcc, "-ptx", "-O3", f"-arch=sm_{spec.arch}", str(SAMPLES), "-o", str(out)], check=True,
-                       timeout=300)
+        out, src, flags = Path(tmp) / "samples.ptx", SAMPLES, []
+        if spec.rung is not None:  # a teaching-ladder rung as the package compiles it (common.cuh pasted in)
+            from tcforge.gemm.ladder import rung
+
+            src = Path(tmp) / "rung.cu"
+            src.write_text(rung(spec.rung).source())
+            flags = ["-I", str(Path(__file__).resolve().parents[1] / "src" / "tcforge" / "include"), "-DOUT_BF16=0"]
+        subprocess.run([nvcc, "-ptx", "-O3", f"-arch=sm_{spec.arch}", *flags, str(src), "-o", str(out)], check=True,
+                       timeout=300, capture_output=True)
         ptx = out.read_text()
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout.strip().splitlines()[-2:]
     return {"ptx": ptx, "kernel": None, "shared": 0, "warps": None, "tool": " ".join(version),
@@ -215,7 +221,8 @@ def build(out: Path) -> dict:
 
 
 def _ptxas_check(built: dict) -> None:
-    """Assemble each PTX for sm_90 with ptxas where it is installed (what the driver's JIT will do on Hopper)."""
+    """Assemble each PTX with ptxas where it is installed (for sm_90, or the module's sm_90a), as the driver's JIT
+    will on Hopper."""
     ptxas = shutil.which("ptxas")
     if ptxas is None:
         return
@@ -223,9 +230,10 @@ def _ptxas_check(built: dict) -> None:
         for name, rec in built.items():
             src = Path(tmp) / f"{name}.ptx"
             src.write_text(rec["ptx"])
-            r = subprocess.run([ptxas, "-arch=sm_90", str(src), "-o", os.devnull], capture_output=True, text=True)
+            arch = rec["target"] if rec["target"].endswith("a") else "sm_90"
+            r = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", os.devnull], capture_output=True, text=True)
             if r.returncode:
-                print(f"{name}: ptxas -arch=sm_90 failed: {r.stderr.strip()[:500]}", file=sys.stderr)
+                print(f"{name}: ptxas -arch={arch} failed: {r.stderr.strip()[:500]}", file=sys.stderr)
 
 
 def load_modules(path: Path) -> dict:

@@ -24,9 +24,10 @@ class Triton:
 
 @dataclass(frozen=True)
 class Nvcc:
-    """tools/emulate_corpus_samples.cu through `nvcc -ptx -O3 -arch=sm_XX`."""
+    """tools/emulate_corpus_samples.cu (or a teaching-ladder rung: `rung`) through `nvcc -ptx -O3 -arch=sm_XX`."""
 
-    arch: int
+    arch: str
+    rung: int | None = None
 
 
 _MM = ("a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "sam", "sbk", "scm")
@@ -42,8 +43,10 @@ def _mm(dtype: str, arch: int, bm: int, bn: int, bk: int, warps: int, stages: in
 _ATTN = dict(zip(("q_ptr", "k_ptr", "v_ptr", "o_ptr", "L", "scale"), ["*fp16"] * 4 + ["i32", "fp32"], strict=True))
 
 MODULES: dict[str, Triton | Nvcc] = {
-    "samples_sm80": Nvcc(80),
-    "samples_sm89": Nvcc(89),
+    "samples_sm80": Nvcc("80"),
+    "samples_sm89": Nvcc("89"),
+    "samples_sm90a": Nvcc("90a"),
+    "ladder_rung1_sm90a": Nvcc("90a", rung=1),
     "mm_f16_f16acc_sm80_64x64x32": _mm("*fp16", 80, 64, 64, 32, 4, 3, "fp16"),
     "mm_f16_f16acc_sm80_128x128x64": _mm("*fp16", 80, 128, 128, 64, 8, 3, "fp16", group=2),
     "mm_f16_f16acc_sm89_64x32x64_ragged": _mm("*fp16", 89, 64, 32, 64, 2, 4, "fp16", even=False),
@@ -78,6 +81,9 @@ F16_SUBNORMAL_OR_ZERO = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x03FF, 0x83FF
 F32_SPECIAL = np.array([0x7FC00000, 0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0x00000001, 0x80000001,
                         0x007FFFFF, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800001, 0xFFC00123,
                         0x3F800000, 0xBF000000, 0x4B000000, 0xCF000000], np.uint32)
+BF16_SPECIAL = np.array([0x7FC0, 0x7F80, 0xFF80, 0x0000, 0x8000, 0x0001, 0x8001, 0x007F, 0x7F7F, 0xFF7F, 0x3F80],
+                        np.uint16)
+E5M2_SPECIAL = np.array([0x7E, 0x7C, 0xFC, 0x00, 0x80, 0x01, 0x81, 0x03, 0x7B, 0xFB, 0x04, 0x3C], np.uint8)
 E4M3_SPECIAL = np.array([0x7F, 0xFF, 0x00, 0x80, 0x01, 0x81, 0x07, 0x87, 0x7E, 0xFE, 0x08, 0x88], np.uint8)
 
 
@@ -267,6 +273,174 @@ def _mma_inputs(e4: bool, warps: int, ksteps: int):
     return make
 
 
+# ---- wgmma forms (samples_sm90a: wgmma_forms) ----------------------------------------------------------------------
+# Each form's steps name the descriptors the kernel builds: (start, LBO, SBO, swizzle bytes or 0) of A (None: A from
+# registers) and of B, with the step's (imm-scale-a, imm-scale-b). A step reads 32 bytes of K from each row.
+
+@dataclass(frozen=True)
+class WgForm:
+    """One wgmma_forms form: types, N, the per-step descriptors and scales, image bytes, scale-d, CTAs."""
+
+    form: int
+    acc: str
+    ta: str
+    tb: str
+    n: int
+    steps: tuple  # ((A descriptor or None, B descriptor, (imm-scale-a, imm-scale-b)), ...)
+    image: int
+    scale_d: int
+    ctas: int
+
+    @property
+    def k(self) -> int:
+        return 32 // WG_BYTES[self.ta]
+
+    @property
+    def regs(self) -> int:
+        """D registers per thread."""
+        return self.n // 2 if self.acc == "f32" else self.n // 4
+
+    @property
+    def tc_form(self) -> str:
+        """The numerics.tensorcore form of one 8-column slab."""
+        return f"wgmma.m64n8k{self.k}.{self.acc}.{self.ta}.{self.tb}"
+
+
+WG_BYTES = {"e4m3": 1, "e5m2": 1, "f16": 2, "bf16": 2}
+_SCALES = ((1, 1), (-1, 1), (1, -1), (-1, -1))  # (imm-scale-a, imm-scale-b) of the steps, as the kernel issues them
+WG_FORMS = (
+    # bf16 -> f32 n16, A from registers; B 16 rows x 128 B, 128-byte swizzle: steps 32 B apart in the swizzle span
+    WgForm(0, "f32", "bf16", "bf16", 16, tuple((None, (32 * s, 16, 1024, 128), _SCALES[s]) for s in range(4)),
+           2048, 1, 4),
+    # e4m3 x e5m2 -> f16 n32, no swizzle: A's core matrices stacked along M (LBO 1024, SBO 128), B's along K
+    WgForm(1, "f16", "e4m3", "e5m2", 32, (((0, 1024, 128, 0), (4096, 128, 512, 0), (1, 1)),
+                                          ((2048, 1024, 128, 0), (4352, 128, 512, 0), (1, -1))), 6144, 0, 4),
+    # f16 -> f32 n40: A 128-byte swizzle; B two K slabs of 40 rows x 64 B, 64-byte swizzle
+    WgForm(2, "f32", "f16", "f16", 40,
+           tuple(((32 * s, 16, 1024, 128), (8192 + 2560 * (s // 2) + 32 * (s % 2), 16, 512, 64), sc)
+                 for s, sc in enumerate(((1, 1), (-1, 1), (1, 1), (1, -1)))), 13312, 1, 4),
+    # e4m3 -> f16 n256: A and B (256 rows) 128-byte swizzle
+    WgForm(3, "f16", "e4m3", "e4m3", 256,
+           tuple(((32 * s, 16, 1024, 128), (8192 + 32 * s, 16, 1024, 128), sc)
+                 for s, sc in enumerate(((1, 1), (1, 1), (-1, 1), (1, 1)))), 40960, 1, 2),
+)
+
+
+def wg_address(desc: tuple, row: int | np.ndarray, kb: int | np.ndarray):
+    """Shared byte address of (row, K byte < 32) under a K-major descriptor (start, LBO, SBO, swizzle), as the PTX
+    ISA's canonical layouts place it (the swizzle XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...))."""
+    start, lbo, sbo, w = desc
+    row, kb = np.asarray(row), np.asarray(kb)
+    if w == 0:
+        return start + (row // 8) * sbo + (kb // 16) * lbo + (row % 8) * 16 + kb % 16
+    addr = start + (row // 8) * sbo + (row % 8) * w + kb
+    return addr ^ (((addr >> 7) & (w // 16 - 1)) << 4)
+
+
+def _wg_codes(rng, kind: str, shape, special: float) -> np.ndarray:
+    """Operand codes (uint8 or uint16) of one type: normal values, a fraction `special` of special codes."""
+    if kind == "f16":
+        return f16(rng, shape, 1.0, special, 0.02).view(np.uint16)
+    if kind == "bf16":
+        return _sprinkle(rng, _bf16(rng, shape), special, BF16_SPECIAL)
+    if kind == "e4m3":
+        return e4m3(rng, shape, 1.0, special)
+    h = f16(rng, shape, 1.0, 0.0, 0.02).view(np.uint16).astype(np.uint32)  # e5m2: f16 rounded to its top byte
+    code = ((h + 0x7F + ((h >> 8) & 1)) >> 8).astype(np.uint8)
+    return _sprinkle(rng, code, special, E5M2_SPECIAL)
+
+
+def wg_tiles(rng, f: WgForm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Logical tiles per CTA: A (CTA, step, 64, K), B (CTA, step, N, K) codes and C (CTA, 64, N) bits (the first CTA
+    with special operands; NaN C where scale-d = 0 must ignore it)."""
+    ns = len(f.steps)
+    special = np.array([0.01] + [0.0] * (f.ctas - 1))
+    a = np.stack([_wg_codes(rng, f.ta, (ns, 64, f.k), sp) for sp in special])
+    b = np.stack([_wg_codes(rng, f.tb, (ns, f.n, f.k), sp) for sp in special])
+    if f.acc == "f32":
+        c = f32(rng, (f.ctas, 64, f.n), 4.0).view(np.uint32)
+    else:
+        c = f16(rng, (f.ctas, 64, f.n), 4.0).view(np.uint16)
+    if not f.scale_d:
+        c = np.full_like(c, 0x7FC00000 if f.acc == "f32" else 0x7E00)
+    return a, b, c
+
+
+def wg_fragments(x: np.ndarray, acc: str) -> np.ndarray:
+    """C / D tiles (..., 64, N) as the warpgroup's registers (..., reg, thread) words: f32 reg 4j + i holds row
+    16w + g + 8(i >> 1), column 8j + 2t + (i & 1); f16 reg 2j + h the columns 8j + 2t, + 1 of row 16w + g + 8h."""
+    th = np.arange(128)
+    w, g, t = th // 32, (th % 32) // 4, th % 4
+    n = x.shape[-1]
+    if acc == "f32":
+        r = np.arange(n // 2)[:, None]
+        j, i = r // 4, r % 4
+        return x[..., 16 * w + g + 8 * (i >> 1), 8 * j + 2 * t + (i & 1)].astype(np.uint32)
+    r = np.arange(n // 4)[:, None]
+    j, h = r // 2, r % 2
+    lo = x[..., 16 * w + g + 8 * h, 8 * j + 2 * t].astype(np.uint32)
+    hi = x[..., 16 * w + g + 8 * h, 8 * j + 2 * t + 1].astype(np.uint32)
+    return lo | hi << 16
+
+
+def wg_a_registers(a: np.ndarray) -> np.ndarray:
+    """16-bit A tiles (..., 64, 16) as registers (..., 4, thread): reg r half i holds row 16w + g + 8(r & 1), k
+    2t + i + 8(r >> 1)."""
+    th = np.arange(128)
+    w, g, t = th // 32, (th % 32) // 4, th % 4
+    r = np.arange(4)[:, None]
+    row, k = 16 * w + g + 8 * (r & 1), 2 * t + 8 * (r >> 1)
+    return a[..., row, k].astype(np.uint32) | a[..., row, k + 1].astype(np.uint32) << 16
+
+
+def wg_image(f: WgForm, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Each CTA's shared-memory image (CTA, bytes): every step's A and B rows at their descriptors' addresses."""
+    img = np.zeros((a.shape[0], f.image), np.uint8)
+    owner = np.full(f.image, -1)
+    for s, (da, db, _) in enumerate(f.steps):
+        for desc, tile, rows in ((da, a, 64), (db, b, f.n)):
+            if desc is None:
+                continue
+            row, kb = np.meshgrid(np.arange(rows), np.arange(32), indexing="ij")
+            addr = wg_address(desc, row, kb)
+            assert (owner[addr] == -1).all(), "two descriptors name one byte"
+            owner[addr] = s
+            img[:, addr] = tile[:, s].view(np.uint8).reshape(tile.shape[0], rows, 32)
+    return img
+
+
+def wg_expected(f: WgForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """D (CTA, 64, N) bits from numerics.tensorcore: per step one m64n8 form per 8 columns; scales as sign flips."""
+    from tcforge.numerics.tensorcore import tc_mma
+
+    sign = {1: 0x80, 2: 0x8000}
+    d = c if f.scale_d else np.zeros_like(c)
+    for s, (_, _, (sa, sb)) in enumerate(f.steps):
+        ai = a[:, s] ^ (sign[WG_BYTES[f.ta]] if sa < 0 else 0)
+        bi = b[:, s] ^ (sign[WG_BYTES[f.tb]] if sb < 0 else 0)
+        d = np.concatenate([tc_mma(f.tc_form, ai, bi[:, j:j + 8].swapaxes(-1, -2), d[..., j:j + 8])
+                            for j in range(0, f.n, 8)], axis=-1)
+    return d
+
+
+def _wgmma_inputs(f: WgForm):
+    def make(rng):
+        a, b, c = wg_tiles(rng, f)
+        img = wg_image(f, a, b)
+        areg = wg_a_registers(a) if f.steps[0][0] is None else np.zeros((1, 128), np.uint32)
+        cw = wg_fragments(c, f.acc)
+        return [("img", img), f.image, ("areg", areg), ("c", cw), ("d", np.zeros_like(cw)), f.form, f.scale_d]
+    return make
+
+
+def _ladder_rung1(m: int, n: int, k: int):
+    def make(rng):
+        a = f16(rng, (m, k), 1.0, 0.002, 0.01)
+        b = f16(rng, (n, k), 1.0, 0.002, 0.01)
+        return [("A", a), ("B", b), ("C", np.full((m, n), np.nan, np.float32)), m, n, k]
+    return make
+
+
 # ---- entries ------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -286,7 +460,7 @@ class Entry:
     @property
     def source(self) -> str:
         """'nvcc' or 'triton'."""
-        return "nvcc" if self.module.startswith("samples") else "triton"
+        return "nvcc" if self.module.startswith(("samples", "ladder")) else "triton"
 
 
 def _matmul(dtype: str, m: int, n: int, k: int):
@@ -509,7 +683,18 @@ def _samples() -> list[Entry]:
                                   (4, 64, "s4", "s4"), (5, 32, "u4", "s4"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
+        *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
+            (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_FORMS),
+        e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
+          _ladder_rung1(256, 128, 160), ("C",), 3 * 2 * 128 * 64 + 1024),
     ]
+
+
+def _wg_label(f: WgForm) -> str:
+    """What a form's entry name says of its operands: rA (A from registers) or its layouts, scale-d = 0."""
+    names = {0: "none", 64: "sw64", 128: "sw128"}
+    a = "rA" if f.steps[0][0] is None else f"A{names[f.steps[0][0][3]]}"
+    return f"{a}_B{names[f.steps[0][1][3]]}" + ("" if f.scale_d else "_zeroC")
 
 
 def _triton_entries() -> list[Entry]:

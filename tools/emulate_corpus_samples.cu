@@ -557,3 +557,125 @@ extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __
     out[g * 4 + t] = d0;        // row g, cols 2t, 2t+1
     out[(g + 8) * 4 + t] = d1;  // row g+8
 }
+
+// Hopper wgmma on one warpgroup (sm_90a only): each CTA copies its shared-memory image (operand bytes already laid
+// out as the descriptors name them) from global memory, then runs one `form`: several chained wgmma k-steps into
+// accumulators loaded from C, D stored per thread as [CTA][register][thread]. scale_d = 0 makes the first step
+// ignore C. The forms cover what the H100 truth's kernels did not: A from registers, the 64- and 128-byte swizzles
+// (k-steps 32 bytes apart inside a swizzle span), the no-swizzle layout both ways round (core matrices stacked
+// along K, or along M / N), N of 16 to 256, imm-scale = -1 and scale-d = 0.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TCF_WG_BF16_RA(A, B, S, SA, SB)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %13, 0; wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {"    \
+                 "%0, %1, %2, %3, %4, %5, %6, %7"                                                                   \
+                 "}, {%8, %9, %10, %11}, %12, p, " SA ", " SB ", 0; }"                                              \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])   \
+                 : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(B), "r"(S) : "memory")
+#define TCF_WG_E4E5_SS(A, B, S, SA, SB)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %10, 0; wgmma.mma_async.sync.aligned.m64n32k32.f16.e4m3.e5m2 {"    \
+                 "%0, %1, %2, %3, %4, %5, %6, %7"                                                                   \
+                 "}, %8, %9, p, " SA ", " SB "; }"                                                                  \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])   \
+                 : "l"(A), "l"(B), "r"(S) : "memory")
+#define TCF_WG_F16_SS(A, B, S, SA, SB)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %22, 0; wgmma.mma_async.sync.aligned.m64n40k16.f32.f16.f16 {"      \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19"         \
+                 "}, %20, %21, p, " SA ", " SB ", 0, 0; }"                                                          \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])                                  \
+                 : "l"(A), "l"(B), "r"(S) : "memory")
+#define TCF_WG_E4_SS(A, B, S, SA, SB)                                                                               \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %66, 0; wgmma.mma_async.sync.aligned.m64n256k32.f16.e4m3.e4m3 {"   \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "  \
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "  \
+                 "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "  \
+                 "%59, %60, %61, %62, %63"                                                                          \
+                 "}, %64, %65, p, " SA ", " SB "; }"                                                                \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),  \
+                   "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]),         \
+                   "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]), "+r"(d[21]),       \
+                   "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]), "+r"(d[28]),       \
+                   "+r"(d[29]), "+r"(d[30]), "+r"(d[31]), "+r"(d[32]), "+r"(d[33]), "+r"(d[34]), "+r"(d[35]),       \
+                   "+r"(d[36]), "+r"(d[37]), "+r"(d[38]), "+r"(d[39]), "+r"(d[40]), "+r"(d[41]), "+r"(d[42]),       \
+                   "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]),       \
+                   "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]),       \
+                   "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])        \
+                 : "l"(A), "l"(B), "r"(S) : "memory")
+
+// a shared-memory matrix descriptor: start, leading and stride byte offsets, swizzle code (1: 128 B, 2: 64 B, 0: none)
+__device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+           ((unsigned long long)(sbo >> 4) << 32) | ((unsigned long long)swz << 62);
+}
+__device__ __forceinline__ void wg_in(float& x, unsigned w) { x = __uint_as_float(w); }
+__device__ __forceinline__ void wg_in(unsigned& x, unsigned w) { x = w; }
+__device__ __forceinline__ unsigned wg_out(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ unsigned wg_out(unsigned x) { return x; }
+__device__ __forceinline__ void wg_keep(float& x) { asm volatile("" : "+f"(x)::"memory"); }
+__device__ __forceinline__ void wg_keep(unsigned& x) { asm volatile("" : "+r"(x)::"memory"); }
+
+template <typename V, int R> __device__ __forceinline__ void wg_load(V (&d)[R], const unsigned* c)
+{
+#pragma unroll
+    for (int r = 0; r < R; ++r) wg_in(d[r], c[(blockIdx.x * R + r) * 128 + threadIdx.x]);
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+template <typename V, int R> __device__ __forceinline__ void wg_store(V (&d)[R], unsigned* out)
+{
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+#pragma unroll
+    for (int r = 0; r < R; ++r) wg_keep(d[r]);
+#pragma unroll
+    for (int r = 0; r < R; ++r) out[(blockIdx.x * R + r) * 128 + threadIdx.x] = wg_out(d[r]);
+}
+
+extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, int img_bytes, const unsigned* areg,
+                                                              const unsigned* c, unsigned* out, int form,
+                                                              int scale_d)
+{
+    __shared__ __align__(1024) uint4 sm[40960 / 16];
+    for (int i = threadIdx.x; i < img_bytes / 16; i += 128) sm[i] = img[blockIdx.x * (img_bytes / 16) + i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic-proxy writes, read by the async proxy
+    __syncthreads();
+    const unsigned s = (unsigned)__cvta_generic_to_shared(sm);
+    if (form == 0) {  // bf16 -> f32 m64n16k16, A from registers (4 steps), B 16 rows x 128 B, 128-byte swizzle
+        float d[8];
+        unsigned a[4][4];
+        for (int k = 0; k < 4; ++k)
+            for (int r = 0; r < 4; ++r) a[k][r] = areg[((blockIdx.x * 4 + k) * 4 + r) * 128 + threadIdx.x];
+        wg_load(d, c);
+        TCF_WG_BF16_RA(a[0], wg_desc(s, 16, 1024, 1), scale_d, "1", "1");
+        TCF_WG_BF16_RA(a[1], wg_desc(s + 32, 16, 1024, 1), 1, "-1", "1");
+        TCF_WG_BF16_RA(a[2], wg_desc(s + 64, 16, 1024, 1), 1, "1", "-1");
+        TCF_WG_BF16_RA(a[3], wg_desc(s + 96, 16, 1024, 1), 1, "-1", "-1");
+        wg_store(d, out);
+    } else if (form == 1) {  // e4m3 x e5m2 -> f16 m64n32k32, no swizzle: A 64 x 64 B with core matrices stacked
+                             // along M (LBO 1024, SBO 128), B 32 x 64 B at 4096 stacked along K (LBO 128, SBO 512)
+        unsigned d[8];
+        wg_load(d, c);
+        TCF_WG_E4E5_SS(wg_desc(s, 1024, 128, 0), wg_desc(s + 4096, 128, 512, 0), scale_d, "1", "1");
+        TCF_WG_E4E5_SS(wg_desc(s + 2048, 1024, 128, 0), wg_desc(s + 4096 + 256, 128, 512, 0), 1, "1", "-1");
+        wg_store(d, out);
+    } else if (form == 2) {  // f16 -> f32 m64n40k16: A 64 x 128 B, 128-byte swizzle; B two K slabs of 40 x 64 B at
+                             // 8192 and 10752, 64-byte swizzle (SBO 512)
+        float d[20];
+        wg_load(d, c);
+        TCF_WG_F16_SS(wg_desc(s, 16, 1024, 1), wg_desc(s + 8192, 16, 512, 2), scale_d, "1", "1");
+        TCF_WG_F16_SS(wg_desc(s + 32, 16, 1024, 1), wg_desc(s + 8192 + 32, 16, 512, 2), 1, "-1", "1");
+        TCF_WG_F16_SS(wg_desc(s + 64, 16, 1024, 1), wg_desc(s + 10752, 16, 512, 2), 1, "1", "1");
+        TCF_WG_F16_SS(wg_desc(s + 96, 16, 1024, 1), wg_desc(s + 10752 + 32, 16, 512, 2), 1, "1", "-1");
+        wg_store(d, out);
+    } else {  // e4m3 -> f16 m64n256k32: A 64 x 128 B and B 256 x 128 B at 8192, both 128-byte swizzle, 4 steps
+        unsigned d[64];
+        wg_load(d, c);
+        TCF_WG_E4_SS(wg_desc(s, 16, 1024, 1), wg_desc(s + 8192, 16, 1024, 1), scale_d, "1", "1");
+        TCF_WG_E4_SS(wg_desc(s + 32, 16, 1024, 1), wg_desc(s + 8192 + 32, 16, 1024, 1), 1, "1", "1");
+        TCF_WG_E4_SS(wg_desc(s + 64, 16, 1024, 1), wg_desc(s + 8192 + 64, 16, 1024, 1), 1, "-1", "1");
+        TCF_WG_E4_SS(wg_desc(s + 96, 16, 1024, 1), wg_desc(s + 8192 + 96, 16, 1024, 1), 1, "1", "1");
+        wg_store(d, out);
+    }
+}
+#endif

@@ -92,6 +92,37 @@ def test_emulator_matches_gpu_bits(item) -> None:
     assert bits == 0
 
 
+def _entries(prefix: str) -> list:
+    return ([pytest.param(it, id=it["name"]) for it in _ITEMS if it["name"].startswith(prefix)]
+            or [pytest.param(None, id="absent", marks=_CORPUS_ABSENT)])
+
+
+@pytest.mark.parametrize("item", _entries("wgmma_"))
+def test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(item) -> None:
+    """Apart from the emulator: tiles placed by the PTX ISA's canonical layouts (registers, 64- / 128-byte swizzles,
+    no swizzle), D from numerics.tensorcore step by step (imm-scale -1 as sign flips, scale-d 0 as C = +0)."""
+    form = next(f for f in ece.WG_FORMS if item["name"] == f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{ece._wg_label(f)}")
+    a, b, c = ece.wg_tiles(np.random.default_rng(item["meta"]["seed"]), form)
+    np.testing.assert_array_equal(ece.wg_image(form, a, b).reshape(-1), item["buffers"]["img"].reshape(-1))
+    want = ece.wg_fragments(ece.wg_expected(form, a, b, c), form.acc)
+    np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
+
+
+@pytest.mark.parametrize("item", _entries("ladder_rung1"))
+def test_ladder_rung1_on_the_gpu_is_the_chained_f16_wgmma_model(item) -> None:
+    """The teaching ladder's first rung (cp.async into a 64-byte-swizzled ring, m64n128k16 wgmmas) gives C as K / 16
+    chained m64n8k16 f16 -> f32 steps of numerics.tensorcore from +0, bit for bit."""
+    m, n, k = (item["meta"]["params"][f"ladder_gemm_param_{i}"] for i in (3, 4, 5))
+    a = item["buffers"]["A"].view(np.uint16).reshape(m // 64, 64, k)
+    b = item["buffers"]["B"].view(np.uint16).reshape(n, k)
+    d = np.zeros((m // 64, 64, n), np.uint32)
+    for k0 in range(0, k, 16):
+        bt = np.broadcast_to(b[:, k0:k0 + 16].T, (m // 64, 16, n))
+        d = np.concatenate([tc_mma("wgmma.m64n8k16.f32.f16.f16", a[:, :, k0:k0 + 16], bt[..., j:j + 8], d[..., j:j + 8])
+                            for j in range(0, n, 8)], axis=-1)
+    np.testing.assert_array_equal(d.reshape(m, n), item["gpu"]["C"].view(np.uint32).reshape(m, n))
+
+
 @pytest.mark.parametrize("folder", ["triton", "triton_h200"])
 def test_committed_triton_f16_matmul_is_the_chained_hopper_mma(folder: str) -> None:
     """The committed Triton f16 matmul (cp.async, ldmatrix, mma.sync f32) is C = f16(chained m16n8k16 f32 mma)."""
