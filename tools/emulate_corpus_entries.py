@@ -186,10 +186,11 @@ def c_fragments(c: np.ndarray) -> np.ndarray:
 
 def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarray,
                                                                                           np.ndarray]:
-    """Integer tiles A (W, 16, K), B (W, K, 8) of `bits`-bit elements (8: K = 16 or 32; 4: K = 32 or 64) and s32 C
-    (W, 16, 8) -> fragment words per warp and lane in the kernel's fixed slots: A (W, 4, 32) and B (W, 2, 32) as
-    `a_fragments` / `b_fragments` (the smaller K of each width fills the first 2 A words and the first B word), C
-    (W, 4, 32), word i: row g + 8 (i >> 1), column 2t + (i & 1)."""
+    """Integer tiles A (W, 16, K), B (W, K, 8) of `bits`-bit elements (8: K = 16 or 32; 4: K = 32 or 64; 1: K = 128
+    or 256) and s32 C (W, 16, 8) -> fragment words per warp and lane in the kernel's fixed slots: A (W, 4, 32) and B
+    (W, 2, 32) as `a_fragments` / `b_fragments` (the smaller K of each width fills the first 2 A words and the first B
+    word; an m8n8 shape reads the first A word: rows 0-7), C (W, 4, 32), word i: row g + 8 (i >> 1), column
+    2t + (i & 1) (m8n8: the first 2 words)."""
     w = a.shape[0]
     aw, bw, cw = (np.zeros((w, n, 32), np.uint32) for n in (4, 2, 4))
     af, bf = a_fragments(a, bits), b_fragments(b, bits)
@@ -201,8 +202,8 @@ def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int = 8) ->
     return aw, bw, cw
 
 
-INT_RANGES = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15)}
-INT_BITS = {"s8": 8, "u8": 8, "s4": 4, "u4": 4}
+INT_RANGES = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15), "b1": (0, 1)}
+INT_BITS = {"s8": 8, "u8": 8, "s4": 4, "u4": 4, "b1": 1}
 
 
 def int_mma_tiles(rng, warps: int, k: int, ta: str, tb: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,6 +222,43 @@ def _int_mma_inputs(form: int, k: int, ta: str, tb: str, warps: int = 16):
     def make(rng):
         aw, bw, cw = int_mma_words(*int_mma_tiles(rng, warps, k, ta, tb), bits=INT_BITS[ta])
         return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
+    return make
+
+
+# the integer kernel's forms (mma_int_special's `form`): entry name -> (form, M, K, A type, B type, .satfinite, b1 op)
+INT_MMA_ENTRIES = {
+    "mma_int_k32_s8s8": (0, 16, 32, "s8", "s8", False, ""),
+    "mma_int_k32_u8s8_sat": (1, 16, 32, "u8", "s8", True, ""),
+    "mma_int_k16_s8u8": (2, 16, 16, "s8", "u8", False, ""),
+    "mma_int_k16_u8u8_sat": (3, 16, 16, "u8", "u8", True, ""),
+    "mma_int_k64_s4s4": (4, 16, 64, "s4", "s4", False, ""),
+    "mma_int_k32_u4s4_sat": (5, 16, 32, "u4", "s4", True, ""),
+    "mma_int_m8k16_s8u8": (6, 8, 16, "s8", "u8", False, ""),
+    "mma_int_m8k32_u4s4_sat": (7, 8, 32, "u4", "s4", True, ""),
+    "mma_b1_m8k128_xor": (8, 8, 128, "b1", "b1", False, "xor"),
+    "mma_b1_m16k128_and": (9, 16, 128, "b1", "b1", False, "and"),
+    "mma_b1_m16k256_xor": (10, 16, 256, "b1", "b1", False, "xor"),
+    "mma_b1_m16k256_and": (11, 16, 256, "b1", "b1", False, "and"),
+}
+
+
+def _k8_inputs(form: int, warps: int = 16):
+    """mma_k8_special: 16-bit A (W, 16, 8) and B (W, 8, 8) with specials and subnormals (bf16: normal values), C f32
+    or f16 (form 2), as fragment words."""
+    def make(rng):
+        if form == 1:
+            a, b = _bf16(rng, (warps, 16, 8)), _bf16(rng, (warps, 8, 8))
+        else:
+            a, b = (f16(rng, s, 1.0, 0.01, 0.05).view(np.uint16) for s in ((warps, 16, 8), (warps, 8, 8)))
+        cw = np.zeros((warps, 4, 32), np.uint32)
+        if form == 2:
+            cw[:, :2] = c_fragments(f16(rng, (warps, 16, 8), 4.0, 0.01).view(np.uint16))
+        else:
+            c = f32(rng, (warps, 16, 8), 4.0, 0.01).view(np.uint32)
+            lane = np.arange(32)
+            for i in range(4):
+                cw[:, i] = c[:, (lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)]
+        return [("a", a_fragments(a)), ("b", b_fragments(b)), ("c", cw), ("d", np.zeros_like(cw)), form]
     return make
 
 
@@ -293,12 +331,8 @@ class WgForm:
 
     @property
     def k(self) -> int:
+        """K of one step: 32 bytes of the operand type."""
         return 32 // WG_BYTES[self.ta]
-
-    @property
-    def regs(self) -> int:
-        """D registers per thread."""
-        return self.n // 2 if self.acc == "f32" else self.n // 4
 
     @property
     def tc_form(self) -> str:
@@ -677,10 +711,10 @@ def _samples() -> list[Entry]:
         e("mma_e4m3_special", s89, "mma_e4m3_special", (4, 1, 1), (128, 1, 1), _mma_inputs(True, 16, 1), ("d",)),
         e("mma_e4m3_special_chain4", s89, "mma_e4m3_special", (2, 1, 1), (128, 1, 1), _mma_inputs(True, 8, 4),
           ("d",)),
-        *(e(f"mma_int_k{k}_{ta}{tb}{'_sat' if form % 2 else ''}", s80, "mma_int_special", (4, 1, 1), (128, 1, 1),
-            _int_mma_inputs(form, k, ta, tb), ("d",))
-          for form, k, ta, tb in ((0, 32, "s8", "s8"), (1, 32, "u8", "s8"), (2, 16, "s8", "u8"), (3, 16, "u8", "u8"),
-                                  (4, 64, "s4", "s4"), (5, 32, "u4", "s4"))),
+        *(e(name, s80, "mma_int_special", (4, 1, 1), (128, 1, 1), _int_mma_inputs(form, k, ta, tb), ("d",))
+          for name, (form, _, k, ta, tb, _, _) in INT_MMA_ENTRIES.items()),
+        *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
+          for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),

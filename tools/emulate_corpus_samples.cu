@@ -493,9 +493,10 @@ extern "C" __global__ void mma_e4m3_special(const unsigned* a, const unsigned* b
 }
 #endif
 
-// Integer mma.sync, one m16n8 tile per warp, operands per lane in fragment order (A 4 words, B 2, C 4 per lane and
-// warp; the smaller K of each width reads the first 2 and 1); `form` picks k32 s8.s8, k32 u8.s8 .satfinite, k16
-// s8.u8, k16 u8.u8 .satfinite, k64 s4.s4, k32 u4.s4 .satfinite.
+// Integer mma.sync, one tile per warp, operands per lane in fragment order (A 4 words, B 2, C 4 per lane and warp;
+// the smaller K of each width reads the first 2 and 1, an m8n8 shape the first A and B word and 2 of C); `form`
+// picks m16n8: k32 s8.s8, k32 u8.s8 .satfinite, k16 s8.u8, k16 u8.u8 .satfinite, k64 s4.s4, k32 u4.s4 .satfinite;
+// m8n8: k16 s8.u8, k32 u4.s4 .satfinite; b1: m8n8k128 .xor.popc, m16n8k128 .and.popc, m16n8k256 .xor / .and.popc.
 #define TCF_INT_MMA_4X2(S)                                                                                          \
     asm volatile("mma.sync.aligned." S " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"          \
                  : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)                                                           \
@@ -504,6 +505,8 @@ extern "C" __global__ void mma_e4m3_special(const unsigned* a, const unsigned* b
     asm volatile("mma.sync.aligned." S " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"                      \
                  : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3)                                                           \
                  : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]))
+#define TCF_INT_MMA_1X1(S)                                                                                          \
+    asm volatile("mma.sync.aligned." S " {%0, %1}, {%2}, {%3}, {%0, %1};" : "+r"(c0), "+r"(c1) : "r"(pa[0]), "r"(pb[0]))
 extern "C" __global__ void mma_int_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
                                            int form)
 {
@@ -518,7 +521,37 @@ extern "C" __global__ void mma_int_special(const unsigned* a, const unsigned* b,
     case 2: TCF_INT_MMA_2X1("m16n8k16.row.col.s32.s8.u8.s32"); break;
     case 3: TCF_INT_MMA_2X1("m16n8k16.row.col.satfinite.s32.u8.u8.s32"); break;
     case 4: TCF_INT_MMA_4X2("m16n8k64.row.col.s32.s4.s4.s32"); break;
-    default: TCF_INT_MMA_2X1("m16n8k32.row.col.satfinite.s32.u4.s4.s32"); break;
+    case 5: TCF_INT_MMA_2X1("m16n8k32.row.col.satfinite.s32.u4.s4.s32"); break;
+    case 6: TCF_INT_MMA_1X1("m8n8k16.row.col.s32.s8.u8.s32"); break;
+    case 7: TCF_INT_MMA_1X1("m8n8k32.row.col.satfinite.s32.u4.s4.s32"); break;
+    case 8: TCF_INT_MMA_1X1("m8n8k128.row.col.s32.b1.b1.s32.xor.popc"); break;
+    case 9: TCF_INT_MMA_2X1("m16n8k128.row.col.s32.b1.b1.s32.and.popc"); break;
+    case 10: TCF_INT_MMA_4X2("m16n8k256.row.col.s32.b1.b1.s32.xor.popc"); break;
+    default: TCF_INT_MMA_4X2("m16n8k256.row.col.s32.b1.b1.s32.and.popc"); break;
+    }
+    unsigned* pd = d + warp * 4 * 32 + lane;
+    pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
+}
+
+// 16-bit mma.sync m16n8k8 (HMMA.1688), one tile per warp, fragments per lane (A 2 words, B 1, C and D 4; the f16
+// accumulator form uses 2): `form` 0 f32.f16.f16, 1 f32.bf16.bf16, 2 f16.f16.f16.
+extern "C" __global__ void mma_k8_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                          int form)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned *pa = a + warp * 2 * 32 + lane, *pb = b + warp * 32 + lane, *pc = c + warp * 4 * 32 + lane;
+    unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
+    if (form == 2) {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3}, {%4}, {%0, %1};"
+                     : "+r"(c0), "+r"(c1) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
+    } else if (form == 1) {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};"
+                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};"
+                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
     }
     unsigned* pd = d + warp * 4 * 32 + lane;
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;

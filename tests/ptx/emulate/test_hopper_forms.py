@@ -13,26 +13,29 @@ from tests.ptx.emulate.kernels import run_body
 from tcforge import numerics as nx
 from tcforge.numerics.tensorcore import FORMATS, HOPPER_FORMS, tc_mma
 from tcforge.ptx.emulate import EmulationError
-from tcforge.ptx.emulate.ops_matrix import _gather_a, _gather_b, _gather_c
+from tcforge.ptx.emulate.ops_matrix import _FORMS, _gather_a, _gather_b, _gather_c
 
-_MMA = [name for name, f in HOPPER_FORMS.items() if f.op == "mma"]
+_MMA = list(_FORMS)  # numerics.tensorcore's mma.sync forms, and the m16n8k8 ones built on them
 
 
 def _mma_body(form) -> tuple[str, int]:
-    """A body loading A (4 words), B (2), C (4 for f32, else 2) per lane, one mma.sync, D stored; output words."""
+    """A body loading A (4 words; 2 for k8), B (2; 1), C (4 for f32, else 2) per lane, one mma.sync, D stored;
+    output words."""
     nc = 4 if form.c == "f32" else 2
+    na = form.k * FORMATS[form.a].nbytes // 8
     regs = [f"%r{10 + i}" for i in range(6 + nc)]
+    ra, rb = regs[:na], regs[4:4 + na // 2]
     d = [f"%r{30 + i}" for i in range(nc)]
     loads = "\n".join(f"ld.global.u32 {r}, [%rd4+{4 * i}];" for i, r in enumerate(regs))
     body = f"""{loads}
-{form.ptx} {{{', '.join(d)}}}, {{{', '.join(regs[:4])}}}, {{{', '.join(regs[4:6])}}}, {{{', '.join(regs[6:])}}};
+{form.ptx} {{{', '.join(d)}}}, {{{', '.join(ra)}}}, {{{', '.join(rb)}}}, {{{', '.join(regs[6:])}}};
 """ + "\n".join(f"st.global.u32 [%rd6+{4 * i}], {r};" for i, r in enumerate(d))
     return body, nc
 
 
 @pytest.mark.parametrize("name", _MMA)
 def test_every_hopper_mma_form_is_the_tensorcore_model(name: str) -> None:
-    form = HOPPER_FORMS[name]
+    form = _FORMS[name]
     body, nc = _mma_body(form)
     rng = np.random.default_rng(sum(name.encode()))
     warps = 4
@@ -45,8 +48,9 @@ def test_every_hopper_mma_form_is_the_tensorcore_model(name: str) -> None:
     got = run_body(body, words, nc)
     esize = FORMATS[form.a].nbytes
     per_warp = words.reshape(warps, 32, -1)
-    a = _gather_a([per_warp[:, :, i] for i in range(4)], esize)
-    b = _gather_b([per_warp[:, :, i] for i in range(4, 6)], esize)
+    na = form.k * esize // 8
+    a = _gather_a([per_warp[:, :, i] for i in range(na)], esize)
+    b = _gather_b([per_warp[:, :, i] for i in range(4, 4 + na // 2)], esize)
     g, t = np.arange(32) >> 2, np.arange(32) & 3
     if nc == 4:  # f32: c0, c1 at row g, columns 2t and 2t + 1; c2, c3 at row g + 8 (the PTX ISA's layout)
         c = np.zeros((warps, 16, 8), np.uint32)

@@ -151,48 +151,69 @@ def test_descriptor_idiom_reads_and_runs() -> None:
     assert (got.view(np.uint64)[:, 0] == 524288 | 5).all()
 
 
-def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
+def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int, m: int = 16, op: str = "") -> tuple[
+        str, np.ndarray, np.ndarray]:
     """A body with one integer mma.sync per warp, its inputs in fragment order (the corpus tool's packer, written from
-    the PTX ISA's index formulas apart from the emulator's gathers) and the exact D it must give, (W, 16, 8)."""
+    the PTX ISA's index formulas apart from the emulator's gathers) and the exact D it must give, (W, 16, 8) (m8n8:
+    rows 0-7 hold it). `op`: "and" or "xor", the b1 forms' popcount operation."""
     bits = ece.INT_BITS[ta]
-    na, nb = k * bits // 64, k * bits // 128  # A and B words per lane
-    regs = [f"%r{10 + i}" for i in range(na + nb + 4)]
-    d = [f"%r{40 + i}" for i in range(4)]
-    form = f"mma.sync.aligned.m16n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{ta}.{tb}.s32"
+    na, nb, nd = (k * bits // 64 if m == 16 else 1), k * bits // 128, m // 4  # A, B and C / D words per lane
+    regs = [f"%r{10 + i}" for i in range(na + nb + nd)]
+    d = [f"%r{40 + i}" for i in range(nd)]
+    form = (f"mma.sync.aligned.m{m}n8k{k}.row.col{'.satfinite' if sat else ''}.s32.{ta}.{tb}.s32"
+            + (f".{op}.popc" if op else ""))
     groups = ", ".join("{" + ", ".join(x) + "}" for x in (d, regs[:na], regs[na:na + nb], regs[na + nb:]))
     body = "\n".join(f"ld.global.u32 {r}, [%rd4+{4 * i}];" for i, r in enumerate(regs)) + f"""
 {form} {groups};
 """ + "\n".join(f"st.global.u32 [%rd6+{4 * i}], {r};" for i, r in enumerate(d))
     a, b, c = ece.int_mma_tiles(np.random.default_rng(seed), 4, k, ta, tb)
     aw, bw, cw = ece.int_mma_words(a, b, c, bits)
-    words = np.concatenate([aw[:, :na], bw[:, :nb], cw], axis=1).transpose(0, 2, 1).reshape(4 * 32, -1)
-    exact = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a, b)
+    words = np.concatenate([aw[:, :na], bw[:, :nb], cw[:, :nd]], axis=1).transpose(0, 2, 1).reshape(4 * 32, -1)
+    if op == "xor":  # popc(a ^ b) of 0/1 elements
+        prod = np.einsum("wmk,wkn->wmn", a, 1 - b) + np.einsum("wmk,wkn->wmn", 1 - a, b)
+    else:
+        prod = np.einsum("wmk,wkn->wmn", a, b)
+    exact = c.astype(np.int64) + prod
     clamped = np.clip(exact, -(2**31), 2**31 - 1)
-    assert (exact != clamped).any()  # the case reaches past the s32 range
+    assert op or (exact[:, :m] != clamped[:, :m]).any()  # the case reaches past the s32 range
     return body, np.ascontiguousarray(words), ((clamped if sat else exact) & 0xFFFFFFFF).astype(np.uint32)
 
 
-INT_FORMS = [(16, "s8", "s8"), (16, "u8", "s8"), (32, "s8", "u8"), (32, "u8", "u8"), (32, "s4", "s4"),
-             (32, "u4", "s4"), (64, "s4", "u4"), (64, "u4", "u4")]
-
-
-@pytest.mark.parametrize(("k", "ta", "tb"), INT_FORMS)
-@pytest.mark.parametrize("sat", [False, True])
-def test_integer_mma_is_the_exact_product_wrapped_or_clamped(k: int, ta: str, tb: str, sat: bool) -> None:
-    body, words, want = _int_mma_case(k, ta, tb, sat, seed=k + 7 * len(ta + tb) + sat + ord(ta[0]) + ord(tb[1]))
+def _check_int_case(body: str, words: np.ndarray, want: np.ndarray, m: int) -> None:
     for numerics in ("hopper", "ada"):  # exact integers: no model of either architecture enters
-        got = run_body(body, words, 4, numerics=numerics).reshape(4, 32, 4)
-        for i in range(4):
+        got = run_body(body, words, 4, numerics=numerics).reshape(4, 32, -1)
+        for i in range(m // 4):
             g, t = np.arange(32) >> 2, np.arange(32) & 3
             np.testing.assert_array_equal(got[:, :, i], want[:, g + 8 * (i >> 1), 2 * t + (i & 1)])
 
 
-@pytest.mark.parametrize("form", ["m8n8k16.row.col.s32.s8.s8.s32", "m16n8k64.row.col.s32.s8.s8.s32",
-                                  "m16n8k32.row.col.s32.s8.s4.s32", "m16n8k128.row.col.s32.s4.s4.s32"])
+INT_FORMS = [(16, 16, "s8", "s8"), (16, 16, "u8", "s8"), (16, 32, "s8", "u8"), (16, 32, "u8", "u8"),
+             (16, 32, "s4", "s4"), (16, 32, "u4", "s4"), (16, 64, "s4", "u4"), (16, 64, "u4", "u4"),
+             (8, 16, "s8", "u8"), (8, 16, "u8", "u8"), (8, 32, "s4", "u4"), (8, 32, "u4", "s4")]
+
+
+@pytest.mark.parametrize(("m", "k", "ta", "tb"), INT_FORMS)
+@pytest.mark.parametrize("sat", [False, True])
+def test_integer_mma_is_the_exact_product_wrapped_or_clamped(m: int, k: int, ta: str, tb: str, sat: bool) -> None:
+    seed = k + 7 * len(ta + tb) + sat + ord(ta[0]) + ord(tb[1]) + m
+    _check_int_case(*_int_mma_case(k, ta, tb, sat, seed, m), m)
+
+
+@pytest.mark.parametrize(("m", "k"), [(8, 128), (16, 128), (16, 256)])
+@pytest.mark.parametrize("op", ["and", "xor"])
+def test_b1_mma_is_c_plus_the_popcount(m: int, k: int, op: str) -> None:
+    _check_int_case(*_int_mma_case(k, "b1", "b1", False, k + m + len(op), m, op), m)
+
+
+@pytest.mark.parametrize("form", ["m8n8k64.row.col.s32.s8.s8.s32", "m16n8k64.row.col.s32.s8.s8.s32",
+                                  "m16n8k32.row.col.s32.s8.s4.s32", "m16n8k128.row.col.s32.s4.s4.s32",
+                                  "m16n8k128.row.col.s32.b1.b1.s32",
+                                  "m16n8k128.row.col.satfinite.s32.b1.b1.s32.and.popc",
+                                  "m16n8k32.row.col.s32.s8.s8.s32.and.popc"])
 def test_integer_mma_shapes_without_a_model_are_a_file_line_error(form: str) -> None:
     from tcforge.ptx.emulate import EmulationError
 
     body, words, _ = _int_mma_case(32, "s8", "s8", False, 0)
-    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*integer mma\.sync is modelled for m16n8k16 / m16n8k32 "
-                                             r"with s8 / u8 and m16n8k32 / m16n8k64 with s4 / u4"):
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*integer mma\.sync is modelled for m8n8k16 / m16n8k16 / "
+                                             r"m16n8k32 with s8 / u8, m8n8k32 / m16n8k32 / m16n8k64 with s4 / u4"):
         run_body(body.replace("m16n8k32.row.col.s32.s8.s8.s32", form), words, 4)

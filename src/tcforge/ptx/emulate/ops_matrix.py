@@ -1,15 +1,18 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
-f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16) or, for integers (m16n8k16 / m16n8k32 s8 / u8,
-m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too), exact integer sums in either model. Fragment layouts are the
-PTX ISA's: lane = 4 * groupID + threadID_in_group."""
+f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, and m16n8k8 as one k8 step of the k16 datapath) or,
+for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 / m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too;
+b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc), exact integer sums in either model. Fragment layouts
+are the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from tcforge import numerics as nx
-from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
+from tcforge.numerics.tensorcore import HOPPER_FORMS, Form, tc_mma
 from tcforge.ptx.emulate.ops_mem import _access, address
 from tcforge.ptx.operands import Vec
 
@@ -95,18 +98,23 @@ def b_stmatrix(ctx, st, parts):
 
 
 def _elements(r, esize):
-    """(W, 32) words -> (W, 8, 32 / esize) elements [groupID, 4 * threadID_in_group ...] (esize 0.5: 4-bit
-    elements, lowest bits first, as uint8 0..15)."""
+    """(W, 32) words -> (W, 8, 16 / esize) elements [groupID, 4 / esize * threadID_in_group + i] (esize 0.5 and
+    0.125: 4-bit and 1-bit elements, lowest bits first, as uint8)."""
     r = np.ascontiguousarray(r)
-    if esize == 0.5:
-        return ((r[..., None] >> (4 * np.arange(8, dtype=np.uint32))) & 15).astype(np.uint8).reshape(r.shape[0], 8, 32)
+    if esize < 1:
+        bits = int(8 * esize)
+        per = 32 // bits
+        shifts = bits * np.arange(per, dtype=np.uint32)
+        return ((r[..., None] >> shifts) & ((1 << bits) - 1)).astype(np.uint8).reshape(r.shape[0], 8, 4 * per)
     return r.view(np.uint8 if esize == 1 else np.uint16).reshape(r.shape[0], 8, int(16 // esize))
 
 
 def _gather_a(regs, esize):
     """A fragment (4 regs of (W, 32) words: rows g, g + 8 of the first K half, then of the second; 2 regs: one K
-    half) -> (W, 16, K) elements [row, k]."""
+    half; 1 reg: an m8n8 A) -> (W, 16 or 8, K) elements [row, k]."""
     blocks = [_elements(r, esize) for r in regs]
+    if len(blocks) == 1:
+        return blocks[0]
     top = np.concatenate(blocks[0::2], axis=2)
     bot = np.concatenate(blocks[1::2], axis=2)
     return np.concatenate([top, bot], axis=1)
@@ -123,23 +131,24 @@ def _gather_c(regs):
 
 
 def _gather_c32(regs):
-    """f32 C fragment (4 regs: rows g, g, g + 8, g + 8; columns 2t, 2t + 1) -> (W, 16, 8) uint32."""
-    pairs = [np.stack(regs[i:i + 2], axis=-1).reshape(regs[0].shape[0], 8, 8) for i in (0, 2)]
+    """32-bit C fragment (4 regs: rows g, g, g + 8, g + 8; 2 regs: rows g; columns 2t, 2t + 1) -> (W, 16 or 8, 8)
+    uint32."""
+    pairs = [np.stack(regs[i:i + 2], axis=-1).reshape(regs[0].shape[0], 8, 8) for i in range(0, len(regs), 2)]
     return np.concatenate(pairs, axis=1)
 
 
 def _split_d32(d):
-    """(W, 16, 8) uint32 -> the 4 f32 D registers, (W, 32) each."""
-    w = d.shape[0]
-    top, bot = d[:, :8].reshape(w, 32, 2), d[:, 8:].reshape(w, 32, 2)
-    return [top[..., 0], top[..., 1], bot[..., 0], bot[..., 1]]
+    """(W, 16 or 8, 8) uint32 -> the 4 (or 2) 32-bit D registers, (W, 32) each."""
+    halves = [d[:, i:i + 8].reshape(d.shape[0], 32, 2) for i in range(0, d.shape[1], 8)]
+    return [h[..., j] for h in halves for j in (0, 1)]
 
 
 _MMA_TYPES = ("f16", "e4m3", "e5m2", "bf16", "f32", "s8", "u8", "s4", "u4", "b1", "tf32", "f64", "s32")
 
 
-_INT_FORMS = {("m16n8k16", 1), ("m16n8k32", 1), ("m16n8k32", 0.5), ("m16n8k64", 0.5)}  # (shape, element bytes)
-_INT_BYTES = {"s8": 1, "u8": 1, "s4": 0.5, "u4": 0.5}
+_INT_FORMS = {("m8n8k16", 1), ("m16n8k16", 1), ("m16n8k32", 1), ("m8n8k32", 0.5), ("m16n8k32", 0.5),
+              ("m16n8k64", 0.5), ("m8n8k128", 0.125), ("m16n8k128", 0.125), ("m16n8k256", 0.125)}  # (shape, bytes)
+_INT_BYTES = {"s8": 1, "u8": 1, "s4": 0.5, "u4": 0.5, "b1": 0.125}
 
 
 def _int_values(x, kind):
@@ -151,18 +160,29 @@ def _int_values(x, kind):
 
 
 def _int_mma(ctx, st, parts, shape, types):
-    """(element bytes, function) of an integer mma.sync (m16n8k16 / m16n8k32 s8 / u8, m16n8k32 / m16n8k64 s4 / u4;
-    s32 C and D): the exact sum C + A·B, wrapped to 32 bits, or with .satfinite clamped to the s32 range. Exact
-    integer arithmetic leaves no order to model: a wrapped sum is the same in any order and width; a clamped one
-    assumes the clamp of the exact sum (a GPU that clamped partial sums would differ only where one crosses)."""
+    """(element bytes, function) of an integer mma.sync (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 / m16n8k32
+    / m16n8k64 s4 / u4, b1 m8n8k128 / m16n8k128 / m16n8k256 with .and.popc or .xor.popc; s32 C and D): the exact
+    sum C + A·B (b1: C + the popcount of A's row AND / XOR B's column), wrapped to 32 bits, or with .satfinite
+    clamped to the s32 range. Exact integer arithmetic leaves no order to model: a wrapped sum is the same in any
+    order and width, and the corpus shows the clamp is of the exact sum."""
     esize = _INT_BYTES.get(types[1])
-    if esize is None or _INT_BYTES.get(types[2]) != esize or (shape, esize) not in _INT_FORMS:
-        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sync is modelled for m16n8k16 / m16n8k32 with s8 / u8 "
-                            "and m16n8k32 / m16n8k64 with s4 / u4 operands)")
+    b1 = types[1] == "b1"
+    op = next((p for p in parts if p in ("and", "xor")), None)
+    if esize is None or _INT_BYTES.get(types[2]) != esize or (shape, esize) not in _INT_FORMS or \
+            b1 != (op is not None and "popc" in parts) or (b1 and "satfinite" in parts):
+        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sync is modelled for m8n8k16 / m16n8k16 / m16n8k32 "
+                            "with s8 / u8, m8n8k32 / m16n8k32 / m16n8k64 with s4 / u4 and, with .and.popc or "
+                            ".xor.popc, m8n8k128 / m16n8k128 / m16n8k256 b1 operands)")
     ta, tb, sat = types[1], types[2], "satfinite" in parts
 
+    def products(A, B):
+        if not b1:
+            return np.einsum("wmk,wkn->wmn", _int_values(A, ta), _int_values(B, tb))
+        hit = (A[:, :, :, None] & B[:, None, :, :]) if op == "and" else (A[:, :, :, None] ^ B[:, None, :, :])
+        return hit.sum(axis=2, dtype=np.int64)
+
     def mma(A, B, C):
-        d = C.view(np.int32).astype(np.int64) + np.einsum("wmk,wkn->wmn", _int_values(A, ta), _int_values(B, tb))
+        d = C.view(np.int32).astype(np.int64) + products(A, B)
         if sat:
             d = np.clip(d, -(2**31), 2**31 - 1)
         return (d & 0xFFFFFFFF).astype(np.uint32)
@@ -176,8 +196,7 @@ def _mma_model(ctx, st, parts):
     if len(types) == 4 and types[0] == types[3] == "s32" and {"row", "col"} <= set(parts):
         return _int_mma(ctx, st, parts, shape, types)
     name = f"mma.{shape}.{'.'.join(types[:3])}"
-    if len(types) != 4 or types[0] != types[3] or not {"row", "col"} <= set(parts) or \
-            name not in HOPPER_FORMS or HOPPER_FORMS[name].op != "mma":
+    if len(types) != 4 or types[0] != types[3] or not {"row", "col"} <= set(parts) or name not in _FORMS:
         ctx.unsupported(st, f"{'.'.join(parts)} (tcforge.numerics has no model of this shape and type; "
                             f"Hopper mma.sync forms: {', '.join(_MMA_FORMS)})")
     esize = 1 if types[1] in ("e4m3", "e5m2") else 2
@@ -186,11 +205,20 @@ def _mma_model(ctx, st, parts):
     if ctx.model != "hopper":
         ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists; the Ada "
                             "model has mma.m16n8k32 e4m3 -> f16)")
-    form = HOPPER_FORMS[name]
+    form = _FORMS[name]
     return esize, lambda A, B, C: tc_mma(form, A, B, C)
 
 
-_MMA_FORMS = tuple(n[4:] for n, f in HOPPER_FORMS.items() if f.op == "mma")
+def _k8(name: str) -> Form:
+    """m16n8k8 16-bit forms: one 8-term step of the m16n8k16 form's datapath (HMMA.1688; pinned by the corpus)."""
+    f = HOPPER_FORMS[name]
+    return replace(f, name=name.replace("k16", "k8"), k=8, groups=(tuple(range(8)),),
+                   sass=f.sass.replace("16816", "1688"), source=f"{f.source}; k8 as one step of k16's datapath")
+
+
+_FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "mma"} | {
+    n.replace("k16", "k8"): _k8(n) for n in HOPPER_FORMS if n.startswith("mma.m16n8k16.")}
+_MMA_FORMS = tuple(n[4:] for n in _FORMS)
 
 
 def b_mma(ctx, st, parts):
@@ -200,7 +228,7 @@ def b_mma(ctx, st, parts):
     rb = [ctx.src_full(x, "b32") for x in _regs(b)]
     rc = [ctx.src_full(x, "b32") for x in _regs(c)]
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
-    f32 = len(ws) == 4
+    f32 = next(p for p in parts if p in _MMA_TYPES) != "f16"  # 32-bit D registers (f32, s32)
 
     def run(m):
         warps = ctx.warps(m, st)
