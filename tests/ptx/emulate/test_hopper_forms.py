@@ -72,8 +72,8 @@ def test_mma_forms_without_an_ada_model_are_a_file_line_error() -> None:
     with pytest.raises(EmulationError, match=r"k\.ptx:\d+: mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 "
                                              r"under numerics 'ada' \(only a Hopper model exists"):
         run_body(body, np.zeros((32, 6 + nc), np.uint32), nc, numerics="ada")
-    bad = body.replace("m16n8k16.row.col.f32.f16.f16.f32", "m16n8k8.row.col.f32.f16.f16.f32")
-    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*m16n8k8.* no model of this shape and type"):
+    bad = body.replace("m16n8k16.row.col.f32.f16.f16.f32", "m16n8k8.row.col.f32.tf32.tf32.f32")
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*m16n8k8\.row\.col\.f32\.tf32.* no model of this shape"):
         run_body(bad, np.zeros((32, 6 + nc), np.uint32), nc)
 
 
