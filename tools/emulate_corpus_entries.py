@@ -467,6 +467,13 @@ def _wgmma_inputs(f: WgForm):
     return make
 
 
+def _elect_masks(rng):
+    """One member mask per warp: the full warp, one lane, the top lane, a half, random sets."""
+    fixed = np.array([0xFFFFFFFF, 1 << 17, 1 << 31, 0xFFFF0000], np.uint32)
+    masks = np.concatenate([fixed, rng.integers(1, 2**32, 12, dtype=np.uint64).astype(np.uint32)])
+    return [("masks", masks), ("leader", np.zeros(16 * 32, np.uint32)), ("elected", np.zeros(16 * 32, np.uint32))]
+
+
 def _ladder_rung1(m: int, n: int, k: int):
     def make(rng):
         a = f16(rng, (m, k), 1.0, 0.002, 0.01)
@@ -719,6 +726,7 @@ def _samples() -> list[Entry]:
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
             (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_FORMS),
+        e("cu_elect", "samples_sm90a", "elect_lanes", (4, 1, 1), (128, 1, 1), _elect_masks, ("leader", "elected")),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
           _ladder_rung1(256, 128, 160), ("C",), 3 * 2 * 128 * 64 + 1024),
     ]

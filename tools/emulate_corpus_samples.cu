@@ -636,6 +636,19 @@ extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __
                    "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])        \
                  : "l"(A), "l"(B), "r"(S) : "memory")
 
+// elect.sync: in warp w the lanes of masks[w] elect a leader; each stores the leader's lane and its own predicate,
+// the other lanes ~0 (the PTX ISA promises only a deterministic choice).
+extern "C" __global__ void elect_lanes(const unsigned* masks, unsigned* leader, unsigned* elected)
+{
+    const unsigned lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned mask = masks[warp];
+    unsigned who = ~0u, me = ~0u;
+    if ((mask >> lane) & 1u)
+        asm volatile("{ .reg .pred p; elect.sync %0|p, %2; selp.u32 %1, 1, 0, p; }" : "=r"(who), "=r"(me) : "r"(mask));
+    leader[warp * 32 + lane] = who;
+    elected[warp * 32 + lane] = me;
+}
+
 // a shared-memory matrix descriptor: start, leading and stride byte offsets, swizzle code (1: 128 B, 2: 64 B, 0: none)
 __device__ __forceinline__ unsigned long long wg_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned swz)
 {

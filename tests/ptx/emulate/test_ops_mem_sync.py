@@ -608,3 +608,42 @@ def test_bar_red_at_different_instructions_is_a_file_line_error() -> None:
                                              r"instructions"):
         emulate(text, "votes", (3, 1, 1), (128, 1, 1), {"x": np.zeros(300, np.int32),
                                                         "out": np.zeros(900, np.int32), "n": 300}, file="votes.ptx")
+
+
+# ---------------------------------------------------------------- elect.sync
+_ELECT = """ld.global.u32 %r10, [%rd4];
+and.b32 %r11, %r1, 31;
+shr.u32 %r12, %r10, %r11;
+and.b32 %r12, %r12, 1;
+setp.ne.u32 %p1, %r12, 0;
+mov.u32 %r13, 0xffffffff;
+mov.u32 %r14, 0xffffffff;
+@!%p1 bra DONE;
+elect.sync %r13|%p2, %r10;
+selp.u32 %r14, 1, 0, %p2;
+elect.sync _|%p3, %r10;
+selp.u32 %r15, 1, 0, %p3;
+setp.ne.u32 %p4, %r14, %r15;
+@%p4 trap;
+DONE:
+st.global.v2.u32 [%rd6], {%r13, %r14};"""
+
+
+def test_elect_sync_leader_is_the_lowest_member_lane() -> None:
+    masks = np.array([0xFFFFFFFF, 1 << 17, 1 << 31, 0xFFFF0000, 0x00F0F0F0, 0x80000001], np.uint32)
+    got = run_body(_ELECT, np.repeat(masks, 32), 2, block=64).reshape(len(masks), 32, 2)
+    for w, mask in enumerate(masks):
+        members = [lane for lane in range(32) if (int(mask) >> lane) & 1]
+        lead = members[0]
+        for lane in range(32):
+            want = (lead, int(lane == lead)) if lane in members else (0xFFFFFFFF, 0xFFFFFFFF)
+            assert tuple(got[w, lane]) == want, (hex(mask), lane)
+
+
+def test_elect_sync_by_a_lane_outside_its_mask_is_an_error() -> None:
+    from tcforge.ptx.emulate import EmulationError
+
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*elect\.sync executed by lane 1, which is not in its "
+                                             r"member mask 0x00000001"):
+        run_body("mov.u32 %r10, 1;\nelect.sync %r11|%p1, %r10;\nst.global.u32 [%rd6], %r11;",
+                 np.zeros(32, np.uint32), 1)

@@ -1,7 +1,7 @@
 """Warp-synchronous instructions: shfl.sync (up/down/bfly/idx with clamp and segment mask, member masks), vote.sync
-(all/any/uni/ballot), redux.sync (add/min/max .u32/.s32, and/or/xor .b32), match.any/all.sync, activemask,
-bar.warp.sync. A source lane outside the executing set or the member mask, or an executing lane outside its member
-mask, is an error (undefined on the GPU)."""
+(all/any/uni/ballot), redux.sync (add/min/max .u32/.s32, and/or/xor .b32), match.any/all.sync, elect.sync,
+activemask, bar.warp.sync. A source lane outside the executing set or the member mask, or an executing lane outside
+its member mask, is an error (undefined on the GPU)."""
 
 from __future__ import annotations
 
@@ -167,6 +167,31 @@ def b_match(ctx, st, parts):
     return run
 
 
+def b_elect(ctx, st, parts):
+    """elect.sync d|p, membermask: the member lanes' leader is the lowest one (d: its laneid, p: true in it alone).
+    The PTX ISA says only that the choice is deterministic; the corpus's `cu_elect` pins the lowest lane."""
+    d = st.operands[0]
+    dd, dp = (d.first, d.second) if isinstance(d, Pair) else (d, None)
+    rm = ctx.src_full(st.operands[1], "u32")
+    w, wp = ctx.dst(dd, "b32"), (ctx.dst(dp, "pred") if dp is not None else None)
+    fail = ctx.failer(st)
+
+    def run(m):
+        act, member, _ = _members(rm, m, ctx, fail, "elect.sync")
+        lane = (np.arange(member.size) & 31).astype(np.uint32)
+        outside = act & (((member >> lane) & 1) == 0)
+        if outside.any():
+            k = int(np.argmax(outside))
+            fail(k, f"elect.sync executed by lane {int(lane[k])}, which is not in its member mask "
+                    f"{int(member[k]):#010x}")
+        low = member & (~member + np.uint32(1))  # the lowest set bit
+        leader = np.log2(np.maximum(low, 1)).astype(np.uint32)
+        w(leader, m)
+        if wp is not None:
+            wp(lane == leader, m)
+    return run
+
+
 def b_activemask(ctx, st, parts):
     w = ctx.dst(st.operands[0], "b32")
     return lambda m: w(warp_bits(_full_mask(ctx, m)), m)
@@ -176,4 +201,5 @@ def b_bar_warp(ctx, st, parts):
     return lambda m: None
 
 
-BUILDERS = {"shfl": b_shfl, "vote": b_vote, "redux": b_redux, "match": b_match, "activemask": b_activemask}
+BUILDERS = {"shfl": b_shfl, "vote": b_vote, "redux": b_redux, "match": b_match, "activemask": b_activemask,
+            "elect": b_elect}
