@@ -242,6 +242,26 @@ INT_MMA_ENTRIES = {
 }
 
 
+F64_SPECIAL = np.array([0x7FF8000000000000, 0x7FF0000000000000, 0xFFF0000000000000, 0x0000000000000001,
+                        0x8000000000000000, 0x000FFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0x7FF4000000000123,
+                        0xFFF8000000000456], np.uint64)
+
+
+def _f64_mma_inputs(warps: int = 16):
+    """mma_f64_special: f64 operands over a wide exponent range (products that cancel C and each other, so a chain of
+    fmas and one rounding differ), specials in the first two warps; fragment order [warp][register][lane]."""
+    def make(rng):
+        def vals(shape, spread):
+            x = rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread, shape)
+            bits = x.view(np.uint64)
+            bits[:2] = _sprinkle(rng, bits[:2], 0.05, F64_SPECIAL)
+            return bits
+        a, b = vals((warps, 32), 40), vals((warps, 32), 40)
+        c = vals((warps, 2, 32), 60)
+        return [("a", a), ("b", b), ("c", c), ("d", np.zeros_like(c))]
+    return make
+
+
 def _k8_inputs(form: int, warps: int = 16):
     """mma_k8_special: 16-bit A (W, 16, 8) and B (W, 8, 8) with specials and subnormals (bf16: normal values), C f32
     or f16 (form 2), as fragment words."""
@@ -720,6 +740,7 @@ def _samples() -> list[Entry]:
           ("d",)),
         *(e(name, s80, "mma_int_special", (4, 1, 1), (128, 1, 1), _int_mma_inputs(form, k, ta, tb), ("d",))
           for name, (form, _, k, ta, tb, _, _) in INT_MMA_ENTRIES.items()),
+        e("mma_f64_special", s80, "mma_f64_special", (4, 1, 1), (128, 1, 1), _f64_mma_inputs(), ("d",)),
         *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),

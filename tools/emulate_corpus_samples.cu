@@ -557,6 +557,17 @@ extern "C" __global__ void mma_k8_special(const unsigned* a, const unsigned* b, 
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
 }
 
+// f64 mma.sync m8n8k4 (DMMA), one tile per warp: A and B one double per lane, C and D two, in fragment order.
+extern "C" __global__ void mma_f64_special(const double* a, const double* b, const double* c, double* d)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    double c0 = c[(warp * 2) * 32 + lane], c1 = c[(warp * 2 + 1) * 32 + lane];
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
+                 : "+d"(c0), "+d"(c1) : "d"(a[warp * 32 + lane]), "d"(b[warp * 32 + lane]));
+    d[(warp * 2) * 32 + lane] = c0;
+    d[(warp * 2 + 1) * 32 + lane] = c1;
+}
+
 // A warp-level f16 GEMM tile 16x8xK from row-major A (16 x K) and row-major B (K x 8) in global memory: staged to
 // shared memory, fragments through ldmatrix.x4 (A) and ldmatrix.x2.trans (B), K/16 chained mma.sync, f16 result.
 extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __half* D, int K)

@@ -141,3 +141,39 @@ st.global.f32 [%rd6+16], %f2;"""
     np.testing.assert_array_equal(got[:, 2], sat(np.floor(d), 0, (1 << 32) - 1))
     np.testing.assert_array_equal(got[:, 3].view(np.int32), sat(np.ceil(d), *s32))
     np.testing.assert_array_equal(got[:, 4].view(np.float32), got[:, 1].view(np.int32).astype(np.float32))
+
+
+def test_f64_mma_is_four_chained_fmas_in_k_order() -> None:
+    """m8n8k4 f64: D = fma(a3, b3, fma(a2, b2, fma(a1, b1, fma(a0, b0, c)))) per element, each rounded once (exact
+    fractions here); the operands make the chain differ from one rounding of the exact sum."""
+    rng = np.random.default_rng(3)
+    warps = 2
+    a = rng.standard_normal((warps, 8, 4)) * 2.0 ** rng.integers(-30, 30, (warps, 8, 4))
+    b = rng.standard_normal((warps, 4, 8)) * 2.0 ** rng.integers(-30, 30, (warps, 4, 8))
+    c = rng.standard_normal((warps, 8, 8)) * 2.0 ** rng.integers(-30, 30, (warps, 8, 8))
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    words = np.stack([a[:, g, t], b[:, t, g], c[:, g, 2 * t], c[:, g, 2 * t + 1]], axis=-1)  # (warp, lane, 4) f64
+    body = """ld.global.f64 %fd1, [%rd4];
+ld.global.f64 %fd2, [%rd4+8];
+ld.global.f64 %fd3, [%rd4+16];
+ld.global.f64 %fd4, [%rd4+24];
+mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%fd5, %fd6}, {%fd1}, {%fd2}, {%fd3, %fd4};
+st.global.f64 [%rd6], %fd5;
+st.global.f64 [%rd6+8], %fd6;"""
+    got = run_body(body, words.reshape(warps * 32, -1).view(np.uint32), 4, decls=".reg .f64 %fd<8>;")
+    got = got.view(np.float64).reshape(warps, 32, 2)
+    chained = np.zeros((warps, 8, 8))
+    differs = 0
+    for w in range(warps):
+        for i in range(8):
+            for j in range(8):
+                acc = float(c[w, i, j])
+                for k in range(4):
+                    acc = float(Fraction(a[w, i, k]) * Fraction(b[w, k, j]) + Fraction(acc))
+                chained[w, i, j] = acc
+                once = float(sum((Fraction(a[w, i, k]) * Fraction(b[w, k, j]) for k in range(4)), Fraction(c[w, i, j])))
+                differs += once != acc
+    assert differs > 5
+    np.testing.assert_array_equal(got[:, :, 0], chained[:, g, 2 * t])
+    np.testing.assert_array_equal(got[:, :, 1], chained[:, g, 2 * t + 1])

@@ -272,6 +272,15 @@ def _min_max(a: np.ndarray, b: np.ndarray, want_max: bool, nanprop: bool) -> np.
     return r
 
 
+def fma_f64_bits(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") -> np.ndarray:
+    """fma.{mode}.f64 on f64 bits (uint64), as the device gives it: one rounding; a finite product beyond the f64
+    range does not overflow inside the fma (an infinite c decides); NaN operands by the device's DFMA rules."""
+    xs = [x.view(np.float64) for x in (a, b, c)]
+    r = fma_f64_rn(*xs) if mode == "rn" else f64_rounded("fma", mode, *xs)
+    r = np.where(np.isfinite(xs[0]) & np.isfinite(xs[1]) & np.isinf(xs[2]), xs[2], r)
+    return _f64_nan(np.asarray(r, np.float64), xs, _F64_NAN_ORDER.get("fma", (0,)))
+
+
 def _f64(ctx, st, parts, op):
     mode = _mode(parts)
     w = ctx.dst(st.operands[0], "f64")
@@ -304,14 +313,7 @@ def _f64(ctx, st, parts, op):
             w(np.where(_is_nan64(x), x | _Q64, x & ~bit if op == "abs" else x ^ bit), m)
         return an
     if op == "fma":
-        def fma(m):
-            xs = vals()
-            r = fma_f64_rn(*xs) if mode == "rn" else f64_rounded("fma", mode, *xs)
-            a, b, c = xs
-            # a finite product beyond the f64 range does not overflow inside the fma: an infinite c decides
-            r = np.where(np.isfinite(a) & np.isfinite(b) & np.isinf(c), c, r)
-            w(out(r, xs), m)
-        return fma
+        return lambda m: w(fma_f64_bits(*[r() for r in rs], mode), m)
     if mode != "rn":
         def directed(m):
             xs = vals()

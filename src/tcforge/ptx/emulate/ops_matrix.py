@@ -2,8 +2,8 @@
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
 f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, and m16n8k8 as one k8 step of the k16 datapath) or,
 for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 / m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too;
-b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc), exact integer sums in either model. Fragment layouts
-are the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
+b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc), exact integer sums in either model; m8n8k4 f64 as
+chained fma.rn.f64. Fragment layouts are the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import numpy as np
 
 from tcforge import numerics as nx
 from tcforge.numerics.tensorcore import HOPPER_FORMS, Form, tc_mma
+from tcforge.ptx.emulate.ops_float import fma_f64_bits
 from tcforge.ptx.emulate.ops_mem import _access, address
 from tcforge.ptx.operands import Vec
 
@@ -221,7 +222,34 @@ _FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "mma"} | {
 _MMA_FORMS = tuple(n[4:] for n in _FORMS)
 
 
+def _mma_f64(ctx, st, parts):
+    """mma.sync m8n8k4 f64: D = C + A·B as four chained fma.rn.f64 in k order from C (the model the corpus's
+    `mma_f64_*` entries pin), one f64 register each of A (row g, k t) and B (k t, column g), two of C and D (row g,
+    columns 2t, 2t + 1)."""
+    if "m8n8k4" not in parts or {"row", "col"} - set(parts) or [p for p in parts if p in _MMA_TYPES] != ["f64"] * 4:
+        ctx.unsupported(st, f"{'.'.join(parts)} (f64 mma.sync is modelled for m8n8k4.row.col)")
+    d, a, b, c = st.operands[:4]
+    ra, rb = ctx.src_full(_regs(a)[0], "b64"), ctx.src_full(_regs(b)[0], "b64")
+    rc = [ctx.src_full(x, "b64") for x in _regs(c)]
+    ws = [ctx.dst(x, "b64") for x in _regs(d)]
+
+    def run(m):
+        warps = ctx.warps(m, st)
+        A = ra().reshape(-1, 32)[warps].reshape(-1, 8, 4)  # [warp, row g, k t]
+        B = rb().reshape(-1, 32)[warps].reshape(-1, 8, 4).transpose(0, 2, 1)  # [warp, k t, column g]
+        D = np.stack([r().reshape(-1, 32)[warps].reshape(-1, 8, 4) for r in rc], axis=-1).reshape(-1, 8, 8)
+        for k in range(4):
+            D = fma_f64_bits(np.broadcast_to(A[:, :, k:k + 1], D.shape).copy(),
+                             np.broadcast_to(B[:, k:k + 1, :], D.shape).copy(), D)
+        pairs = D.reshape(-1, 32, 2)
+        for i, w in enumerate(ws):
+            _scatter(ctx, warps, np.ascontiguousarray(pairs[..., i]), w, m)
+    return run
+
+
 def b_mma(ctx, st, parts):
+    if "f64" in parts:
+        return _mma_f64(ctx, st, parts)
     esize, fn = _mma_model(ctx, st, parts)
     d, a, b, c = st.operands[:4]
     ra = [ctx.src_full(x, "b32") for x in _regs(a)]
