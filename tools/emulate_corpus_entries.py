@@ -262,6 +262,34 @@ def _f64_mma_inputs(warps: int = 16):
     return make
 
 
+def _f32_words(rng, shape, spread: int, special: float) -> np.ndarray:
+    """f32 bits over a range of exponents with every low bit random (so tf32 must drop or round them), specials."""
+    x = (rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread, shape)).astype(np.float32).view(np.uint32)
+    return _sprinkle(rng, x, special, F32_SPECIAL)
+
+
+def _tf32_mma_inputs(form: int, warps: int = 16):
+    """mma_tf32_special: A (4 words per lane) and B (2) raw f32 words, C f32 (specials in every operand)."""
+    def make(rng):
+        a, b = _f32_words(rng, (warps, 4, 32), 20, 0.01), _f32_words(rng, (warps, 2, 32), 20, 0.01)
+        c = _f32_words(rng, (warps, 4, 32), 10, 0.01)
+        return [("a", a), ("b", b), ("c", c), ("d", np.zeros_like(c)), form]
+    return make
+
+
+def _tf32_cvt_inputs(rng):
+    """tf32_cvt: f32 words at every rounding case (low 13 bits below, at and above the half, odd and even kept
+    bits), near the largest finite value, subnormals, infinities and NaN payloads, and random words."""
+    top = rng.integers(0, 2**19, 1024, dtype=np.uint64).astype(np.uint32) << np.uint32(13)
+    low = np.array([0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF], np.uint32)
+    ties = (top[:, None] | low[None, :]).reshape(-1)
+    edge = np.array([0x7F7FFFFF, 0x7F7FF000, 0x7F7FEFFF, 0x7F7FE000, 0xFF7FF000, 0x7F800000, 0xFF800000, 0x7FC00000,
+                     0x7F800001, 0xFFC01234, 0x7FFFFFFF, 0x00000001, 0x00001000, 0x00001FFF, 0x807FFFFF, 0x00800000,
+                     0x80000000, 0], np.uint32)
+    x = np.concatenate([ties, edge, rng.integers(0, 2**32, 1024 - 18, dtype=np.uint64).astype(np.uint32)])
+    return [("x", x), ("out", np.zeros(4 * x.size, np.uint32)), x.size]
+
+
 def _k8_inputs(form: int, warps: int = 16):
     """mma_k8_special: 16-bit A (W, 16, 8) and B (W, 8, 8) with specials and subnormals (bf16: normal values), C f32
     or f16 (form 2), as fragment words."""
@@ -740,6 +768,8 @@ def _samples() -> list[Entry]:
           ("d",)),
         *(e(name, s80, "mma_int_special", (4, 1, 1), (128, 1, 1), _int_mma_inputs(form, k, ta, tb), ("d",))
           for name, (form, _, k, ta, tb, _, _) in INT_MMA_ENTRIES.items()),
+        *(e(f"mma_tf32_{name}", s80, "mma_tf32_special", (4, 1, 1), (128, 1, 1), _tf32_mma_inputs(form), ("d",))
+          for form, name in enumerate(("k8_raw", "k8_rna", "k4_raw"))),
         e("mma_f64_special", s80, "mma_f64_special", (4, 1, 1), (128, 1, 1), _f64_mma_inputs(), ("d",)),
         *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
@@ -747,6 +777,7 @@ def _samples() -> list[Entry]:
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
             (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_FORMS),
+        e("cu_tf32_cvt", "samples_sm90a", "tf32_cvt", (56, 1, 1), (128, 1, 1), _tf32_cvt_inputs, ("out",)),
         e("cu_elect", "samples_sm90a", "elect_lanes", (4, 1, 1), (128, 1, 1), _elect_masks, ("leader", "elected")),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
           _ladder_rung1(256, 128, 160), ("C",), 3 * 2 * 128 * 64 + 1024),

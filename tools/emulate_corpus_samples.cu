@@ -557,6 +557,33 @@ extern "C" __global__ void mma_k8_special(const unsigned* a, const unsigned* b, 
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
 }
 
+// tf32 mma.sync (HMMA.1688 / 1684 .TF32), one tile per warp, fragments per lane (A 4 words, B 2, C and D 4): `form`
+// 0 m16n8k8 on the raw f32 words (low 13 bits set), 1 m16n8k8 on cvt.rna.tf32.f32 of them, 2 m16n8k4 raw.
+extern "C" __global__ void mma_tf32_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                            int form)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned *pa = a + warp * 4 * 32 + lane, *pb = b + warp * 2 * 32 + lane, *pc = c + warp * 4 * 32 + lane;
+    unsigned a0 = pa[0], a1 = pa[32], a2 = pa[64], a3 = pa[96], b0 = pb[0], b1 = pb[32];
+    unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
+    if (form == 1) {
+        asm("cvt.rna.tf32.f32 %0, %0; cvt.rna.tf32.f32 %1, %1; cvt.rna.tf32.f32 %2, %2; cvt.rna.tf32.f32 %3, %3;"
+            : "+r"(a0), "+r"(a1), "+r"(a2), "+r"(a3));
+        asm("cvt.rna.tf32.f32 %0, %0; cvt.rna.tf32.f32 %1, %1;" : "+r"(b0), "+r"(b1));
+    }
+    if (form == 2) {
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};"
+                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(a0), "r"(a1), "r"(b0));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    }
+    unsigned* pd = d + warp * 4 * 32 + lane;
+    pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
+}
+
 // f64 mma.sync m8n8k4 (DMMA), one tile per warp: A and B one double per lane, C and D two, in fragment order.
 extern "C" __global__ void mma_f64_special(const double* a, const double* b, const double* c, double* d)
 {
@@ -658,6 +685,19 @@ extern "C" __global__ void elect_lanes(const unsigned* masks, unsigned* leader, 
         asm volatile("{ .reg .pred p; elect.sync %0|p, %2; selp.u32 %1, 1, 0, p; }" : "=r"(who), "=r"(me) : "r"(mask));
     leader[warp * 32 + lane] = who;
     elected[warp * 32 + lane] = me;
+}
+
+// cvt to tf32 (sm_90 forms): rna, rna.satfinite, rn and rz of each f32 word, 4 results per word.
+extern "C" __global__ void tf32_cvt(const unsigned* x, unsigned* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned v = x[i], r0, r1, r2, r3;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r0) : "r"(v));
+    asm("cvt.rna.satfinite.tf32.f32 %0, %1;" : "=r"(r1) : "r"(v));
+    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(r2) : "r"(v));
+    asm("cvt.rz.tf32.f32 %0, %1;" : "=r"(r3) : "r"(v));
+    out[4 * i] = r0, out[4 * i + 1] = r1, out[4 * i + 2] = r2, out[4 * i + 3] = r3;
 }
 
 // a shared-memory matrix descriptor: start, leading and stride byte offsets, swizzle code (1: 128 B, 2: 64 B, 0: none)

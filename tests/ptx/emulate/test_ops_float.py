@@ -177,3 +177,35 @@ st.global.f64 [%rd6+8], %fd6;"""
     assert differs > 5
     np.testing.assert_array_equal(got[:, :, 0], chained[:, g, 2 * t])
     np.testing.assert_array_equal(got[:, :, 1], chained[:, g, 2 * t + 1])
+
+
+@pytest.mark.parametrize("mode", ["rna", "rna.satfinite", "rn", "rz"])
+def test_cvt_to_tf32_rounds_the_value_to_ten_fraction_bits(mode: str) -> None:
+    """cvt.{mode}.tf32.f32 against a value-level rounding (exact fractions of the f32 grid and the tf32 one)."""
+    rng = np.random.default_rng(11)
+    top = rng.integers(0, 2**19, 200, dtype=np.uint64).astype(np.uint32) << np.uint32(13)
+    words = np.concatenate([(top[:, None] | np.array([0, 1, 0xFFF, 0x1000, 0x1001, 0x1FFF], np.uint32)).ravel(),
+                            np.array([0x7F7FFFFF, 0x7F7FF000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001,
+                                      0x00001000, 0x00003000, 0x807FFFFF, 0], np.uint32)])
+    got = run_body(f"ld.global.u32 %r10, [%rd4];\ncvt.{mode}.tf32.f32 %r11, %r10;\nst.global.u32 [%rd6], %r11;",
+                   np.resize(words, -(-words.size // 32) * 32), 1)[:words.size, 0]
+    for w, g in zip(words, got, strict=True):
+        v = float(np.uint32(w).view(np.float32))
+        if math.isnan(v):
+            want = 0x7FFFFFFF
+        elif math.isinf(v):
+            want = 0x7F7FE000 | (int(w) & 0x80000000) if "satfinite" in mode else int(w)
+        else:
+            ulp = Fraction(2) ** (max(math.frexp(v)[1] - 1 if v else -126, -126) - 10)
+            q, r = divmod(abs(Fraction(v)), ulp)
+            if mode.startswith("rna"):
+                q += r >= ulp / 2
+            elif mode == "rn":
+                q += r > ulp / 2 or (r == ulp / 2 and q % 2 == 1)
+            mag = q * ulp
+            if mag >= 2**128:
+                want = 0x7F7FE000 if "satfinite" in mode else 0x7F800000
+            else:
+                want = int(np.float32(float(mag)).view(np.uint32))
+            want |= int(w) & 0x80000000
+        assert int(g) == want, (hex(int(w)), mode, hex(int(g)), hex(want))

@@ -47,13 +47,19 @@ def _int_range(t: str) -> tuple[int, int]:
 def build(ctx, st, parts):
     mods = [p for p in parts[1:-2]]
     dt, at = parts[-2], parts[-1]
-    known = {"rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite", "relu"}
+    known = {"rn", "rna", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite", "relu"}
     if any(m not in known for m in mods):
         ctx.unsupported(st, f"cvt modifier .{next(m for m in mods if m not in known)}")
     sat, ftz, relu, satfinite = "sat" in mods, "ftz" in mods, "relu" in mods, "satfinite" in mods
     mode = next((m for m in mods if m in ("rn", "rz", "rm", "rp")), "rn")
     imode = next((m for m in mods if m in _IMODES), None)
     d = st.operands[0]
+    if dt == "tf32":
+        if at != "f32" or relu or sat or ftz or not ({"rna", "rn", "rz"} & set(mods)):
+            ctx.unsupported(st, ".".join(parts))
+        ra, w = ctx.src_full(st.operands[1], "b32"), ctx.dst(d, "b32")
+        rmode = next(m for m in mods if m in ("rna", "rn", "rz"))
+        return lambda m: w(_to_tf32(ra(), rmode, satfinite), m)
     if dt in _F8 and at in ("f16x2", "f32"):
         if mode != "rn" or not satfinite:
             ctx.unsupported(st, f"cvt to {dt} other than .rn.satfinite")
@@ -95,6 +101,27 @@ def build(ctx, st, parts):
     if dt in _FLOAT and at in _INT:
         return _int_float(ctx, st, dt, at, mode)
     ctx.unsupported(st, f"cvt.{dt}.{at}")
+
+
+def _to_tf32(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
+    """cvt.{rna,rn,rz}{.satfinite}.tf32.f32 on f32 bits: the value rounded to 10 fraction bits (ties away from zero
+    for rna, to even for rn), kept in an f32 container with the low 13 bits zero; overflow to infinity (satfinite:
+    to the largest tf32 value), infinities kept, NaN as 0x7fffffff."""
+    x = np.asarray(x, np.uint32)
+    sign, mag = x & np.uint32(0x80000000), x & np.uint32(0x7FFFFFFF)
+    low = mag & np.uint32(0x1FFF)
+    keep = mag & ~np.uint32(0x1FFF)
+    if mode == "rna":
+        up = low >= np.uint32(0x1000)
+    elif mode == "rn":
+        up = (low > np.uint32(0x1000)) | ((low == np.uint32(0x1000)) & ((keep >> np.uint32(13)) & np.uint32(1) == 1))
+    else:
+        up = np.zeros(x.shape, bool)
+    r = keep + np.where(up, np.uint32(0x2000), np.uint32(0))
+    r = np.where(mag < np.uint32(0x7F800000), r, mag)
+    if satfinite:  # rounded past the range, or infinite
+        r = np.where(r == np.uint32(0x7F800000), np.uint32(0x7F7FE000), r)
+    return np.where(mag > np.uint32(0x7F800000), np.uint32(0x7FFFFFFF), sign | r)
 
 
 def _float_int(ctx, st, dt, at, imode, ftz):

@@ -1,6 +1,7 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
-f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, and m16n8k8 as one k8 step of the k16 datapath) or,
+f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, m16n8k8 as one k8 step of the k16 datapath, tf32
+m16n8k4 / k8 on the f16 -> f32 datapath) or,
 for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 / m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too;
 b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc), exact integer sums in either model; m8n8k4 f64 as
 chained fma.rn.f64. Fragment layouts are the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
@@ -102,6 +103,8 @@ def _elements(r, esize):
     """(W, 32) words -> (W, 8, 16 / esize) elements [groupID, 4 / esize * threadID_in_group + i] (esize 0.5 and
     0.125: 4-bit and 1-bit elements, lowest bits first, as uint8)."""
     r = np.ascontiguousarray(r)
+    if esize == 4:  # 32-bit elements (tf32): one per register, k = threadID_in_group
+        return r.reshape(r.shape[0], 8, 4)
     if esize < 1:
         bits = int(8 * esize)
         per = 32 // bits
@@ -200,7 +203,10 @@ def _mma_model(ctx, st, parts):
     if len(types) != 4 or types[0] != types[3] or not {"row", "col"} <= set(parts) or name not in _FORMS:
         ctx.unsupported(st, f"{'.'.join(parts)} (tcforge.numerics has no model of this shape and type; "
                             f"Hopper mma.sync forms: {', '.join(_MMA_FORMS)})")
-    esize = 1 if types[1] in ("e4m3", "e5m2") else 2
+    esize = {"e4m3": 1, "e5m2": 1, "tf32": 4}.get(types[1], 2)
+    if types[1] == "tf32":  # the tensor core reads 19 bits of each f32 register: the low 13 are dropped
+        form, keep = _FORMS[name], np.uint32(0xFFFFE000)
+        return esize, lambda A, B, C: tc_mma(form, A & keep, B & keep, C)
     if name == "mma.m16n8k32.f16.e4m3.e4m3":  # both models (the e4m3 model of numerics/mma.py: the same bits)
         return esize, lambda A, B, C: nx.mma_m16n8k32_e4m3_f16(A, B, C, ctx.model)
     if ctx.model != "hopper":
@@ -217,8 +223,17 @@ def _k8(name: str) -> Form:
                    sass=f.sass.replace("16816", "1688"), source=f"{f.source}; k8 as one step of k16's datapath")
 
 
+def _tf32(k: int) -> Form:
+    """m16n8k4 / m16n8k8 tf32 -> f32: the f16 -> f32 form's datapath (one k-term step) on tf32 values, each an f32
+    register whose low 13 bits the tensor core does not read (pinned by the corpus's mma_tf32_* entries)."""
+    f = HOPPER_FORMS["mma.m16n8k16.f32.f16.f16"]
+    return replace(f, name=f"mma.m16n8k{k}.f32.tf32.tf32", k=k, a="tf32", b="tf32", groups=(tuple(range(k)),),
+                   sass=f"HMMA.168{k}.F32.TF32", source=f"{f.source}; tf32 on the same datapath")
+
+
 _FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "mma"} | {
-    n.replace("k16", "k8"): _k8(n) for n in HOPPER_FORMS if n.startswith("mma.m16n8k16.")}
+    n.replace("k16", "k8"): _k8(n) for n in HOPPER_FORMS if n.startswith("mma.m16n8k16.")} | {
+    f"mma.m16n8k{k}.f32.tf32.tf32": _tf32(k) for k in (4, 8)}
 _MMA_FORMS = tuple(n[4:] for n in _FORMS)
 
 
