@@ -55,7 +55,8 @@ def build(ctx, st, parts):
     imode = next((m for m in mods if m in _IMODES), None)
     d = st.operands[0]
     if dt == "tf32":
-        if at != "f32" or relu or sat or ftz or not ({"rna", "rn", "rz"} & set(mods)):
+        rounding = {"rna", "rn", "rz"} & set(mods)
+        if at != "f32" or relu or sat or ftz or not rounding or (satfinite and "rna" not in mods):
             ctx.unsupported(st, ".".join(parts))
         ra, w = ctx.src_full(st.operands[1], "b32"), ctx.dst(d, "b32")
         rmode = next(m for m in mods if m in ("rna", "rn", "rz"))
@@ -104,9 +105,11 @@ def build(ctx, st, parts):
 
 
 def _to_tf32(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
-    """cvt.{rna,rn,rz}{.satfinite}.tf32.f32 on f32 bits: the value rounded to 10 fraction bits (ties away from zero
-    for rna, to even for rn), kept in an f32 container with the low 13 bits zero; overflow to infinity (satfinite:
-    to the largest tf32 value), infinities kept, NaN as 0x7fffffff."""
+    """cvt.{rna,rn,rz}{.satfinite}.tf32.f32 on f32 bits, as the H100 gives them (the corpus's cu_tf32_cvt): the value
+    rounded to 10 fraction bits (ties away from zero for rna, to even for rn) in an f32 container with the low 13 bits
+    zero; overflow to infinity. rna keeps a NaN's sign and top payload bits (a payload only in the low 13 becomes
+    infinity) and .satfinite then subtracts one tf32 step from every infinite or NaN result (infinity -> the largest
+    finite value); rn and rz give NaN as 0x7fffe000."""
     x = np.asarray(x, np.uint32)
     sign, mag = x & np.uint32(0x80000000), x & np.uint32(0x7FFFFFFF)
     low = mag & np.uint32(0x1FFF)
@@ -117,11 +120,12 @@ def _to_tf32(x: np.ndarray, mode: str, satfinite: bool) -> np.ndarray:
         up = (low > np.uint32(0x1000)) | ((low == np.uint32(0x1000)) & ((keep >> np.uint32(13)) & np.uint32(1) == 1))
     else:
         up = np.zeros(x.shape, bool)
-    r = keep + np.where(up, np.uint32(0x2000), np.uint32(0))
-    r = np.where(mag < np.uint32(0x7F800000), r, mag)
-    if satfinite:  # rounded past the range, or infinite
-        r = np.where(r == np.uint32(0x7F800000), np.uint32(0x7F7FE000), r)
-    return np.where(mag > np.uint32(0x7F800000), np.uint32(0x7FFFFFFF), sign | r)
+    r = sign | np.where(mag < np.uint32(0x7F800000), keep + np.where(up, np.uint32(0x2000), np.uint32(0)), keep)
+    if mode != "rna":
+        return np.where(mag > np.uint32(0x7F800000), np.uint32(0x7FFFE000), r)
+    if satfinite:
+        r = np.where((r & np.uint32(0x7FFFFFFF)) >= np.uint32(0x7F800000), r - np.uint32(0x2000), r)
+    return r
 
 
 def _float_int(ctx, st, dt, at, imode, ftz):
