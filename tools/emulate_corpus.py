@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -230,7 +231,8 @@ def _ptxas_check(built: dict) -> None:
         for name, rec in built.items():
             src = Path(tmp) / f"{name}.ptx"
             src.write_text(rec["ptx"])
-            arch = rec["target"] if rec["target"].endswith("a") else "sm_90"
+            target = re.search(r"^\.target\s+(sm_\w+)", rec["ptx"], re.M)
+            arch = target.group(1) if target and target.group(1).endswith("a") else "sm_90"
             r = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", os.devnull], capture_output=True, text=True)
             if r.returncode:
                 print(f"{name}: ptxas -arch={arch} failed: {r.stderr.strip()[:500]}", file=sys.stderr)

@@ -56,6 +56,10 @@ MODULES: dict[str, Triton | Nvcc] = {
     "mm_e4m3_f16acc_sm89_32x32x64_ragged": _mm("*fp8e4nv", 89, 32, 32, 64, 2, 3, "fp16", even=False),
     "mm_f16_f32acc_sm80_128x128x64": _mm("*fp16", 80, 128, 128, 64, 4, 3, "fp32"),
     "mm_bf16_f32acc_sm80_64x64x32": _mm("*bf16", 80, 64, 64, 32, 4, 3, "fp32"),
+    "mm_f16_f32acc_sm90_128x128x64": _mm("*fp16", 90, 128, 128, 64, 4, 3, "fp32"),  # wgmma, B MN-major
+    "mm_bf16_f32acc_sm90_64x128x32": _mm("*bf16", 90, 64, 128, 32, 4, 3, "fp32"),
+    "mm_f16_f16acc_sm90_64x64x64_ragged": _mm("*fp16", 90, 64, 64, 64, 4, 3, "fp16", even=False),
+    "mm_e4m3_f32acc_sm90_64x128x128": _mm("*fp8e4nv", 90, 64, 128, 128, 4, 3, "fp32"),
     "mm_e4m3_f32acc_sm89_64x64x64": _mm("*fp8e4nv", 89, 64, 64, 64, 4, 3, "fp32"),
     "attn_f16acc_causal_sm80": Triton("attn_fwd", _ATTN, {"D": 64, "BM": 64, "BN": 32, "ACC": "fp16", "CAUSAL": True,
                                                           "EXACT": True}, 80, 4, 2),
@@ -376,6 +380,7 @@ class WgForm:
     image: int
     scale_d: int
     ctas: int
+    mn_major: tuple = (False, False)  # (A, B) read MN-major (imm-trans-a / -b = 1)
 
     @property
     def k(self) -> int:
@@ -405,17 +410,29 @@ WG_FORMS = (
     WgForm(3, "f16", "e4m3", "e4m3", 256,
            tuple(((32 * s, 16, 1024, 128), (8192 + 32 * s, 16, 1024, 128), sc)
                  for s, sc in enumerate(((1, 1), (1, 1), (-1, 1), (1, 1)))), 40960, 1, 2),
+    # f16 -> f32 n64, both MN-major: A no swizzle (M blocks at SBO 128, k-blocks at LBO 1024); B 64-byte swizzle
+    # (32 columns per k-row, the next 32 at LBO 2048, k-blocks at SBO 512)
+    WgForm(4, "f32", "f16", "f16", 64, (((0, 1024, 128, 0), (4096, 2048, 512, 64), (1, 1)),
+                                        ((2048, 1024, 128, 0), (5120, 2048, 512, 64), (-1, 1))), 8192, 1, 4,
+           (True, True)),
 )
 
 
-def wg_address(desc: tuple, row: int | np.ndarray, kb: int | np.ndarray):
-    """Shared byte address of (row, K byte < 32) under a K-major descriptor (start, LBO, SBO, swizzle), as the PTX
-    ISA's canonical layouts place it (the swizzle XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...))."""
+def wg_address(desc: tuple, row: int | np.ndarray, kb: int | np.ndarray, mn_major: bool = False):
+    """Shared byte address of (row, K byte < 32) under a descriptor (start, LBO, SBO, swizzle), as the PTX ISA's
+    canonical layouts place it: K-major, or MN-major for 16-bit elements (k = kb / 2; W / 2 elements of the row
+    dimension per k-row, 8 k-rows per atom); the swizzle XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...)."""
     start, lbo, sbo, w = desc
     row, kb = np.asarray(row), np.asarray(kb)
-    if w == 0:
+    if mn_major:
+        k, byte = kb // 2, kb % 2
+        if w == 0:  # core matrices: 8 k-rows of 16 bytes (8 elements of the row dimension)
+            return start + (row // 8) * sbo + (k // 8) * lbo + (k % 8) * 16 + (row % 8) * 2 + byte
+        addr = start + (row // (w // 2)) * lbo + (k // 8) * sbo + (k % 8) * w + (row % (w // 2)) * 2 + byte
+    elif w == 0:
         return start + (row // 8) * sbo + (kb // 16) * lbo + (row % 8) * 16 + kb % 16
-    addr = start + (row // 8) * sbo + (row % 8) * w + kb
+    else:
+        addr = start + (row // 8) * sbo + (row % 8) * w + kb
     return addr ^ (((addr >> 7) & (w // 16 - 1)) << 4)
 
 
@@ -480,11 +497,11 @@ def wg_image(f: WgForm, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     img = np.zeros((a.shape[0], f.image), np.uint8)
     owner = np.full(f.image, -1)
     for s, (da, db, _) in enumerate(f.steps):
-        for desc, tile, rows in ((da, a, 64), (db, b, f.n)):
+        for desc, tile, rows, mn in ((da, a, 64, f.mn_major[0]), (db, b, f.n, f.mn_major[1])):
             if desc is None:
                 continue
             row, kb = np.meshgrid(np.arange(rows), np.arange(32), indexing="ij")
-            addr = wg_address(desc, row, kb)
+            addr = wg_address(desc, row, kb, mn)
             assert (owner[addr] == -1).all(), "two descriptors name one byte"
             owner[addr] = s
             img[:, addr] = tile[:, s].view(np.uint8).reshape(tile.shape[0], rows, 32)
@@ -787,8 +804,9 @@ def _samples() -> list[Entry]:
 def _wg_label(f: WgForm) -> str:
     """What a form's entry name says of its operands: rA (A from registers) or its layouts, scale-d = 0."""
     names = {0: "none", 64: "sw64", 128: "sw128"}
-    a = "rA" if f.steps[0][0] is None else f"A{names[f.steps[0][0][3]]}"
-    return f"{a}_B{names[f.steps[0][1][3]]}" + ("" if f.scale_d else "_zeroC")
+    mn = ("mn" if f.mn_major[0] else "", "mn" if f.mn_major[1] else "")
+    a = "rA" if f.steps[0][0] is None else f"A{mn[0]}{names[f.steps[0][0][3]]}"
+    return f"{a}_B{mn[1]}{names[f.steps[0][1][3]]}" + ("" if f.scale_d else "_zeroC")
 
 
 def _triton_entries() -> list[Entry]:
@@ -803,6 +821,10 @@ def _triton_entries() -> list[Entry]:
         _mm_entry("mm_e4m3_f16acc_sm89_32x32x64_ragged", "e4m3", 40, 56, 96),
         _mm_entry("mm_f16_f32acc_sm80_128x128x64", "f16", 128, 128, 192),
         _mm_entry("mm_bf16_f32acc_sm80_64x64x32", "bf16", 128, 64, 96),
+        _mm_entry("mm_f16_f32acc_sm90_128x128x64", "f16", 256, 128, 192),
+        _mm_entry("mm_bf16_f32acc_sm90_64x128x32", "bf16", 128, 256, 96),
+        _mm_entry("mm_f16_f16acc_sm90_64x64x64_ragged", "f16", 100, 72, 136),
+        _mm_entry("mm_e4m3_f32acc_sm90_64x128x128", "e4m3", 128, 128, 256),
         _mm_entry("mm_e4m3_f32acc_sm89_64x64x64", "e4m3", 64, 128, 128),
         e("attn_f16acc_causal_sm80", "attn_f16acc_causal_sm80", None, (2, 2, 1), None, _attn(2, 128), ("O",), None),
         e("attn_f32acc_sm80", "attn_f32acc_sm80", None, (2, 2, 1), None, _attn(2, 128), ("O",), None),

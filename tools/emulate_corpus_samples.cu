@@ -634,7 +634,7 @@ extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __
 // accumulators loaded from C, D stored per thread as [CTA][register][thread]. scale_d = 0 makes the first step
 // ignore C. The forms cover what the H100 truth's kernels did not: A from registers, the 64- and 128-byte swizzles
 // (k-steps 32 bytes apart inside a swizzle span), the no-swizzle layout both ways round (core matrices stacked
-// along K, or along M / N), N of 16 to 256, imm-scale = -1 and scale-d = 0.
+// along K, or along M / N), MN-major operands (imm-trans = 1), N of 16 to 256, imm-scale = -1 and scale-d = 0.
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define TCF_WG_BF16_RA(A, B, S, SA, SB)                                                                             \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %13, 0; wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {"    \
@@ -672,6 +672,18 @@ extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __
                    "+r"(d[43]), "+r"(d[44]), "+r"(d[45]), "+r"(d[46]), "+r"(d[47]), "+r"(d[48]), "+r"(d[49]),       \
                    "+r"(d[50]), "+r"(d[51]), "+r"(d[52]), "+r"(d[53]), "+r"(d[54]), "+r"(d[55]), "+r"(d[56]),       \
                    "+r"(d[57]), "+r"(d[58]), "+r"(d[59]), "+r"(d[60]), "+r"(d[61]), "+r"(d[62]), "+r"(d[63])        \
+                 : "l"(A), "l"(B), "r"(S) : "memory")
+
+#define TCF_WG_F16_MN(A, B, S, SA, SB)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"      \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "  \
+                 "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"                                            \
+                 "}, %32, %33, p, " SA ", " SB ", 1, 1; }"                                                          \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
+                   "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]),       \
+                   "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]),       \
+                   "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                                                            \
                  : "l"(A), "l"(B), "r"(S) : "memory")
 
 // elect.sync: in warp w the lanes of masks[w] elect a leader; each stores the leader's lane and its own predicate,
@@ -764,6 +776,14 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, 
         TCF_WG_F16_SS(wg_desc(s + 32, 16, 1024, 1), wg_desc(s + 8192 + 32, 16, 512, 2), 1, "-1", "1");
         TCF_WG_F16_SS(wg_desc(s + 64, 16, 1024, 1), wg_desc(s + 10752, 16, 512, 2), 1, "1", "1");
         TCF_WG_F16_SS(wg_desc(s + 96, 16, 1024, 1), wg_desc(s + 10752 + 32, 16, 512, 2), 1, "1", "-1");
+        wg_store(d, out);
+    } else if (form == 4) {  // f16 -> f32 m64n64k16, both MN-major (imm-trans 1): A no swizzle (M blocks of 8 at
+                             // SBO 128, k-blocks at LBO 1024); B at 4096, 64-byte swizzle (32 columns of N per k-row,
+                             // the second 32 at LBO 2048, k-blocks at SBO 512); 2 steps of 16 k
+        float d[32];
+        wg_load(d, c);
+        TCF_WG_F16_MN(wg_desc(s, 1024, 128, 0), wg_desc(s + 4096, 2048, 512, 2), scale_d, "1", "1");
+        TCF_WG_F16_MN(wg_desc(s + 2048, 1024, 128, 0), wg_desc(s + 4096 + 1024, 2048, 512, 2), 1, "-1", "1");
         wg_store(d, out);
     } else {  // e4m3 -> f16 m64n256k32: A 64 x 128 B and B 256 x 128 B at 8192, both 128-byte swizzle, 4 steps
         unsigned d[64];

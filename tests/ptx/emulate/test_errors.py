@@ -125,15 +125,14 @@ def test_wgmma_descriptor_outside_shared_memory(desc: int, where: str) -> None:
                     r"outside the CTA's 4096 bytes of shared memory$", msg), msg
 
 
-def test_wgmma_descriptor_must_be_uniform_and_transposes_unsupported() -> None:
+def test_wgmma_descriptor_must_be_uniform_and_transposes_zero_or_one() -> None:
     text = kernel_text(_wgmma_body(WGMMA).replace("mov.u64 %rd20, 0;", "cvt.u64.u32 %rd20, %r1;"), 1, 1,
                        decls=".shared .align 1024 .b8 sm[4096];")
     with pytest.raises(EmulationError, match=r"tid \(1,0,0\): the B descriptor differs between the threads of the "
                                              r"warpgroup \(0x0 in its first thread, 0x1 here\)"):
         emulate(text, "k", 1, 128, {"k_out": np.zeros(128, np.uint32), "k_in": np.zeros(128, np.uint32)})
-    trans = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r20, %r21, %r22, %r23}, %rd20, %rd20, 1, 1, 1, 1, 0;"
-    with pytest.raises(EmulationError, match=r"imm-trans-a = 1 \(an MN-major operand; the emulator reads K-major "
-                                             r"operands only\) is not supported by the emulator"):
+    trans = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%r20, %r21, %r22, %r23}, %rd20, %rd20, 1, 1, 1, 2, 0;"
+    with pytest.raises(EmulationError, match=r"imm-trans-a must be an immediate 0 or 1, got 2"):
         run_body(_wgmma_body(trans), np.zeros(128, np.uint32), 1, block=128, decls=".shared .b8 sm[4096];")
 
 

@@ -125,6 +125,38 @@ def test_ladder_rung1_on_the_gpu_is_the_chained_f16_wgmma_model(item) -> None:
     np.testing.assert_array_equal(d.reshape(m, n), item["gpu"]["C"].view(np.uint32).reshape(m, n))
 
 
+@pytest.mark.parametrize("item", [pytest.param(it, id=it["name"]) for it in _ITEMS if "_sm90_" in it["name"]]
+                         or [pytest.param(None, id="absent", marks=pytest.mark.skip(reason="no sm_90 Triton entries"))])
+def test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(item) -> None:
+    """Triton's Hopper matmuls (cp.async, wgmma with B MN-major, A from shared memory): C on the GPU is the cast of
+    a chain of numerics.tensorcore m64n8 wgmma steps over K (zero-padded to the block, as the kernel loads it)."""
+    spec = ece.MODULES[item["name"]]
+    (m, k), n = item["buffers"]["A"].shape, item["buffers"]["B"].shape[1]
+    in_t = {"*fp16": "f16", "*bf16": "bf16", "*fp8e4nv": "e4m3"}[spec.types["a_ptr"]]
+    acc = {"fp32": "f32", "fp16": "f16"}[spec.constexprs["ACC"]]
+    step = 32 if in_t == "e4m3" else 16
+    form = f"wgmma.m64n8k{step}.{acc}.{in_t}.{in_t}"
+    bk = spec.constexprs["BK"]
+    mp, kp, np_ = -(-m // 64) * 64, -(-k // bk) * bk, -(-n // 8) * 8
+    dt = np.uint8 if in_t == "e4m3" else np.uint16
+    a = np.zeros((mp, kp), dt)
+    b = np.zeros((kp, np_), dt)
+    a[:m, :k] = item["buffers"]["A"].view(dt).reshape(m, k)
+    b[:k, :n] = item["buffers"]["B"].view(dt).reshape(k, n)
+    d = np.zeros((mp // 64, 64, np_), np.uint32 if acc == "f32" else np.uint16)
+    tiles = a.reshape(mp // 64, 64, kp)
+    for k0 in range(0, kp, step):
+        bt = np.broadcast_to(b[k0:k0 + step], (mp // 64, step, np_))
+        d = np.concatenate([tc_mma(form, tiles[:, :, k0:k0 + step], bt[..., j:j + 8], d[..., j:j + 8])
+                            for j in range(0, np_, 8)], axis=-1)
+    d = d.reshape(mp, np_)[:m, :n]
+    want = (d.view(np.float32).astype(np.float16) if acc == "f32" else d.view(np.float16)).view(np.uint16)
+    got = item["gpu"]["C"].view(np.uint16).reshape(m, n)
+    nan = np.isnan(want.view(np.float16))
+    np.testing.assert_array_equal(np.isnan(got.view(np.float16)), nan)
+    np.testing.assert_array_equal(got[~nan], want[~nan])
+
+
 @pytest.mark.parametrize("folder", ["triton", "triton_h200"])
 def test_committed_triton_f16_matmul_is_the_chained_hopper_mma(folder: str) -> None:
     """The committed Triton f16 matmul (cp.async, ldmatrix, mma.sync f32) is C = f16(chained m16n8k16 f32 mma)."""

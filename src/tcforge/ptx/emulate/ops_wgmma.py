@@ -114,18 +114,28 @@ def _fields(desc: int) -> tuple[int, int, int]:
     return tuple(((desc >> s) & 0x3FFF) << 4 for s in (0, 16, 32))
 
 
-def descriptor_offsets(desc: int, rows: int) -> np.ndarray:
-    """Shared-memory byte offsets (rows, 32) of the K-major tile of `rows` rows x 32 bytes of k that a descriptor
-    names: start, LBO and SBO are its fields << 4; no swizzle: 8-row x 16-byte core matrices at start + (row / 8) SBO
-    + (kb / 16) LBO, row r inside at 16 r; swizzle of W bytes: row n at start + (n / 8) SBO + (n % 8) W + kb, then
-    address bits [4, 4 + log2(W / 16)) ^= bits [7, 7 + log2(W / 16)) (on the CTA's shared address, as the GPU)."""
+def descriptor_offsets(desc: int, rows: int, mn_major: bool = False) -> np.ndarray:
+    """Shared-memory byte offsets (rows, 32) of the tile of `rows` rows (M or N) x 32 bytes of k that a descriptor
+    names: start, LBO and SBO are its fields << 4. K-major, no swizzle: 8-row x 16-byte core matrices at start +
+    (row / 8) SBO + (kb / 16) LBO, row r inside at 16 r; swizzle of W bytes: row n at start + (n / 8) SBO + (n % 8) W
+    + kb. MN-major (16-bit elements, element k = kb / 2 of row n), no swizzle: start + (n / 8) SBO + (k / 8) LBO +
+    (k % 8) 16 + (n % 8) 2; swizzle of W bytes: W / 2 elements of n per k-row, start + (n / (W / 2)) LBO + (k / 8) SBO
+    + (k % 8) W + (n % (W / 2)) 2. A swizzle then XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) (on the
+    CTA's shared address, as the GPU)."""
     start, lbo, sbo = _fields(desc)
     r = np.arange(rows, dtype=np.int64)[:, None]
     kb = np.arange(32, dtype=np.int64)[None, :]
     width = _SWIZZLE_BYTES.get(desc >> 62)
-    if width is None:
+    if mn_major:
+        k, byte = kb >> 1, kb & 1
+        if width is None:
+            return start + (r >> 3) * sbo + (k >> 3) * lbo + (k & 7) * 16 + (r & 7) * 2 + byte
+        per = width // 2
+        lin = start + (r // per) * lbo + (k >> 3) * sbo + (k & 7) * width + (r % per) * 2 + byte
+    elif width is None:
         return start + (r >> 3) * sbo + (kb >> 4) * lbo + (r & 7) * 16 + (kb & 15)
-    lin = start + (r >> 3) * sbo + (r & 7) * width + kb
+    else:
+        lin = start + (r >> 3) * sbo + (r & 7) * width + kb
     return lin ^ (((lin >> 7) & (width // 16 - 1)) << 4)
 
 
@@ -136,22 +146,22 @@ def _describe(desc: int) -> str:
     return f"start {f[0]:#x}, LBO {f[1]}, SBO {f[2]}, {f'{sw}-byte swizzle' if sw else 'no swizzle'}"
 
 
-_OFFSETS: dict[tuple[int, int], tuple[np.ndarray, np.ndarray, int]] = {}  # (descriptor, rows) -> _offsets
+_OFFSETS: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray | None, int]] = {}  # -> _offsets
 
 
-def _offsets(desc: int, rows: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """descriptor_offsets, its 16-byte units (rows, 2) (every layout keeps them whole) and its largest offset;
-    cached (a kernel cycles through few descriptors)."""
-    hit = _OFFSETS.get((desc, rows))
+def _offsets(desc: int, rows: int, mn_major: bool) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """descriptor_offsets, its 16-byte units (rows, 2) where a K-major layout keeps them whole (None for MN-major
+    tiles, read byte by byte) and its largest offset; cached (a kernel cycles through few descriptors)."""
+    hit = _OFFSETS.get((desc, rows, mn_major))
     if hit is None:
         if len(_OFFSETS) >= 4096:
             _OFFSETS.clear()
-        off = descriptor_offsets(desc, rows)
-        hit = _OFFSETS[(desc, rows)] = (off, off[:, ::16] >> 4, int(off.max()))
+        off = descriptor_offsets(desc, rows, mn_major)
+        hit = _OFFSETS[(desc, rows, mn_major)] = (off, None if mn_major else off[:, ::16] >> 4, int(off.max()))
     return hit
 
 
-def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str) -> np.ndarray:
+def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, mn_major: bool = False) -> np.ndarray:
     """The (G, rows, 32) bytes a descriptor per warpgroup names in its CTA's shared memory (bounds checked)."""
     mem = ctx.mem
     uniq, inv = np.unique(desc, return_inverse=True)
@@ -161,14 +171,16 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str) 
         if (u >> 49) & 7:
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} has a nonzero base offset (bits 49..51), which the "
                                  "emulator does not support")
-        off, units, hi = _offsets(u, rows)
+        off, units, hi = _offsets(u, rows, mn_major)
         if hi >= mem.shared_size:
             a = int(off.reshape(-1)[int(np.argmax(off.reshape(-1) >= mem.shared_size))])
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) reads shared byte {a:#x}, outside the "
                                  f"CTA's {mem.shared_size} bytes of shared memory")
-        offs.append(units)
-    cta = (bases // ctx.lanes_per_cta).astype(np.int64)[:, None, None] * (mem.shared_size >> 4)
-    units = mem.shared.reshape(-1, 16)[np.stack(offs)[inv.reshape(-1)] + cta]  # (G, rows, 2, 16)
+        offs.append(off if mn_major else units)
+    cta = (bases // ctx.lanes_per_cta).astype(np.int64)[:, None, None] * mem.shared_size
+    if mn_major:
+        return mem.shared.reshape(-1)[np.stack(offs)[inv.reshape(-1)] + cta]  # (G, rows, 32)
+    units = mem.shared.reshape(-1, 16)[np.stack(offs)[inv.reshape(-1)] + (cta >> 4)]  # (G, rows, 2, 16)
     return units.reshape(len(bases), rows, 32)
 
 
@@ -210,10 +222,9 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
     d, a, b, scd = ops[:4]
     neg_a = _imm(ctx, st, ops[4], "imm-scale-a", (1, -1)) == -1
     neg_b = _imm(ctx, st, ops[5], "imm-scale-b", (1, -1)) == -1
-    trans = () if esize == 1 else ("imm-trans-b",) if a_regs else ("imm-trans-a", "imm-trans-b")
-    for op, what in zip(ops[6:], trans, strict=True):
-        if _imm(ctx, st, op, what, (0, 1)):
-            ctx.unsupported(st, f"{what} = 1 (an MN-major operand; the emulator reads K-major operands only)")
+    names = () if esize == 1 else ("imm-trans-b",) if a_regs else ("imm-trans-a", "imm-trans-b")
+    trans = {what: bool(_imm(ctx, st, op, what, (0, 1))) for op, what in zip(ops[6:], names, strict=True)}
+    mn_a, mn_b = trans.get("imm-trans-a", False), trans.get("imm-trans-b", False)
     dregs = list(d.items) if isinstance(d, Vec) else [d]
     nd = n // 2 if form.c == "f32" else n // 4
     if len(dregs) != nd:
@@ -249,10 +260,10 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
         if a_regs:
             A = a_regs_to_matrix(gather(ra), esize)
         else:
-            A = _tiles(ctx, st, _uniform(ctx, st, rda(), bases, "the A descriptor"), bases, 64, "the A")
+            A = _tiles(ctx, st, _uniform(ctx, st, rda(), bases, "the A descriptor"), bases, 64, "the A", mn_a)
             A = np.ascontiguousarray(A).view(edt)
         B = np.ascontiguousarray(_tiles(ctx, st, _uniform(ctx, st, rdb(), bases, "the B descriptor"), bases, n,
-                                        "the B")).view(edt).transpose(0, 2, 1)
+                                        "the B", mn_b)).view(edt).transpose(0, 2, 1)
         if neg_a:
             A = A ^ sign
         if neg_b:
