@@ -157,6 +157,40 @@ def test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(item) -> Non
     np.testing.assert_array_equal(got[~nan], want[~nan])
 
 
+# ---- the same checks on the emulator's outputs (no GPU data: nvcc, or Triton, builds the PTX here) -----------------
+
+def _emulated_item(entry, module: dict, seed: int) -> dict:
+    """A corpus item whose 'gpu' outputs are the emulator's, for the checks above run apart from GPU data."""
+    kernel, grid, block, shared = ec.launch_of(entry, module)
+    args, buffers, record = ec.make_args(module["ptx"], kernel, entry.inputs(np.random.default_rng([seed])))
+    res, _ = ec.emulate_entry(module["ptx"], kernel, grid, block, shared, args, entry.outputs, buffers)
+    gpu = {k: np.asarray(res[k]).reshape(-1).view(buffers[k].dtype).reshape(buffers[k].shape) for k in entry.outputs}
+    return {"name": entry.name, "meta": {"seed": [seed], "params": record}, "buffers": buffers, "gpu": gpu}
+
+
+@pytest.fixture(scope="module")
+def samples_sm90a() -> dict:
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found")
+    return ec._build_nvcc(ece.MODULES["samples_sm90a"])
+
+
+@pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")
+def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples_sm90a: dict) -> None:
+    name = f"wgmma_{form.acc}_{form.ta}_{form.tb}_n{form.n}_{ece._wg_label(form)}"
+    entry = next(e for e in ece.ENTRIES if e.name == name)
+    test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples_sm90a, 17 + form.form))
+
+
+@pytest.mark.parametrize("name", [n for n in ece.MODULES if "_sm90_" in n])
+def test_triton_sm90_matmuls_emulated_are_the_chained_wgmma_model(name: str) -> None:
+    """Triton lays out its operands itself (B MN-major): its PTX, emulated, gives the chained model's C."""
+    pytest.importorskip("triton")
+    module = ec._build_triton(ece.MODULES[name], ec._triton_kernels())
+    entry = next(e for e in ece.ENTRIES if e.name == name)
+    test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(_emulated_item(entry, module, 23))
+
+
 @pytest.mark.parametrize("folder", ["triton", "triton_h200"])
 def test_committed_triton_f16_matmul_is_the_chained_hopper_mma(folder: str) -> None:
     """The committed Triton f16 matmul (cp.async, ldmatrix, mma.sync f32) is C = f16(chained m16n8k16 f32 mma)."""
