@@ -1,10 +1,10 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
 f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, m16n8k8 as one k8 step of the k16 datapath, tf32
-m16n8k4 / k8 on the f16 -> f32 datapath) or,
-for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 / m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too;
-b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc), exact integer sums in either model; m8n8k4 f64 as
-chained fma.rn.f64. Fragment layouts are the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
+m16n8k4 / k8 on the f16 -> f32 datapath) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
+m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too; b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc),
+exact integer sums in either model; m8n8k4 f64 as chained fma.rn.f64. Fragment layouts are the PTX ISA's:
+lane = 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
 
