@@ -177,10 +177,11 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, 
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) reads shared byte {a:#x}, outside the "
                                  f"CTA's {mem.shared_size} bytes of shared memory")
         offs.append(off if mn_major else units)
-    cta = (bases // ctx.lanes_per_cta).astype(np.int64)[:, None, None] * mem.shared_size
-    if mn_major:
-        return mem.shared.reshape(-1)[np.stack(offs)[inv.reshape(-1)] + cta]  # (G, rows, 32)
-    units = mem.shared.reshape(-1, 16)[np.stack(offs)[inv.reshape(-1)] + (cta >> 4)]  # (G, rows, 2, 16)
+    cta = (bases // ctx.lanes_per_cta).astype(np.int64)[:, None, None]
+    where = np.stack(offs)[inv.reshape(-1)]
+    if mn_major:  # bytes: (G, rows, 32)
+        return mem.shared.reshape(-1)[where + cta * mem.shared_size]
+    units = mem.shared.reshape(-1, 16)[where + cta * (mem.shared_size >> 4)]  # 16-byte units: (G, rows, 2, 16)
     return units.reshape(len(bases), rows, 32)
 
 
