@@ -188,6 +188,14 @@ def c_fragments(c: np.ndarray) -> np.ndarray:
     return out
 
 
+def c32_fragments(c: np.ndarray) -> np.ndarray:
+    """32-bit C tiles (W, 16, 8) (f32 bits or s32) -> (W, 4, 32) uint32 words, word i of lane 4g + t: row
+    g + 8 (i >> 1), column 2t + (i & 1)."""
+    lane, i = np.arange(32), np.arange(4)[:, None]
+    words = np.ascontiguousarray(c[:, (lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)])
+    return words.astype(np.int32).view(np.uint32) if words.dtype.kind == "i" else words.astype(np.uint32)
+
+
 def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int = 8) -> tuple[np.ndarray, np.ndarray,
                                                                                           np.ndarray]:
     """Integer tiles A (W, 16, K), B (W, K, 8) of `bits`-bit elements (8: K = 16 or 32; 4: K = 32 or 64; 1: K = 128
@@ -196,14 +204,10 @@ def int_mma_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int = 8) ->
     word; an m8n8 shape reads the first A word: rows 0-7), C (W, 4, 32), word i: row g + 8 (i >> 1), column
     2t + (i & 1) (m8n8: the first 2 words)."""
     w = a.shape[0]
-    aw, bw, cw = (np.zeros((w, n, 32), np.uint32) for n in (4, 2, 4))
+    aw, bw = (np.zeros((w, n, 32), np.uint32) for n in (4, 2))
     af, bf = a_fragments(a, bits), b_fragments(b, bits)
     aw[:, :af.shape[1]], bw[:, :bf.shape[1]] = af, bf
-    for lane in range(32):
-        g, t = lane >> 2, lane & 3
-        for i in range(4):
-            cw[:, i, lane] = c[:, g + 8 * (i >> 1), 2 * t + (i & 1)].astype(np.int32).view(np.uint32)
-    return aw, bw, cw
+    return aw, bw, c32_fragments(c)
 
 
 INT_RANGES = {"s8": (-128, 127), "u8": (0, 255), "s4": (-8, 7), "u4": (0, 15), "b1": (0, 1)}
@@ -302,14 +306,11 @@ def _k8_inputs(form: int, warps: int = 16):
             a, b = _bf16(rng, (warps, 16, 8)), _bf16(rng, (warps, 8, 8))
         else:
             a, b = (f16(rng, s, 1.0, 0.01, 0.05).view(np.uint16) for s in ((warps, 16, 8), (warps, 8, 8)))
-        cw = np.zeros((warps, 4, 32), np.uint32)
         if form == 2:
+            cw = np.zeros((warps, 4, 32), np.uint32)
             cw[:, :2] = c_fragments(f16(rng, (warps, 16, 8), 4.0, 0.01).view(np.uint16))
         else:
-            c = f32(rng, (warps, 16, 8), 4.0, 0.01).view(np.uint32)
-            lane = np.arange(32)
-            for i in range(4):
-                cw[:, i] = c[:, (lane >> 2) + 8 * (i >> 1), 2 * (lane & 3) + (i & 1)]
+            cw = c32_fragments(f32(rng, (warps, 16, 8), 4.0, 0.01).view(np.uint32))
         return [("a", a_fragments(a)), ("b", b_fragments(b)), ("c", cw), ("d", np.zeros_like(cw)), form]
     return make
 

@@ -85,8 +85,7 @@ def test_integer_mma_on_the_gpu_is_the_exact_sum_wrapped_or_clamped_once(item) -
     d = np.clip(exact, lo, hi) if sat else (exact - lo) % 2**32 + lo
     if m == 8:  # an m8n8 D is rows 0-7 in the first 2 words; the others keep C
         d[:, 8:] = c[:, 8:]
-    np.testing.assert_array_equal(ece.int_mma_words(a, b, d.astype(np.int32), bits=ece.INT_BITS[ta])[2],
-                                  item["gpu"]["d"])
+    np.testing.assert_array_equal(ece.c32_fragments(d.astype(np.int32)), item["gpu"]["d"])
     outside = ((exact < lo) | (exact > hi))[:, :m]
     running = c[:, :, None, :] + np.cumsum(terms, axis=2)
     crossed = ((running < lo) | (running > hi)).any(2)[:, :m] & ~outside
