@@ -390,7 +390,7 @@ class WgForm:
 
     @property
     def tc_form(self) -> str:
-        """The numerics.tensorcore form of one 8-column slab."""
+        """The numerics.tensorcore form (its n8 name; a wgmma form takes any N)."""
         return f"wgmma.m64n8k{self.k}.{self.acc}.{self.ta}.{self.tb}"
 
 
@@ -510,7 +510,8 @@ def wg_image(f: WgForm, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def wg_expected(f: WgForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """D (CTA, 64, N) bits from numerics.tensorcore: per step one m64n8 form per 8 columns; scales as sign flips."""
+    """D (CTA, 64, N) bits from numerics.tensorcore: per step one wgmma of the form's datapath over all N columns;
+    scales as sign flips."""
     from tcforge.numerics.tensorcore import tc_mma
 
     sign = {1: 0x80, 2: 0x8000}
@@ -518,8 +519,7 @@ def wg_expected(f: WgForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
     for s, (_, _, (sa, sb)) in enumerate(f.steps):
         ai = a[:, s] ^ (sign[WG_BYTES[f.ta]] if sa < 0 else 0)
         bi = b[:, s] ^ (sign[WG_BYTES[f.tb]] if sb < 0 else 0)
-        d = np.concatenate([tc_mma(f.tc_form, ai, bi[:, j:j + 8].swapaxes(-1, -2), d[..., j:j + 8])
-                            for j in range(0, f.n, 8)], axis=-1)
+        d = tc_mma(f.tc_form, ai, bi.swapaxes(-1, -2), d)
     return d
 
 

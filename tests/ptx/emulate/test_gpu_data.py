@@ -27,7 +27,7 @@ from tools import emulate_corpus_entries as ece
 from tools import emulate_families as ef
 
 from tcforge.numerics.tensorcore import FORM_NAMES as TC_FORM_NAMES
-from tcforge.numerics.tensorcore import get_form, tc_mma
+from tcforge.numerics.tensorcore import FORMATS, get_form, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
 
 _ITEMS = ec.corpus_entries(ec.CORPUS)[1] if ec.CORPUS.exists() else []
@@ -111,6 +111,15 @@ def test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(item) -> None:
     np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
 
 
+def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """D of chained numerics.tensorcore wgmma steps over K from +0: A tiles (G, 64, K), B (K, N) codes."""
+    f = get_form(form)
+    d = np.zeros((*a.shape[:-1], b.shape[1]), FORMATS[f.c].dtype)
+    for k0 in range(0, a.shape[-1], f.k):
+        d = tc_mma(f, a[..., k0:k0 + f.k], np.broadcast_to(b[k0:k0 + f.k], (a.shape[0], f.k, b.shape[1])), d)
+    return d
+
+
 @pytest.mark.parametrize("item", _entries("ladder_rung1"))
 def test_ladder_rung1_on_the_gpu_is_the_chained_f16_wgmma_model(item) -> None:
     """The teaching ladder's first rung (cp.async into a 64-byte-swizzled ring, m64n128k16 wgmmas) gives C as K / 16
@@ -118,11 +127,7 @@ def test_ladder_rung1_on_the_gpu_is_the_chained_f16_wgmma_model(item) -> None:
     m, n, k = (item["meta"]["params"][f"ladder_gemm_param_{i}"] for i in (3, 4, 5))
     a = item["buffers"]["A"].view(np.uint16).reshape(m // 64, 64, k)
     b = item["buffers"]["B"].view(np.uint16).reshape(n, k)
-    d = np.zeros((m // 64, 64, n), np.uint32)
-    for k0 in range(0, k, 16):
-        bt = np.broadcast_to(b[:, k0:k0 + 16].T, (m // 64, 16, n))
-        d = np.concatenate([tc_mma("wgmma.m64n8k16.f32.f16.f16", a[:, :, k0:k0 + 16], bt[..., j:j + 8], d[..., j:j + 8])
-                            for j in range(0, n, 8)], axis=-1)
+    d = _chained_wgmma("wgmma.m64n8k16.f32.f16.f16", a, b.T)
     np.testing.assert_array_equal(d.reshape(m, n), item["gpu"]["C"].view(np.uint32).reshape(m, n))
 
 
@@ -135,8 +140,7 @@ def test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(item) -> Non
     (m, k), n = item["buffers"]["A"].shape, item["buffers"]["B"].shape[1]
     in_t = {"*fp16": "f16", "*bf16": "bf16", "*fp8e4nv": "e4m3"}[spec.types["a_ptr"]]
     acc = {"fp32": "f32", "fp16": "f16"}[spec.constexprs["ACC"]]
-    step = 32 if in_t == "e4m3" else 16
-    form = f"wgmma.m64n8k{step}.{acc}.{in_t}.{in_t}"
+    form = f"wgmma.m64n8k{32 if in_t == 'e4m3' else 16}.{acc}.{in_t}.{in_t}"
     bk = spec.constexprs["BK"]
     mp, kp, np_ = -(-m // 64) * 64, -(-k // bk) * bk, -(-n // 8) * 8
     dt = np.uint8 if in_t == "e4m3" else np.uint16
@@ -144,13 +148,7 @@ def test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(item) -> Non
     b = np.zeros((kp, np_), dt)
     a[:m, :k] = item["buffers"]["A"].view(dt).reshape(m, k)
     b[:k, :n] = item["buffers"]["B"].view(dt).reshape(k, n)
-    d = np.zeros((mp // 64, 64, np_), np.uint32 if acc == "f32" else np.uint16)
-    tiles = a.reshape(mp // 64, 64, kp)
-    for k0 in range(0, kp, step):
-        bt = np.broadcast_to(b[k0:k0 + step], (mp // 64, step, np_))
-        d = np.concatenate([tc_mma(form, tiles[:, :, k0:k0 + step], bt[..., j:j + 8], d[..., j:j + 8])
-                            for j in range(0, np_, 8)], axis=-1)
-    d = d.reshape(mp, np_)[:m, :n]
+    d = _chained_wgmma(form, a.reshape(mp // 64, 64, kp), b).reshape(mp, np_)[:m, :n]
     want = (d.view(np.float32).astype(np.float16) if acc == "f32" else d.view(np.float16)).view(np.uint16)
     got = item["gpu"]["C"].view(np.uint16).reshape(m, n)
     nan = np.isnan(want.view(np.float16))
