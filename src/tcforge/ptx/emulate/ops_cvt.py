@@ -55,11 +55,10 @@ def build(ctx, st, parts):
     imode = next((m for m in mods if m in _IMODES), None)
     d = st.operands[0]
     if dt == "tf32":
-        rounding = {"rna", "rn", "rz"} & set(mods)
-        if at != "f32" or relu or sat or ftz or not rounding or (satfinite and "rna" not in mods):
+        rmode = next((m for m in mods if m in ("rna", "rn", "rz")), None)
+        if at != "f32" or relu or sat or ftz or rmode is None or (satfinite and rmode != "rna"):
             ctx.unsupported(st, ".".join(parts))
         ra, w = ctx.src_full(st.operands[1], "b32"), ctx.dst(d, "b32")
-        rmode = next(m for m in mods if m in ("rna", "rn", "rz"))
         return lambda m: w(_to_tf32(ra(), rmode, satfinite), m)
     if dt in _F8 and at in ("f16x2", "f32"):
         if mode != "rn" or not satfinite:
