@@ -69,7 +69,7 @@ FORMATS = {
     "f16": Format("f16", 5, 10, 15, True, 2),
     "bf16": Format("bf16", 8, 7, 127, True, 2),
     "f32": Format("f32", 8, 23, 127, True, 4),
-    "tf32": Format("tf32", 8, 10, 127, True, 4),  # operands only: f32 bits whose low 13 are zero
+    "tf32": Format("tf32", 8, 10, 127, True, 4),  # operands only: f32 bits, of which values_of reads the top 19
 }
 FORMAT_IDS = {"e4m3": 0, "e5m2": 1, "f16": 2, "bf16": 3, "f32": 4}  # the CUDA generator's format numbers
 
@@ -96,9 +96,10 @@ _TABLES: dict[str, np.ndarray] = {}
 
 def values_of(codes: np.ndarray, fmt: Format) -> np.ndarray:
     """decode_codes through a cached table for 8- and 16-bit formats (f32 bits decode by a view)."""
-    if fmt.nbytes == 4:
+    if fmt.nbytes == 4:  # f32 bits; tf32 reads their top 19 (the tensor core drops the low 13)
+        bits = np.asarray(codes, dtype=np.uint32) & np.uint32((0xFFFFFFFF << (23 - fmt.mbits)) & 0xFFFFFFFF)
         with np.errstate(invalid="ignore"):  # signalling NaN payloads stay NaN
-            return np.asarray(codes, dtype=np.uint32).view(np.float32).astype(np.float64)
+            return bits.view(np.float32).astype(np.float64)
     if fmt.name not in _TABLES:
         _TABLES[fmt.name] = decode_codes(np.arange(1 << fmt.bits), fmt)
     return _TABLES[fmt.name][np.asarray(codes)]

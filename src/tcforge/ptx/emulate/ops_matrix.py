@@ -204,9 +204,6 @@ def _mma_model(ctx, st, parts):
         ctx.unsupported(st, f"{'.'.join(parts)} (tcforge.numerics has no model of this shape and type; "
                             f"Hopper mma.sync forms: {', '.join(_MMA_FORMS)})")
     esize = {"e4m3": 1, "e5m2": 1, "tf32": 4}.get(types[1], 2)
-    if types[1] == "tf32":  # the tensor core reads 19 bits of each f32 register: the low 13 are dropped
-        form, keep = _FORMS[name], np.uint32(0xFFFFE000)
-        return esize, lambda A, B, C: tc_mma(form, A & keep, B & keep, C)
     if name == "mma.m16n8k32.f16.e4m3.e4m3":  # both models (the e4m3 model of numerics/mma.py: the same bits)
         return esize, lambda A, B, C: nx.mma_m16n8k32_e4m3_f16(A, B, C, ctx.model)
     if ctx.model != "hopper":
@@ -225,7 +222,8 @@ def _k8(name: str) -> Form:
 
 def _tf32(k: int) -> Form:
     """m16n8k4 / m16n8k8 tf32 -> f32: the f16 -> f32 form's datapath (one k-term step) on tf32 values, each an f32
-    register whose low 13 bits the tensor core does not read (pinned by the corpus's mma_tf32_* entries)."""
+    register whose low 13 bits the tensor core does not read (numerics' tf32 format; pinned by the corpus's
+    mma_tf32_* entries)."""
     f = HOPPER_FORMS["mma.m16n8k16.f32.f16.f16"]
     return replace(f, name=f"mma.m16n8k{k}.f32.tf32.tf32", k=k, a="tf32", b="tf32", groups=(tuple(range(k)),),
                    sass=f"HMMA.168{k}.F32.TF32", source=f"{f.source}; tf32 on the same datapath")
