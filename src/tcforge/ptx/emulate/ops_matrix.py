@@ -252,8 +252,7 @@ def _mma_f64(ctx, st, parts):
         B = rb().reshape(-1, 32)[warps].reshape(-1, 8, 4).transpose(0, 2, 1)  # [warp, k t, column g]
         D = np.stack([r().reshape(-1, 32)[warps].reshape(-1, 8, 4) for r in rc], axis=-1).reshape(-1, 8, 8)
         for k in range(4):
-            D = fma_f64_bits(np.broadcast_to(A[:, :, k:k + 1], D.shape).copy(),
-                             np.broadcast_to(B[:, k:k + 1, :], D.shape).copy(), D)
+            D = fma_f64_bits(np.broadcast_to(A[:, :, k:k + 1], D.shape), np.broadcast_to(B[:, k:k + 1, :], D.shape), D)
         pairs = D.reshape(-1, 32, 2)
         for i, w in enumerate(ws):
             _scatter(ctx, warps, np.ascontiguousarray(pairs[..., i]), w, m)
