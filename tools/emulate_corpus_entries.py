@@ -364,6 +364,57 @@ def _mma_inputs(e4: bool, warps: int, ksteps: int):
     return make
 
 
+# ---- mma.sync m8n8k4 f16 (samples: mma_m884_special) -----------------------------------------------------------
+M884_FORMS = (("row", "col", "f32"), ("col", "row", "f32"), ("row", "row", "f16"), ("col", "col", "f16"))
+
+
+def m884_tiles(rng, warps: int, acc: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A (W, 4, 8, 4), B (W, 4, 4, 8) f16 bits and C (W, 4, 8, 8) f16 or f32 bits: one product per quad pair, from
+    the special tiles above (two quad pairs share each 16-row tile's B); f32 C: those values, with every fourth warp
+    redrawn as f32 with specials."""
+    a, b, c = _special_f16_tiles(rng, 2 * warps, 4, False)
+    a = a.reshape(warps, 4, 8, 4)
+    b = np.repeat(b[:, None], 2, axis=1).reshape(warps, 4, 4, 8)
+    c = c.reshape(warps, 4, 8, 8)
+    if acc == "f32":
+        c = c.view(np.float16).astype(np.float32).view(np.uint32)
+        c[2::4] = f32(rng, c[2::4].shape, 4.0, 0.02).view(np.uint32)
+    return a, b, c
+
+
+def m884_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, lay_a: str, lay_b: str) -> tuple[np.ndarray, ...]:
+    """m8n8k4 tiles -> fragment words (W, registers, 32) by the PTX ISA's formulas: lanes 4q..4q+3 and 16+4q..
+    16+4q+3 hold quad pair q's product; A row-major: row %laneid % 4 (+ 4 from lane 16), column i; column-major: row
+    i (+ 4), column %laneid % 4; B row-major: row %laneid % 4, column i (+ 4); column-major: row i, column
+    %laneid % 4 (+ 4); f16 C: row %laneid % 4 (+ 4), column i; f32 C: row X (+ 4), X = (%laneid & 1) + (i & 2),
+    column (i & 4) + (%laneid & 2) + (i & 1)."""
+    w = a.shape[0]
+    f32 = c.dtype == np.uint32
+    ea, eb = np.zeros((w, 32, 4), np.uint16), np.zeros((w, 32, 4), np.uint16)
+    ec = np.zeros((w, 32, 8), c.dtype)
+    for lane in range(32):
+        q, hi, r = (lane >> 2) & 3, 4 * (lane >= 16), lane % 4
+        for i in range(4):
+            ea[:, lane, i] = a[:, q, r + hi, i] if lay_a == "row" else a[:, q, i + hi, r]
+            eb[:, lane, i] = b[:, q, r, i + hi] if lay_b == "row" else b[:, q, i, r + hi]
+        for i in range(8):
+            row, col = ((lane & 1) + (i & 2) + hi, (i & 4) + (lane & 2) + (i & 1)) if f32 else (r + hi, i)
+            ec[:, lane, i] = c[:, q, row, col]
+    words = [np.ascontiguousarray(x).view(np.uint32).transpose(0, 2, 1) for x in (ea, eb, ec)]
+    if not f32:  # f16 C: 4 registers, padded to the kernel's 8
+        words[2] = np.concatenate([words[2], np.zeros_like(words[2])], axis=1)
+    return tuple(np.ascontiguousarray(x) for x in words)
+
+
+def _m884_inputs(form: int, warps: int = 16):
+    lay_a, lay_b, acc = M884_FORMS[form]
+
+    def make(rng):
+        aw, bw, cw = m884_words(*m884_tiles(rng, warps, acc), lay_a, lay_b)
+        return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
+    return make
+
+
 # ---- wgmma forms (samples_sm90a: wgmma_forms) ----------------------------------------------------------------------
 # Each form's steps name the descriptors the kernel builds: (start, LBO, SBO, swizzle bytes or 0) of A (None: A from
 # registers) and of B, with the step's (imm-scale-a, imm-scale-b). A step reads 32 bytes of K from each row.
@@ -791,6 +842,8 @@ def _samples() -> list[Entry]:
         e("mma_f64_special", s80, "mma_f64_special", (4, 1, 1), (128, 1, 1), _f64_mma_inputs(), ("d",)),
         *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
+        *(e(f"mma_m884_{la}_{lb}_{acc}", s80, "mma_m884_special", (4, 1, 1), (128, 1, 1), _m884_inputs(form),
+            ("d",)) for form, (la, lb, acc) in enumerate(M884_FORMS)),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),

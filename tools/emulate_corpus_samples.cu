@@ -584,6 +584,38 @@ extern "C" __global__ void mma_tf32_special(const unsigned* a, const unsigned* b
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
 }
 
+// 16-bit mma.sync m8n8k4 (four quad-pair products per warp), fragments per lane (A 2 words, B 2, C and D 8 f32 words
+// or 4 f16x2 words in 8 slots): `form` 0 row.col f32, 1 col.row f32, 2 row.row f16, 3 col.col f16.
+#define TCF_M884_F32(LAYOUT)                                                                                          \
+    asm volatile("mma.sync.aligned.m8n8k4." LAYOUT ".f32.f16.f16.f32 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, "  \
+                 "{%10, %11}, {%0, %1, %2, %3, %4, %5, %6, %7};"                                                      \
+                 : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]), "+r"(r[4]), "+r"(r[5]), "+r"(r[6]), "+r"(r[7]) \
+                 : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]), "r"(pb[32]))
+#define TCF_M884_F16(LAYOUT)                                                                                          \
+    asm volatile("mma.sync.aligned.m8n8k4." LAYOUT ".f16.f16.f16.f16 {%0, %1, %2, %3}, {%4, %5}, {%6, %7}, "         \
+                 "{%0, %1, %2, %3};"                                                                                  \
+                 : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]), "r"(pb[32]))
+extern "C" __global__ void mma_m884_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                            int form)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned *pa = a + warp * 2 * 32 + lane, *pb = b + warp * 2 * 32 + lane, *pc = c + warp * 8 * 32 + lane;
+    unsigned r[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+        r[i] = pc[32 * i];
+    switch (form) {
+    case 0: TCF_M884_F32("row.col"); break;
+    case 1: TCF_M884_F32("col.row"); break;
+    case 2: TCF_M884_F16("row.row"); break;
+    default: TCF_M884_F16("col.col"); break;
+    }
+    unsigned* pd = d + warp * 8 * 32 + lane;
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+        pd[32 * i] = r[i];
+}
+
 // f64 mma.sync m8n8k4 (DMMA), one tile per warp: A and B one double per lane, C and D two, in fragment order.
 extern "C" __global__ void mma_f64_special(const double* a, const double* b, const double* c, double* d)
 {

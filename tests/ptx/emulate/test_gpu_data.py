@@ -111,6 +111,24 @@ def test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(item) -> None:
     np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
 
 
+@pytest.mark.parametrize("item", _entries("mma_m884_"))
+def test_m884_on_the_gpu_is_the_zero_padded_k16_model(item) -> None:
+    """Apart from the emulator: each quad pair's m8n8k4 D (tiles placed by the PTX ISA's formulas, every A / B
+    layout) is numerics.tensorcore's m16n8k16 form on the 8x4 tiles zero-padded to 16x16 (extra rows and k terms
+    +0)."""
+    form = int(item["meta"]["params"]["mma_m884_special_param_4"])
+    lay_a, lay_b, acc = ece.M884_FORMS[form]
+    a, b, c = ece.m884_tiles(np.random.default_rng(item["meta"]["seed"]), 16, acc)
+    for name, w in zip("abc", ece.m884_words(a, b, c, lay_a, lay_b), strict=True):
+        np.testing.assert_array_equal(w.reshape(-1), item["buffers"][name].reshape(-1))
+    ap, bp, cp = np.zeros((*a.shape[:2], 16, 16), a.dtype), np.zeros((*b.shape[:2], 16, 8), b.dtype), \
+        np.zeros((*c.shape[:2], 16, 8), c.dtype)
+    ap[..., :8, :4], bp[..., :4, :], cp[..., :8, :] = a, b, c
+    d = tc_mma(f"mma.m16n8k16.{acc}.f16.f16", ap, bp, cp)[..., :8, :]
+    want = ece.m884_words(a, b, d, lay_a, lay_b)[2]
+    np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
+
+
 def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """D of chained numerics.tensorcore wgmma steps over K from +0: A tiles (G, 64, K), B (K, N) codes."""
     f = get_form(form)
@@ -172,6 +190,20 @@ def samples_sm90a() -> dict:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
     return ec._build_nvcc(ece.MODULES["samples_sm90a"])
+
+
+@pytest.fixture(scope="module")
+def samples_sm80() -> dict:
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found")
+    return ec._build_nvcc(ece.MODULES["samples_sm80"])
+
+
+@pytest.mark.parametrize("form", range(len(ece.M884_FORMS)))
+def test_m884_emulated_is_the_zero_padded_k16_model(form: int, samples_sm80: dict) -> None:
+    name = "mma_m884_{}_{}_{}".format(*ece.M884_FORMS[form])
+    entry = next(e for e in ece.ENTRIES if e.name == name)
+    test_m884_on_the_gpu_is_the_zero_padded_k16_model(_emulated_item(entry, samples_sm80, 31 + form))
 
 
 @pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")

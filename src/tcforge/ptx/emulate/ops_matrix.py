@@ -1,7 +1,8 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
 f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, m16n8k8 as one k8 step of the k16 datapath, tf32
-m16n8k4 / k8 on the f16 -> f32 datapath) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
+m16n8k4 / k8 on the f16 -> f32 datapath, m8n8k4 f16 -> f16 / f32 in any A/B layout as one 4-term step of the
+k16 datapath per quad pair) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
 m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too; b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc),
 exact integer sums in either model; m8n8k4 f64 as chained fma.rn.f64. Fragment layouts are the PTX ISA's:
 lane = 4 * groupID + threadID_in_group."""
@@ -235,6 +236,72 @@ _FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "mma"} | {
 _MMA_FORMS = tuple(n[4:] for n in _FORMS)
 
 
+def _k4(d: str) -> Form:
+    """m8n8k4 f16 -> f16 / f32 (one of a warp's four quad-pair products): one 4-term step of the m16n8k16 form's
+    datapath (pinned by the corpus's mma_m884_* entries)."""
+    f = HOPPER_FORMS[f"mma.m16n8k16.{d}.f16.f16"]
+    return replace(f, name=f"mma.m8n8k4.{d}.f16.f16", m=8, k=4, groups=(tuple(range(4)),), sass="HMMA.884",
+                   source=f"{f.source}; k4 as one step of k16's datapath")
+
+
+_K4_FORMS = {d: _k4(d) for d in ("f16", "f32")}
+# m8n8k4's quad pairs: logical thread t (0-7) of quad pair q is lane 4q + t % 4 + 16 (t // 4); element i of its
+# fragment sits at (row, column) below (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f16 floating point type")
+_QP_LANE = 4 * np.arange(4)[:, None] + (np.arange(8) & 3) + 16 * (np.arange(8) >> 2)
+_T, _I4, _I8 = np.arange(8)[:, None], np.arange(4), np.arange(8)
+_QP_PLACE = {  # operand -> (rows, columns), each (8 threads, elements): A [m, k], B [k, n], C / D [m, n]
+    ("a", "row"): (np.broadcast_to(_T, (8, 4)), np.broadcast_to(_I4, (8, 4))),
+    ("a", "col"): (_I4 + 4 * (_T >> 2), np.broadcast_to(_T & 3, (8, 4))),
+    ("b", "col"): (np.broadcast_to(_I4, (8, 4)), np.broadcast_to(_T, (8, 4))),
+    ("b", "row"): (np.broadcast_to(_T & 3, (8, 4)), _I4 + 4 * (_T >> 2)),
+    ("c", "f16"): (np.broadcast_to(_T, (8, 8)), np.broadcast_to(_I8, (8, 8))),
+    ("c", "f32"): ((_T & 1) + (_I8 & 2) + 4 * (_T >> 2), (_T & 2) + (_I8 & 1) + (_I8 & 4)),
+}
+
+
+def _qp_matrix(elems: np.ndarray, place: tuple, shape: tuple) -> np.ndarray:
+    """(W, 32, E) fragment elements per lane -> (W, 4, *shape) matrices, one per quad pair."""
+    x = elems[:, _QP_LANE]  # (W, 4, 8, E)
+    out = np.zeros((*x.shape[:2], *shape), x.dtype)
+    out[:, :, place[0], place[1]] = x
+    return out
+
+
+def _mma_m884(ctx, st, parts):
+    """mma.sync m8n8k4 f16 (A and B .row or .col, C and D f16 or f32 alike): four independent 8x8x4 products, one
+    per quad pair (lanes 4q..4q+3 hold rows / columns 0-3, lanes 16+4q.. rows / columns 4-7)."""
+    types = [p for p in parts if p in _MMA_TYPES]
+    lay = [p for p in parts if p in ("row", "col")]
+    if len(types) != 4 or types[1:3] != ["f16", "f16"] or types[0] != types[3] or types[0] not in _K4_FORMS \
+            or len(lay) != 2:
+        ctx.unsupported(st, f"{'.'.join(parts)} (m8n8k4 mma.sync is modelled for f16 A and B with C and D both f16 "
+                            "or both f32)")
+    if ctx.model != "hopper":
+        ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists)")
+    form, acc = _K4_FORMS[types[0]], types[0]
+    d, a, b, c = st.operands[:4]
+    ra, rb = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b))
+    rc = [ctx.src_full(x, "b32") for x in _regs(c)]
+    ws = [ctx.dst(x, "b32") for x in _regs(d)]
+    pa, pb, pc = _QP_PLACE["a", lay[0]], _QP_PLACE["b", lay[1]], _QP_PLACE["c", acc]
+
+    def lanes(regs, warps, words=False):  # (W, 32, elements): each register's 16-bit halves in order, or its word
+        w = np.stack([r().reshape(-1, 32)[warps] for r in regs], axis=-1)
+        return w if words else w.view(np.uint16)
+
+    def run(m):
+        warps = ctx.warps(m, st)
+        A, B = _qp_matrix(lanes(ra, warps), pa, (8, 4)), _qp_matrix(lanes(rb, warps), pb, (4, 8))
+        C = _qp_matrix(lanes(rc, warps, acc == "f32"), pc, (8, 8))
+        D = tc_mma(form, A, B, C)[:, :, pc[0], pc[1]]  # (W, 4, 8, E) back in fragment order
+        out = np.zeros((D.shape[0], 32, D.shape[-1]), D.dtype)
+        out[:, _QP_LANE] = D
+        words = np.ascontiguousarray(out).view(np.uint32)
+        for i, w in enumerate(ws):
+            _scatter(ctx, warps, np.ascontiguousarray(words[..., i]), w, m)
+    return run
+
+
 def _mma_f64(ctx, st, parts):
     """mma.sync m8n8k4 f64: D = C + A·B as four chained fma.rn.f64 in k order from C (the model the corpus's
     `mma_f64_*` entries pin), one f64 register each of A (row g, k t) and B (k t, column g), two of C and D (row g,
@@ -262,6 +329,8 @@ def _mma_f64(ctx, st, parts):
 def b_mma(ctx, st, parts):
     if "f64" in parts:
         return _mma_f64(ctx, st, parts)
+    if "m8n8k4" in parts:
+        return _mma_m884(ctx, st, parts)
     esize, fn = _mma_model(ctx, st, parts)
     d, a, b, c = st.operands[:4]
     ra = [ctx.src_full(x, "b32") for x in _regs(a)]
