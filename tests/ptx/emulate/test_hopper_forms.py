@@ -72,9 +72,29 @@ def test_mma_forms_without_an_ada_model_are_a_file_line_error() -> None:
     with pytest.raises(EmulationError, match=r"k\.ptx:\d+: mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.f16\.f16\.f32 "
                                              r"under numerics 'ada' \(only a Hopper model exists"):
         run_body(body, np.zeros((32, 6 + nc), np.uint32), nc, numerics="ada")
-    bad = body.replace("m16n8k16.row.col.f32.f16.f16.f32", "m8n8k4.row.col.f32.f16.f16.f32")
-    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*m8n8k4\.row\.col\.f32\.f16.* no model of this shape"):
+    bad = body.replace("m16n8k16.row.col.f32.f16.f16.f32", "m16n8k16.row.col.f32.f16.f16.f16")
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*m16n8k16\.row\.col\.f32\.f16.* no model of this shape"):
         run_body(bad, np.zeros((32, 6 + nc), np.uint32), nc)
+
+
+@pytest.mark.parametrize(("form", "message"), [
+    ("m8n8k4.row.col.f32.f16.f16.f16", r"m8n8k4 mma\.sync is modelled for f16 A and B with C and D both f16 or both "
+                                       r"f32\) is not supported"),
+    ("m8n8k4.row.row.f32.bf16.bf16.f32", r"modelled for f16 A and B"),
+    ("m8n8k4.col.row.f32.f16.f16.f32", r"f16\.f32: C of m8n8k4 f32 is 8 registers per thread, got 4"),
+])
+def test_m8n8k4_forms_without_a_model_or_with_wrong_registers_are_a_file_line_error(form: str, message: str) -> None:
+    body, nc = _mma_body(HOPPER_FORMS["mma.m16n8k16.f32.f16.f16"])
+    body = body.replace("m16n8k16.row.col.f32.f16.f16.f32", form).replace("{%r30, %r31, %r32, %r33}", "{%r30, %r31, "
+                                                                          "%r32, %r33, %r34, %r35, %r36, %r37}")
+    body = body.replace("{%r10, %r11, %r12, %r13}", "{%r10, %r11}")
+    with pytest.raises(EmulationError, match=rf"^k\.ptx:\d+: .*{message}"):
+        run_body(body, np.zeros((32, 6 + nc), np.uint32), nc)
+    if "f16.f16.f32" in form:  # the modelled forms have no Ada model
+        ok = body.replace(form, "m8n8k4.row.col.f16.f16.f16.f16").replace("{%r16, %r17, %r18, %r19}", "{%r16, %r17}")
+        ok = ok.replace("{%r30, %r31, %r32, %r33, %r34, %r35, %r36, %r37}", "{%r30, %r31, %r32, %r33}")
+        with pytest.raises(EmulationError, match=r"m8n8k4\.row\.col\.f16\.f16\.f16\.f16 under numerics 'ada'"):
+            run_body(ok, np.zeros((32, 6 + nc), np.uint32), nc, numerics="ada")
 
 
 def test_hmma_matches_the_hopper_fp8_model_first_half() -> None:

@@ -280,6 +280,11 @@ def _mma_m884(ctx, st, parts):
         ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists)")
     form, acc = _K4_FORMS[types[0]], types[0]
     d, a, b, c = st.operands[:4]
+    nc = 8 if acc == "f32" else 4
+    for what, op, want in (("D", d, nc), ("A", a, 2), ("B", b, 2), ("C", c, nc)):
+        if len(_regs(op)) != want:
+            ctx.fail_static(st, f"{what} of m8n8k4 {acc if what in 'CD' else 'f16'} is {want} registers per thread, "
+                                f"got {len(_regs(op))}")
     ra, rb = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b))
     rc = [ctx.src_full(x, "b32") for x in _regs(c)]
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
