@@ -365,10 +365,16 @@ def _mma_inputs(e4: bool, warps: int, ksteps: int):
 
 
 # ---- mma.sync m8n8k4 f16 (samples: mma_m884_special) -----------------------------------------------------------
-M884_FORMS = (("row", "col", "f32"), ("col", "row", "f32"), ("row", "row", "f16"), ("col", "col", "f16"))
+M884_FORMS = (("row", "col", "f32", "f32"), ("col", "row", "f32", "f32"), ("row", "row", "f16", "f16"),
+              ("col", "col", "f16", "f16"), ("col", "col", "f32", "f16"))  # (A, B layouts, D, C types) by form
 
 
-def m884_tiles(rng, warps: int, acc: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def m884_name(form: int) -> str:
+    la, lb, d, c = M884_FORMS[form]
+    return f"mma_m884_{la}_{lb}_{d}" + ("" if c == d else f"_c{c}")
+
+
+def m884_tiles(rng, warps: int, c_type: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A (W, 4, 8, 4), B (W, 4, 4, 8) f16 bits and C (W, 4, 8, 8) f16 or f32 bits: one product per quad pair, from
     the special tiles above (two quad pairs share each 16-row tile's B); f32 C: those values, with every fourth warp
     redrawn as f32 with specials."""
@@ -376,7 +382,7 @@ def m884_tiles(rng, warps: int, acc: str) -> tuple[np.ndarray, np.ndarray, np.nd
     a = a.reshape(warps, 4, 8, 4)
     b = np.repeat(b[:, None], 2, axis=1).reshape(warps, 4, 4, 8)
     c = c.reshape(warps, 4, 8, 8)
-    if acc == "f32":
+    if c_type == "f32":
         c = c.view(np.float16).astype(np.float32).view(np.uint32)
         c[2::4] = f32(rng, c[2::4].shape, 4.0, 0.02).view(np.uint32)
     return a, b, c
@@ -407,11 +413,11 @@ def m884_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, lay_a: str, lay_b: s
 
 
 def _m884_inputs(form: int, warps: int = 16):
-    lay_a, lay_b, acc = M884_FORMS[form]
+    lay_a, lay_b, _, c_type = M884_FORMS[form]
 
     def make(rng):
-        aw, bw, cw = m884_words(*m884_tiles(rng, warps, acc), lay_a, lay_b)
-        return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
+        aw, bw, cw = m884_words(*m884_tiles(rng, warps, c_type), lay_a, lay_b)
+        return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros((warps, 8, 32), np.uint32)), form]
     return make
 
 
@@ -842,8 +848,8 @@ def _samples() -> list[Entry]:
         e("mma_f64_special", s80, "mma_f64_special", (4, 1, 1), (128, 1, 1), _f64_mma_inputs(), ("d",)),
         *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
-        *(e(f"mma_m884_{la}_{lb}_{acc}", s80, "mma_m884_special", (4, 1, 1), (128, 1, 1), _m884_inputs(form),
-            ("d",)) for form, (la, lb, acc) in enumerate(M884_FORMS)),
+        *(e(m884_name(form), s80, "mma_m884_special", (4, 1, 1), (128, 1, 1), _m884_inputs(form), ("d",))
+          for form in range(len(M884_FORMS))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),

@@ -585,7 +585,8 @@ extern "C" __global__ void mma_tf32_special(const unsigned* a, const unsigned* b
 }
 
 // 16-bit mma.sync m8n8k4 (four quad-pair products per warp), fragments per lane (A 2 words, B 2, C and D 8 f32 words
-// or 4 f16x2 words in 8 slots): `form` 0 row.col f32, 1 col.row f32, 2 row.row f16, 3 col.col f16.
+// or 4 f16x2 words in 8 slots; ptxas lowers the instruction to FFMA sequences): `form` 0 row.col f32, 1 col.row
+// f32, 2 row.row f16, 3 col.col f16, 4 col.col f16 C -> f32 D.
 #define TCF_M884_F32(LAYOUT)                                                                                          \
     asm volatile("mma.sync.aligned.m8n8k4." LAYOUT ".f32.f16.f16.f32 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, "  \
                  "{%10, %11}, {%0, %1, %2, %3, %4, %5, %6, %7};"                                                      \
@@ -608,7 +609,14 @@ extern "C" __global__ void mma_m884_special(const unsigned* a, const unsigned* b
     case 0: TCF_M884_F32("row.col"); break;
     case 1: TCF_M884_F32("col.row"); break;
     case 2: TCF_M884_F16("row.row"); break;
-    default: TCF_M884_F16("col.col"); break;
+    case 3: TCF_M884_F16("col.col"); break;
+    default:
+        asm volatile("mma.sync.aligned.m8n8k4.col.col.f32.f16.f16.f16 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9}, "
+                     "{%10, %11}, {%12, %13, %14, %15};"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]), "=r"(r[4]), "=r"(r[5]), "=r"(r[6]), "=r"(r[7])
+                     : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]), "r"(pb[32]), "r"(pc[0]), "r"(pc[32]), "r"(pc[64]),
+                       "r"(pc[96]));
+        break;
     }
     unsigned* pd = d + warp * 8 * 32 + lane;
 #pragma unroll

@@ -77,24 +77,35 @@ def test_mma_forms_without_an_ada_model_are_a_file_line_error() -> None:
         run_body(bad, np.zeros((32, 6 + nc), np.uint32), nc)
 
 
-@pytest.mark.parametrize(("form", "message"), [
-    ("m8n8k4.row.col.f32.f16.f16.f16", r"m8n8k4 mma\.sync is modelled for f16 A and B with C and D both f16 or both "
-                                       r"f32\) is not supported"),
-    ("m8n8k4.row.row.f32.bf16.bf16.f32", r"modelled for f16 A and B"),
-    ("m8n8k4.col.row.f32.f16.f16.f32", r"f16\.f32: C of m8n8k4 f32 is 8 registers per thread, got 4"),
+def _m884_body(form: str, nd: int, nc: int) -> str:
+    """One m8n8k4 mma.sync on registers loaded per lane: A %r10-11, B %r12-13, C from %r14; D stored."""
+    d, c = (", ".join(f"%r{first + i}" for i in range(n)) for first, n in ((30, nd), (14, nc)))
+    loads = "\n".join(f"ld.global.u32 %r{10 + i}, [%rd4+{4 * i}];" for i in range(4 + nc))
+    stores = "\n".join(f"st.global.u32 [%rd6+{4 * i}], %r{30 + i};" for i in range(nd))
+    return f"{loads}\nmma.sync.aligned.{form} {{{d}}}, {{%r10, %r11}}, {{%r12, %r13}}, {{{c}}};\n{stores}"
+
+
+@pytest.mark.parametrize(("form", "nd", "nc", "message"), [
+    ("m8n8k4.row.col.f16.f16.f16.f32", 4, 8, r"\(m8n8k4 mma\.sync is modelled for f16 A and B with f16 C and D, f32 "
+                                             r"C and D, or f16 C and f32 D\) is not supported"),
+    ("m8n8k4.row.row.f32.bf16.bf16.f32", 8, 8, r"modelled for f16 A and B"),
+    ("m8n8k4.col.row.f32.f16.f16.f32", 8, 4, r"f16\.f32: C of m8n8k4 f32 is 8 registers per thread, got 4"),
+    ("m8n8k4.col.row.f16.f16.f16.f16", 8, 4, r"f16\.f16: D of m8n8k4 f16 is 4 registers per thread, got 8"),
 ])
-def test_m8n8k4_forms_without_a_model_or_with_wrong_registers_are_a_file_line_error(form: str, message: str) -> None:
-    body, nc = _mma_body(HOPPER_FORMS["mma.m16n8k16.f32.f16.f16"])
-    body = body.replace("m16n8k16.row.col.f32.f16.f16.f32", form).replace("{%r30, %r31, %r32, %r33}", "{%r30, %r31, "
-                                                                          "%r32, %r33, %r34, %r35, %r36, %r37}")
-    body = body.replace("{%r10, %r11, %r12, %r13}", "{%r10, %r11}")
+def test_m8n8k4_forms_without_a_model_or_with_wrong_registers_are_a_file_line_error(form: str, nd: int, nc: int,
+                                                                                    message: str) -> None:
     with pytest.raises(EmulationError, match=rf"^k\.ptx:\d+: .*{message}"):
-        run_body(body, np.zeros((32, 6 + nc), np.uint32), nc)
-    if "f16.f16.f32" in form:  # the modelled forms have no Ada model
-        ok = body.replace(form, "m8n8k4.row.col.f16.f16.f16.f16").replace("{%r16, %r17, %r18, %r19}", "{%r16, %r17}")
-        ok = ok.replace("{%r30, %r31, %r32, %r33, %r34, %r35, %r36, %r37}", "{%r30, %r31, %r32, %r33}")
-        with pytest.raises(EmulationError, match=r"m8n8k4\.row\.col\.f16\.f16\.f16\.f16 under numerics 'ada'"):
-            run_body(ok, np.zeros((32, 6 + nc), np.uint32), nc, numerics="ada")
+        run_body(_m884_body(form, nd, nc), np.zeros((32, 4 + nc), np.uint32), nd)
+
+
+def test_m8n8k4_f16_is_the_same_under_either_numerics() -> None:
+    """m8n8k4 f16 is no tensor-core op (ptxas emits FFMA sequences for sm_80, 89 and 90): --numerics ada runs it with
+    the same bits as hopper."""
+    words = np.random.default_rng(5).standard_normal((64, 16)).astype(np.float16).view(np.uint32)
+    body = _m884_body("m8n8k4.col.row.f32.f16.f16.f16", 8, 4)
+    hopper = run_body(body, words[:, :8], 8)
+    np.testing.assert_array_equal(run_body(body, words[:, :8], 8, numerics="ada"), hopper)
+    assert np.isfinite(hopper.view(np.float32)).all() and (hopper != 0).mean() > 0.9
 
 
 def test_hmma_matches_the_hopper_fp8_model_first_half() -> None:

@@ -1,10 +1,10 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
 f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, m16n8k8 as one k8 step of the k16 datapath, tf32
-m16n8k4 / k8 on the f16 -> f32 datapath, m8n8k4 f16 -> f16 / f32 in any A/B layout as one 4-term step of the
-k16 datapath per quad pair) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
+m16n8k4 / k8 on the f16 -> f32 datapath) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
 m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too; b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc),
-exact integer sums in either model; m8n8k4 f64 as chained fma.rn.f64. Fragment layouts are the PTX ISA's:
+exact integer sums in either model; m8n8k4 f64 as chained fma.rn.f64; m8n8k4 f16 (any A/B layout) as the FFMA
+sequence ptxas lowers it to, in either model. Fragment layouts are the PTX ISA's:
 lane = 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import numpy as np
 
 from tcforge import numerics as nx
 from tcforge.numerics.tensorcore import HOPPER_FORMS, Form, tc_mma
-from tcforge.ptx.emulate.ops_float import fma_f64_bits
+from tcforge.ptx.emulate.ops_float import _f32_canon, fma_f64_bits
 from tcforge.ptx.emulate.ops_mem import _access, address
+from tcforge.ptx.emulate.rounding import fma_round_odd, round_f64_to_f32
 from tcforge.ptx.operands import Vec
 
 
@@ -236,15 +237,31 @@ _FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "mma"} | {
 _MMA_FORMS = tuple(n[4:] for n in _FORMS)
 
 
-def _k4(d: str) -> Form:
-    """m8n8k4 f16 -> f16 / f32 (one of a warp's four quad-pair products): one 4-term step of the m16n8k16 form's
-    datapath (pinned by the corpus's mma_m884_* entries)."""
-    f = HOPPER_FORMS[f"mma.m16n8k16.{d}.f16.f16"]
-    return replace(f, name=f"mma.m8n8k4.{d}.f16.f16", m=8, k=4, groups=(tuple(range(4)),), sass="HMMA.884",
-                   source=f"{f.source}; k4 as one step of k16's datapath")
+def _ffma(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """FFMA (fma.rn.f32) on float32 values whose product is exact in float64 (f16 operands)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return round_f64_to_f32(fma_round_odd(x.astype(np.float64) * y, z.astype(np.float64)), "rn")
 
 
-_K4_FORMS = {d: _k4(d) for d in ("f16", "f32")}
+def _m884_f16(a: np.ndarray, b: np.ndarray, c: np.ndarray, d_type: str) -> np.ndarray:
+    """D of m8n8k4 f16 products (A [.., 8, 4], B [.., 4, 8] f16 bits; C f16 or f32 bits) as ptxas lowers the form for
+    sm_80, sm_89 and sm_90 alike — no tensor-core op: f16 -> f32 conversions (exact), then per element of D
+    f32 D: s = FFMA(a3, b3, FFMA(a2, b2, FFMA(a1, b1, FFMA(a0, b0, +0)))), D = FADD(C, s);
+    f16 D: D = F2FP.F16(FADD(FADD(C, FFMA(a1, b1, FMUL(a0, b0))), FFMA(a3, b3, FMUL(a2, b2)))).
+    NaN results are the canonical 0x7fffffff (f16: 0x7fff)."""
+    av, bv = a.view(np.float16).astype(np.float32), b.view(np.float16).astype(np.float32)
+    cv = c.view(np.float32) if c.dtype == np.uint32 else c.view(np.float16).astype(np.float32)
+    ak, bk = [av[..., :, k, None] for k in range(4)], [bv[..., k, None, :] for k in range(4)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        if d_type == "f32":
+            acc = np.zeros(cv.shape, np.float32)
+            for k in range(4):
+                acc = _ffma(ak[k], bk[k], acc)
+            return _f32_canon(np.add(cv, acc, dtype=np.float32))
+        pair = [_ffma(ak[k + 1], bk[k + 1], np.multiply(ak[k], bk[k], dtype=np.float32)) for k in (0, 2)]
+        return nx.f32_to_f16_rn(np.add(np.add(cv, pair[0], dtype=np.float32), pair[1], dtype=np.float32))
+
+
 # m8n8k4's quad pairs: logical thread t (0-7) of quad pair q is lane 4q + t % 4 + 16 (t // 4); element i of its
 # fragment sits at (row, column) below (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f16 floating point type")
 _QP_LANE = 4 * np.arange(4)[:, None] + (np.arange(8) & 3) + 16 * (np.arange(8) >> 2)
@@ -268,27 +285,26 @@ def _qp_matrix(elems: np.ndarray, place: tuple, shape: tuple) -> np.ndarray:
 
 
 def _mma_m884(ctx, st, parts):
-    """mma.sync m8n8k4 f16 (A and B .row or .col, C and D f16 or f32 alike): four independent 8x8x4 products, one
-    per quad pair (lanes 4q..4q+3 hold rows / columns 0-3, lanes 16+4q.. rows / columns 4-7)."""
+    """mma.sync m8n8k4 f16 (A and B .row or .col; f16 C and D, f32 C and D, or f16 C and f32 D): four independent
+    8x8x4 products, one per quad pair (lanes 4q..4q+3 hold rows / columns 0-3, lanes 16+4q.. rows / columns 4-7),
+    each as ptxas's FFMA sequence (_m884_f16) under either numerics model."""
     types = [p for p in parts if p in _MMA_TYPES]
     lay = [p for p in parts if p in ("row", "col")]
-    if len(types) != 4 or types[1:3] != ["f16", "f16"] or types[0] != types[3] or types[0] not in _K4_FORMS \
+    if len(types) != 4 or types[1:3] != ["f16", "f16"] or [types[0], types[3]] not in (["f16", "f16"],
+                                                                                    ["f32", "f32"], ["f32", "f16"]) \
             or len(lay) != 2:
-        ctx.unsupported(st, f"{'.'.join(parts)} (m8n8k4 mma.sync is modelled for f16 A and B with C and D both f16 "
-                            "or both f32)")
-    if ctx.model != "hopper":
-        ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists)")
-    form, acc = _K4_FORMS[types[0]], types[0]
+        ctx.unsupported(st, f"{'.'.join(parts)} (m8n8k4 mma.sync is modelled for f16 A and B with f16 C and D, f32 C "
+                            "and D, or f16 C and f32 D)")
+    d_type, c_type = types[0], types[3]
     d, a, b, c = st.operands[:4]
-    nc = 8 if acc == "f32" else 4
-    for what, op, want in (("D", d, nc), ("A", a, 2), ("B", b, 2), ("C", c, nc)):
+    for what, op, t in (("D", d, d_type), ("A", a, "f16"), ("B", b, "f16"), ("C", c, c_type)):
+        want = 8 if t == "f32" else 4 if what in "CD" else 2
         if len(_regs(op)) != want:
-            ctx.fail_static(st, f"{what} of m8n8k4 {acc if what in 'CD' else 'f16'} is {want} registers per thread, "
-                                f"got {len(_regs(op))}")
+            ctx.fail_static(st, f"{what} of m8n8k4 {t} is {want} registers per thread, got {len(_regs(op))}")
     ra, rb = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b))
     rc = [ctx.src_full(x, "b32") for x in _regs(c)]
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
-    pa, pb, pc = _QP_PLACE["a", lay[0]], _QP_PLACE["b", lay[1]], _QP_PLACE["c", acc]
+    pa, pb, pc, pd = (_QP_PLACE[k] for k in (("a", lay[0]), ("b", lay[1]), ("c", c_type), ("c", d_type)))
 
     def lanes(regs, warps, words=False):  # (W, 32, elements): each register's 16-bit halves in order, or its word
         w = np.stack([r().reshape(-1, 32)[warps] for r in regs], axis=-1)
@@ -297,8 +313,8 @@ def _mma_m884(ctx, st, parts):
     def run(m):
         warps = ctx.warps(m, st)
         A, B = _qp_matrix(lanes(ra, warps), pa, (8, 4)), _qp_matrix(lanes(rb, warps), pb, (4, 8))
-        C = _qp_matrix(lanes(rc, warps, acc == "f32"), pc, (8, 8))
-        D = tc_mma(form, A, B, C)[:, :, pc[0], pc[1]]  # (W, 4, 8, E) back in fragment order
+        C = _qp_matrix(lanes(rc, warps, c_type == "f32"), pc, (8, 8))
+        D = _m884_f16(A, B, C, d_type)[:, :, pd[0], pd[1]]  # (W, 4, 8, E) back in fragment order
         out = np.zeros((D.shape[0], 32, D.shape[-1]), D.dtype)
         out[:, _QP_LANE] = D
         words = np.ascontiguousarray(out).view(np.uint32)
