@@ -376,12 +376,21 @@ def m884_name(form: int) -> str:
 
 def m884_tiles(rng, warps: int, c_type: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A (W, 4, 8, 4), B (W, 4, 4, 8) f16 bits and C (W, 4, 8, 8) f16 or f32 bits: one product per quad pair, from
-    the special tiles above (two quad pairs share each 16-row tile's B); f32 C: those values, with every fourth warp
-    redrawn as f32 with specials."""
+    the special tiles above (two quad pairs share each 16-row tile's B); in quad pairs 2-3 of every fourth warp
+    from warp 1 instead, integer k0 and k1 products that C cancels exactly and small k2, k3 ones (so the order of
+    the additions shows in D); f32 C: those values, with every fourth warp from warp 2 redrawn as f32 with
+    specials."""
     a, b, c = _special_f16_tiles(rng, 2 * warps, 4, False)
     a = a.reshape(warps, 4, 8, 4)
     b = np.repeat(b[:, None], 2, axis=1).reshape(warps, 4, 4, 8)
     c = c.reshape(warps, 4, 8, 8)
+    shape = (len(range(1, warps, 4)), 2)
+    big_a, big_b = rng.integers(-30, 31, (*shape, 8, 2)), rng.integers(-30, 31, (*shape, 2, 8))
+    small_a = (rng.standard_normal((*shape, 8, 2)) * 2.0 ** -6).astype(np.float16).astype(np.float64)
+    small_b = rng.standard_normal((*shape, 2, 8)).astype(np.float16).astype(np.float64)
+    a[1::4, 2:] = np.concatenate([big_a, small_a], axis=-1).astype(np.float16).view(np.uint16)
+    b[1::4, 2:] = np.concatenate([big_b, small_b], axis=-2).astype(np.float16).view(np.uint16)
+    c[1::4, 2:] = (-(big_a @ big_b)).astype(np.float16).view(np.uint16)  # |C| <= 1800: exact in f16
     if c_type == "f32":
         c = c.view(np.float16).astype(np.float32).view(np.uint32)
         c[2::4] = f32(rng, c[2::4].shape, 4.0, 0.02).view(np.uint32)
