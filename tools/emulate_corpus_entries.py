@@ -270,6 +270,46 @@ def _f64_mma_inputs(warps: int = 16):
     return make
 
 
+F64_M16_K = (4, 8, 16)  # mma_f64_m16_special's K by form
+
+
+def f64_m16_tiles(rng, warps: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A (W, 16, K), B (W, K, 8), C (W, 16, 8) f64 bits over a wide exponent range (so a chain of fmas, its order
+    and one rounding of the exact sum differ), specials in the first two warps."""
+    def vals(shape, spread):
+        x = rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread, shape)
+        bits = x.view(np.uint64)
+        bits[:2] = _sprinkle(rng, bits[:2], 0.03, F64_SPECIAL)
+        return bits
+    return vals((warps, 16, k), 30), vals((warps, k, 8), 30), vals((warps, 16, 8), 50)
+
+
+def f64_m16_words(x: np.ndarray, operand: str) -> np.ndarray:
+    """f64 tiles -> (W, registers, 32) words by the PTX ISA's m16n8k4 / k8 / k16 f64 formulas (g = %laneid >> 2,
+    t = %laneid % 4): A a_i at row g (i even) or g + 8 (odd), column t + 4 (i >> 1); B b_i at row t + 4 i, column
+    g; C / D c_i at row g (i < 2) or g + 8, column 2 t + (i & 1)."""
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    if operand == "a":
+        regs = [x[:, g + 8 * (i & 1), t + 4 * (i >> 1)] for i in range(x.shape[2] // 2)]
+    elif operand == "b":
+        regs = [x[:, t + 4 * i, g] for i in range(x.shape[1] // 4)]
+    else:
+        regs = [x[:, g + 8 * (i >> 1), 2 * t + (i & 1)] for i in range(4)]
+    return np.stack(regs, axis=1)
+
+
+def _f64_m16_inputs(form: int, warps: int = 16):
+    def make(rng):
+        a, b, c = f64_m16_tiles(rng, warps, F64_M16_K[form])
+        aw, bw = np.zeros((warps, 8, 32), np.uint64), np.zeros((warps, 4, 32), np.uint64)
+        wa, wb = f64_m16_words(a, "a"), f64_m16_words(b, "b")
+        aw[:, :wa.shape[1]], bw[:, :wb.shape[1]] = wa, wb
+        cw = f64_m16_words(c, "c")
+        return [("a", aw), ("b", bw), ("c", cw), ("d", np.zeros_like(cw)), form]
+    return make
+
+
 def _f32_words(rng, shape, spread: int, special: float) -> np.ndarray:
     """f32 bits over a range of exponents with every low bit random (so tf32 must drop or round them), specials."""
     x = (rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread, shape)).astype(np.float32).view(np.uint32)
@@ -855,6 +895,8 @@ def _samples() -> list[Entry]:
         *(e(f"mma_tf32_{name}", s80, "mma_tf32_special", (4, 1, 1), (128, 1, 1), _tf32_mma_inputs(form), ("d",))
           for form, name in enumerate(("k8_raw", "k8_rna", "k4_raw"))),
         e("mma_f64_special", s80, "mma_f64_special", (4, 1, 1), (128, 1, 1), _f64_mma_inputs(), ("d",)),
+        *(e(f"mma_f64_m16n8k{k}", "samples_sm90a", "mma_f64_m16_special", (4, 1, 1), (128, 1, 1),
+            _f64_m16_inputs(form), ("d",)) for form, k in enumerate(F64_M16_K)),
         *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
         *(e(m884_name(form), s80, "mma_m884_special", (4, 1, 1), (128, 1, 1), _m884_inputs(form), ("d",))

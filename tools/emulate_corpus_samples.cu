@@ -635,6 +635,37 @@ extern "C" __global__ void mma_f64_special(const double* a, const double* b, con
     d[(warp * 2 + 1) * 32 + lane] = c1;
 }
 
+// sm_90's f64 mma.sync m16n8k4 / k8 / k16 (DMMA.16x8x16 for k16), one tile per warp: A 2 / 4 / 8 doubles per lane,
+// B 1 / 2 / 4, C and D 4, in fragment order ([warp][register][lane], A 8 and B 4 register slots): `form` 0 k4, 1 k8,
+// 2 k16.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void mma_f64_m16_special(const double* a, const double* b, const double* c, double* d,
+                                               int form)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const double *pa = a + warp * 8 * 32 + lane, *pb = b + warp * 4 * 32 + lane, *pc = c + warp * 4 * 32 + lane;
+    double c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
+    if (form == 0) {
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};"
+                     : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3) : "d"(pa[0]), "d"(pa[32]), "d"(pb[0]));
+    } else if (form == 1) {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                     "{%8, %9}, {%0, %1, %2, %3};"
+                     : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3)
+                     : "d"(pa[0]), "d"(pa[32]), "d"(pa[64]), "d"(pa[96]), "d"(pb[0]), "d"(pb[32]));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0, %1, %2, %3}, "
+                     "{%4, %5, %6, %7, %8, %9, %10, %11}, {%12, %13, %14, %15}, {%0, %1, %2, %3};"
+                     : "+d"(c0), "+d"(c1), "+d"(c2), "+d"(c3)
+                     : "d"(pa[0]), "d"(pa[32]), "d"(pa[64]), "d"(pa[96]), "d"(pa[128]), "d"(pa[160]),
+                       "d"(pa[192]), "d"(pa[224]), "d"(pb[0]), "d"(pb[32]), "d"(pb[64]), "d"(pb[96]));
+    }
+    double* pd = d + warp * 4 * 32 + lane;
+    pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
+}
+#endif
+
 // A warp-level f16 GEMM tile 16x8xK from row-major A (16 x K) and row-major B (K x 8) in global memory: staged to
 // shared memory, fragments through ldmatrix.x4 (A) and ldmatrix.x2.trans (B), K/16 chained mma.sync, f16 result.
 extern "C" __global__ void mma_ldmatrix_f16(const __half* A, const __half* B, __half* D, int K)

@@ -177,6 +177,54 @@ def test_m884_on_the_gpu_is_ptxas_ffma_sequence(item) -> None:
     np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
 
 
+def _f64_of(q: Fraction) -> float:
+    """Nearest f64 of an exact value; beyond the largest finite one, an infinity of its sign."""
+    try:
+        return float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
+
+
+@pytest.mark.parametrize("item", _entries("mma_f64_m16n8k"))
+def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
+    """Apart from the emulator: sm_90's f64 m16n8k4 / k8 / k16 D (operands placed by the PTX ISA's formulas) is
+    fma.rn.f64 chained over k in order from C, each step rounded once (exact fractions; NaN / infinity through
+    float64), and the data tell that chain from one rounding of the exact sum and from the reverse order."""
+    form = int(item["meta"]["params"]["mma_f64_m16_special_param_4"])
+    a, b, c = ece.f64_m16_tiles(np.random.default_rng(item["meta"]["seed"]), 16, ece.F64_M16_K[form])
+    for name, x in (("a", a), ("b", b), ("c", c)):
+        w = ece.f64_m16_words(x, name)
+        np.testing.assert_array_equal(w, item["buffers"][name][:, :w.shape[1]])
+    av, bv, cv = (x.view(np.float64) for x in (a, b, c))
+    got = item["gpu"]["d"].view(np.float64)
+    want, differs = np.zeros_like(cv), {"once": 0, "reversed": 0}
+    for idx in np.ndindex(*cv.shape):
+        w_, i, j = idx
+        terms = [(av[w_, i, k], bv[w_, k, j]) for k in range(av.shape[2])]
+        if not np.isfinite([*np.ravel(terms), cv[idx]]).all():
+            with np.errstate(invalid="ignore", over="ignore"):
+                acc = cv[idx]
+                for x, y in terms:
+                    acc = acc + x * y  # inf / NaN: every order and rounding gives the same class
+            want[idx] = acc
+            continue
+        chains = {}
+        for order in ("k", "reversed"):
+            acc = float(cv[idx])
+            for x, y in (terms if order == "k" else terms[::-1]):
+                if math.isfinite(acc):  # an overflowed step stays infinite (the finite products cannot cancel it)
+                    acc = _f64_of(Fraction(x) * Fraction(y) + Fraction(acc))
+            chains[order] = acc
+        want[idx] = chains["k"]
+        differs["reversed"] += chains["reversed"] != chains["k"]
+        differs["once"] += _f64_of(sum((Fraction(x) * Fraction(y) for x, y in terms), Fraction(cv[idx]))) != chains["k"]
+    words = ece.f64_m16_words(want.view(np.uint64), "c")
+    nan = np.isnan(words.view(np.float64))
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(words[~nan], item["gpu"]["d"][~nan])
+    assert differs["once"] > 20 and differs["reversed"] > 20, differs
+
+
 def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """D of chained numerics.tensorcore wgmma steps over K from +0: A tiles (G, 64, K), B (K, N) codes."""
     f = get_form(form)
@@ -251,6 +299,12 @@ def samples_sm80() -> dict:
 def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples_sm80: dict) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == ece.m884_name(form))
     test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples_sm80, 31 + form))
+
+
+@pytest.mark.parametrize("k", ece.F64_M16_K)
+def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples_sm90a: dict) -> None:
+    entry = next(e for e in ece.ENTRIES if e.name == f"mma_f64_m16n8k{k}")
+    test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples_sm90a, 41 + k))
 
 
 @pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")

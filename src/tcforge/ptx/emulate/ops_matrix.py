@@ -323,27 +323,52 @@ def _mma_m884(ctx, st, parts):
     return run
 
 
-def _mma_f64(ctx, st, parts):
-    """mma.sync m8n8k4 f64: D = C + A·B as four chained fma.rn.f64 in k order from C (the model the corpus's
-    `mma_f64_*` entries pin), one f64 register each of A (row g, k t) and B (k t, column g), two of C and D (row g,
-    columns 2t, 2t + 1)."""
-    if "m8n8k4" not in parts or {"row", "col"} - set(parts) or [p for p in parts if p in _MMA_TYPES] != ["f64"] * 4:
-        ctx.unsupported(st, f"{'.'.join(parts)} (f64 mma.sync is modelled for m8n8k4.row.col)")
-    d, a, b, c = st.operands[:4]
-    ra, rb = ctx.src_full(_regs(a)[0], "b64"), ctx.src_full(_regs(b)[0], "b64")
-    rc = [ctx.src_full(x, "b64") for x in _regs(c)]
-    ws = [ctx.dst(x, "b64") for x in _regs(d)]
+_F64_SHAPES = {"m8n8k4": (8, 4), "m16n8k4": (16, 4), "m16n8k8": (16, 8), "m16n8k16": (16, 16)}  # shape -> (M, K)
 
-    def run(m):
-        warps = ctx.warps(m, st)
-        A = ra().reshape(-1, 32)[warps].reshape(-1, 8, 4)  # [warp, row g, k t]
-        B = rb().reshape(-1, 32)[warps].reshape(-1, 8, 4).transpose(0, 2, 1)  # [warp, k t, column g]
-        D = np.stack([r().reshape(-1, 32)[warps].reshape(-1, 8, 4) for r in rc], axis=-1).reshape(-1, 8, 8)
-        for k in range(4):
-            D = fma_f64_bits(np.broadcast_to(A[:, :, k:k + 1], D.shape), np.broadcast_to(B[:, k:k + 1, :], D.shape), D)
-        pairs = D.reshape(-1, 32, 2)
+
+def _f64_place(lane: np.ndarray, v: np.ndarray, operand: str) -> tuple[np.ndarray, np.ndarray]:
+    """(row, column) of f64 fragment register v of `lane` (PTX ISA; m8n8k4 is the m16n8 formula's first half): A
+    (g + 8 (v & 1), t + 4 (v >> 1)), B (t + 4 v, g), C and D (g + 8 (v >> 1), 2 t + (v & 1))."""
+    g, t = lane >> 2, lane & 3
+    if operand == "a":
+        return g + 8 * (v & 1), t + 4 * (v >> 1)
+    if operand == "b":
+        return t + 4 * v, g
+    return g + 8 * (v >> 1), 2 * t + (v & 1)
+
+
+def _mma_f64(ctx, st, parts):
+    """mma.sync f64 (m8n8k4, and sm_90's m16n8k4 / k8 / k16): D = C + A·B as chained fma.rn.f64 in k order from C
+    (the model the corpus's `mma_f64_*` entries pin), one f64 per register, fragments as _f64_place."""
+    shape = next((p for p in parts if p in _F64_SHAPES), None)
+    if shape is None or {"row", "col"} - set(parts) or [p for p in parts if p in _MMA_TYPES] != ["f64"] * 4:
+        ctx.unsupported(st, f"{'.'.join(parts)} (f64 mma.sync is modelled for m8n8k4 and m16n8k4 / k8 / k16, "
+                            ".row.col)")
+    m, k = _F64_SHAPES[shape]
+    d, a, b, c = st.operands[:4]
+    for what, op, want in (("D", d, m // 4), ("A", a, m * k // 32), ("B", b, k // 4), ("C", c, m // 4)):
+        if len(_regs(op)) != want:
+            ctx.fail_static(st, f"{what} of {shape} f64 is {want} registers per thread, got {len(_regs(op))}")
+    ra, rb, rc = ([ctx.src_full(x, "b64") for x in _regs(o)] for o in (a, b, c))
+    ws = [ctx.dst(x, "b64") for x in _regs(d)]
+    lane = np.arange(32)[:, None]
+    pa, pb, pc = (_f64_place(lane, np.arange(n)[None, :], o) for n, o in ((len(ra), "a"), (len(rb), "b"),
+                                                                           (len(rc), "c")))
+
+    def gather(regs, warps, place, shape_):
+        out = np.zeros((len(warps), *shape_), np.uint64)
+        out[:, place[0], place[1]] = np.stack([r().reshape(-1, 32)[warps] for r in regs], axis=-1)
+        return out
+
+    def run(mask):
+        warps = ctx.warps(mask, st)
+        A, B = gather(ra, warps, pa, (m, k)), gather(rb, warps, pb, (k, 8))
+        D = gather(rc, warps, pc, (m, 8))
+        for i in range(k):
+            D = fma_f64_bits(np.broadcast_to(A[:, :, i:i + 1], D.shape), np.broadcast_to(B[:, i:i + 1, :], D.shape), D)
+        out = D[:, pc[0], pc[1]]  # (W, 32, registers)
         for i, w in enumerate(ws):
-            _scatter(ctx, warps, np.ascontiguousarray(pairs[..., i]), w, m)
+            _scatter(ctx, warps, np.ascontiguousarray(out[..., i]), w, mask)
     return run
 
 
