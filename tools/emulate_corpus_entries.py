@@ -948,3 +948,4 @@ def _triton_entries() -> list[Entry]:
 
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
+AWAITING_GPU: set[str] = set()  # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
