@@ -470,6 +470,120 @@ def _m884_inputs(form: int, warps: int = 16):
     return make
 
 
+# ---- sparse mma.sp (samples_sm90a: mma_sp_special) ----------------------------------------------------------------
+SP_FORMS = ((16, "f32", "f16", 0), (16, "f32", "f16", 1), (16, "f32", "f16", 2), (32, "f32", "f16", 0),
+            (32, "f32", "f16", 1), (32, "f32", "bf16", 1), (32, "f16", "f16", 0), (64, "f32", "e4m3", 0),
+            (32, "s32", "s8", 0), (64, "s32", "s8", 0), (64, "f32", "e5m2.e4m3", 0),
+            (32, "s32", "u8.s8.sat", 1))  # (dense K, D / C type, A / B types, sparsity selector) by form
+SP_PAIRS = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])  # the ordered index pairs of a 2:4 chunk
+
+
+def sp_types(form: int) -> tuple[str, str, bool]:
+    """A's and B's element types and .satfinite of a form."""
+    parts = SP_FORMS[form][2].split(".")
+    return parts[0], parts[1] if len(parts) > 1 else parts[0], "sat" in parts
+
+
+def sp_name(form: int, probe: bool) -> str:
+    k, d, ab, sel = SP_FORMS[form]
+    return f"mma_sp_k{k}_{ab.replace('.', '_')}_{d}_sel{sel}" + ("_probe" if probe else "")
+
+
+def sp_meta(rng, warps: int) -> np.ndarray:
+    """(W, 32) metadata words: every nibble an ordered index pair (i0 | i1 << 2, i0 < i1), in every lane."""
+    pairs = SP_PAIRS[rng.integers(0, len(SP_PAIRS), (warps, 32, 8))]
+    nib = (pairs[..., 0] | pairs[..., 1] << 2).astype(np.uint64)
+    return (nib << (4 * np.arange(8, dtype=np.uint64))).sum(-1).astype(np.uint32)
+
+
+def sp_b_words(b: np.ndarray) -> np.ndarray:
+    """B tiles (W, K, 8) -> (W, K·bits/128, 32) words: word j of lane 4g + t holds column g, k = 4e j + e t + i
+    (e elements of a word, i = 0..e-1): the dense m16n8 B layout continued over K."""
+    e = 4 // b.itemsize
+    words = b.shape[1] * b.itemsize // 16
+    lane = np.arange(32)
+    g, t = lane >> 2, lane & 3
+    out = np.zeros((b.shape[0], words, 32), np.uint32)
+    for j in range(words):
+        elems = np.stack([b[:, 4 * e * j + e * t + i, g] for i in range(e)], axis=-1)  # (W, 32, e)
+        out[:, j] = np.ascontiguousarray(elems).view(np.uint32)[..., 0]
+    return out
+
+
+def _sp_encode(x: np.ndarray, kind: str) -> np.ndarray:
+    """Small integers as element bits of `kind`."""
+    if kind == "f16":
+        return x.astype(np.float16).view(np.uint16)
+    if kind == "bf16":
+        return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    if kind in ("s8", "u8"):
+        return x.astype(np.int16).astype(np.uint8)
+    return _to_e4m3(x) if kind == "e4m3" else (x.astype(np.float16).view(np.uint16) >> 8).astype(np.uint8)
+
+
+def _sp_codes(rng, kind: str, shape) -> np.ndarray:
+    """Element bits of one operand with specials; fp8 over a wide exponent range (products 2^-18..2^16 apart, so a
+    grouping of the sum shows); integers over their whole range."""
+    if kind in ("s8", "u8"):
+        return rng.integers(0, 256, shape).astype(np.uint8)
+    if kind == "bf16":
+        return _bf16(rng, shape)
+    if kind == "f16":
+        return f16(rng, shape, 1.0, 0.02, 0.03).view(np.uint16)
+    x = rng.standard_normal(shape) * 2.0 ** rng.integers(-8, 8, shape)
+    bits = _to_e4m3(x) if kind == "e4m3" else (x.astype(np.float16).view(np.uint16) >> 8).astype(np.uint8)
+    return _sprinkle(rng, bits, 0.02, E4M3_SPECIAL if kind == "e4m3" else E5M2_SPECIAL)
+
+
+def sp_tiles(rng, warps: int, form: int, probe: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed A (W, 16, K/2), B (W, K, 8), C (W, 16, 8) bits and metadata words (W, 32). probe: small integers
+    (every sum exact in any order) and, in warp w, nonzero A only in chunk w % (K/4) (two distinct magnitudes), so
+    D - C names the two B rows the metadata picked; else random values with specials (integers: C near both ends
+    of the s32 range)."""
+    k, d, _, _ = SP_FORMS[form]
+    ta, tb, _ = sp_types(form)
+    if probe:
+        mag = rng.integers(1, 4, (warps, 16, 1))
+        vals = np.concatenate([mag, mag + rng.integers(1, 4, (warps, 16, 1))], -1) * rng.choice([-1, 1], (warps, 16, 2))
+        dense = np.zeros((warps, 16, k // 2))
+        for w in range(warps):
+            j = w % (k // 4)
+            dense[w, :, 2 * j:2 * j + 2] = np.abs(vals[w]) if ta == "u8" else vals[w]
+        a = _sp_encode(dense, ta)
+        b = _sp_encode(rng.integers(0 if tb == "u8" else -8, 9, (warps, k, 8)).astype(np.float64), tb)
+        c = rng.integers(-60, 61, (warps, 16, 8)).astype(np.float64)
+        c = c.astype(np.float16).view(np.uint16) if d == "f16" else \
+            c.astype(np.float32).view(np.uint32) if d == "f32" else c.astype(np.int32).view(np.uint32)
+        return a, b, c, sp_meta(rng, warps)
+    a, b = _sp_codes(rng, ta, (warps, 16, k // 2)), _sp_codes(rng, tb, (warps, k, 8))
+    if d == "s32":
+        c = (rng.integers(2**31 - 2**17, 2**31, (warps, 16, 8)) * rng.choice([-1, 1], (warps, 16, 8)))
+        c = c.astype(np.int64).astype(np.int32).view(np.uint32)
+    else:
+        c = f16(rng, (warps, 16, 8), 4.0, 0.02).view(np.uint16) if d == "f16" else \
+            f32(rng, (warps, 16, 8), 4.0, 0.02).view(np.uint32)
+    return a, b, c, sp_meta(rng, warps)
+
+
+def sp_words(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compressed A, B and C tiles -> (W, 4, 32) fragment words each (A in the dense layout of half the K; f16 C in
+    2 of the 4)."""
+    out = []
+    for x in (a_fragments(a), sp_b_words(b), c_fragments(c) if c.dtype == np.uint16 else c32_fragments(c)):
+        full = np.zeros((x.shape[0], 4, 32), np.uint32)
+        full[:, :x.shape[1]] = x
+        out.append(full)
+    return tuple(out)
+
+
+def _sp_inputs(form: int, probe: bool, warps: int = 16):
+    def make(rng):
+        a, b, c, e = sp_tiles(rng, warps, form, probe)
+        aw, bw, cw = sp_words(a, b, c)
+        return [("a", aw), ("b", bw), ("c", cw), ("e", e), ("d", np.zeros_like(cw)), form]
+    return make
+
+
 # ---- wgmma forms (samples_sm90a: wgmma_forms) ----------------------------------------------------------------------
 # Each form's steps name the descriptors the kernel builds: (start, LBO, SBO, swizzle bytes or 0) of A (None: A from
 # registers) and of B, with the step's (imm-scale-a, imm-scale-b). A step reads 32 bytes of K from each row.
@@ -905,6 +1019,8 @@ def _samples() -> list[Entry]:
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
             (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_FORMS),
+        *(e(sp_name(form, probe), "samples_sm90a", "mma_sp_special", (4, 1, 1), (128, 1, 1), _sp_inputs(form, probe),
+            ("d",)) for form in range(len(SP_FORMS)) for probe in (True, False)),
         e("cu_tf32_cvt", "samples_sm90a", "tf32_cvt", (56, 1, 1), (128, 1, 1), _tf32_cvt_inputs, ("out",)),
         e("cu_elect", "samples_sm90a", "elect_lanes", (4, 1, 1), (128, 1, 1), _elect_masks, ("leader", "elected")),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
@@ -948,4 +1064,5 @@ def _triton_entries() -> list[Entry]:
 
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
-AWAITING_GPU: set[str] = set()  # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
+# entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
+AWAITING_GPU: set[str] = {e.name for e in ENTRIES if e.name.startswith("mma_sp_")}

@@ -867,3 +867,51 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, 
     }
 }
 #endif
+
+// Sparse mma.sp::ordered_metadata (2:4 A), one tile per warp: A 2 or 4 words per lane (the compressed tile in the
+// dense layout of half its K), B 2 or 4, C and D 4 (f16 C: 2), metadata one word per lane, fragments
+// [warp][register][lane]. `form`: 0-2 f16 m16n8k16 -> f32 with selector 0 / 1 / 2; 3-4 f16 m16n8k32 -> f32, selector
+// 0 / 1; 5 bf16 m16n8k32 -> f32, selector 1; 6 f16 m16n8k32 -> f16; 7 e4m3 m16n8k64 -> f32; 8 s8 m16n8k32 -> s32;
+// 9 s8 m16n8k64 -> s32; 10 e5m2 x e4m3 m16n8k64 -> f32 (sm_90 has no FP8 mma.sp to f16); 11 u8 x s8 m16n8k32 -> s32 .satfinite.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define TCF_SP_A2B2C4(SHAPE, SEL)                                                                                     \
+    asm volatile("mma.sp::ordered_metadata.sync.aligned." SHAPE " {%0, %1, %2, %3}, {%4, %5}, {%6, %7}, "             \
+                 "{%0, %1, %2, %3}, %8, " SEL ";"                                                                      \
+                 : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3]) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]), "r"(pb[32]),  \
+                   "r"(meta))
+#define TCF_SP_A4B4C4(SHAPE, SEL)                                                                                     \
+    asm volatile("mma.sp::ordered_metadata.sync.aligned." SHAPE " {%0, %1, %2, %3}, {%4, %5, %6, %7}, "               \
+                 "{%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, " SEL ";"                                                 \
+                 : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3])                                                     \
+                 : "r"(pa[0]), "r"(pa[32]), "r"(pa[64]), "r"(pa[96]), "r"(pb[0]), "r"(pb[32]), "r"(pb[64]),           \
+                   "r"(pb[96]), "r"(meta))
+extern "C" __global__ void mma_sp_special(const unsigned* a, const unsigned* b, const unsigned* c, const unsigned* e,
+                                          unsigned* d, int form)
+{
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned *pa = a + warp * 4 * 32 + lane, *pb = b + warp * 4 * 32 + lane, *pc = c + warp * 4 * 32 + lane;
+    unsigned meta = e[warp * 32 + lane], r[4] = {pc[0], pc[32], pc[64], pc[96]};
+    switch (form) {
+    case 0: TCF_SP_A2B2C4("m16n8k16.row.col.f32.f16.f16.f32", "0"); break;
+    case 1: TCF_SP_A2B2C4("m16n8k16.row.col.f32.f16.f16.f32", "1"); break;
+    case 2: TCF_SP_A2B2C4("m16n8k16.row.col.f32.f16.f16.f32", "2"); break;
+    case 3: TCF_SP_A4B4C4("m16n8k32.row.col.f32.f16.f16.f32", "0"); break;
+    case 4: TCF_SP_A4B4C4("m16n8k32.row.col.f32.f16.f16.f32", "1"); break;
+    case 5: TCF_SP_A4B4C4("m16n8k32.row.col.f32.bf16.bf16.f32", "1"); break;
+    case 6:
+        asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f16.f16.f16.f16 {%0, %1}, "
+                     "{%2, %3, %4, %5}, {%6, %7, %8, %9}, {%0, %1}, %10, 0;"
+                     : "+r"(r[0]), "+r"(r[1])
+                     : "r"(pa[0]), "r"(pa[32]), "r"(pa[64]), "r"(pa[96]), "r"(pb[0]), "r"(pb[32]), "r"(pb[64]),
+                       "r"(pb[96]), "r"(meta));
+        break;
+    case 7: TCF_SP_A4B4C4("m16n8k64.row.col.f32.e4m3.e4m3.f32", "0"); break;
+    case 8: TCF_SP_A2B2C4("m16n8k32.row.col.s32.s8.s8.s32", "0"); break;
+    case 9: TCF_SP_A4B4C4("m16n8k64.row.col.s32.s8.s8.s32", "0"); break;
+    case 10: TCF_SP_A4B4C4("m16n8k64.row.col.f32.e5m2.e4m3.f32", "0"); break;
+    default: TCF_SP_A2B2C4("m16n8k32.row.col.satfinite.s32.u8.s8.s32", "1"); break;
+    }
+    unsigned* pd = d + warp * 4 * 32 + lane;
+    pd[0] = r[0], pd[32] = r[1], pd[64] = r[2], pd[96] = r[3];
+}
+#endif

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -225,6 +226,65 @@ def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
     assert differs["once"] > 20 and differs["reversed"] > 20, differs
 
 
+def _sp_dense(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
+    """A 2:4 sparse A decompressed (W, 16, K) and its kept positions, read from the lanes' side: lane 4g + q of a
+    quad, q = sel·K/16 + w, holds in nibble n (index x = 8w + n) the ordered pair (i0, i1) of row g + 8h, chunk j =
+    (x // 2c)·c + x % c, h = (x % 2c) // c (c = 4 chunks for 16-bit elements, 8 for 8-bit)."""
+    c = 8 // a.itemsize
+    dense, keep = np.zeros((a.shape[0], 16, k), a.dtype), np.zeros((a.shape[0], 16, k), bool)
+    warps = np.arange(a.shape[0])
+    for lane in range(32):
+        w = lane % 4 - sel * (k // 16)
+        if not 0 <= w < k // 16:
+            continue
+        for n in range(8):
+            x = 8 * w + n
+            j, row = (x // (2 * c)) * c + x % c, lane // 4 + 8 * ((x % (2 * c)) // c)
+            if j >= k // 4:
+                continue
+            nib = (meta[:, lane] >> np.uint32(4 * n)) & np.uint32(0xF)
+            for s_, pos in enumerate((nib & 3, nib >> 2)):
+                dense[warps, row, 4 * j + pos.astype(int)] = a[:, row, 2 * j + s_]
+                keep[warps, row, 4 * j + pos.astype(int)] = True
+    return dense, keep
+
+
+@pytest.mark.parametrize("item", _entries("mma_sp_"))
+def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) -> None:
+    """Apart from the emulator: sparse D (A decompressed by the metadata read from the lanes' side) is, per row, the
+    dense form's arithmetic over the kept products only (B rows a row does not keep zeroed: a NaN or infinity there
+    takes no part), one step of K for 16-bit types, the FP8 lowering's two steps (even, odd chunks) then C; integers
+    the exact sum, wrapped or clamped once."""
+    form = int(item["meta"]["params"]["mma_sp_special_param_5"])
+    k, d, _, sel = ece.SP_FORMS[form]
+    ta, tb, sat = ece.sp_types(form)
+    probe = item["name"].endswith("_probe")
+    a, b, c, meta = ece.sp_tiles(np.random.default_rng(item["meta"]["seed"]), 16, form, probe)
+    for name, w in zip("abc", ece.sp_words(a, b, c), strict=True):
+        np.testing.assert_array_equal(w, item["buffers"][name])
+    np.testing.assert_array_equal(meta, item["buffers"]["e"])
+    dense, keep = _sp_dense(a, meta, k, sel)
+    assert (keep.sum(-1) == k // 2).all()
+    if d == "s32":
+        val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64)}
+        exact = c.view(np.int32).astype(np.int64) + np.einsum("wrk,wkn->wrn", val[ta](dense), val[tb](b))
+        lo, hi = -(2**31), 2**31 - 1
+        want = np.clip(exact, lo, hi) if sat else (exact - lo) % 2**32 + lo
+        if sat and not probe:
+            assert ((exact < lo) | (exact > hi)).sum() > 20  # the clamp is reached
+        np.testing.assert_array_equal(ece.c32_fragments(want.astype(np.int32)), item["gpu"]["d"])
+        return
+    bm = np.where(keep[..., None], b[:, None], 0).astype(b.dtype)  # (W, 16, K, 8): row r's B
+    if ta in ("e4m3", "e5m2"):
+        f = replace(get_form(f"mma.m16n8k32.{d}.{ta}.{tb}"), m=1, k=k,
+                    groups=tuple(tuple(x for x in range(k) if (x // 4) % 2 == p) for p in (0, 1)))
+    else:
+        f = replace(get_form(f"mma.m16n8k16.{d}.{ta}.{tb}"), m=1, k=k, groups=(tuple(range(k)),))
+    dd = tc_mma(f, dense[:, :, None], bm, c[:, :, None])[:, :, 0]
+    want = ece.c_fragments(dd) if d == "f16" else ece.c32_fragments(dd)
+    np.testing.assert_array_equal(want, item["gpu"]["d"][:, :want.shape[1]])
+
+
 def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """D of chained numerics.tensorcore wgmma steps over K from +0: A tiles (G, 64, K), B (K, N) codes."""
     f = get_form(form)
@@ -305,6 +365,12 @@ def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples_sm80: dict) -> 
 def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples_sm90a: dict) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == f"mma_f64_m16n8k{k}")
     test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples_sm90a, 41 + k))
+
+
+@pytest.mark.parametrize("name", [e.name for e in ece.ENTRIES if e.name.startswith("mma_sp_")])
+def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples_sm90a: dict) -> None:
+    entry = next(e for e in ece.ENTRIES if e.name == name)
+    test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples_sm90a, 53))
 
 
 @pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")

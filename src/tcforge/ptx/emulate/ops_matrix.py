@@ -18,7 +18,7 @@ from tcforge.numerics.tensorcore import HOPPER_FORMS, Form, tc_mma
 from tcforge.ptx.emulate.ops_float import _f32_canon, fma_f64_bits
 from tcforge.ptx.emulate.ops_mem import _access, address
 from tcforge.ptx.emulate.rounding import fma_round_odd, round_f64_to_f32
-from tcforge.ptx.operands import Vec
+from tcforge.ptx.operands import Imm, Vec
 
 
 def _regs(op):
@@ -372,7 +372,103 @@ def _mma_f64(ctx, st, parts):
     return run
 
 
+_SP_TYPES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}  # A / B element bytes of mma.sp forms
+_SP_K = {2: ("m16n8k16", "m16n8k32"), 1: ("m16n8k32", "m16n8k64")}  # shapes by element bytes
+
+
+def sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
+    """B rows (W, 16, K/2) that a 2:4 sparse A's compressed columns multiply, from the metadata words (W, 32) and
+    the sparsity selector (as the H100 corpus's probes pin them): chunk j (dense k 4j..4j+3) of row r = g + 8h
+    takes the nibble (i0 | i1 << 2: its two non-zero k, compressed columns 2j, 2j + 1) at position x % 8 of lane
+    4g + sel·K/16 + x // 8, x = (j // c)·2c + h·c + j % c, c = 4 for 16-bit and 8 for 8-bit elements."""
+    c, nch = 8 // esize, k // 4
+    r, j = np.arange(16)[:, None], np.arange(nch)[None, :]
+    x = (j // c) * 2 * c + (r // 8) * c + j % c
+    lane = 4 * (r % 8) + sel * (k // 16) + x // 8
+    nib = (meta[:, lane] >> (4 * (x % 8)).astype(np.uint32)) & np.uint32(0xF)  # (W, 16, K/4)
+    pick = np.stack([nib & 3, nib >> 2], axis=-1).astype(np.int64)
+    return (4 * j[..., None] + pick).reshape(meta.shape[0], 16, k // 2)
+
+
+def _sp_form(name: str, kc: int) -> Form:
+    """A one-row form over kc compressed columns: the dense form's datapath, one step over the selected products
+    (16-bit: one group of 8 or 16, as the corpus shows; 8-bit: the FP8 lowering's two HMMA.SP steps from +0 over
+    the low and high bytes of each A register, then C added)."""
+    f = HOPPER_FORMS[name]
+    groups = (tuple(range(kc)),) if f.operands_as is None else tuple(
+        tuple(x for x in range(kc) if (x % 4 < 2) == low) for low in (True, False))
+    return replace(f, name=f"{name} (sparse)", m=1, k=kc, groups=groups)
+
+
+def _mma_sp(ctx, st, parts):
+    """mma.sp{::ordered_metadata}.sync m16n8k16 / k32 f16 / bf16 and m16n8k32 / k64 e4m3 / e5m2 / s8 / u8 with 2:4
+    sparse A: the compressed A (dense layout of half the K), B (the dense B layout continued over K), metadata and
+    selector as sp_columns; each row's D is the dense form's arithmetic over its selected products (integers: the
+    exact sum, wrapped or clamped)."""
+    shape = next((p for p in parts if p.startswith("m16n8")), "")
+    types = [p for p in parts if p in _MMA_TYPES]
+    esize = _SP_TYPES.get(types[1]) if len(types) == 4 else None
+    ops = st.operands
+    if esize is None or _SP_TYPES.get(types[2]) != esize or shape not in _SP_K[esize] or types[0] != types[3] or \
+            {"row", "col"} - set(parts) or len(ops) != 6:
+        ctx.unsupported(st, f"{'.'.join(parts)} (mma.sp is modelled for m16n8k16 / k32 f16 / bf16 and m16n8k32 / k64 "
+                            "e4m3 / e5m2 / s8 / u8 with a metadata register and a selector)")
+    k = int(shape.split("k")[1])
+    sels = tuple(range(4 // (k // 16)))  # the K/16 lanes of a quad that hold its metadata: 4, 2 or 1 choices
+    if not isinstance(ops[5], Imm) or ops[5].value not in sels:
+        got = ops[5].text if isinstance(ops[5], Imm) else "a register"
+        ctx.fail_static(st, f"the sparsity selector of sparse {shape} {types[1]} must be an immediate in "
+                            f"{', '.join(map(str, sels))}, got {got}")
+    sel, kc = int(ops[5].value), k // 2
+    integer = types[0] == "s32"
+    if not integer:
+        name = f"mma.m16n8k{16 if esize == 2 else 32}.{types[0]}.{types[1]}.{types[2]}"
+        if name not in HOPPER_FORMS:
+            ctx.unsupported(st, f"{'.'.join(parts)} (no dense {name[4:]} form to take the arithmetic from)")
+        if ctx.model != "hopper":
+            ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists)")
+        if esize == 1 and types[0] == "f16":
+            ctx.unsupported(st, f"{'.'.join(parts)} (sm_90 has no FP8 mma.sp to f16; ptxas rejects it)")
+        form = _sp_form(name, kc)
+    elif types[1] not in ("s8", "u8") or types[2] not in ("s8", "u8"):
+        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sp is modelled for s8 / u8)")
+    d, a, b, c, e = ops[:5]
+    nab, ncd = k * esize // 16, 2 if types[0] == "f16" else 4
+    for what, op, want in (("D", d, ncd), ("A", a, nab), ("B", b, nab), ("C", c, ncd)):
+        if len(_regs(op)) != want:
+            ctx.fail_static(st, f"{what} of sparse {shape} {types[1]} is {want} registers per thread, got "
+                                f"{len(_regs(op))}")
+    ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
+    re_ = ctx.src_full(e, "b32")
+    ws = [ctx.dst(x, "b32") for x in _regs(d)]
+    sat = "satfinite" in parts
+
+    def run(m):
+        warps = ctx.warps(m, st)
+        A = _gather_a([r().reshape(-1, 32)[warps] for r in ra], esize)  # (W, 16, K/2) compressed
+        B = _gather_b([r().reshape(-1, 32)[warps] for r in rb], esize)  # (W, K, 8)
+        cs = [r().reshape(-1, 32)[warps] for r in rc]
+        C = _gather_c32(cs) if ncd == 4 else _gather_c(cs)
+        cols = sp_columns(re_().reshape(-1, 32)[warps], k, esize, sel)
+        Bg = np.take_along_axis(B[:, None], cols[..., None], axis=2)  # (W, 16, K/2, 8): row r's B rows
+        if integer:
+            prod = np.einsum("wrk,wrkn->wrn", _int_values(A, types[1]), _int_values(Bg, types[2]))
+            D = C.view(np.int32).astype(np.int64) + prod
+            D = ((np.clip(D, -(2**31), 2**31 - 1) if sat else D) & 0xFFFFFFFF).astype(np.uint32)
+        else:
+            D = tc_mma(form, A[:, :, None], Bg, C[:, :, None])[:, :, 0]
+        if ncd == 4:
+            for w, x in zip(ws, _split_d32(D), strict=True):
+                _scatter(ctx, warps, np.ascontiguousarray(x), w, m)
+            return
+        for i, w in enumerate(ws):
+            _scatter(ctx, warps, _words(D[:, 8 * i:8 * i + 8].reshape(-1, 32, 2)), w, m)
+    return run
+
+
 def b_mma(ctx, st, parts):
+    if parts[1].startswith("sp"):
+        return _mma_sp(ctx, st, parts)
     if "f64" in parts:
         return _mma_f64(ctx, st, parts)
     if "m8n8k4" in parts:
