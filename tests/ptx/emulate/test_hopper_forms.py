@@ -108,6 +108,36 @@ def test_m8n8k4_f16_is_the_same_under_either_numerics() -> None:
     assert np.isfinite(hopper.view(np.float32)).all() and (hopper != 0).mean() > 0.9
 
 
+@pytest.mark.parametrize(("instr", "message"), [
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, "
+     "{%r10, %r11, %r12, %r13}, {%r14, %r15, %r16, %r17}, {%r18, %r19, %r20, %r21}, %r22, 2;",
+     r"the sparsity selector of sparse m16n8k32 f16 must be an immediate in 0, 1, got 2"),
+    ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, {%r10, %r11}, {%r14, %r15}, "
+     "{%r18, %r19, %r20, %r21}, %r22, %r23;", r"must be an immediate in 0, 1, 2, 3, got a register"),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, "
+     "{%r10, %r11, %r12, %r13}, {%r14, %r15}, {%r18, %r19, %r20, %r21}, %r22, 0;",
+     r"A of sparse m16n8k16 f16 is 2 registers per thread, got 4"),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 {%r30, %r31}, "
+     "{%r10, %r11, %r12, %r13}, {%r14, %r15, %r16, %r17}, {%r18, %r19}, %r22, 0;",
+     r"sm_90 has no FP8 mma\.sp to f16"),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%r30, %r31, %r32, %r33}, "
+     "{%r10, %r11, %r12, %r13}, {%r14, %r15, %r16, %r17}, {%r18, %r19, %r20, %r21}, %r22, 0;",
+     r"mma\.sp is modelled for m16n8k16 / k32 f16 / bf16 and m16n8k32 / k64 e4m3 / e5m2 / s8 / u8"),
+])
+def test_sparse_mma_forms_without_a_model_or_bad_operands_are_a_file_line_error(instr: str, message: str) -> None:
+    body = "\n".join(f"ld.global.u32 %r{10 + i}, [%rd4+{4 * i}];" for i in range(14)) + "\n" + instr
+    with pytest.raises(EmulationError, match=rf"^k\.ptx:\d+: .*{message}"):
+        run_body(body, np.zeros((32, 14), np.uint32), 1)
+
+
+def test_sparse_mma_has_no_ada_model() -> None:
+    instr = ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, "
+             "{%r10, %r11}, {%r14, %r15}, {%r18, %r19, %r20, %r21}, %r22, 0;")
+    body = "\n".join(f"ld.global.u32 %r{10 + i}, [%rd4+{4 * i}];" for i in range(14)) + "\n" + instr
+    with pytest.raises(EmulationError, match=r"under numerics 'ada' \(only a Hopper model exists\)"):
+        run_body(body, np.zeros((32, 14), np.uint32), 1, numerics="ada")
+
+
 def test_hmma_matches_the_hopper_fp8_model_first_half() -> None:
     """mma_m16n8k16_f16_f16 (numerics/hmma.py, the tensorcore f16 row) agrees with the first HMMA of the Hopper FP8
     model: on e4m3-valued operands with C = 0, an m16n8k32 whose k % 4 in {2, 3} products are zero is exactly one
