@@ -4,8 +4,8 @@ f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, m16n8k8 as one k8
 m16n8k4 / k8 on the f16 -> f32 datapath) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
 m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too; b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc),
 exact integer sums in either model; m8n8k4 f64 as chained fma.rn.f64; m8n8k4 f16 (any A/B layout) as the FFMA
-sequence ptxas lowers it to, in either model. Fragment layouts are the PTX ISA's:
-lane = 4 * groupID + threadID_in_group."""
+sequence ptxas lowers it to, in either model; sparse mma.sp (2:4 A) through the dense forms over each row's kept
+products. Fragment layouts are the PTX ISA's: lane = 4 * groupID + threadID_in_group."""
 
 from __future__ import annotations
 
@@ -376,7 +376,7 @@ _SP_TYPES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}  # A /
 _SP_K = {2: ("m16n8k16", "m16n8k32"), 1: ("m16n8k32", "m16n8k64")}  # shapes by element bytes
 
 
-def sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
+def _sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
     """B rows (W, 16, K/2) that a 2:4 sparse A's compressed columns multiply, from the metadata words (W, 32) and
     the sparsity selector (as the H100 corpus's probes pin them): chunk j (dense k 4j..4j+3) of row r = g + 8h
     takes the nibble (i0 | i1 << 2: its two non-zero k, compressed columns 2j, 2j + 1) at position x % 8 of lane
@@ -403,7 +403,7 @@ def _sp_form(name: str, kc: int) -> Form:
 def _mma_sp(ctx, st, parts):
     """mma.sp{::ordered_metadata}.sync m16n8k16 / k32 f16 / bf16 and m16n8k32 / k64 e4m3 / e5m2 / s8 / u8 with 2:4
     sparse A: the compressed A (dense layout of half the K), B (the dense B layout continued over K), metadata and
-    selector as sp_columns; each row's D is the dense form's arithmetic over its selected products (integers: the
+    selector as _sp_columns; each row's D is the dense form's arithmetic over its selected products (integers: the
     exact sum, wrapped or clamped)."""
     shape = next((p for p in parts if p.startswith("m16n8")), "")
     types = [p for p in parts if p in _MMA_TYPES]
@@ -449,7 +449,7 @@ def _mma_sp(ctx, st, parts):
         B = _gather_b([r().reshape(-1, 32)[warps] for r in rb], esize)  # (W, K, 8)
         cs = [r().reshape(-1, 32)[warps] for r in rc]
         C = _gather_c32(cs) if ncd == 4 else _gather_c(cs)
-        cols = sp_columns(re_().reshape(-1, 32)[warps], k, esize, sel)
+        cols = _sp_columns(re_().reshape(-1, 32)[warps], k, esize, sel)
         Bg = np.take_along_axis(B[:, None], cols[..., None], axis=2)  # (W, 16, K/2, 8): row r's B rows
         if integer:
             prod = np.einsum("wrk,wrkn->wrn", _int_values(A, types[1]), _int_values(Bg, types[2]))
