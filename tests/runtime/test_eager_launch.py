@@ -280,6 +280,25 @@ def test_a_repeated_matmul_into_out_allocates_nothing(fakes: FakeDriver, monkeyp
             assert _param(params, 5) != out.ptr and out.copied_from.ptr == _param(params, 5)
 
 
+def test_a_remembered_matmul_checks_out_against_the_operands_on_every_call(fakes: FakeDriver) -> None:
+    """gemm.eager's per-call overlap check: the remembered call refuses an `out` that shares bytes with a or b
+    (its last byte, its first, or all of it) and takes one that ends where an operand begins."""
+    from tcforge.errors import TcforgeError
+    from tcforge.gemm import matmul
+
+    m, n, k = 128, 256, 512
+    a, b = T((m, k)), T((k, n))
+    assert matmul(a, b, out=T((m, n))) is not None  # remembered
+    launches = len(fakes.launches)
+    for name, t, span in (("a", a, 2 * m * k), ("b", b, 2 * k * n)):
+        for start in (t.ptr - 2 * m * n + 2, t.ptr + span - 2, t.ptr):
+            with pytest.raises(TcforgeError, match=f"^out overlaps {name}: pass an output that shares no memory"):
+                matmul(a, b, out=T((m, n), ptr=start))
+    assert len(fakes.launches) == launches  # refused before any launch
+    beside = T((m, n), ptr=a.ptr - 2 * m * n)
+    assert matmul(a, b, out=beside) is beside and len(fakes.launches) == launches + 1
+
+
 def test_the_repeated_call_keeps_no_tensor_and_options_split_the_cache(fakes: FakeDriver) -> None:
     from tcforge.gemm import eager, matmul
     from tcforge.gemm.plan import LaunchOptions
