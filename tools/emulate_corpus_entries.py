@@ -355,6 +355,21 @@ def _k8_inputs(form: int, warps: int = 16):
     return make
 
 
+def _fp8_k16_inputs(form: int, warps: int = 16):
+    """mma_fp8_k16_special: A (W, 16, 16) and B (W, 16, 8) e4m3 from the special tiles (form 1: A e5m2 codes with
+    specials instead), C f32 or f16 (form 1), as fragment words."""
+    def make(rng):
+        a, b, c = _special_f16_tiles(rng, warps, 16, True)
+        if form == 1:
+            a = _wg_codes(rng, "e5m2", a.shape, 0.03)
+            cw = np.zeros((warps, 4, 32), np.uint32)
+            cw[:, :2] = c_fragments(c)
+        else:
+            cw = c32_fragments(c.view(np.float16).astype(np.float32).view(np.uint32))
+        return [("a", a_fragments(a)), ("b", b_fragments(b)), ("c", cw), ("d", np.zeros_like(cw)), form]
+    return make
+
+
 def _special_f16_tiles(rng, w: int, k: int, e4: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A (W, 16, K), B (W, K, 8), C (W, 16, 8) bits per warp: mixed specials, exact cancellation, subnormal, wide."""
     # modes by warp: 0 normal values with NaN / infinities / subnormals / zeros sprinkled in; 1 pairs of equal
@@ -1015,6 +1030,8 @@ def _samples() -> list[Entry]:
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
         *(e(m884_name(form), s80, "mma_m884_special", (4, 1, 1), (128, 1, 1), _m884_inputs(form), ("d",))
           for form in range(len(M884_FORMS))),
+        *(e(f"mma_fp8_k16_{name}", s89, "mma_fp8_k16_special", (4, 1, 1), (128, 1, 1), _fp8_k16_inputs(form), ("d",))
+          for form, name in enumerate(("f32_e4m3", "f16_e5m2_e4m3"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
@@ -1065,4 +1082,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = set()
+AWAITING_GPU: set[str] = {"mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3"}

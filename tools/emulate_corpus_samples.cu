@@ -557,6 +557,28 @@ extern "C" __global__ void mma_k8_special(const unsigned* a, const unsigned* b, 
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
 }
 
+// FP8 mma.sync m16n8k16 (two HMMA.1688 steps over the unpacked bytes, then C), one tile per warp, fragments per lane
+// (A 2 words, B 1, C and D 4; f16 C and D in 2): `form` 0 f32.e4m3.e4m3, 1 f16.e5m2.e4m3.
+extern "C" __global__ void mma_fp8_k16_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                               int form)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
+    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    const unsigned *pa = a + warp * 2 * 32 + lane, *pb = b + warp * 32 + lane, *pc = c + warp * 4 * 32 + lane;
+    unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
+    if (form == 1) {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 {%0, %1}, {%2, %3}, {%4}, {%0, %1};"
+                     : "+r"(c0), "+r"(c1) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
+    } else {
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+                     "{%0, %1, %2, %3};"
+                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
+    }
+    unsigned* pd = d + warp * 4 * 32 + lane;
+    pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
+#endif
+}
+
 // tf32 mma.sync (HMMA.1688 / 1684 .TF32), one tile per warp, fragments per lane (A 4 words, B 2, C and D 4): `form`
 // 0 m16n8k8 on the raw f32 words (low 13 bits set), 1 m16n8k8 on cvt.rna.tf32.f32 of them, 2 m16n8k4 raw.
 extern "C" __global__ void mma_tf32_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,

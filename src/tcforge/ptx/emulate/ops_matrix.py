@@ -1,6 +1,7 @@
 """Warp-wide matrix instructions: movmatrix, ldmatrix, stmatrix (m8n8 b16, x1/x2/x4, .trans) and mma.sync through
 tcforge.numerics (m16n8k32 e4m3 -> f16 in either model; on Hopper every form of numerics.tensorcore: m16n8k16
-f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16, m16n8k8 as one k8 step of the k16 datapath, tf32
+f16/bf16 -> f32, f16 -> f16, m16n8k32 e4m3/e5m2 -> f32 or f16 (m16n8k16 as that lowering at half the K),
+m16n8k8 as one k8 step of the k16 datapath, tf32
 m16n8k4 / k8 on the f16 -> f32 datapath) or, for integers (m8n8k16 / m16n8k16 / m16n8k32 s8 / u8, m8n8k32 /
 m16n8k32 / m16n8k64 s4 / u4 -> s32, .satfinite too; b1 m8n8k128 / m16n8k128 / m16n8k256 .and.popc / .xor.popc),
 exact integer sums in either model; m8n8k4 f64 as chained fma.rn.f64; m8n8k4 f16 (any A/B layout) as the FFMA
@@ -231,9 +232,19 @@ def _tf32(k: int) -> Form:
                    sass=f"HMMA.168{k}.F32.TF32", source=f"{f.source}; tf32 on the same datapath")
 
 
+def _fp8_k16(name: str) -> Form:
+    """m16n8k16 e4m3 / e5m2 (the k32 FP8 form's lowering at half the K: two HMMA.1688 steps from +0 over k % 4 in
+    {0, 1}, then {2, 3}, then C added; ptxas 13.0's SASS, pinned by the corpus's mma_fp8_k16_* entries)."""
+    f = HOPPER_FORMS[name]
+    return replace(f, name=name.replace("k32", "k16"), k=16, groups=tuple(
+        tuple(k for k in range(16) if (k % 4 < 2) == low) for low in (True, False)),
+        sass=f.sass.replace("HMMA.16816", "HMMA.1688"), source=f"{f.source}; k16 as the k32 lowering's half")
+
+
 _FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "mma"} | {
     n.replace("k16", "k8"): _k8(n) for n in HOPPER_FORMS if n.startswith("mma.m16n8k16.")} | {
-    f"mma.m16n8k{k}.f32.tf32.tf32": _tf32(k) for k in (4, 8)}
+    f"mma.m16n8k{k}.f32.tf32.tf32": _tf32(k) for k in (4, 8)} | {
+    n.replace("k32", "k16"): _fp8_k16(n) for n in HOPPER_FORMS if n.startswith("mma.m16n8k32.")}
 _MMA_FORMS = tuple(n[4:] for n in _FORMS)
 
 
