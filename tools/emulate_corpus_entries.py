@@ -489,7 +489,8 @@ def _m884_inputs(form: int, warps: int = 16):
 SP_FORMS = ((16, "f32", "f16", 0), (16, "f32", "f16", 1), (16, "f32", "f16", 2), (32, "f32", "f16", 0),
             (32, "f32", "f16", 1), (32, "f32", "bf16", 1), (32, "f16", "f16", 0), (64, "f32", "e4m3", 0),
             (32, "s32", "s8", 0), (64, "s32", "s8", 0), (64, "f32", "e5m2.e4m3", 0),
-            (32, "s32", "u8.s8.sat", 1))  # (dense K, D / C type, A / B types, sparsity selector) by form
+            (32, "s32", "u8.s8.sat", 1), (8, "f32", "tf32", 0),
+            (16, "f32", "tf32", 1))  # (dense K, D / C type, A / B types, sparsity selector) by form
 SP_PAIRS = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])  # the ordered index pairs of a 2:4 chunk
 
 
@@ -504,9 +505,10 @@ def sp_name(form: int, probe: bool) -> str:
     return f"mma_sp_k{k}_{ab.replace('.', '_')}_{d}_sel{sel}" + ("_probe" if probe else "")
 
 
-def sp_meta(rng, warps: int) -> np.ndarray:
-    """(W, 32) metadata words: every nibble an ordered index pair (i0 | i1 << 2, i0 < i1), in every lane."""
-    pairs = SP_PAIRS[rng.integers(0, len(SP_PAIRS), (warps, 32, 8))]
+def sp_meta(rng, warps: int, tf32: bool = False) -> np.ndarray:
+    """(W, 32) metadata words: every nibble an ordered index pair (i0 | i1 << 2, i0 < i1), in every lane; tf32
+    (1:2, a pair of 16-bit halves naming one 32-bit element): (0, 1) or (2, 3) only."""
+    pairs = SP_PAIRS[rng.choice([0, 5], (warps, 32, 8)) if tf32 else rng.integers(0, len(SP_PAIRS), (warps, 32, 8))]
     nib = (pairs[..., 0] | pairs[..., 1] << 2).astype(np.uint64)
     return (nib << (4 * np.arange(8, dtype=np.uint64))).sum(-1).astype(np.uint32)
 
@@ -557,6 +559,17 @@ def sp_tiles(rng, warps: int, form: int, probe: bool) -> tuple[np.ndarray, np.nd
     of the s32 range)."""
     k, d, _, _ = SP_FORMS[form]
     ta, tb, _ = sp_types(form)
+    if ta == "tf32":  # 1:2: one kept element of each pair of k, K/2 per row
+        meta = sp_meta(rng, warps, tf32=True)
+        if probe:
+            a = np.zeros((warps, 16, k // 2), np.float32)
+            for w in range(warps):
+                a[w, :, w % (k // 2)] = rng.integers(1, 4, 16) * rng.choice([-1, 1], 16)
+            b = rng.integers(-8, 9, (warps, k, 8)).astype(np.float32)
+            c = rng.integers(-60, 61, (warps, 16, 8)).astype(np.float32)
+            return a.view(np.uint32), b.view(np.uint32), c.view(np.uint32), meta
+        return (_f32_words(rng, (warps, 16, k // 2), 20, 0.01), _f32_words(rng, (warps, k, 8), 20, 0.01),
+                _f32_words(rng, (warps, 16, 8), 10, 0.01), meta)
     if probe:
         mag = rng.integers(1, 4, (warps, 16, 1))
         vals = np.concatenate([mag, mag + rng.integers(1, 4, (warps, 16, 1))], -1) * rng.choice([-1, 1], (warps, 16, 2))
@@ -1082,4 +1095,5 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = {"mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3"}
+AWAITING_GPU: set[str] = {"mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3",
+                           *(e.name for e in ENTRIES if e.name.startswith("mma_sp_") and "tf32" in e.name)}

@@ -228,24 +228,29 @@ def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
 
 def _sp_dense(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
     """A 2:4 sparse A decompressed (W, 16, K) and its kept positions, read from the lanes' side: lane 4g + q of a
-    quad, q = sel·K/16 + w, holds in nibble n (index x = 8w + n) the ordered pair (i0, i1) of row g + 8h, chunk j =
-    (x // 2c)·c + x % c, h = (x % 2c) // c (c = 4 chunks for 16-bit elements, 8 for 8-bit)."""
-    c = 8 // a.itemsize
+    quad, q = sel·L + w (L = K/16 lanes; tf32: K/8, K counted in 16-bit halves), holds in nibble n (x = 8w + n) the
+    ordered pair (i0, i1) of row g + 8h, chunk j = (x // 2c)·c + x % c, h = (x % 2c) // c (c = 4 chunks for 16-bit
+    elements and tf32, 8 for 8-bit); a tf32 pair (0, 1) or (2, 3) keeps element 2j + i0 / 2."""
+    tf32 = a.itemsize == 4
+    c, lanes = (4, k // 8) if tf32 else (8 // a.itemsize, k // 16)
+    chunks = k // 2 if tf32 else k // 4
     dense, keep = np.zeros((a.shape[0], 16, k), a.dtype), np.zeros((a.shape[0], 16, k), bool)
     warps = np.arange(a.shape[0])
     for lane in range(32):
-        w = lane % 4 - sel * (k // 16)
-        if not 0 <= w < k // 16:
+        w = lane % 4 - sel * lanes
+        if not 0 <= w < lanes:
             continue
         for n in range(8):
             x = 8 * w + n
             j, row = (x // (2 * c)) * c + x % c, lane // 4 + 8 * ((x % (2 * c)) // c)
-            if j >= k // 4:
+            if j >= chunks:
                 continue
             nib = (meta[:, lane] >> np.uint32(4 * n)) & np.uint32(0xF)
-            for s_, pos in enumerate((nib & 3, nib >> 2)):
-                dense[warps, row, 4 * j + pos.astype(int)] = a[:, row, 2 * j + s_]
-                keep[warps, row, 4 * j + pos.astype(int)] = True
+            kept = [(2 * j + (nib & 3).astype(int) // 2, j)] if tf32 else \
+                [(4 * j + pos.astype(int), 2 * j + s_) for s_, pos in enumerate((nib & 3, nib >> 2))]
+            for col, src in kept:
+                dense[warps, row, col] = a[:, row, src]
+                keep[warps, row, col] = True
     return dense, keep
 
 
@@ -278,6 +283,8 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
     if ta in ("e4m3", "e5m2"):
         f = replace(get_form(f"mma.m16n8k32.{d}.{ta}.{tb}"), m=1, k=k,
                     groups=tuple(tuple(x for x in range(k) if (x // 4) % 2 == p) for p in (0, 1)))
+    elif ta == "tf32":  # the f16 -> f32 datapath on the top 19 bits of each word (numerics' tf32 format)
+        f = replace(get_form("mma.m16n8k16.f32.f16.f16"), a="tf32", b="tf32", m=1, k=k, groups=(tuple(range(k)),))
     else:
         f = replace(get_form(f"mma.m16n8k16.{d}.{ta}.{tb}"), m=1, k=k, groups=(tuple(range(k)),))
     dd = tc_mma(f, dense[:, :, None], bm, c[:, :, None])[:, :, 0]

@@ -383,15 +383,18 @@ def _mma_f64(ctx, st, parts):
     return run
 
 
-_SP_TYPES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1}  # A / B element bytes of mma.sp forms
-_SP_K = {2: ("m16n8k16", "m16n8k32"), 1: ("m16n8k32", "m16n8k64")}  # shapes by element bytes
+_SP_TYPES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4}  # A / B element bytes
+_SP_K = {4: ("m16n8k8", "m16n8k16"), 2: ("m16n8k16", "m16n8k32"), 1: ("m16n8k32", "m16n8k64")}  # shapes by bytes
 
 
 def _sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
     """B rows (W, 16, K/2) that a 2:4 sparse A's compressed columns multiply, from the metadata words (W, 32) and
     the sparsity selector (as the H100 corpus's probes pin them): chunk j (dense k 4j..4j+3) of row r = g + 8h
     takes the nibble (i0 | i1 << 2: its two non-zero k, compressed columns 2j, 2j + 1) at position x % 8 of lane
-    4g + sel·K/16 + x // 8, x = (j // c)·2c + h·c + j % c, c = 4 for 16-bit and 8 for 8-bit elements."""
+    4g + sel·K/16 + x // 8, x = (j // c)·2c + h·c + j % c, c = 4 for 16-bit and 8 for 8-bit elements; tf32 (1:2)
+    reads K as 2K 16-bit halves, a pair (0, 1) or (2, 3) naming one element."""
+    if esize == 4:
+        return _sp_columns(meta, 2 * k, 2, sel)[..., 0::2] // 2
     c, nch = 8 // esize, k // 4
     r, j = np.arange(16)[:, None], np.arange(nch)[None, :]
     x = (j // c) * 2 * c + (r // 8) * c + j % c
@@ -422,17 +425,19 @@ def _mma_sp(ctx, st, parts):
     ops = st.operands
     if esize is None or _SP_TYPES.get(types[2]) != esize or shape not in _SP_K[esize] or types[0] != types[3] or \
             {"row", "col"} - set(parts) or len(ops) != 6:
-        ctx.unsupported(st, f"{'.'.join(parts)} (mma.sp is modelled for m16n8k16 / k32 f16 / bf16 and m16n8k32 / k64 "
-                            "e4m3 / e5m2 / s8 / u8 with a metadata register and a selector)")
+        ctx.unsupported(st, f"{'.'.join(parts)} (mma.sp is modelled for m16n8k16 / k32 f16 / bf16, m16n8k32 / k64 "
+                            "e4m3 / e5m2 / s8 / u8 and m16n8k8 / k16 tf32, with a metadata register and a selector)")
     k = int(shape.split("k")[1])
-    sels = tuple(range(4 // (k // 16)))  # the K/16 lanes of a quad that hold its metadata: 4, 2 or 1 choices
+    sels = tuple(range(4 // (k // (8 if esize == 4 else 16))))  # K/16 (tf32: K/8) lanes of a quad hold metadata
     if not isinstance(ops[5], Imm) or ops[5].value not in sels:
         got = ops[5].text if isinstance(ops[5], Imm) else "a register"
         ctx.fail_static(st, f"the sparsity selector of sparse {shape} {types[1]} must be an immediate in "
                             f"{', '.join(map(str, sels))}, got {got}")
     sel, kc = int(ops[5].value), k // 2
     integer = types[0] == "s32"
-    if not integer:
+    if types[1] == "tf32":
+        form = replace(_tf32(4), name="mma.sp tf32", m=1, k=kc, groups=(tuple(range(kc)),))
+    elif not integer:
         name = f"mma.m16n8k{16 if esize == 2 else 32}.{types[0]}.{types[1]}.{types[2]}"
         if name not in HOPPER_FORMS:
             ctx.unsupported(st, f"{'.'.join(parts)} (no dense {name[4:]} form to take the arithmetic from)")
@@ -444,7 +449,7 @@ def _mma_sp(ctx, st, parts):
     elif types[1] not in ("s8", "u8") or types[2] not in ("s8", "u8"):
         ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sp is modelled for s8 / u8)")
     d, a, b, c, e = ops[:5]
-    nab, ncd = k * esize // 16, 2 if types[0] == "f16" else 4
+    nab, ncd = k * esize // 16, 2 if types[0] == "f16" else 4  # A and B registers; C and D
     for what, op, want in (("D", d, ncd), ("A", a, nab), ("B", b, nab), ("C", c, ncd)):
         if len(_regs(op)) != want:
             ctx.fail_static(st, f"{what} of sparse {shape} {types[1]} is {want} registers per thread, got "
