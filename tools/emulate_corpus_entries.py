@@ -1095,5 +1095,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = {"mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3",
-                           *(e.name for e in ENTRIES if e.name.startswith("mma_sp_") and "tf32" in e.name)}
+AWAITING_GPU: set[str] = set()
