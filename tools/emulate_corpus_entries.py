@@ -339,8 +339,8 @@ def _tf32_cvt_inputs(rng):
 
 
 def _k8_inputs(form: int, warps: int = 16):
-    """mma_k8_special: 16-bit A (W, 16, 8) and B (W, 8, 8) with specials and subnormals (bf16: normal values), C f32
-    or f16 (form 2), as fragment words."""
+    """mma_a2b1_special's m16n8k8 forms: 16-bit A (W, 16, 8) and B (W, 8, 8) with specials and subnormals (bf16:
+    normal values), C f32 or f16 (form 2), as fragment words."""
     def make(rng):
         if form == 1:
             a, b = _bf16(rng, (warps, 16, 8)), _bf16(rng, (warps, 8, 8))
@@ -356,11 +356,11 @@ def _k8_inputs(form: int, warps: int = 16):
 
 
 def _fp8_k16_inputs(form: int, warps: int = 16):
-    """mma_fp8_k16_special: A (W, 16, 16) and B (W, 16, 8) e4m3 from the special tiles (form 1: A e5m2 codes with
-    specials instead), C f32 or f16 (form 1), as fragment words."""
+    """mma_a2b1_special's FP8 m16n8k16 forms: A (W, 16, 16) and B (W, 16, 8) e4m3 from the special tiles (form 4: A
+    e5m2 codes with specials instead), C f32 or f16 (form 4), as fragment words."""
     def make(rng):
         a, b, c = _special_f16_tiles(rng, warps, 16, True)
-        if form == 1:
+        if form == 4:
             a = _wg_codes(rng, "e5m2", a.shape, 0.03)
             cw = np.zeros((warps, 4, 32), np.uint32)
             cw[:, :2] = c_fragments(c)
@@ -1039,12 +1039,12 @@ def _samples() -> list[Entry]:
         e("mma_f64_special", s80, "mma_f64_special", (4, 1, 1), (128, 1, 1), _f64_mma_inputs(), ("d",)),
         *(e(f"mma_f64_m16n8k{k}", "samples_sm90a", "mma_f64_m16_special", (4, 1, 1), (128, 1, 1),
             _f64_m16_inputs(form), ("d",)) for form, k in enumerate(F64_M16_K)),
-        *(e(f"mma_k8_{name}", s80, "mma_k8_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
+        *(e(f"mma_k8_{name}", s80, "mma_a2b1_special", (4, 1, 1), (128, 1, 1), _k8_inputs(form), ("d",))
           for form, name in enumerate(("f32_f16", "f32_bf16", "f16_f16"))),
         *(e(m884_name(form), s80, "mma_m884_special", (4, 1, 1), (128, 1, 1), _m884_inputs(form), ("d",))
           for form in range(len(M884_FORMS))),
-        *(e(f"mma_fp8_k16_{name}", s89, "mma_fp8_k16_special", (4, 1, 1), (128, 1, 1), _fp8_k16_inputs(form), ("d",))
-          for form, name in enumerate(("f32_e4m3", "f16_e5m2_e4m3"))),
+        *(e(f"mma_fp8_k16_{name}", s89, "mma_a2b1_special", (4, 1, 1), (128, 1, 1), _fp8_k16_inputs(form), ("d",))
+          for form, name in ((3, "f32_e4m3"), (4, "f16_e5m2_e4m3"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
         *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),

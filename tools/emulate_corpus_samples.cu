@@ -533,50 +533,32 @@ extern "C" __global__ void mma_int_special(const unsigned* a, const unsigned* b,
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
 }
 
-// 16-bit mma.sync m16n8k8 (HMMA.1688), one tile per warp, fragments per lane (A 2 words, B 1, C and D 4; the f16
-// accumulator form uses 2): `form` 0 f32.f16.f16, 1 f32.bf16.bf16, 2 f16.f16.f16.
-extern "C" __global__ void mma_k8_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
-                                          int form)
+// The mma.sync forms whose fragments are A 2 words, B 1, C and D 4 (f16 C and D: 2) per lane, one tile per warp:
+// `form` 0-2 m16n8k8 (HMMA.1688) f32.f16.f16, f32.bf16.bf16, f16.f16.f16; 3-4 FP8 m16n8k16 (two HMMA.1688 steps
+// over the unpacked bytes, then C; sm_89+) f32.e4m3.e4m3, f16.e5m2.e4m3.
+#define TCF_A2B1_F32(TYPES)                                                                                           \
+    asm volatile("mma.sync.aligned." TYPES " {%0, %1, %2, %3}, {%4, %5}, {%6}, {%0, %1, %2, %3};"                   \
+                 : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]))
+#define TCF_A2B1_F16(TYPES)                                                                                           \
+    asm volatile("mma.sync.aligned." TYPES " {%0, %1}, {%2, %3}, {%4}, {%0, %1};"                                    \
+                 : "+r"(c0), "+r"(c1) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]))
+extern "C" __global__ void mma_a2b1_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
+                                            int form)
 {
     int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
     const unsigned *pa = a + warp * 2 * 32 + lane, *pb = b + warp * 32 + lane, *pc = c + warp * 4 * 32 + lane;
     unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
-    if (form == 2) {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16 {%0, %1}, {%2, %3}, {%4}, {%0, %1};"
-                     : "+r"(c0), "+r"(c1) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
-    } else if (form == 1) {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
-                     "{%0, %1, %2, %3};"
-                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
-    } else {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
-                     "{%0, %1, %2, %3};"
-                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
-    }
-    unsigned* pd = d + warp * 4 * 32 + lane;
-    pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
-}
-
-// FP8 mma.sync m16n8k16 (two HMMA.1688 steps over the unpacked bytes, then C), one tile per warp, fragments per lane
-// (A 2 words, B 1, C and D 4; f16 C and D in 2): `form` 0 f32.e4m3.e4m3, 1 f16.e5m2.e4m3.
-extern "C" __global__ void mma_fp8_k16_special(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* d,
-                                               int form)
-{
+    switch (form) {
+    case 0: TCF_A2B1_F32("m16n8k8.row.col.f32.f16.f16.f32"); break;
+    case 1: TCF_A2B1_F32("m16n8k8.row.col.f32.bf16.bf16.f32"); break;
+    case 2: TCF_A2B1_F16("m16n8k8.row.col.f16.f16.f16.f16"); break;
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 890
-    int lane = threadIdx.x & 31, warp = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    const unsigned *pa = a + warp * 2 * 32 + lane, *pb = b + warp * 32 + lane, *pc = c + warp * 4 * 32 + lane;
-    unsigned c0 = pc[0], c1 = pc[32], c2 = pc[64], c3 = pc[96];
-    if (form == 1) {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.e5m2.e4m3.f16 {%0, %1}, {%2, %3}, {%4}, {%0, %1};"
-                     : "+r"(c0), "+r"(c1) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
-    } else {
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
-                     "{%0, %1, %2, %3};"
-                     : "+r"(c0), "+r"(c1), "+r"(c2), "+r"(c3) : "r"(pa[0]), "r"(pa[32]), "r"(pb[0]));
+    case 3: TCF_A2B1_F32("m16n8k16.row.col.f32.e4m3.e4m3.f32"); break;
+    case 4: TCF_A2B1_F16("m16n8k16.row.col.f16.e5m2.e4m3.f16"); break;
+#endif
     }
     unsigned* pd = d + warp * 4 * 32 + lane;
     pd[0] = c0, pd[32] = c1, pd[64] = c2, pd[96] = c3;
-#endif
 }
 
 // tf32 mma.sync (HMMA.1688 / 1684 .TF32), one tile per warp, fragments per lane (A 4 words, B 2, C and D 4): `form`
