@@ -296,6 +296,27 @@ def test_bf16_f32_step_truncates():
 
 
 # ---------------------------------------------------------------- API
+def test_tf32_codes_are_the_top_19_bits_of_an_f32_word():
+    """tf32 decodes an f32 word's top 19 bits (the low 13 dropped, as the tensor core reads it), encodes values
+    with at most 10 fraction bits as f32 words with those bits zero, refuses any other value, and writes NaN as
+    0x7fffe000."""
+    fmt = TC.FORMATS["tf32"]
+    rng = np.random.default_rng(4)
+    words = rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)
+    with np.errstate(invalid="ignore"):  # signalling NaN words
+        want = (words & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+    got = TC.decode_codes(words, fmt)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(got[~np.isnan(want)], want[~np.isnan(want)])
+    np.testing.assert_array_equal(TC.values_of(words[:64], fmt)[~np.isnan(want[:64])], want[:64][~np.isnan(want[:64])])
+    kept = words & np.uint32(0xFFFFE000)
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(TC.encode_values(want[finite], fmt), kept[finite])
+    assert int(TC.encode_values(np.array([np.nan]), fmt)[0]) == 0x7FFFE000 == fmt.nan
+    with pytest.raises(TcforgeError, match="not all exactly representable in tf32"):
+        TC.encode_values(np.array([1.0 + 2.0**-11]), fmt)
+
+
 def test_any_n_and_leading_dims():
     a, b, c = T.tc_tile_inputs("wgmma.m64n8k32.f32.e4m3.e4m3", 1, 3, 0, 32)
     b32 = np.concatenate([b[0:4], b[4:8], b[8:12], b[12:16]], axis=-1)  # (4, 32, 32): n = 32 from four n8 tiles

@@ -53,14 +53,19 @@ class Format:
         return 1 + self.ebits + self.mbits
 
     @property
+    def shift(self) -> int:
+        """Bits below a code in its container word (tf32: the 13 low bits of an f32 word the tensor core drops)."""
+        return 8 * self.nbytes - self.bits
+
+    @property
     def dtype(self) -> type[np.unsignedinteger]:
         """numpy dtype holding one code."""
         return {1: np.uint8, 2: np.uint16, 4: np.uint32}[self.nbytes]
 
     @property
     def nan(self) -> int:
-        """The canonical NaN code the tensor cores write (all ones but the sign)."""
-        return (1 << (self.bits - 1)) - 1
+        """The canonical NaN code the tensor cores write (all ones but the sign; tf32: in the word's top 19 bits)."""
+        return ((1 << (self.bits - 1)) - 1) << self.shift
 
 
 FORMATS = {
@@ -75,8 +80,9 @@ FORMAT_IDS = {"e4m3": 0, "e5m2": 1, "f16": 2, "bf16": 3, "f32": 4}  # the CUDA g
 
 
 def decode_codes(codes: np.ndarray, fmt: Format) -> np.ndarray:
-    """float64 values of codes in `fmt` (NaN for every NaN code, +-inf for infinities), from the bit fields."""
-    x = np.asarray(codes).astype(np.int64)
+    """float64 values of codes in `fmt` (NaN for every NaN code, +-inf for infinities), from the bit fields (tf32:
+    an f32 word's top 19 bits)."""
+    x = np.asarray(codes).astype(np.int64) >> fmt.shift
     sign = np.where((x >> (fmt.ebits + fmt.mbits)) & 1, -1.0, 1.0)
     ef = (x >> fmt.mbits) & ((1 << fmt.ebits) - 1)
     mant = (x & ((1 << fmt.mbits) - 1)).astype(np.float64)
@@ -108,7 +114,7 @@ def values_of(codes: np.ndarray, fmt: Format) -> np.ndarray:
 def encode_values(values: np.ndarray, fmt: Format) -> np.ndarray:
     """Codes of float64 values that `fmt` represents exactly (zeros keep their sign; NaN -> canonical); else raises."""
     v = np.asarray(values, dtype=np.float64)
-    if fmt.name == "f32":
+    if fmt.nbytes == 4:  # f32, and tf32 (f32 words whose low 13 bits are zero)
         out = v.astype(np.float32).view(np.uint32)
     elif fmt.name == "f16":
         out = v.astype(np.float16).view(np.uint16)
