@@ -292,6 +292,27 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
     np.testing.assert_array_equal(want, item["gpu"]["d"][:, :want.shape[1]])
 
 
+@pytest.mark.parametrize("item", _entries("mma_fp8_k16_"))
+def test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(item) -> None:
+    """Apart from the emulator: FP8 m16n8k16 D is numerics.tensorcore's m16n8k32 form (two steps over k % 4 in
+    {0, 1} and {2, 3} from +0, then C) on the operands zero-padded to K = 32 (tiles packed by the ISA formulas)."""
+    form = int(item["meta"]["params"]["mma_a2b1_special_param_4"])
+    rng = np.random.default_rng(item["meta"]["seed"])
+    a, b, c = ece._special_f16_tiles(rng, 16, 16, True)
+    ta, d = ("e5m2", "f16") if form == 4 else ("e4m3", "f32")
+    if form == 4:
+        a = ece._wg_codes(rng, "e5m2", a.shape, 0.03)
+    else:
+        c = c.view(np.float16).astype(np.float32).view(np.uint32)
+    np.testing.assert_array_equal(ece.a_fragments(a), item["buffers"]["a"])
+    np.testing.assert_array_equal(ece.b_fragments(b), item["buffers"]["b"])
+    a32, b32 = np.zeros((16, 16, 32), np.uint8), np.zeros((16, 32, 8), np.uint8)
+    a32[..., :16], b32[:, :16] = a, b
+    dd = tc_mma(f"mma.m16n8k32.{d}.{ta}.e4m3", a32, b32, c)
+    want = ece.c_fragments(dd) if d == "f16" else ece.c32_fragments(dd)
+    np.testing.assert_array_equal(want, item["gpu"]["d"][:, :want.shape[1]])
+
+
 def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """D of chained numerics.tensorcore wgmma steps over K from +0: A tiles (G, 64, K), B (K, N) codes."""
     f = get_form(form)
@@ -378,6 +399,19 @@ def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples_sm90a: 
 def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples_sm90a: dict) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == name)
     test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples_sm90a, 53))
+
+
+@pytest.fixture(scope="module")
+def samples_sm89() -> dict:
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc not found")
+    return ec._build_nvcc(ece.MODULES["samples_sm89"])
+
+
+@pytest.mark.parametrize("name", ["mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3"])
+def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples_sm89: dict) -> None:
+    entry = next(e for e in ece.ENTRIES if e.name == name)
+    test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples_sm89, 61))
 
 
 @pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")
