@@ -489,8 +489,8 @@ def _m884_inputs(form: int, warps: int = 16):
 SP_FORMS = ((16, "f32", "f16", 0), (16, "f32", "f16", 1), (16, "f32", "f16", 2), (32, "f32", "f16", 0),
             (32, "f32", "f16", 1), (32, "f32", "bf16", 1), (32, "f16", "f16", 0), (64, "f32", "e4m3", 0),
             (32, "s32", "s8", 0), (64, "s32", "s8", 0), (64, "f32", "e5m2.e4m3", 0),
-            (32, "s32", "u8.s8.sat", 1), (8, "f32", "tf32", 0),
-            (16, "f32", "tf32", 1))  # (dense K, D / C type, A / B types, sparsity selector) by form
+            (32, "s32", "u8.s8.sat", 1), (8, "f32", "tf32", 0), (16, "f32", "tf32", 1), (64, "s32", "s4", 1),
+            (128, "s32", "u4.s4.sat", 0))  # (dense K, D / C type, A / B types, sparsity selector) by form
 SP_PAIRS = np.array([(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)])  # the ordered index pairs of a 2:4 chunk
 
 
@@ -513,17 +513,16 @@ def sp_meta(rng, warps: int, tf32: bool = False) -> np.ndarray:
     return (nib << (4 * np.arange(8, dtype=np.uint64))).sum(-1).astype(np.uint32)
 
 
-def sp_b_words(b: np.ndarray) -> np.ndarray:
+def sp_b_words(b: np.ndarray, bits: int | None = None) -> np.ndarray:
     """B tiles (W, K, 8) -> (W, K·bits/128, 32) words: word j of lane 4g + t holds column g, k = 4e j + e t + i
-    (e elements of a word, i = 0..e-1): the dense m16n8 B layout continued over K."""
-    e = 4 // b.itemsize
-    words = b.shape[1] * b.itemsize // 16
+    (e elements of a word, i = 0..e-1, the lowest bits first): the dense m16n8 B layout continued over K."""
+    bits = bits or 8 * b.itemsize
+    e = 32 // bits
     lane = np.arange(32)
     g, t = lane >> 2, lane & 3
-    out = np.zeros((b.shape[0], words, 32), np.uint32)
-    for j in range(words):
-        elems = np.stack([b[:, 4 * e * j + e * t + i, g] for i in range(e)], axis=-1)  # (W, 32, e)
-        out[:, j] = np.ascontiguousarray(elems).view(np.uint32)[..., 0]
+    out = np.zeros((b.shape[0], b.shape[1] * bits // 128, 32), np.uint32)
+    for j in range(out.shape[1]):
+        out[:, j] = _pack(np.stack([b[:, 4 * e * j + e * t + i, g] for i in range(e)], axis=-1), bits)
     return out
 
 
@@ -570,6 +569,20 @@ def sp_tiles(rng, warps: int, form: int, probe: bool) -> tuple[np.ndarray, np.nd
             return a.view(np.uint32), b.view(np.uint32), c.view(np.uint32), meta
         return (_f32_words(rng, (warps, 16, k // 2), 20, 0.01), _f32_words(rng, (warps, k, 8), 20, 0.01),
                 _f32_words(rng, (warps, 16, 8), 10, 0.01), meta)
+    if ta in ("s4", "u4"):  # 4-bit codes (uint8); pairs of elements are the 2:4 units
+        if probe:  # in warp w only unit chunk w % (K/16): its four kept elements small and non-zero
+            a = np.zeros((warps, 16, k // 2), np.uint8)
+            for w in range(warps):
+                j = w % (k // 16)
+                a[w, :, 4 * j:4 * j + 4] = rng.integers(1, 6, (16, 4)) if ta == "u4" else \
+                    (rng.integers(1, 6, (16, 4)) * rng.choice([-1, 1], (16, 4))) & 0xF
+            b = (rng.integers(0 if tb == "u4" else -7, 8, (warps, k, 8)) & 0xF).astype(np.uint8)
+            c = rng.integers(-60, 61, (warps, 16, 8)).astype(np.int32).view(np.uint32)
+        else:
+            a, b = (rng.integers(0, 16, s_).astype(np.uint8) for s_ in ((warps, 16, k // 2), (warps, k, 8)))
+            c = (rng.integers(2**31 - 2**13, 2**31, (warps, 16, 8)) * rng.choice([-1, 1], (warps, 16, 8)))
+            c = c.astype(np.int64).astype(np.int32).view(np.uint32)
+        return a, b, c, sp_meta(rng, warps)
     if probe:
         mag = rng.integers(1, 4, (warps, 16, 1))
         vals = np.concatenate([mag, mag + rng.integers(1, 4, (warps, 16, 1))], -1) * rng.choice([-1, 1], (warps, 16, 2))
@@ -593,11 +606,11 @@ def sp_tiles(rng, warps: int, form: int, probe: bool) -> tuple[np.ndarray, np.nd
     return a, b, c, sp_meta(rng, warps)
 
 
-def sp_words(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def sp_words(a: np.ndarray, b: np.ndarray, c: np.ndarray, bits: int | None = None) -> tuple[np.ndarray, ...]:
     """Compressed A, B and C tiles -> (W, 4, 32) fragment words each (A in the dense layout of half the K; f16 C in
-    2 of the 4)."""
+    2 of the 4); `bits`: the element width where it is not the dtype's (4-bit codes in uint8)."""
     out = []
-    for x in (a_fragments(a), sp_b_words(b), c_fragments(c) if c.dtype == np.uint16 else c32_fragments(c)):
+    for x in (a_fragments(a, bits), sp_b_words(b, bits), c_fragments(c) if c.dtype == np.uint16 else c32_fragments(c)):
         full = np.zeros((x.shape[0], 4, 32), np.uint32)
         full[:, :x.shape[1]] = x
         out.append(full)
@@ -607,7 +620,7 @@ def sp_words(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, n
 def _sp_inputs(form: int, probe: bool, warps: int = 16):
     def make(rng):
         a, b, c, e = sp_tiles(rng, warps, form, probe)
-        aw, bw, cw = sp_words(a, b, c)
+        aw, bw, cw = sp_words(a, b, c, 4 if sp_types(form)[0] in ("s4", "u4") else None)
         return [("a", aw), ("b", bw), ("c", cw), ("e", e), ("d", np.zeros_like(cw)), form]
     return make
 
@@ -1095,4 +1108,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = set()
+AWAITING_GPU: set[str] = {e.name for e in ENTRIES if e.name.startswith(("mma_sp_k64_s4", "mma_sp_k128_u4"))}

@@ -877,7 +877,8 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, 
 // [warp][register][lane]. `form`: 0-2 f16 m16n8k16 -> f32 with selector 0 / 1 / 2; 3-4 f16 m16n8k32 -> f32, selector
 // 0 / 1; 5 bf16 m16n8k32 -> f32, selector 1; 6 f16 m16n8k32 -> f16; 7 e4m3 m16n8k64 -> f32; 8 s8 m16n8k32 -> s32;
 // 9 s8 m16n8k64 -> s32; 10 e5m2 x e4m3 m16n8k64 -> f32 (sm_90 has no FP8 mma.sp to f16); 11 u8 x s8 m16n8k32 -> s32
-// .satfinite; 12 tf32 m16n8k8, selector 0; 13 tf32 m16n8k16, selector 1.
+// .satfinite; 12 tf32 m16n8k8, selector 0; 13 tf32 m16n8k16, selector 1; 14 s4 m16n8k64, selector 1; 15 u4 x s4
+// m16n8k128 .satfinite.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 #define TCF_SP_A2B2C4(SHAPE, SEL)                                                                                     \
     asm volatile("mma.sp::ordered_metadata.sync.aligned." SHAPE " {%0, %1, %2, %3}, {%4, %5}, {%6, %7}, "             \
@@ -916,7 +917,9 @@ extern "C" __global__ void mma_sp_special(const unsigned* a, const unsigned* b, 
     case 10: TCF_SP_A4B4C4("m16n8k64.row.col.f32.e5m2.e4m3.f32", "0"); break;
     case 11: TCF_SP_A2B2C4("m16n8k32.row.col.satfinite.s32.u8.s8.s32", "1"); break;
     case 12: TCF_SP_A2B2C4("m16n8k8.row.col.f32.tf32.tf32.f32", "0"); break;
-    default: TCF_SP_A4B4C4("m16n8k16.row.col.f32.tf32.tf32.f32", "1"); break;
+    case 13: TCF_SP_A4B4C4("m16n8k16.row.col.f32.tf32.tf32.f32", "1"); break;
+    case 14: TCF_SP_A2B2C4("m16n8k64.row.col.s32.s4.s4.s32", "1"); break;
+    default: TCF_SP_A4B4C4("m16n8k128.row.col.satfinite.s32.u4.s4.s32", "0"); break;
     }
     unsigned* pd = d + warp * 4 * 32 + lane;
     pd[0] = r[0], pd[32] = r[1], pd[64] = r[2], pd[96] = r[3];

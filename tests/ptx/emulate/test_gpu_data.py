@@ -254,6 +254,12 @@ def _sp_dense(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.nda
     return dense, keep
 
 
+def _sp_dense4(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
+    """_sp_dense for 4-bit codes (W, 16, K/2): pairs of elements as the 8-bit units the metadata counts (4:8)."""
+    units, keep = _sp_dense((a[..., 0::2] | a[..., 1::2] << 4).astype(np.uint8), meta, k // 2, sel)
+    return np.stack([units & 0xF, units >> 4], axis=-1).reshape(a.shape[0], 16, k), np.repeat(keep, 2, axis=-1)
+
+
 @pytest.mark.parametrize("item", _entries("mma_sp_"))
 def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) -> None:
     """Apart from the emulator: sparse D (A decompressed by the metadata read from the lanes' side) is, per row, the
@@ -265,13 +271,15 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
     ta, tb, sat = ece.sp_types(form)
     probe = item["name"].endswith("_probe")
     a, b, c, meta = ece.sp_tiles(np.random.default_rng(item["meta"]["seed"]), 16, form, probe)
-    for name, w in zip("abc", ece.sp_words(a, b, c), strict=True):
+    four = ta in ("s4", "u4")
+    for name, w in zip("abc", ece.sp_words(a, b, c, 4 if four else None), strict=True):
         np.testing.assert_array_equal(w, item["buffers"][name])
     np.testing.assert_array_equal(meta, item["buffers"]["e"])
-    dense, keep = _sp_dense(a, meta, k, sel)
+    dense, keep = (_sp_dense4 if four else _sp_dense)(a, meta, k, sel)
     assert (keep.sum(-1) == k // 2).all()
     if d == "s32":
-        val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64)}
+        val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64),
+               "s4": lambda x: (x.astype(np.int64) ^ 8) - 8, "u4": lambda x: x.astype(np.int64)}
         exact = c.view(np.int32).astype(np.int64) + np.einsum("wrk,wkn->wrn", val[ta](dense), val[tb](b))
         lo, hi = -(2**31), 2**31 - 1
         want = np.clip(exact, lo, hi) if sat else (exact - lo) % 2**32 + lo

@@ -120,9 +120,12 @@ def test_m8n8k4_f16_is_the_same_under_either_numerics() -> None:
     ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.f16.e4m3.e4m3.f16 {%r30, %r31}, "
      "{%r10, %r11, %r12, %r13}, {%r14, %r15, %r16, %r17}, {%r18, %r19}, %r22, 0;",
      r"sm_90 has no FP8 mma\.sp to f16"),
-    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r30, %r31, %r32, %r33}, "
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, "
+     "{%r10}, {%r14}, {%r18, %r19, %r20, %r21}, %r22, 0;",
+     r"mma\.sp is modelled for m16n8k16 / k32 f16 / bf16, m16n8k32 / k64 e4m3 / e5m2 / s8 / u8, m16n8k64 / k128"),
+    ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.s32.f16.f16.s32 {%r30, %r31, %r32, %r33}, "
      "{%r10, %r11}, {%r14, %r15}, {%r18, %r19, %r20, %r21}, %r22, 0;",
-     r"mma\.sp is modelled for m16n8k16 / k32 f16 / bf16, m16n8k32 / k64 e4m3 / e5m2 / s8 / u8 and m16n8k8 / k16"),
+     r"an s32 mma\.sp takes s8 / u8 or s4 / u4 operands"),
 ])
 def test_sparse_mma_forms_without_a_model_or_bad_operands_are_a_file_line_error(instr: str, message: str) -> None:
     body = "\n".join(f"ld.global.u32 %r{10 + i}, [%rd4+{4 * i}];" for i in range(14)) + "\n" + instr

@@ -383,8 +383,10 @@ def _mma_f64(ctx, st, parts):
     return run
 
 
-_SP_TYPES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4}  # A / B element bytes
-_SP_K = {4: ("m16n8k8", "m16n8k16"), 2: ("m16n8k16", "m16n8k32"), 1: ("m16n8k32", "m16n8k64")}  # shapes by bytes
+_SP_TYPES = {"f16": 2, "bf16": 2, "e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "tf32": 4, "s4": 0.5, "u4": 0.5}  # bytes
+_SP_K = {4: ("m16n8k8", "m16n8k16"), 2: ("m16n8k16", "m16n8k32"), 1: ("m16n8k32", "m16n8k64"),
+         0.5: ("m16n8k64", "m16n8k128")}  # shapes by element bytes
+_SP_UNIT = {4: 2.0, 2: 1.0, 1: 1.0, 0.5: 0.5}  # K in the metadata's units: 16-bit halves (tf32), elements, pairs
 
 
 def _sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
@@ -392,9 +394,13 @@ def _sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
     the sparsity selector (as the H100 corpus's probes pin them): chunk j (dense k 4j..4j+3) of row r = g + 8h
     takes the nibble (i0 | i1 << 2: its two non-zero k, compressed columns 2j, 2j + 1) at position x % 8 of lane
     4g + sel·K/16 + x // 8, x = (j // c)·2c + h·c + j % c, c = 4 for 16-bit and 8 for 8-bit elements; tf32 (1:2)
-    reads K as 2K 16-bit halves, a pair (0, 1) or (2, 3) naming one element."""
+    reads K as 2K 16-bit halves, a pair (0, 1) or (2, 3) naming one element; 4-bit elements (4:8) as K/2 8-bit
+    pairs."""
     if esize == 4:
         return _sp_columns(meta, 2 * k, 2, sel)[..., 0::2] // 2
+    if esize == 0.5:  # s4 / u4 (4:8): the 8-bit layout over pairs of elements, both of a kept pair kept
+        units = _sp_columns(meta, k // 2, 1, sel)
+        return np.stack([2 * units, 2 * units + 1], axis=-1).reshape(units.shape[0], 16, k // 2)
     c, nch = 8 // esize, k // 4
     r, j = np.arange(16)[:, None], np.arange(nch)[None, :]
     x = (j // c) * 2 * c + (r // 8) * c + j % c
@@ -426,9 +432,10 @@ def _mma_sp(ctx, st, parts):
     if esize is None or _SP_TYPES.get(types[2]) != esize or shape not in _SP_K[esize] or types[0] != types[3] or \
             {"row", "col"} - set(parts) or len(ops) != 6:
         ctx.unsupported(st, f"{'.'.join(parts)} (mma.sp is modelled for m16n8k16 / k32 f16 / bf16, m16n8k32 / k64 "
-                            "e4m3 / e5m2 / s8 / u8 and m16n8k8 / k16 tf32, with a metadata register and a selector)")
+                            "e4m3 / e5m2 / s8 / u8, m16n8k64 / k128 s4 / u4 and m16n8k8 / k16 tf32, with a metadata "
+                            "register and a selector)")
     k = int(shape.split("k")[1])
-    sels = tuple(range(4 // (k // (8 if esize == 4 else 16))))  # K/16 (tf32: K/8) lanes of a quad hold metadata
+    sels = tuple(range(4 // int(k * _SP_UNIT[esize] // 16)))  # the quad's lanes holding metadata: 1, 2 or 4
     if not isinstance(ops[5], Imm) or ops[5].value not in sels:
         got = ops[5].text if isinstance(ops[5], Imm) else "a register"
         ctx.fail_static(st, f"the sparsity selector of sparse {shape} {types[1]} must be an immediate in "
@@ -446,10 +453,10 @@ def _mma_sp(ctx, st, parts):
         if esize == 1 and types[0] == "f16":
             ctx.unsupported(st, f"{'.'.join(parts)} (sm_90 has no FP8 mma.sp to f16; ptxas rejects it)")
         form = _sp_form(name, kc)
-    elif types[1] not in ("s8", "u8") or types[2] not in ("s8", "u8"):
-        ctx.unsupported(st, f"{'.'.join(parts)} (integer mma.sp is modelled for s8 / u8)")
+    elif types[1] not in _INT_BYTES or types[2] not in _INT_BYTES:
+        ctx.unsupported(st, f"{'.'.join(parts)} (an s32 mma.sp takes s8 / u8 or s4 / u4 operands)")
     d, a, b, c, e = ops[:5]
-    nab, ncd = k * esize // 16, 2 if types[0] == "f16" else 4  # A and B registers; C and D
+    nab, ncd = int(k * esize // 16), 2 if types[0] == "f16" else 4  # A and B registers; C and D
     for what, op, want in (("D", d, ncd), ("A", a, nab), ("B", b, nab), ("C", c, ncd)):
         if len(_regs(op)) != want:
             ctx.fail_static(st, f"{what} of sparse {shape} {types[1]} is {want} registers per thread, got "
