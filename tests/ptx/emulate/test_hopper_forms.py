@@ -133,9 +133,13 @@ def test_sparse_mma_forms_without_a_model_or_bad_operands_are_a_file_line_error(
         run_body(body, np.zeros((32, 14), np.uint32), 1)
 
 
-def test_sparse_mma_has_no_ada_model() -> None:
-    instr = ("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, "
-             "{%r10, %r11}, {%r14, %r15}, {%r18, %r19, %r20, %r21}, %r22, 0;")
+@pytest.mark.parametrize("instr", [
+    "mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r30, %r31, %r32, %r33}, "
+    "{%r10, %r11}, {%r14, %r15}, {%r18, %r19, %r20, %r21}, %r22, 0;",
+    "mma.sp::ordered_metadata.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%r30, %r31, %r32, %r33}, "
+    "{%r10, %r11}, {%r14, %r15}, {%r18, %r19, %r20, %r21}, %r22, 0;",
+])
+def test_sparse_float_mma_has_no_ada_model(instr: str) -> None:
     body = "\n".join(f"ld.global.u32 %r{10 + i}, [%rd4+{4 * i}];" for i in range(14)) + "\n" + instr
     with pytest.raises(EmulationError, match=r"under numerics 'ada' \(only a Hopper model exists\)"):
         run_body(body, np.zeros((32, 14), np.uint32), 1, numerics="ada")

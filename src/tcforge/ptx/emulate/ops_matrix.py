@@ -144,6 +144,15 @@ def _gather_c32(regs):
     return np.concatenate(pairs, axis=1)
 
 
+def _store_d(ctx, warps, ws, d: np.ndarray, m) -> None:
+    """Write D (W, 16 or 8, 8) to its fragment registers `ws`: 32-bit elements (f32, s32) one per register, f16
+    elements two per register."""
+    regs = _split_d32(d) if d.dtype == np.uint32 else \
+        [_words(d[:, 8 * i:8 * i + 8].reshape(-1, 32, 2)) for i in range(len(ws))]
+    for w, x in zip(ws, regs, strict=True):
+        _scatter(ctx, warps, np.ascontiguousarray(x), w, m)
+
+
 def _split_d32(d):
     """(W, 16 or 8, 8) uint32 -> the 4 (or 2) 32-bit D registers, (W, 32) each."""
     halves = [d[:, i:i + 8].reshape(d.shape[0], 32, 2) for i in range(0, d.shape[1], 8)]
@@ -188,12 +197,15 @@ def _int_mma(ctx, st, parts, shape, types):
         hit = (A[:, :, :, None] & B[:, None, :, :]) if op == "and" else (A[:, :, :, None] ^ B[:, None, :, :])
         return hit.sum(axis=2, dtype=np.int64)
 
-    def mma(A, B, C):
-        d = C.view(np.int32).astype(np.int64) + products(A, B)
-        if sat:
-            d = np.clip(d, -(2**31), 2**31 - 1)
-        return (d & 0xFFFFFFFF).astype(np.uint32)
-    return esize, mma
+    return esize, lambda A, B, C: _s32_sum(C, products(A, B), sat)
+
+
+def _s32_sum(c: np.ndarray, products: np.ndarray, sat: bool) -> np.ndarray:
+    """s32 D words: C (words) + the exact products' sum, clamped to the s32 range with .satfinite, else wrapped."""
+    d = c.view(np.int32).astype(np.int64) + products
+    if sat:
+        d = np.clip(d, -(2**31), 2**31 - 1)
+    return (d & 0xFFFFFFFF).astype(np.uint32)
 
 
 def _mma_model(ctx, st, parts):
@@ -412,9 +424,9 @@ def _sp_columns(meta: np.ndarray, k: int, esize: int, sel: int) -> np.ndarray:
 
 def _sp_form(name: str, kc: int) -> Form:
     """A one-row form over kc compressed columns: the dense form's datapath, one step over the selected products
-    (16-bit: one group of 8 or 16, as the corpus shows; 8-bit: the FP8 lowering's two HMMA.SP steps from +0 over
-    the low and high bytes of each A register, then C added)."""
-    f = HOPPER_FORMS[name]
+    (16-bit and tf32: one group of K/2, as the corpus shows; 8-bit: the FP8 lowering's two HMMA.SP steps from +0
+    over the low and high bytes of each A register, then C added)."""
+    f = _FORMS[name]
     groups = (tuple(range(kc)),) if f.operands_as is None else tuple(
         tuple(x for x in range(kc) if (x % 4 < 2) == low) for low in (True, False))
     return replace(f, name=f"{name} (sparse)", m=1, k=kc, groups=groups)
@@ -442,11 +454,10 @@ def _mma_sp(ctx, st, parts):
                             f"{', '.join(map(str, sels))}, got {got}")
     sel, kc = int(ops[5].value), k // 2
     integer = types[0] == "s32"
-    if types[1] == "tf32":
-        form = replace(_tf32(4), name="mma.sp tf32", m=1, k=kc, groups=(tuple(range(kc)),))
-    elif not integer:
-        name = f"mma.m16n8k{16 if esize == 2 else 32}.{types[0]}.{types[1]}.{types[2]}"
-        if name not in HOPPER_FORMS:
+    if not integer:
+        step_k = {4: 8, 2: 16, 1: 32}[esize]  # K of the dense form whose arithmetic a row's kept products take
+        name = f"mma.m16n8k{step_k}.{types[0]}.{types[1]}.{types[2]}"
+        if name not in _FORMS:
             ctx.unsupported(st, f"{'.'.join(parts)} (no dense {name[4:]} form to take the arithmetic from)")
         if ctx.model != "hopper":
             ctx.unsupported(st, f"{'.'.join(parts)} under numerics {ctx.model!r} (only a Hopper model exists)")
@@ -475,17 +486,10 @@ def _mma_sp(ctx, st, parts):
         cols = _sp_columns(re_().reshape(-1, 32)[warps], k, esize, sel)
         Bg = np.take_along_axis(B[:, None], cols[..., None], axis=2)  # (W, 16, K/2, 8): row r's B rows
         if integer:
-            prod = np.einsum("wrk,wrkn->wrn", _int_values(A, types[1]), _int_values(Bg, types[2]))
-            D = C.view(np.int32).astype(np.int64) + prod
-            D = ((np.clip(D, -(2**31), 2**31 - 1) if sat else D) & 0xFFFFFFFF).astype(np.uint32)
+            D = _s32_sum(C, np.einsum("wrk,wrkn->wrn", _int_values(A, types[1]), _int_values(Bg, types[2])), sat)
         else:
             D = tc_mma(form, A[:, :, None], Bg, C[:, :, None])[:, :, 0]
-        if ncd == 4:
-            for w, x in zip(ws, _split_d32(D), strict=True):
-                _scatter(ctx, warps, np.ascontiguousarray(x), w, m)
-            return
-        for i, w in enumerate(ws):
-            _scatter(ctx, warps, _words(D[:, 8 * i:8 * i + 8].reshape(-1, 32, 2)), w, m)
+        _store_d(ctx, warps, ws, D, m)
     return run
 
 
@@ -509,13 +513,7 @@ def b_mma(ctx, st, parts):
         A = _gather_a([r().reshape(-1, 32)[warps] for r in ra], esize)
         B = _gather_b([r().reshape(-1, 32)[warps] for r in rb], esize)
         cs = [r().reshape(-1, 32)[warps] for r in rc]
-        D = fn(A, B, _gather_c32(cs) if f32 else _gather_c(cs))  # (W, 16, 8)
-        if f32:
-            for w, x in zip(ws, _split_d32(D), strict=True):
-                _scatter(ctx, warps, np.ascontiguousarray(x), w, m)
-            return
-        for i, w in enumerate(ws):
-            _scatter(ctx, warps, _words(D[:, 8 * i:8 * i + 8].reshape(-1, 32, 2)), w, m)
+        _store_d(ctx, warps, ws, fn(A, B, _gather_c32(cs) if f32 else _gather_c(cs)), m)
     return run
 
 
