@@ -1,8 +1,10 @@
 """Hand-written PTX test kernels: `run_body(BODY, inputs)` wraps a body into an entry in which thread t reads its
 operands at `[%rd4 + 4*i]` (row t of `inputs`, u32 words) and writes its results at `[%rd6 + 4*i]` (row t of the
-output); %r0 is the global thread index."""
+output); %r0 is the global thread index. Also `round_f32`, the exact-rational f32 rounding the tests hold results to."""
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -59,3 +61,32 @@ def run_body(body: str, inputs: np.ndarray, out_words: int, *, block: int = 32, 
     res = emulate(text, "k", (threads // block, 1, 1), (block, 1, 1), {"k_out": out, "k_in": inputs},
                   numerics, file="k.ptx", stats=stats)
     return res.get("k_out", out)
+
+
+def round_f32(q: Fraction, mode: str = "rn") -> np.uint32:
+    """Exact rational -> f32 bits under rn/rz/rm/rp (normal and subnormal range; q = 0 gives +0; rn also beyond the
+    largest finite value: it, or an infinity of q's sign from half an ulp past it)."""
+    if q == 0:
+        return np.uint32(0)
+    if mode == "rn" and abs(q) > 2**128 - 2**104:  # beyond the largest finite value: it, or past half an ulp more
+        inf = abs(q) >= 2**128 - 2**103
+        return np.uint32((0x7F800000 if inf else 0x7F7FFFFF) | (0 if q > 0 else 0x80000000))
+    with np.errstate(over="ignore"):  # at the largest finite value a neighbour is infinite (dropped below)
+        lo = np.float32(float(q))  # nearest double then float: refine below
+        steps = [np.nextafter(lo, np.float32(-np.inf)), lo, np.nextafter(lo, np.float32(np.inf))]
+        steps += [np.nextafter(steps[2], np.float32(np.inf)), np.nextafter(steps[0], np.float32(-np.inf))]
+    cands = sorted({c for c in steps if np.isfinite(c)}, key=float)
+    below = max((c for c in cands if Fraction(float(c)) <= q), key=float)
+    above = min((c for c in cands if Fraction(float(c)) >= q), key=float)
+    if below == above:
+        r = below
+    elif mode == "rz":
+        r = below if q > 0 else above
+    elif mode == "rm":
+        r = below
+    elif mode == "rp":
+        r = above
+    else:
+        db, da = q - Fraction(float(below)), Fraction(float(above)) - q
+        r = below if db < da else above if da < db else (below if (below.view(np.uint32) & 1) == 0 else above)
+    return np.float32(r).view(np.uint32)

@@ -11,6 +11,7 @@ for: sad, copysign, redux.sync, module-scope .global initializers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import run_body
+from tests.ptx.emulate.kernels import round_f32, run_body
 from tools import emulate_corpus as ec
 from tools import emulate_corpus_entries as ece
 from tools import emulate_families as ef
@@ -123,18 +124,7 @@ def _f32_op(x: float, y: float, z: float) -> float:
     exact = Fraction(x) * Fraction(y) + Fraction(z)
     if exact == 0:  # -0 only when both the product and z are -0
         return -0.0 if math.copysign(1.0, x * y) < 0 and math.copysign(1.0, z) < 0 else 0.0
-    e = max(math.floor(math.log2(abs(exact))), -126)
-    while abs(exact) >= Fraction(2) ** (e + 1):
-        e += 1
-    while e > -126 and abs(exact) < Fraction(2) ** e:
-        e -= 1
-    ulp = Fraction(2) ** (e - 23)
-    n = exact / ulp
-    r = math.floor(n)
-    if n - r > Fraction(1, 2) or (n - r == Fraction(1, 2) and r % 2):
-        r += 1
-    v = r * ulp
-    return math.copysign(math.inf, v) if abs(v) >= 2**128 else float(v)
+    return float(round_f32(exact).view(np.float32))
 
 
 def _m884_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray, d_type: str) -> np.ndarray:
@@ -378,55 +368,42 @@ def _emulated_item(entry, module: dict, seed: int) -> dict:
 
 
 @pytest.fixture(scope="module")
-def samples_sm90a() -> dict:
+def samples():
+    """samples(arch): the nvcc-built samples module for sm_80, sm_89 or sm_90a (each built once)."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    return ec._build_nvcc(ece.MODULES["samples_sm90a"])
-
-
-@pytest.fixture(scope="module")
-def samples_sm80() -> dict:
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not found")
-    return ec._build_nvcc(ece.MODULES["samples_sm80"])
+    return functools.cache(lambda arch: ec._build_nvcc(ece.MODULES[f"samples_{arch}"]))
 
 
 @pytest.mark.parametrize("form", range(len(ece.M884_FORMS)))
-def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples_sm80: dict) -> None:
+def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == ece.m884_name(form))
-    test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples_sm80, 31 + form))
+    test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples("sm80"), 31 + form))
 
 
 @pytest.mark.parametrize("k", ece.F64_M16_K)
-def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples_sm90a: dict) -> None:
+def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == f"mma_f64_m16n8k{k}")
-    test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples_sm90a, 41 + k))
+    test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples("sm90a"), 41 + k))
 
 
 @pytest.mark.parametrize("name", [e.name for e in ece.ENTRIES if e.name.startswith("mma_sp_")])
-def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples_sm90a: dict) -> None:
+def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == name)
-    test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples_sm90a, 53))
-
-
-@pytest.fixture(scope="module")
-def samples_sm89() -> dict:
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc not found")
-    return ec._build_nvcc(ece.MODULES["samples_sm89"])
+    test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples("sm90a"), 53))
 
 
 @pytest.mark.parametrize("name", ["mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3"])
-def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples_sm89: dict) -> None:
+def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples) -> None:
     entry = next(e for e in ece.ENTRIES if e.name == name)
-    test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples_sm89, 61))
+    test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples("sm89"), 61))
 
 
 @pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")
-def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples_sm90a: dict) -> None:
+def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
     name = f"wgmma_{form.acc}_{form.ta}_{form.tb}_n{form.n}_{ece._wg_label(form)}"
     entry = next(e for e in ece.ENTRIES if e.name == name)
-    test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples_sm90a, 17 + form.form))
+    test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), 17 + form.form))
 
 
 @pytest.mark.parametrize("name", [n for n in ece.MODULES if "_sm90_" in n])

@@ -8,37 +8,13 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import run_body
+from tests.ptx.emulate.kernels import round_f32, run_body
 
 from tcforge import numerics as nx
 
 
 def _f32(bits):
     return np.asarray(bits, np.uint32).view(np.float32)
-
-
-def _round_f32(q: Fraction, mode: str) -> np.uint32:
-    """Exact rational -> f32 bits under rn/rz/rm/rp (finite, normal-or-subnormal range)."""
-    if q == 0:
-        return np.uint32(0)
-    lo = np.float32(float(q))  # nearest double then float: refine below
-    cands = sorted({np.nextafter(lo, np.float32(-np.inf)), lo, np.nextafter(lo, np.float32(np.inf)),
-                    np.nextafter(np.nextafter(lo, np.float32(np.inf)), np.float32(np.inf)),
-                    np.nextafter(np.nextafter(lo, np.float32(-np.inf)), np.float32(-np.inf))}, key=float)
-    below = max((c for c in cands if Fraction(float(c)) <= q), key=float)
-    above = min((c for c in cands if Fraction(float(c)) >= q), key=float)
-    if below == above:
-        r = below
-    elif mode == "rz":
-        r = below if q > 0 else above
-    elif mode == "rm":
-        r = below
-    elif mode == "rp":
-        r = above
-    else:
-        db, da = q - Fraction(float(below)), Fraction(float(above)) - q
-        r = below if db < da else above if da < db else (below if (below.view(np.uint32) & 1) == 0 else above)
-    return np.float32(r).view(np.uint32)
 
 
 def _operands(seed: int, n: int = 64, k: int = 3) -> np.ndarray:
@@ -62,9 +38,9 @@ st.global.v4.f32 [%rd6], {{%f4, %f5, %f6, %f6}};"""
     got = run_body(body, x, 4)
     for t in range(len(x)):
         a, b, c = (Fraction(float(v)) for v in _f32(x[t]))
-        assert got[t, 0] == _round_f32(a + c, mode), (t, mode, "add")
-        assert got[t, 1] == _round_f32(a * b, mode), (t, mode, "mul")
-        assert got[t, 2] == _round_f32(a * b + c, mode), (t, mode, "fma")
+        assert got[t, 0] == round_f32(a + c, mode), (t, mode, "add")
+        assert got[t, 1] == round_f32(a * b, mode), (t, mode, "mul")
+        assert got[t, 2] == round_f32(a * b + c, mode), (t, mode, "fma")
 
 
 def test_ftz_and_special_values() -> None:
