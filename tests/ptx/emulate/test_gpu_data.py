@@ -176,11 +176,20 @@ def _f64_of(q: Fraction) -> float:
         return math.inf if q > 0 else -math.inf
 
 
+def _fma_f64(x: float, y: float, acc: float) -> float:
+    """fma.rn.f64: x·y + acc rounded once; a finite product is exact, so it never overflows on its own (an infinite
+    acc stays as it is), while an infinite or NaN factor follows IEEE products (∞·0 is NaN)."""
+    if math.isfinite(x) and math.isfinite(y):
+        return _f64_of(Fraction(x) * Fraction(y) + Fraction(acc)) if math.isfinite(acc) else acc
+    with np.errstate(invalid="ignore"):
+        return float(np.float64(x) * np.float64(y) + np.float64(acc))
+
+
 @pytest.mark.parametrize("item", _entries("mma_f64_m16n8k"))
 def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
     """Apart from the emulator: sm_90's f64 m16n8k4 / k8 / k16 D (operands placed by the PTX ISA's formulas) is
-    fma.rn.f64 chained over k in order from C, each step rounded once (exact fractions; NaN / infinity through
-    float64), and the data tell that chain from one rounding of the exact sum and from the reverse order."""
+    fma.rn.f64 chained over k in order from C, each step rounded once (`_fma_f64`),
+    and the data tell that chain from one rounding of the exact sum and from the reverse order."""
     form = int(item["meta"]["params"]["mma_f64_m16_special_param_4"])
     a, b, c = ece.f64_m16_tiles(np.random.default_rng(item["meta"]["seed"]), 16, ece.F64_M16_K[form])
     for name, x in (("a", a), ("b", b), ("c", c)):
@@ -192,23 +201,17 @@ def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
     for idx in np.ndindex(*cv.shape):
         w_, i, j = idx
         terms = [(av[w_, i, k], bv[w_, k, j]) for k in range(av.shape[2])]
-        if not np.isfinite([*np.ravel(terms), cv[idx]]).all():
-            with np.errstate(invalid="ignore", over="ignore"):
-                acc = cv[idx]
-                for x, y in terms:
-                    acc = acc + x * y  # inf / NaN: every order and rounding gives the same class
-            want[idx] = acc
-            continue
         chains = {}
         for order in ("k", "reversed"):
             acc = float(cv[idx])
             for x, y in (terms if order == "k" else terms[::-1]):
-                if math.isfinite(acc):  # an overflowed step stays infinite (the finite products cannot cancel it)
-                    acc = _f64_of(Fraction(x) * Fraction(y) + Fraction(acc))
+                acc = _fma_f64(float(x), float(y), acc)
             chains[order] = acc
         want[idx] = chains["k"]
-        differs["reversed"] += chains["reversed"] != chains["k"]
-        differs["once"] += _f64_of(sum((Fraction(x) * Fraction(y) for x, y in terms), Fraction(cv[idx]))) != chains["k"]
+        if np.isfinite([*np.ravel(terms), cv[idx]]).all():
+            differs["reversed"] += chains["reversed"] != chains["k"]
+            exact = sum((Fraction(x) * Fraction(y) for x, y in terms), Fraction(cv[idx]))
+            differs["once"] += _f64_of(exact) != chains["k"]
     words = ece.f64_m16_words(want.view(np.uint64), "c")
     nan = np.isnan(words.view(np.float64))
     np.testing.assert_array_equal(np.isnan(got), nan)
