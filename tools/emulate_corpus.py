@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tcforge.ptx.emulate import TensorMap
 from tools.emulate_corpus_entries import ENTRIES, MODULES, Entry, Nvcc, Triton
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -280,19 +281,26 @@ def launch_of(entry: Entry, module: dict) -> tuple[str, tuple, tuple, int]:
 
 
 def make_args(ptx: str, kernel: str, values: list) -> tuple[dict, dict, dict]:
-    """(emulator args, buffers, parameter record) from one value per parameter; extra ones get a scratch buffer."""
+    """(emulator args, buffers, parameter record) from one value per parameter (a number, a buffer name, a
+    TensorMap or (buffer name, array)), then any (buffer name, array) no parameter points at; parameters past the
+    values get a scratch buffer."""
     # parameters past the given values are Triton's scratch pointers: a zeroed 256-byte buffer
     from tcforge.ptx.module import read_module
 
     params = read_module(ptx).function(kernel).params
-    if len(values) > len(params):
+    extra = values[len(params):]  # buffers no parameter points at (a tensor map's)
+    if not all(isinstance(v, tuple) for v in extra):
         raise ValueError(f"{kernel}: {len(values)} values for {len(params)} parameters")
     args: dict = {}
-    buffers: dict = {}
+    buffers: dict = {name: np.ascontiguousarray(arr) for name, arr in extra}
+    args.update(buffers)
     record: dict = {}
     for i, p in enumerate(params):
         v = values[i] if i < len(values) else ("scratch", np.zeros(256, np.uint8))
-        if isinstance(v, tuple):
+        if isinstance(v, TensorMap):
+            args[p.name] = v
+            record[p.name] = {"tensormap": v.text()}
+        elif isinstance(v, tuple):
             name, arr = v
             buffers[name] = np.ascontiguousarray(arr)
             args[name] = buffers[name]
@@ -308,7 +316,7 @@ def args_from_record(record: dict, buffers: dict) -> dict:
     """The emulator's args from a stored parameter record and buffers."""
     args = dict(buffers)
     for p, v in record.items():
-        args[p] = v["buffer"] if isinstance(v, dict) else v
+        args[p] = (v.get("buffer") or TensorMap.parse(v["tensormap"])) if isinstance(v, dict) else v
     return args
 
 

@@ -46,7 +46,7 @@ MODULES: dict[str, Triton | Nvcc] = {
     "samples_sm80": Nvcc("80"),
     "samples_sm89": Nvcc("89"),
     "samples_sm90a": Nvcc("90a"),
-    "ladder_rung1_sm90a": Nvcc("90a", rung=1),
+    **{f"ladder_rung{r}_sm90a": Nvcc("90a", rung=r) for r in range(1, 10)},
     "mm_f16_f16acc_sm80_64x64x32": _mm("*fp16", 80, 64, 64, 32, 4, 3, "fp16"),
     "mm_f16_f16acc_sm80_128x128x64": _mm("*fp16", 80, 128, 128, 64, 8, 3, "fp16", group=2),
     "mm_f16_f16acc_sm89_64x32x64_ragged": _mm("*fp16", 89, 64, 32, 64, 2, 4, "fp16", even=False),
@@ -809,6 +809,73 @@ def _ladder_rung1(m: int, n: int, k: int):
     return make
 
 
+# rung -> (BM, BK, B's box rows, threads, dynamic shared bytes, C as: pointer / TMA store), as the rung's
+# `ladder_info` reports them (tcforge.gemm.ladder._load reads the same on the GPU)
+LADDER = {2: (128, 32, 128, 256, 66624, False), 3: (128, 32, 256, 384, 99392, False),
+          4: (128, 32, 128, 384, 99392, False), 5: (128, 32, 128, 384, 132160, True),
+          6: (128, 64, 128, 384, 230464, True), 7: (128, 64, 128, 384, 230464, True),
+          8: (128, 64, 128, 384, 230464, True), 9: (128, 64, 128, 384, 230464, True)}
+
+
+def _ladder_tma(rung: int, m: int, n: int, k: int, splits: int | None = None):
+    """A rung's inputs as `tcforge.gemm.ladder.prepare` gives them: tensor maps over A and B (K-major boxes of BK
+    columns, the swizzle span), C as a pointer or a map of one warp's 16 rows by 128 bytes; `splits` for rungs 8-9
+    (C then holds the fp32 partial planes)."""
+    from tcforge.ptx.emulate import TensorMap
+
+    bm, bk, b_rows, _, _, tma_c = LADDER[rung]
+    planes = splits or 1
+
+    def make(rng):
+        a = f16(rng, (m, k), 1.0, 0.002, 0.01)
+        b = f16(rng, (n, k), 1.0, 0.002, 0.01)
+        c = np.full((planes * m, n), np.nan, np.float32)
+        maps = [TensorMap(buf, "f16", (k, rows), (k * 2,), (bk, box), bk * 2)
+                for buf, rows, box in (("A", m, bm), ("B", n, b_rows))]
+        c_arg = TensorMap("C", "f32", (n, planes * m), (n * 4,), (32, 16), 128) if tma_c else "C"
+        return [*maps, c_arg, m, n, k, *([] if splits is None else [splits]), ("A", a), ("B", b), ("C", c)]
+    return make
+
+
+def _mbarrier_scripts(scripts: int, steps: int):
+    """Random legal mbarrier scripts (op, value) for `mbarrier_steps`: an init, then arrivals (never more than are
+    pending), transaction bytes expected and completed (the count may go below zero), drops, re-inits."""
+    def make(rng):
+        prog = np.zeros((scripts, steps, 2), np.uint32)
+        for s_ in range(scripts):
+            pending = expected = tx = 0
+            for i in range(steps):
+                choices = [0] if i == 0 else [0, 3, 4] + ([1, 2, 5] if pending else [])
+                op = int(rng.choice(choices, p=None if i == 0 else _weights(choices)))
+                if op == 0:
+                    v = pending = expected = int(rng.integers(1, 5))
+                    tx = 0
+                elif op in (1, 5):
+                    v = int(rng.integers(1, pending + 1)) if op == 1 else int(rng.integers(1, min(pending,
+                                                                                           expected - 1) + 1)) \
+                        if expected > 1 else 0
+                    if op == 5 and v == 0:
+                        op, v = 1, 1
+                    pending -= v
+                    expected -= v if op == 5 else 0
+                elif op == 2:
+                    v = int(rng.choice([16, 128, 4096]))
+                    pending, tx = pending - 1, tx + v
+                else:
+                    v = int(rng.choice([16, 48, 1024]))
+                    tx += v if op == 3 else -v
+                if pending == 0 and tx == 0:
+                    pending = expected
+                prog[s_, i] = op, v
+        return [("prog", prog), ("out", np.full((scripts, steps, 4), 0xEEEEEEEE, np.uint32)), steps]
+    return make
+
+
+def _weights(choices: list[int]) -> list[float]:
+    w = np.array([{0: 0.05, 1: 0.35, 2: 0.15, 3: 0.15, 4: 0.15, 5: 0.15}[c] for c in choices])
+    return list(w / w.sum())
+
+
 # ---- entries ------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -1066,8 +1133,21 @@ def _samples() -> list[Entry]:
             ("d",)) for form in range(len(SP_FORMS)) for probe in (True, False)),
         e("cu_tf32_cvt", "samples_sm90a", "tf32_cvt", (56, 1, 1), (128, 1, 1), _tf32_cvt_inputs, ("out",)),
         e("cu_elect", "samples_sm90a", "elect_lanes", (4, 1, 1), (128, 1, 1), _elect_masks, ("leader", "elected")),
+        e("cu_mbarrier_steps", "samples_sm90a", "mbarrier_steps", (2, 1, 1), (256, 1, 1), _mbarrier_scripts(16, 24),
+          ("out",)),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
           _ladder_rung1(256, 128, 160), ("C",), 3 * 2 * 128 * 64 + 1024),
+        *(e(f"ladder_rung{r}_{label}", f"ladder_rung{r}_sm90a", "ladder_gemm", grid, (LADDER[r][3], 1, 1),
+            _ladder_tma(r, *shape), ("C",), LADDER[r][4])
+          for r, label, grid, shape in (
+              (2, "tma_warpspec", (2, 1, 1), (256, 128, 160)),
+              (3, "bn256_setmaxnreg", (1, 1, 1), (128, 256, 160)),
+              (4, "cluster_multicast", (2, 1, 1), (256, 256, 160)),
+              (5, "tma_store", (2, 1, 1), (256, 256, 96)),
+              (6, "bk64", (2, 1, 1), (256, 256, 320)),
+              (7, "persistent_walk", (2, 1, 1), (512, 512, 128)),  # one cluster walks all four tiles
+              (8, "splitk_planes", (4, 1, 1), (256, 256, 512, 2)),
+              (9, "hoist_splitk_walk", (2, 1, 1), (512, 256, 256, 2)))),
     ]
 
 
@@ -1108,4 +1188,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = set()
+AWAITING_GPU: set[str] = {"cu_mbarrier_steps"}

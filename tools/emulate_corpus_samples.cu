@@ -925,3 +925,45 @@ extern "C" __global__ void mma_sp_special(const unsigned* a, const unsigned* b, 
     pd[0] = r[0], pd[32] = r[1], pd[64] = r[2], pd[96] = r[3];
 }
 #endif
+
+// mbarrier steps: lane 0 of warp w runs script w (pairs op, value) on its own barrier and records after each step
+// test_wait.parity 0 and 1, the pending count of the last arrive's state, and test_wait on that state (~0 until an
+// arrive has returned one: a zero word is no state, and the H100 reads a pending count of 2^20 from it). Ops: 0 init
+// (count), 1 arrive with count, 2 arrive.expect_tx (bytes), 3 expect_tx, 4 complete_tx, 5 arrive_drop (count).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void mbarrier_steps(const unsigned* prog, unsigned* out, int steps)
+{
+    __shared__ alignas(8) unsigned long long bars[32];
+    if ((threadIdx.x & 31) != 0) return;
+    const unsigned w = threadIdx.x >> 5, a = static_cast<unsigned>(__cvta_generic_to_shared(&bars[w]));
+    const unsigned *p = prog + (blockIdx.x * (blockDim.x >> 5) + w) * steps * 2;
+    unsigned* o = out + (blockIdx.x * (blockDim.x >> 5) + w) * steps * 4;
+    unsigned long long state = 0;
+    for (int i = 0; i < steps; ++i) {
+        const unsigned op = p[2 * i], v = p[2 * i + 1];
+        switch (op) {
+        case 0: asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(v) : "memory"); break;
+        case 1: asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(a), "r"(v) : "memory");
+            break;
+        case 2: asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(a), "r"(v)
+                             : "memory"); break;
+        case 3: asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(v) : "memory");
+            break;
+        case 4: asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(v) : "memory");
+            break;
+        default: asm volatile("mbarrier.arrive_drop.shared::cta.b64 %0, [%1], %2;" : "=l"(state) : "r"(a), "r"(v)
+                              : "memory"); break;
+        }
+        unsigned p0, p1, pend, ps;
+        asm volatile("{ .reg .pred q; mbarrier.test_wait.parity.shared::cta.b64 q, [%1], 0; selp.u32 %0, 1, 0, q; }"
+                     : "=r"(p0) : "r"(a) : "memory");
+        asm volatile("{ .reg .pred q; mbarrier.test_wait.parity.shared::cta.b64 q, [%1], 1; selp.u32 %0, 1, 0, q; }"
+                     : "=r"(p1) : "r"(a) : "memory");
+        asm volatile("mbarrier.pending_count.b64 %0, %1;" : "=r"(pend) : "l"(state));
+        asm volatile("{ .reg .pred q; mbarrier.test_wait.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
+                     : "=r"(ps) : "r"(a), "l"(state) : "memory");
+        const bool have = state != 0;
+        o[4 * i] = p0, o[4 * i + 1] = p1, o[4 * i + 2] = have ? pend : ~0u, o[4 * i + 3] = have ? ps : ~0u;
+    }
+}
+#endif

@@ -5,7 +5,8 @@
 
 Pointer parameters given as numpy arrays become device buffers (any other array in `args` too, addressable by name
 through `"PARAM@OFFSET"` or a pointer parameter naming it), scalars are passed by value in the parameter's PTX type,
-struct parameters as their bytes. Returns every buffer after the launch. The PTX is JIT-compiled by the driver
+struct parameters as their bytes, a `TensorMap` (or its text form) as the CUtensorMap the driver encodes for that
+buffer's device address. Returns every buffer after the launch. The PTX is JIT-compiled by the driver
 (cuModuleLoadData), so PTX for sm_80/sm_89 runs on sm_90.
 """
 
@@ -15,9 +16,11 @@ import ctypes
 
 import numpy as np
 
+from tcforge.ptx.emulate.api import as_tensor_map
+from tcforge.ptx.emulate.ops_async import TensorMap
 from tcforge.ptx.emulate.state import view_dtype
 from tcforge.ptx.module import read_module
-from tcforge.runtime import driver
+from tcforge.runtime import driver, tensormap
 
 
 def _name(v) -> str | None:
@@ -45,8 +48,10 @@ def _param_bytes(fn, args: dict, addr: dict[str, int]) -> list[bytes]:
     for p in fn.params:
         if p.name not in args:
             raise KeyError(f"missing argument {p.name!r} of {fn.name}")
-        v = args[p.name]
-        if p.array is not None:
+        v = as_tensor_map(args[p.name])
+        if isinstance(v, TensorMap):
+            raw = bytearray(_encode_map(v, addr))
+        elif p.array is not None:
             raw = bytearray(bytes(np.asarray(v, dtype=np.uint8).reshape(-1)) if not isinstance(v, bytes) else v)
         elif _name(v) is not None or (isinstance(v, np.ndarray) and v.ndim >= 1):
             raw = bytearray(np.uint64(addr[_name(v) or p.name]).tobytes())
@@ -58,6 +63,18 @@ def _param_bytes(fn, args: dict, addr: dict[str, int]) -> list[bytes]:
             raise ValueError(f"argument {p.name!r}: {len(raw)} bytes for a {p.size}-byte parameter")
         out.append(bytes(raw))
     return out
+
+
+_CU_DTYPES = {"u8": tensormap.DTYPE_UINT8, "e4m3": tensormap.DTYPE_UINT8, "e5m2": tensormap.DTYPE_UINT8,
+              "f16": tensormap.DTYPE_FLOAT16, "f32": tensormap.DTYPE_FLOAT32, "bf16": tensormap.DTYPE_BFLOAT16}
+
+
+def _encode_map(v: TensorMap, addr: dict[str, int]) -> bytes:
+    """The driver's CUtensorMap for the emulator's tensor-map description."""
+    if v.dtype not in _CU_DTYPES:
+        raise ValueError(f"tensor map element type {v.dtype!r}: the GPU side encodes {', '.join(_CU_DTYPES)}")
+    return tensormap.encode_tiled(_CU_DTYPES[v.dtype], v.elem_bytes, addr[v.buffer], list(v.dims), list(v.strides),
+                                  list(v.box), swizzle=v.swizzle).raw()
 
 
 def run(ptx: str, entry: str, grid, block, args: dict, dynamic_shared: int = 0, device: int = 0) -> dict:

@@ -104,6 +104,49 @@ def _shapes(r: ladder.Rung) -> list[tuple[int, int, int, int | None]]:
     return out
 
 
+def _fp16(rng, shape):
+    import numpy as np
+
+    return (rng.standard_normal(shape) * rng.choice([1.0, 2.0**-12, 2.0**9], shape)).astype(np.float16)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", NAMES[1:])
+def test_emulated_rung_gives_rung1_bits(name: str) -> None:
+    """Each rung's own PTX in the emulator (`ladder.emulate`: TMA, mbarriers, clusters and multicast, TMA stores,
+    a persistent walk over more tiles than the one cluster a 2-SM GPU would launch) gives the bits of rung 1, whose
+    PTX the H100 corpus pins; bf16 C is rung 1's fp32 C rounded to nearest even."""
+    import numpy as np
+
+    r = ladder.RUNGS[name]
+    m, n, k = 2 * r.multiple[0], r.multiple[1], 3 * r.bk
+    rng = np.random.default_rng(r.number)
+    a, b = _fp16(rng, (m, k)), _fp16(rng, (n, k))
+    want = ladder.emulate(1, a, b).view(np.uint32)
+    got = ladder.emulate(name, a, b, sms=r.cluster)
+    np.testing.assert_array_equal(got.view(np.uint32), want)
+    if r.number == 5:
+        rne = ((want + 0x7FFF + ((want >> 16) & 1)) >> 16).astype(np.uint16)
+        np.testing.assert_array_equal(ladder.emulate(name, a, b, out_kind="bf16"), rne)
+
+
+@needs_nvcc
+def test_emulated_split_k_sums_the_planes_in_order() -> None:
+    """Rung 8 with three splits of five k-tiles (2, 2, 1): fp32 C is ((P0 + P1) + P2) of rung 1's products over
+    each split's k range."""
+    import numpy as np
+
+    rng = np.random.default_rng(8)
+    a, b = _fp16(rng, (256, 320)), _fp16(rng, (256, 320))
+    p = [ladder.emulate(1, a[:, k0:k0 + 128], b[:, k0:k0 + 128]) for k0 in (0, 128, 256)]
+    got = ladder.emulate("splitk", a, b, splits=3)
+    np.testing.assert_array_equal(got.view(np.uint32), ((p[0] + p[1]) + p[2]).view(np.uint32))
+    with pytest.raises(TcforgeError, match="does not split K"):
+        ladder.emulate("bk64", a, b, splits=2)
+    with pytest.raises(TcforgeError, match="multiple of"):
+        ladder.emulate("bk64", a[:, :96], b[:, :96])
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", NAMES)
 def test_rung_matches_torch(name: str, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -147,6 +147,28 @@ def cache_key(source: str, options: Sequence[str], arch: str) -> str:
     return h.hexdigest()[:32]
 
 
+def compile_ptx(source: str, *, arch: str = "sm_90a", options: Sequence[str] = (), name: str = "kernel",
+                cache: Path | None = None) -> str:
+    """The PTX nvcc makes of `source` with the options `compile_cuda` uses (for the emulator; disk-cached)."""
+    opts = ["-O3", "-std=c++17", "--use_fast_math", *options]
+    key = cache_key(source, opts, arch)
+    root = cache if cache is not None else cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    out = root / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:80]}-{key}.ptx"
+    if not out.exists():
+        with tempfile.TemporaryDirectory(prefix="tcforge-nvcc-") as tmp:
+            src = Path(tmp) / "kernel.cu"
+            src.write_text(source)
+            proc = subprocess.run([_nvcc(), "-ptx", f"-arch={arch}", *opts, "-I", str(INCLUDE_DIR), "-o",
+                                   str(Path(tmp) / "k.ptx"), str(src)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise CompileError(f"nvcc -ptx failed for {name} ({arch}):\n{proc.stderr[-4000:]}")
+            tmp_out = root / f".{out.name}.{os.getpid()}.tmp"
+            shutil.copyfile(Path(tmp) / "k.ptx", tmp_out)
+            os.replace(tmp_out, out)
+    return out.read_text()
+
+
 def compile_cuda(
     source: str,
     *,

@@ -20,7 +20,7 @@ from tcforge.layers.enc5.weights import WeightImage
 from tcforge.ptx.emulate import emulate
 
 OPTIONS = ("-O3", "-std=c++17", "--use_fast_math")  # tcforge.runtime.compile's fixed options
-NUMERICS = {"hopper": "hopper", "ada": "ada"}
+NUMERICS = {"hopper": "hopper", "ada": "ada", "hopper_split": "hopper", "hopper_split_occ3": "hopper"}
 
 
 def nvcc() -> str | None:

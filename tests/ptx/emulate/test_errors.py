@@ -17,9 +17,12 @@ def _line_of(text: str, needle: str) -> int:
     return next(i + 1 for i, line in enumerate(text.splitlines()) if needle in line)
 
 
-@pytest.mark.parametrize("instr", ["setmaxnreg.inc.sync.aligned.u32 240;", "mbarrier.init.shared.b64 [%r20], 1;",
-                                   "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-                                   "[%r20], [%rd2, {%r1, %r1}], [%r21];", "tcgen05.fence::before_thread_sync;"])
+@pytest.mark.parametrize("instr", ["tcgen05.fence::before_thread_sync;",
+                                   "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group "
+                                   "[%rd2, {%r1, %r1}], [%r20];",
+                                   "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
+                                   "[%r20], [%rd2, {%r1, %r1}], [%r21], {%h1};",
+                                   "tensormap.replace.tile.global_address.global.b1024.b64 [%rd2], %rd1;"])
 def test_out_of_scope_names_file_and_line(instr: str) -> None:
     body = f"mov.u32 %r20, 0;\nmov.u32 %r21, 0;\n{instr}"
     text = kernel_text(body, 1, 1)

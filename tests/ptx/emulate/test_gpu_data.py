@@ -323,15 +323,57 @@ def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return d
 
 
-@pytest.mark.parametrize("item", _entries("ladder_rung1"))
-def test_ladder_rung1_on_the_gpu_is_the_chained_f16_wgmma_model(item) -> None:
-    """The teaching ladder's first rung (cp.async into a 64-byte-swizzled ring, m64n128k16 wgmmas) gives C as K / 16
-    chained m64n8k16 f16 -> f32 steps of numerics.tensorcore from +0, bit for bit."""
-    m, n, k = (item["meta"]["params"][f"ladder_gemm_param_{i}"] for i in (3, 4, 5))
+@pytest.mark.parametrize("item", _entries("ladder_rung"))
+def test_ladder_rungs_on_the_gpu_are_the_chained_f16_wgmma_model(item) -> None:
+    """Every rung of the teaching ladder (cp.async; TMA on mbarriers, warp-specialised; setmaxnreg; 2-CTA clusters
+    multicasting B; TMA stores; persistent tile walks; split-K partial planes) gives C as K / 16 chained m64n8k16
+    f16 -> f32 steps of numerics.tensorcore from +0, bit for bit; with split-K, each plane the chain over its split's
+    k-tiles (ceil(k-tiles / splits) each)."""
+    params = item["meta"]["params"]
+    m, n, k = (params[f"ladder_gemm_param_{i}"] for i in (3, 4, 5))
+    splits = params.get("ladder_gemm_param_6", 1)
+    rung = int(item["name"].split("_")[1][4:])
+    bk = ece.LADDER[rung][1] if rung > 1 else 32
+    per = -(-(k // bk) // splits) * bk
     a = item["buffers"]["A"].view(np.uint16).reshape(m // 64, 64, k)
     b = item["buffers"]["B"].view(np.uint16).reshape(n, k)
-    d = _chained_wgmma("wgmma.m64n8k16.f32.f16.f16", a, b.T)
-    np.testing.assert_array_equal(d.reshape(m, n), item["gpu"]["C"].view(np.uint32).reshape(m, n))
+    planes = [np.concatenate([_chained_wgmma("wgmma.m64n8k16.f32.f16.f16", a[..., k0:k0 + per],
+                                             b[n0:n0 + 256, k0:k0 + per].T) for n0 in range(0, n, 256)], axis=-1)
+              .reshape(m, n) for k0 in range(0, k, per)]
+    np.testing.assert_array_equal(np.concatenate(planes), item["gpu"]["C"].view(np.uint32).reshape(-1, n))
+
+
+def _mbarrier_model(prog: np.ndarray) -> np.ndarray:
+    """What `mbarrier_steps` records for a script, from the PTX ISA's phase rules: a phase completes when no arrival
+    and no transaction byte is pending; parity P has completed while the phase parity is not P; an arrive's state
+    keeps the phase and the pending count from before it."""
+    out = np.full((*prog.shape[:2], 4), 0xFFFFFFFF, np.uint32)
+    for s_, script in enumerate(prog):
+        pending = expected = tx = phase = 0
+        token = None
+        for i, (op, v) in enumerate(script.tolist()):
+            if op == 0:
+                pending = expected = v
+                tx = phase = 0
+            elif op in (1, 2, 5):
+                token = (phase, pending)
+                pending -= 1 if op == 2 else v
+                tx += v if op == 2 else 0
+                expected -= v if op == 5 else 0
+            else:
+                tx += v if op == 3 else -v
+            if pending == 0 and tx == 0:
+                phase, pending = phase ^ 1, expected
+            out[s_, i, :2] = phase != 0, phase != 1
+            if token is not None:
+                out[s_, i, 2:] = token[1], token[0] != phase
+    return out
+
+
+@pytest.mark.parametrize("item", _entries("cu_mbarrier_steps"))
+def test_mbarrier_steps_on_the_gpu_follow_the_phase_rules(item) -> None:
+    prog = item["buffers"]["prog"]
+    np.testing.assert_array_equal(item["gpu"]["out"], _mbarrier_model(prog))
 
 
 @pytest.mark.parametrize("item", [pytest.param(it, id=it["name"]) for it in _ITEMS if "_sm90_" in it["name"]]
@@ -407,6 +449,11 @@ def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
     name = f"wgmma_{form.acc}_{form.ta}_{form.tb}_n{form.n}_{ece._wg_label(form)}"
     entry = next(e for e in ece.ENTRIES if e.name == name)
     test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), 17 + form.form))
+
+
+def test_mbarrier_steps_emulated_follow_the_phase_rules(samples) -> None:
+    entry = next(e for e in ece.ENTRIES if e.name == "cu_mbarrier_steps")
+    test_mbarrier_steps_on_the_gpu_follow_the_phase_rules(_emulated_item(entry, samples("sm90a"), 71))
 
 
 @pytest.mark.parametrize("name", [n for n in ece.MODULES if "_sm90_" in n])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import run_body
+from tests.ptx.emulate.kernels import HEADER, kernel_text, run_body
 
 from tcforge import numerics as nx
 
@@ -647,3 +647,226 @@ def test_elect_sync_by_a_lane_outside_its_mask_is_an_error() -> None:
                                              r"member mask 0x00000001"):
         run_body("mov.u32 %r10, 1;\nelect.sync %r11|%p1, %r10;\nst.global.u32 [%rd6], %r11;",
                  np.zeros(32, np.uint32), 1)
+
+
+# ---- the asynchronous proxy and the cluster ------------------------------------------------------------------------
+
+_TMA_KERNEL = HEADER + """
+.visible .entry tma(
+	.param .align 64 .b8 tma_map_in[128],
+	.param .align 64 .b8 tma_map_out[128],
+	.param .u64 tma_dump,
+	.param .u32 tma_x,
+	.param .u32 tma_y
+)
+{
+	.reg .pred %p<8>;
+	.reg .b32 %r<64>;
+	.reg .b64 %rd<16>;
+	.shared .align 1024 .b8 box[8192];
+	.shared .align 8 .b64 bar;
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r2, bar;
+	mov.u32 %r3, box;
+	ld.param.u32 %r4, [tma_x];
+	ld.param.u32 %r5, [tma_y];
+	setp.eq.u32 %p1, %r1, 0;
+	@!%p1 bra $Lsync;
+	mbarrier.init.shared::cta.b64 [%r2], 1;
+	fence.mbarrier_init.release.cluster;
+$Lsync:
+	bar.sync 0;
+	@%p1 bra $Lissue;
+$Lwait:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+	@!%p2 bra $Lwait;
+	bar.sync 0;
+	// every thread copies its 16-byte chunks of the box to the dump, in shared-memory order
+	ld.param.u64 %rd1, [tma_dump];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r10, %r1;
+$Lcopy:
+	shl.b32 %r11, %r10, 4;
+	add.s32 %r12, %r3, %r11;
+	ld.shared.v4.u32 {%r20, %r21, %r22, %r23}, [%r12];
+	cvt.u64.u32 %rd3, %r11;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.v4.u32 [%rd4], {%r20, %r21, %r22, %r23};
+	add.s32 %r10, %r10, 128;
+	setp.lt.u32 %p3, %r10, 512;
+	@%p3 bra $Lcopy;
+	@!%p1 bra $Lend;
+	mov.b64 %rd5, tma_map_out;
+	cvta.param.u64 %rd6, %rd5;
+	cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd6, {%r5, %r4}], [%r3];
+	cp.async.bulk.commit_group;
+	cp.async.bulk.wait_group.read 0;
+	bra.uni $Lend;
+$Lissue:
+	mov.u32 %r30, 8192;
+	mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], %r30;
+	mov.b64 %rd7, tma_map_in;
+	cvta.param.u64 %rd8, %rd7;
+	prefetch.tensormap [%rd8];
+	cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd8, {%r4, %r5}], [%r2];
+	bra.uni $Lwait;
+$Lend:
+	ret;
+}
+"""
+
+
+def _swizzle_reference(tile: np.ndarray, span: int) -> np.ndarray:
+    """A box of rows of `span` bytes as TMA lays it out from a 1024-byte-aligned address: row r's 16-byte chunk c at
+    chunk c ^ (r % 8) (128 B), c ^ (r // 2 % 4) (64 B), c ^ (r // 4 % 2) (32 B)."""
+    rows = tile.reshape(tile.shape[0], span // 16, 16)
+    out = np.empty_like(rows)
+    per_line = 128 // span  # rows sharing a 128-byte line
+    for r in range(rows.shape[0]):
+        for c in range(span // 16):
+            out[r, c ^ (r // per_line % (span // 16))] = rows[r, c]
+    return out.reshape(-1)
+
+
+@pytest.mark.parametrize("span,dtype", [(128, np.float16), (64, np.uint8), (32, np.float32), (0, np.float16)])
+@pytest.mark.parametrize("x,y", [(0, 0), (-8, 37), (40, -3)])
+def test_tma_box_load_swizzle_and_out_of_bounds_then_store(span: int, dtype, x: int, y: int) -> None:
+    """A 2D box loaded by cp.async.bulk.tensor (waited for on its mbarrier, the issuing lane last in code order) lands
+    in shared memory swizzled by the span's rule with out-of-bounds elements zero; stored back at (y, x) of another
+    map (transposed coordinates), only its in-bounds elements reach global memory."""
+    from tcforge.ptx.emulate import TensorMap, emulate
+
+    es = np.dtype(dtype).itemsize
+    inner = (span or 64) // es  # box row of `span` bytes (64 without swizzle)
+    rows = 8192 // (inner * es)
+    src = np.random.default_rng(3).integers(1, 255, (50, 72 // es * 2 * es), dtype=np.uint8)
+    width = src.shape[1] // es
+    src_t = src.view(dtype)
+    out = np.full((60, 80 // es * es), 0xAB, np.uint8)
+    out_t = out.view(dtype)
+    maps = {"tma_map_in": TensorMap("src", _tm_type(dtype), (width, 50), (src.shape[1],), (inner, rows), span),
+            "tma_map_out": TensorMap("out", _tm_type(dtype), (out_t.shape[1], 60), (out.shape[1],), (inner, rows),
+                                     span)}
+    res = emulate(_TMA_KERNEL, "tma", 1, 128, {**maps, "src": src, "out": out, "tma_dump": np.zeros(8192, np.uint8),
+                                                "tma_x": x, "tma_y": y})
+    box = np.zeros((rows, inner), dtype)
+    for r in range(rows):
+        for c in range(inner):
+            if 0 <= y + r < 50 and 0 <= x + c < width:
+                box[r, c] = src_t[y + r, x + c]
+    raw = box.view(np.uint8).reshape(rows, inner * es)
+    want = _swizzle_reference(raw, span) if span else raw.reshape(-1)
+    np.testing.assert_array_equal(res["tma_dump"], want)
+    expect = out_t.copy()
+    for r in range(rows):
+        for c in range(inner):
+            if 0 <= x + r < 60 and 0 <= y + c < out_t.shape[1]:
+                expect[x + r, y + c] = box[r, c]
+    np.testing.assert_array_equal(res.get("out", out).view(dtype), expect)
+
+
+def _tm_type(dtype) -> str:
+    return {np.float16: "f16", np.uint8: "u8", np.float32: "f32"}[dtype]
+
+
+_CLUSTER_BODY = """mov.u32 %r20, sm;
+shl.b32 %r21, %r1, 2;
+add.s32 %r22, %r20, %r21;
+mov.u32 %r10, %cluster_ctarank;
+mov.u32 %r11, %clusterid.x;
+mov.u32 %r12, %cluster_ctaid.x;
+mov.u32 %r13, %cluster_nctarank;
+mad.lo.s32 %r14, %r10, 1000, %r1;
+mad.lo.s32 %r14, %r11, 100000, %r14;
+st.shared.u32 [%r22], %r14;
+barrier.cluster.arrive.release.aligned;
+barrier.cluster.wait.acquire.aligned;
+xor.b32 %r15, %r10, 1;
+mapa.shared::cluster.u32 %r16, %r22, %r15;
+ld.shared::cluster.u32 %r17, [%r16];
+getctarank.shared::cluster.u32 %r18, %r16;
+cvt.u64.u32 %rd11, %r22;
+cvta.shared.u64 %rd12, %rd11;
+mapa.u64 %rd13, %rd12, %r15;
+ld.u32 %r19, [%rd13];
+barrier.cluster.arrive;
+barrier.cluster.wait;
+st.global.v4.u32 [%rd6], {%r17, %r18, %r19, %r12};
+st.global.v2.u32 [%rd6+16], {%r13, %r11};"""
+
+
+def test_cluster_ranks_barrier_and_distributed_shared_memory() -> None:
+    """Two clusters of two CTAs: each thread reads its partner CTA's shared word after a cluster barrier, through
+    mapa (shared::cluster and generic) and ld.shared::cluster; the cluster special registers name rank and cluster."""
+    from tcforge.ptx.emulate import emulate
+
+    text = kernel_text(_CLUSTER_BODY, 1, 8, decls=SHARED)
+    res = emulate(text, "k", 4, 64, {"k_out": np.zeros((256, 8), np.uint32), "k_in": np.zeros(256, np.uint32)},
+                  cluster=(2, 1, 1))["k_out"]
+    t = np.arange(256)
+    cta, tid = t // 64, t % 64
+    rank, cid = cta % 2, cta // 2
+    partner = (rank ^ 1) * 1000 + tid + cid * 100000
+    np.testing.assert_array_equal(res[:, 0], partner)
+    np.testing.assert_array_equal(res[:, 1], rank ^ 1)
+    np.testing.assert_array_equal(res[:, 2], partner)
+    np.testing.assert_array_equal(res[:, 3], rank)
+    np.testing.assert_array_equal(res[:, 4], 2)
+    np.testing.assert_array_equal(res[:, 5], cid)
+
+
+_ONE = "mov.u32 %r20, sm;\nsetp.eq.u32 %p2, %r1, 0;\n"
+_INIT2 = _ONE + "@%p2 mbarrier.init.shared::cta.b64 [%r20], 2;\nbar.sync 0;\n"
+
+
+@pytest.mark.parametrize("body,cluster,match", [
+    ("mov.u32 %r20, sm;\nmov.u32 %r21, 2;\nmapa.shared::cluster.u32 %r22, %r20, %r21;", (2, 1, 1),
+     r"k\.ptx:\d+: thread ctaid \(0,0,0\) tid \(0,0,0\): mapa to CTA rank 2 of a cluster of 2"),
+    (_INIT2 + "@%p2 mbarrier.arrive.shared::cta.b64 _, [%r20];\n$Lw:\n"
+     "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r20], 0;\n@!%p1 bra $Lw;", None,
+     r"k\.ptx:\d+: mbarrier wait never completes: thread ctaid \(0,0,0\) tid \(0,0,0\) waits on the mbarrier at "
+     r"shared 0x0 for the phase of parity 0 \(phase parity 0, 1 of 2 arrivals and 0 transaction bytes pending\), "
+     r"and no thread can run"),
+    (_INIT2 + "@%p2 mbarrier.arrive.shared::cta.b64 _, [%r20], 3;", None,
+     r"k\.ptx:\d+: thread ctaid \(0,0,0\) tid \(0,0,0\): 1 thread\(s\) arrive 3 times on an mbarrier with 2 "
+     r"arrivals pending \(phase parity 0, 2 of 2 arrivals and 0 transaction bytes pending\)"),
+    ("barrier.cluster.wait;", (2, 1, 1), r"barrier.cluster.wait without a barrier.cluster.arrive before it"),
+    (_ONE + "@%p2 mbarrier.init.shared::cta.b64 [%r20], 1;\nbar.sync 0;\nsetp.eq.u32 %p3, %r2, 1;\n@%p3 bra $Lw;\n"
+     "barrier.cluster.arrive;\nbarrier.cluster.wait;\n$Lw:\nmbarrier.try_wait.parity.shared::cta.b64 %p1, [%r20], 0;\n"
+     "@!%p1 bra $Lw;", (2, 1, 1), r"mbarrier wait never completes: thread ctaid \(1,0,0\) tid \(0,0,0\)"),
+])
+def test_async_and_cluster_errors_name_thread_and_line(body: str, cluster, match: str) -> None:
+    from tcforge.ptx.emulate import EmulationError, emulate
+
+    text = kernel_text(body, 1, 1, decls=SHARED)
+    with pytest.raises(EmulationError, match=match):
+        emulate(text, "k", 2, 32, {"k_out": np.zeros(64, np.uint32), "k_in": np.zeros(64, np.uint32)}, file="k.ptx",
+                cluster=cluster)
+
+
+def test_tensor_map_checks_and_text_form() -> None:
+    from tcforge.ptx.emulate import EmulationError, TensorMap
+
+    tm = TensorMap("A", "f16", (64, 100), (128,), (64, 32), 128)
+    assert TensorMap.parse(tm.text()) == tm
+    assert TensorMap.decode(tm.encode(0x7F00_0000_0100)) == (TensorMap("?", "f16", (64, 100), (128,), (64, 32), 128),
+                                                            0x7F00_0000_0100)
+    for *bad, match in (((64, 100), (100,), (64, 32), 128, "multiples of 16"),
+                       ((64, 100), (128,), (32, 32), 128, "128-byte swizzle with a 64-byte inner box"),
+                       ((64, 100), (128,), (64, 300), 0, "box extents 1..256"),
+                       ((64,), (128,), (64,), 0, "1 dims need 1 box extents and 0 strides")):
+        with pytest.raises(EmulationError, match=match):
+            TensorMap("A", "f16", *bad)
+    with pytest.raises(EmulationError, match="expected 'tensormap BUFFER TYPE"):
+        TensorMap.parse("tensormap A f16 dims=64 box=x")
+
+
+def test_cluster_launch_shape_errors() -> None:
+    from tcforge.ptx.emulate import EmulationError, emulate
+
+    args = {"k_out": np.zeros(96, np.uint32), "k_in": np.zeros(96, np.uint32)}
+    with pytest.raises(EmulationError, match=r"grid \(3, 1, 1\) is not a whole number of clusters \(2, 1, 1\)"):
+        emulate(kernel_text("", 1, 1), "k", 3, 32, args, cluster=(2, 1, 1))
+    with pytest.raises(EmulationError, match=r"cluster \(17, 1, 1\): 1 to 16 CTAs"):
+        emulate(kernel_text("", 1, 1), "k", 17, 32, {**args, "k_out": np.zeros(17 * 32, np.uint32),
+                                                     "k_in": np.zeros(17 * 32, np.uint32)}, cluster=17)

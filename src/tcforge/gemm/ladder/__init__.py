@@ -259,3 +259,71 @@ def prepare(name: str | int, a: Any, b: Any, out: Any, *, splits: int | None = N
 def launch(name: str | int, a: Any, b: Any, out: Any, *, splits: int | None = None) -> None:
     """out = a @ b.T by rung `name` (fp16 a (M, K) and b (N, K), fp32 or bf16 out (M, N)) on the current stream."""
     prepare(name, a, b, out, splits=splits)()
+
+
+def emulate(name: str | int, a: Any, b: Any, *, out_kind: str = "fp32", splits: int = 1, sms: int = 132,
+            stats: dict | None = None) -> Any:
+    """`a @ b.T` by rung `name`'s own PTX on the CPU (`tcforge.ptx.emulate`): numpy fp16 a (M, K) and b (N, K),
+    the launch `prepare` makes (grid, cluster, tensor maps, split-K and its reduction) for a GPU of `sms` SMs;
+    returns C as float32, or bf16 bits (uint16) for out_kind 'bf16'."""
+    import numpy as np
+
+    from tcforge.ptx.emulate import emulate as run_ptx
+    from tcforge.ptx.emulate.api import module_global
+    from tcforge.ptx.emulate.ops_async import TensorMap
+    from tcforge.ptx.module import read_module
+    from tcforge.runtime.compile import compile_ptx
+
+    r = rung(name)
+    if out_kind not in OUT_KINDS:
+        raise TcforgeError(f"out_kind must be one of {OUT_KINDS}, got {out_kind!r}")
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    if a.dtype != np.float16 or b.dtype != np.float16 or a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[1]:
+        raise TcforgeError(f"fp16 a (M, K) and b (N, K) expected, got {a.dtype} {a.shape} and {b.dtype} {b.shape}")
+    (m, k), n = a.shape, b.shape[0]
+    check_shape(r.name, m, n, k)
+    if splits != 1 and r.kind != "splitk":
+        raise TcforgeError(f"rung {r.number} ({r.name}) does not split K")
+    num_kt = k // r.bk
+    if not 1 <= splits <= num_kt or (splits - 1) * -(-num_kt // splits) >= num_kt:
+        raise TcforgeError(f"{splits} splits of {num_kt} k-tiles would leave a split empty")
+
+    def build(kind: str) -> tuple[str, Any, list[int]]:
+        text = compile_ptx(r.source(), options=[f"-DOUT_BF16={int(kind == 'bf16')}"],
+                           name=f"ladder_r{r.number}_{r.name}_{kind}")
+        mod = read_module(text, f"{r.file}.ptx")
+        info = np.frombuffer(module_global(text, next(d for d in mod.decls if d.name == "ladder_info")), np.int32)
+        return text, mod, [int(x) for x in info[:7]]
+
+    text, mod, (_, _, _, _, threads, smem, b_box) = build("fp32" if splits > 1 else out_kind)
+    eb = 4 if (splits > 1 or out_kind == "fp32") else 2
+    target = np.zeros((splits * m, n), np.float32 if eb == 4 else np.uint16)
+    params = [p.name for p in mod.function(KERNEL).params]
+    args: dict[str, Any] = {"A": a, "B": b, "C": target}
+    if r.kind == "pointers":
+        values: list[Any] = ["A", "B", "C"]
+    else:
+        maps = [TensorMap(buf, "f16", (k, rows), (k * 2,), (r.bk, box), r.bk * 2)
+                for buf, rows, box in (("A", m, r.bm), ("B", n, b_box))]
+        c_arg = "C" if r.kind == "tma" else TensorMap("C", "f32" if eb == 4 else "bf16", (n, splits * m), (n * eb,),
+                                                      (128 // eb, 16), 128)
+        values = [*maps, c_arg]
+    values += [m, n, k]
+    if r.kind in ("persistent", "splitk"):
+        units = (m // (r.bm * r.cluster)) * (n // r.bn) * splits
+        grid = (min(units, sms // r.cluster) * r.cluster, 1, 1)
+        if r.kind == "splitk":
+            values.append(splits)
+    else:
+        grid = (m // r.bm, n // r.bn, 1)
+    args.update(zip(params, values, strict=True))
+    out = run_ptx(text, KERNEL, grid, (threads, 1, 1), args, file=f"{r.file}.ptx", dynamic_shared=smem,
+                  stats=stats)["C"]
+    if splits > 1:
+        text, _, _ = build(out_kind)
+        total = m * n
+        final = np.zeros((m, n), np.float32 if out_kind == "fp32" else np.uint16)
+        reduce_args = dict(zip((f"{REDUCE}_param_{i}" for i in range(4)), ("P", "F", total, splits), strict=True))
+        out = run_ptx(text, REDUCE, (max(1, min(-(-total // 256), sms * 8)), 1, 1), (256, 1, 1),
+                      {"P": out, "F": final, **reduce_args}, file=f"{r.file}.ptx")["F"]
+    return out

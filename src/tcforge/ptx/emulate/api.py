@@ -5,6 +5,8 @@ buffers it wrote (numpy arrays, same dtype and shape as given).
 - a kernel parameter's name -> its value: a number for a scalar parameter; for a pointer (`.u64`) parameter either a
   numpy array (it becomes a global buffer of that name) or the name (str) of a buffer given elsewhere in `args`; for
   a by-value struct (`.param .align A .b8 name[N]`) its N bytes (bytes or a uint8 array);
+- a tensor-map parameter (`.param .align 64 .b8 name[128]`, a `__grid_constant__ CUtensorMap`) -> a `TensorMap`
+  over a buffer given elsewhere in `args` (or its text form, `TensorMap.parse`);
 - `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM;
 - any other name -> a numpy array: a global buffer.
 Module-scope `.global` and `.const` variables not given in `args` are buffers holding their initializers (zeros
@@ -20,6 +22,7 @@ import numpy as np
 from tcforge.ptx.emulate.errors import EmulationError
 from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
 from tcforge.ptx.emulate.memory import Memory
+from tcforge.ptx.emulate.ops_async import TensorMap
 from tcforge.ptx.emulate.state import TYPE_BYTES, view_dtype
 from tcforge.ptx.module import read_module
 
@@ -44,8 +47,9 @@ def _dims(v, what: str) -> tuple[int, int, int]:
 
 def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, numerics: str = "hopper", *,
             file: str = "<ptx>", dynamic_shared: int = 0, stats: dict | None = None,
-            batch_lanes: int = MAX_BATCH_LANES, record=None) -> dict[str, np.ndarray]:
+            batch_lanes: int = MAX_BATCH_LANES, record=None, cluster=None) -> dict[str, np.ndarray]:
     """Execute `entry` over `grid` x `block` with `args` (module docstring); `numerics` picks the mma model.
+    `cluster` (X, Y, Z) launches clusters of that shape (default: the kernel's `.reqnctapercluster`, else none).
     Returns {buffer name: array} for every global buffer the kernel stored to. `stats`, when given, receives
     warp instructions, seconds and instructions per second. `record`, when given, is called at every global and
     shared access (ld, st, atom, cp.async, ldmatrix, ...) as `record(line, space, addresses, ids, size, store)`: the
@@ -61,6 +65,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     pnames = {p.name for p in fn.params}
     fixups: dict[str, list[tuple[int, str]]] = {}
     buffers: dict[str, np.ndarray] = {}
+    args = {k: as_tensor_map(v) for k, v in args.items()}
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
@@ -81,6 +86,11 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
             raise EmulationError(f"missing argument {p.name!r} (.{p.type}{f'[{p.array}]' if p.array else ''} "
                                  f"parameter of {fn.name}); given: {', '.join(sorted(args)) or 'none'}")
         v = args[p.name]
+        if isinstance(v, TensorMap):
+            if p.array is None or p.size != 128:
+                raise EmulationError(f"argument {p.name!r}: a tensor map needs a 128-byte struct parameter")
+            fixups.setdefault(p.name, []).append((0, v.buffer))
+            v = v.encode()
         if p.array is not None:
             raw = bytes(np.asarray(v, dtype=np.uint8).reshape(-1)) if not isinstance(v, bytes) else v
             if len(raw) != p.size:
@@ -111,10 +121,17 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         for off, target in fx:
             at = p.offset + off
             mem.param[at:at + 8] = np.frombuffer(np.uint64(mem.address(target)).tobytes(), np.uint8)
-    info = launch(module, fn, grid, block, mem, numerics, dynamic_shared=dynamic_shared, batch_lanes=batch_lanes)
+    info = launch(module, fn, grid, block, mem, numerics, dynamic_shared=dynamic_shared, batch_lanes=batch_lanes,
+                  cluster=None if cluster is None else _dims(cluster, "cluster"))
     if stats is not None:
         stats.update(info)
     return {name: mem.result(name) for name in mem.names if name in mem.written}
+
+
+def as_tensor_map(v):
+    """A TensorMap for its text form (the CLI's .npz), anything else as it is."""
+    name = _name(v)
+    return TensorMap.parse(name) if name is not None and name.startswith("tensormap ") else v
 
 
 def _is_struct(fn, name: str) -> bool:

@@ -2,14 +2,17 @@
 together (so lanes that branched apart reconverge where their paths meet, and loops run until the last lane leaves),
 straight-line runs execute without re-deciding, predication and divergent branches are lane masks, `bar.sync` blocks
 lanes until every live thread of the CTA (or the barrier's count, `bar.arrive` arrivals included) has arrived, and
-`call`/`ret` keep per-lane return addresses and per-call parameter frames."""
+`call`/`ret` keep per-lane return addresses and per-call parameter frames. An `mbarrier.try_wait` whose phase has
+not completed and `barrier.cluster.wait` block their threads too; when no thread can run, each blocked one is
+looked at again (a barrier's count reached, an mbarrier phase completed, every thread of the cluster arrived) and
+nothing to release is a deadlock, reported with what each side waits for."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tcforge.ptx.emulate.errors import EmulationError
-from tcforge.ptx.emulate.program import BAR, BRA, CALL, EXIT, LABEL, PLAIN, RET
+from tcforge.ptx.emulate.program import BAR, BRA, CALL, CWAIT, EXIT, LABEL, PLAIN, RET, WAIT
 
 _FAR = np.iinfo(np.int64).max
 MAX_DEPTH = 16
@@ -87,6 +90,31 @@ def run(program, ctx) -> _Stats:
                 p = -1
                 break
             sel = group if taken is None else taken
+            if kind == WAIT:
+                ready = arg[0](sel) & sel
+                if ready.any():
+                    arg[1](ready)
+                wait = sel & ~ready
+                if not wait.any() and taken is None:
+                    p += 1
+                    continue
+                blocked[wait] = True
+                pc[wait] = p
+                pc[group & ~wait] = p + 1
+                p = -1
+                break
+            if kind == CWAIT:
+                early = sel & (ctx.cluster_arrived <= ctx.cluster_passed)
+                if early.any():
+                    k = int(np.argmax(early))
+                    raise EmulationError(f"{ctx.file}:{st.line}: thread {ctx.thread(k)}: barrier.cluster.wait without "
+                                         "a barrier.cluster.arrive before it")
+                blocked[sel] = True
+                pc[sel] = p
+                if taken is not None:
+                    pc[group & ~taken] = p + 1
+                p = -1
+                break
             if kind == BAR:
                 blocked[sel] = True
                 bar_id[sel] = arg[0]()[sel]
@@ -188,14 +216,61 @@ def _ret(ctx, program, code, sel, pc, ret_pc, call_site) -> None:
 
 
 def _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred) -> None:
-    """Every live lane waits at a barrier: per CTA and barrier id, release the waiting threads when they are as many
-    as the barrier's thread count (bar.sync id, count) or, without a count, every live thread of the CTA; a bar.red
-    gives each released thread the reduction of their predicates."""
+    """Every live lane is blocked: release the mbarrier waits whose phase has completed, the cluster waits whose
+    cluster has every live thread arrived, and the `bar` barriers whose count is reached; none at all is a
+    deadlock."""
+    b_all = np.flatnonzero(blocked)
+    kinds = np.array([code[int(q)][0] for q in pc[b_all]])
+    released = False
+    for q in np.unique(pc[b_all[kinds == WAIT]]):
+        ready_fn, write, _ = code[int(q)][2]
+        mask = np.zeros(ctx.n, bool)
+        mask[b_all[(kinds == WAIT) & (pc[b_all] == q)]] = True
+        ready = ready_fn(mask) & mask
+        if ready.any():
+            write(ready)
+            pc[ready] += 1
+            blocked[ready] = False
+            released = True
+    if (kinds == CWAIT).any():
+        released |= _release_cluster(ctx, pc, done, blocked, b_all[kinds == CWAIT])
+    bars = np.zeros(ctx.n, bool)
+    bars[b_all[kinds == BAR]] = True
+    problem = _release_bar(ctx, code, pc, done, blocked, bars, bar_id, bar_count, bar_pred)
+    if problem is None:
+        return
+    if released:
+        return
+    raise EmulationError(_deadlock(ctx, code, pc, b_all, kinds, problem, bar_id))
+
+
+def _release_cluster(ctx, pc, done, blocked, lanes) -> bool:
+    """Release the barrier.cluster.wait lanes of clusters whose every live thread has arrived as often."""
+    per = ctx.lanes_per_cta * ctx.cluster_size
+    released = False
+    for c in np.unique(lanes // per):
+        members = np.arange(c * per, (c + 1) * per)
+        waiting = lanes[lanes // per == c]
+        need = ctx.cluster_passed[waiting] + 1
+        live = members[~done[members]]
+        ok = ctx.cluster_arrived[live].min() >= need.max() if len(live) else True
+        if ok:
+            ctx.cluster_passed[waiting] += 1
+            pc[waiting] += 1
+            blocked[waiting] = False
+            released = True
+    return released
+
+
+def _release_bar(ctx, code, pc, done, blocked, bars, bar_id, bar_count, bar_pred) -> str | None:
+    """Release `bar` barriers whose count is reached (bars: the lanes waiting at one); returns a description of
+    what stays blocked when nothing could be released, else None."""
     lpc = ctx.lanes_per_cta
     released = False
+    mixed = None
     for c in range(ctx.n // lpc):
         base = c * lpc
-        b = np.flatnonzero(blocked[base:base + lpc]) + base
+        b = np.flatnonzero(bars[base:base + lpc]) + base
         if not len(b):
             continue
         live = int(np.count_nonzero(~done[base:base + lpc]))
@@ -211,16 +286,36 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred) -> None:
                 released = True
                 if extra:
                     ctx.bar_arrived[(c, int(i))] = extra - max(0, want - len(lanes))
-        if not released and len(ids) > 1:
+        if not released and len(ids) > 1 and mixed is None:
             a = b[bar_id[b] == ids[0]][0]
             z = b[bar_id[b] == ids[1]][0]
-            raise EmulationError(f"{ctx.file}:{code[int(pc[a])][3].line}: barrier not reached by all threads: thread "
-                                 f"{ctx.thread(a)} waits at barrier {ids[0]} while thread {ctx.thread(z)} waits at "
-                                 f"barrier {ids[1]} (line {code[int(pc[z])][3].line})")
-    if not released:
-        a = int(np.argmax(blocked))
-        raise EmulationError(f"{ctx.file}:{code[int(pc[a])][3].line}: barrier not reached by all threads: thread "
-                             f"{ctx.thread(a)} waits at barrier {int(bar_id[a])} for threads that never arrive")
+            mixed = (f"{ctx.file}:{code[int(pc[a])][3].line}: barrier not reached by all threads: thread "
+                     f"{ctx.thread(a)} waits at barrier {ids[0]} while thread {ctx.thread(z)} waits at "
+                     f"barrier {ids[1]} (line {code[int(pc[z])][3].line})")
+    if released:
+        return None
+    return mixed or ""
+
+
+def _deadlock(ctx, code, pc, b_all, kinds, problem: str, bar_id) -> str:
+    """The message for blocked lanes that nothing releases."""
+    if problem:
+        return problem
+    waits = b_all[kinds == WAIT]
+    why = f"{code[int(pc[waits[0]])][2][2](int(waits[0]))}" if len(waits) else ""
+    for kind in (BAR, WAIT, CWAIT):
+        if (kinds == kind).any():
+            a = int(b_all[kinds == kind][0])
+            break
+    line = code[int(pc[a])][3].line
+    if kind == WAIT:
+        return f"{ctx.file}:{line}: mbarrier wait never completes: thread {ctx.thread(a)} {why}, and no thread can run"
+    tail = f" (thread {ctx.thread(int(waits[0]))} {why})" if len(waits) else ""
+    if kind == CWAIT:
+        return (f"{ctx.file}:{line}: barrier.cluster.wait never completes: thread {ctx.thread(a)} waits for threads "
+                f"of its cluster that never arrive{tail}")
+    return (f"{ctx.file}:{line}: barrier not reached by all threads: thread {ctx.thread(a)} waits at barrier "
+            f"{int(bar_id[a])} for threads that never arrive{tail}")
 
 
 def _reduce(ctx, code, pc, lanes, bar_pred) -> None:

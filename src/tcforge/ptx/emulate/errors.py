@@ -10,9 +10,9 @@ class EmulationError(TcforgeError):
 
 
 class OutOfScopeError(EmulationError):
-    """An instruction the emulator does not execute (TMA, mbarrier, tcgen05, setmaxnreg, ...)."""
+    """An instruction the emulator does not execute (tcgen05, TMA reductions, textures, ...)."""
 
 
-OUT_OF_SCOPE = ("tcgen05", "mbarrier", "cp.async.bulk", "cp.reduce.async.bulk", "setmaxnreg", "tensormap",
-                "griddepcontrol", "clusterlaunchcontrol", "multimem", "tex", "suld", "sust", "tld4", "txq", "suq")
+OUT_OF_SCOPE = ("tcgen05", "cp.reduce.async.bulk", "tensormap", "clusterlaunchcontrol", "multimem", "red.async",
+                "tex", "suld", "sust", "tld4", "txq", "suq")
 

@@ -16,7 +16,8 @@ class Machine:
 
     def __init__(self, *, file: str, n: int, lanes_per_cta: int, block: tuple[int, int, int],
                  grid: tuple[int, int, int], ctaids: list[tuple[int, int, int]], mem, model: str,
-                 kernel_params: dict[str, int]) -> None:
+                 kernel_params: dict[str, int], cluster: tuple[int, int, int] = (1, 1, 1),
+                 explicit_cluster: bool = False) -> None:
         self.bar_arrived: dict[tuple[int, int], int] = {}  # bar.arrive counts per (CTA, barrier id)
         self.file, self.n, self.lanes_per_cta = file, n, lanes_per_cta
         self.block, self.grid, self.ctaids = block, grid, ctaids
@@ -49,6 +50,17 @@ class Machine:
         for axis, k in zip("xyz", range(3), strict=True):
             sp[f"%ntid.{axis}"] = np.full(n, block[k], np.uint32)
             sp[f"%nctaid.{axis}"] = np.full(n, grid[k], np.uint32)
+            sp[f"%cluster_ctaid.{axis}"] = cid[:, k] % np.uint32(cluster[k])
+            sp[f"%cluster_nctaid.{axis}"] = np.full(n, cluster[k], np.uint32)
+            sp[f"%clusterid.{axis}"] = cid[:, k] // np.uint32(cluster[k])
+            sp[f"%nclusterid.{axis}"] = np.full(n, grid[k] // cluster[k], np.uint32)
+        # a batch holds whole clusters in rank order, so a lane's rank is its CTA's position in the batch
+        self.cluster_size = cluster[0] * cluster[1] * cluster[2]
+        sp["%cluster_ctarank"] = (cta % self.cluster_size).astype(np.uint32)
+        sp["%cluster_nctarank"] = np.full(n, self.cluster_size, np.uint32)
+        sp["%is_explicit_cluster"] = np.full(n, explicit_cluster, bool)
+        self.cluster_arrived = np.zeros(n, np.int64)  # barrier.cluster.arrive count per thread
+        self.cluster_passed = np.zeros(n, np.int64)  # barrier.cluster.wait count per thread
         self.instructions = 0
         self.special_lazy = {
             "%clock": lambda: np.full(n, self.instructions & 0xFFFFFFFF, np.uint32),
@@ -174,6 +186,6 @@ class Machine:
         raise EmulationError(f"{self.file}:{st.line}: {what} is not supported by the emulator")
 
     def out_of_scope(self, st):
-        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (TMA cp.async.bulk, mbarrier, "
-                              "tcgen05, setmaxnreg, tensormap, griddepcontrol, multimem and textures/surfaces are "
-                              "not emulated)")
+        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA reductions and "
+                              "im2col, tensormap, clusterlaunchcontrol, multimem and textures/surfaces are not "
+                              "emulated)")

@@ -1,6 +1,7 @@
 """The address spaces of one batch of CTAs: global buffers by name (one flat byte array, each buffer at its own
-256-aligned address with a gap between, bounds checked), shared memory per CTA, local memory per thread, the kernel's
-parameter block, and generic addresses (windows that map onto shared, local and param)."""
+256-aligned address with a gap between, bounds checked), shared memory per CTA (a shared::cluster address names
+another CTA of the cluster by rank + 1 in its bits 24 and up; below, the thread's own CTA), local memory per thread,
+the kernel's parameter block, and generic addresses (windows that map onto shared, local and param)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ SHARED_WINDOW = 0x1000_0000_0000  # generic address of shared offset 0
 LOCAL_WINDOW = 0x2000_0000_0000  # generic address of local offset 0
 PARAM_WINDOW = 0x3000_0000_0000  # generic address of the kernel parameter block
 WINDOW_SIZE = 1 << 40
+RANK_SHIFT = 24  # shared::cluster addresses: (rank + 1) << RANK_SHIFT | offset in that CTA's shared memory
 _GAP = 256
 
 
@@ -49,6 +51,7 @@ class Memory:
         self.local = np.zeros(16, np.uint8)
         self.local_size = 0
         self.lanes_per_cta = 1
+        self.cluster_size = 1
         self.record = None  # record(line, space, addresses, thread ids, bytes, store) at each global/shared access
 
     def address(self, name: str) -> int:
@@ -62,11 +65,13 @@ class Memory:
         raw = self.gmem[self.starts[i]:self.starts[i] + self.sizes[i]].copy()
         return raw.view(a.dtype).reshape(a.shape)
 
-    def new_batch(self, ctas: int, lanes_per_cta: int, shared_bytes: int, local_bytes: int) -> None:
-        """Fresh (zeroed) shared memory per CTA and local memory per thread for a batch of CTAs."""
+    def new_batch(self, ctas: int, lanes_per_cta: int, shared_bytes: int, local_bytes: int,
+                  cluster_size: int = 1) -> None:
+        """Fresh (zeroed) shared memory per CTA and local memory per thread for a batch of whole clusters."""
         self.shared_size = _round16(shared_bytes)
         self.local_size = _round16(local_bytes)
         self.lanes_per_cta = lanes_per_cta
+        self.cluster_size = cluster_size
         self.shared = np.zeros(max(ctas * self.shared_size, 16), np.uint8)
         self.local = np.zeros(max(ctas * lanes_per_cta * self.local_size, 16), np.uint8)
 
@@ -94,13 +99,13 @@ class Memory:
                     self.written.add(self.names[int(b)])
             return self.gmem, off
         if space == "shared":
-            off = addr
+            cta, off = self.shared_cta(addr, lanes, fail)
             ok = (off >= 0) & (off + size <= self.shared_size)
             if not np.all(ok):
                 j = int(np.argmin(ok))
                 fail(int(lanes[j]), f"shared {'store' if store else 'load'} of {size} bytes at {int(addr[j]):#x} "
                                     f"outside the CTA's {self.shared_size} bytes of shared memory")
-            return self.shared, off + (lanes // self.lanes_per_cta) * self.shared_size
+            return self.shared, off + cta * self.shared_size
         if space == "local":
             off = addr
             ok = (off >= 0) & (off + size <= self.local_size)
@@ -118,6 +123,20 @@ class Memory:
                                     f"outside the {self.param_size}-byte kernel parameter block")
             return self.param, off
         raise AssertionError(space)
+
+    def shared_cta(self, addr: np.ndarray, lanes: np.ndarray, fail) -> tuple[np.ndarray, np.ndarray]:
+        """(CTA index in the batch, offset in its shared memory) of shared::cluster addresses used by `lanes`."""
+        own = lanes // self.lanes_per_cta
+        rank = addr >> RANK_SHIFT
+        if not rank.any():
+            return own, addr
+        bad = (rank > self.cluster_size) | (addr < 0)
+        if bad.any():
+            j = int(np.argmax(bad))
+            fail(int(lanes[j]), f"shared::cluster address {int(addr[j]):#x} names CTA rank {int(rank[j]) - 1}, "
+                                f"outside the cluster of {self.cluster_size}")
+        cta = np.where(rank > 0, own - own % self.cluster_size + rank - 1, own)
+        return cta, addr & ((1 << RANK_SHIFT) - 1)
 
     def _describe_global(self, addr: int, size: int, store: bool) -> str:
         what = f"global {'store' if store else 'load'} of {size} bytes at {addr:#x}"

@@ -180,8 +180,14 @@ def b_st(ctx, st, parts):
 
 
 def b_cp_async(ctx, st, parts):
-    if parts[1] != "async" or "bulk" in parts or "mbarrier" in parts:
+    if parts[1] != "async" or "bulk" in parts:
         ctx.out_of_scope(st)
+    if "mbarrier" in parts:  # cp.async.mbarrier.arrive{.noinc}: the copies are done at issue; without .noinc the
+        # pending count is raised by one before the arrival, which then takes it back
+        if "noinc" not in parts:
+            return lambda m: None
+        from tcforge.ptx.emulate.ops_async import b_mbarrier
+        return b_mbarrier(ctx, st, ["mbarrier", "arrive", *parts[4:]])
     if parts[2] in ("commit_group", "wait_group", "wait_all"):
         return lambda m: None
     ops = st.operands

@@ -8,14 +8,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcforge.ptx.emulate import ops_bits, ops_cvt, ops_float, ops_int, ops_matrix, ops_mem, ops_sync, ops_wgmma
+from tcforge.ptx.emulate import (
+    ops_async,
+    ops_bits,
+    ops_cvt,
+    ops_float,
+    ops_int,
+    ops_matrix,
+    ops_mem,
+    ops_sync,
+    ops_wgmma,
+)
 from tcforge.ptx.emulate.errors import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
 
-PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR = range(7)
+PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier.try_wait; CWAIT: cluster barrier
 
 BUILDERS: dict = {}
-for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma):
+for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 
@@ -100,8 +110,7 @@ def _compile(ctx, st):
     root = parts[0]
     full = st.opcode
     if root in OUT_OF_SCOPE or any(full.startswith(p + ".") or full == p for p in OUT_OF_SCOPE) \
-            or (root == "barrier" and "cluster" in parts) or (root == "fence" and "proxy" in parts
-                                                              and "tensormap" in full):
+            or (root == "fence" and "proxy" in parts and "tensormap" in full):
         ctx.out_of_scope(st)
     if root in _NOOPS:
         if root == "trap":
@@ -212,6 +221,16 @@ def _statement(ctx, module, fn, st, labels, starts):
                                                   "in this module (indirect or external calls are not supported)")),
                     None, st, None)
         return (CALL, None, (starts[callee], callee, args, rets), st, g)
+    if root == "mbarrier" and len(parts) > 1 and parts[1] == "try_wait":
+        try:
+            return (WAIT, None, ops_async.b_test_wait(ctx, st, parts), st, g)
+        except EmulationError as exc:
+            return (PLAIN, _raiser(exc), None, st, None)
+    if root == "barrier" and len(parts) > 2 and parts[1] == "cluster":
+        if parts[2] == "arrive":
+            return (PLAIN, _guarded(g, ops_async.cluster_arrive(ctx, st)), None, st, None)
+        if parts[2] == "wait":
+            return (CWAIT, None, None, st, g)
     if root in ("bar", "barrier") and not (len(parts) > 1 and parts[1] == "warp") and "cluster" not in parts:
         quals = [q for q in parts[1:] if q != "cta"]
         kind = quals[0] if quals else "sync"

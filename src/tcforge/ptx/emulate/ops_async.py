@@ -1,0 +1,586 @@
+"""The asynchronous proxy and the cluster: mbarrier objects (init, arrive with counts and transaction bytes,
+expect_tx / complete_tx, test_wait / try_wait by state or parity, pending_count, inval), the Hopper TMA
+(`cp.async.bulk.tensor` tile loads into shared memory, multicast over the cluster, and stores to global memory) and
+plain `cp.async.bulk` copies, `st.async`, bulk groups, distributed shared memory (`mapa`, `getctarank`), the
+cluster barrier's arrive half, `setmaxnreg` and `griddepcontrol` (a lone launch has no grid to wait for).
+
+An asynchronous copy is performed when it is issued and completes its transaction bytes at once; a `try_wait`
+whose phase has not completed blocks its threads until other threads complete it (control). The mbarrier object
+lives in its 8 bytes of shared memory: pending arrivals (bits 0-20), expected arrivals (21-41), transaction bytes
+(42-62, signed) and the phase parity (63) — the GPU's encoding is not public and no kernel reads it.
+
+Tensor maps are the emulator's own 128-byte encoding (`TensorMap.encode`), given as the kernel's tensor-map
+parameter in place of the driver's opaque CUtensorMap."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcforge.ptx.emulate.errors import EmulationError
+from tcforge.ptx.emulate.memory import RANK_SHIFT, SHARED_WINDOW, WINDOW_SIZE
+from tcforge.ptx.emulate.ops_mem import _access, address, b_cp_async, space_of
+from tcforge.ptx.emulate.ops_mem import b_st as b_st_plain
+from tcforge.ptx.emulate.state import TYPE_BYTES
+from tcforge.ptx.operands import Addr, Imm, Sink, Vec
+
+_M21 = (1 << 21) - 1
+_MAGIC = 0x4D46_4354  # "TCFM"
+_RANK_MASK = (1 << RANK_SHIFT) - 1
+
+
+# ---- the mbarrier word --------------------------------------------------------------------------------------------
+def _fields(w: int) -> tuple[int, int, int, int]:
+    """(pending arrivals, expected arrivals, transaction bytes, phase parity) of an mbarrier word."""
+    tx = (w >> 42) & _M21
+    return w & _M21, (w >> 21) & _M21, tx - (1 << 21) if tx >> 20 else tx, w >> 63
+
+
+def _word(pending: int, expected: int, tx: int, phase: int) -> int:
+    return pending | expected << 21 | (tx & _M21) << 42 | phase << 63
+
+
+def _settle(pending: int, expected: int, tx: int, phase: int) -> int:
+    """The word after an update: the phase completes when no arrival and no transaction byte is pending."""
+    if pending == 0 and tx == 0:
+        return _word(expected, expected, 0, phase ^ 1)
+    return _word(pending, expected, tx, phase)
+
+
+def describe_word(w: int) -> str:
+    pending, expected, tx, phase = _fields(w)
+    return f"phase parity {phase}, {pending} of {expected} arrivals and {tx} transaction bytes pending"
+
+
+class _Barriers:
+    """Reads and updates of the mbarrier words named by an instruction's address operand."""
+
+    def __init__(self, ctx, st, op: Addr, parts: list[str]) -> None:
+        self.ctx, self.st, self.fail = ctx, st, ctx.failer(st)
+        self.space = "shared" if space_of(parts) == "shared" else "generic"
+        self.addr = address(ctx, st, op, self.space)
+
+    def locate(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(uint64 view of the batch's shared memory, word index) of each lane's barrier."""
+        a = self.addr(lanes)
+        if self.space == "generic":
+            in_shared = (a >= SHARED_WINDOW) & (a < SHARED_WINDOW + WINDOW_SIZE)
+            if not in_shared.all():
+                j = int(np.argmin(in_shared))
+                self.fail(int(lanes[j]), f"mbarrier at generic address {int(a[j]):#x}, which is not shared memory")
+            a = a - SHARED_WINDOW
+        flat, offs = self.ctx.mem.locate("shared", a, lanes, 8, self.fail, True)
+        return flat.view(np.uint64), offs // 8
+
+    def update(self, lanes: np.ndarray, step) -> np.ndarray:
+        """Apply `step(word, lanes at this barrier) -> word` barrier by barrier (lanes in lane order); returns each
+        lane's word from before its barrier's update."""
+        words, idx = self.locate(lanes)
+        before = words[idx].copy()
+        for i in np.unique(idx):
+            at = lanes[idx == i]
+            words[i] = np.uint64(step(int(words[i]), at))
+        return before
+
+
+def complete_tx(ctx, st, words: np.ndarray, i: int, nbytes: int) -> None:
+    """`nbytes` transaction bytes arrive at the barrier word `words[i]`."""
+    pending, expected, tx, phase = _fields(int(words[i]))
+    words[i] = np.uint64(_settle(pending, expected, tx - nbytes, phase))
+
+
+def _count(ctx, op, default: int):
+    """Per-lane reader of an optional count operand."""
+    if op is None:
+        return lambda lanes: np.full(len(lanes), default, np.int64)
+    r = ctx.src_full(op, "u32")
+    return lambda lanes: r()[lanes].astype(np.int64)
+
+
+def b_mbarrier(ctx, st, parts):
+    kind = parts[1]
+    ops = list(st.operands)
+    if kind in ("try_wait", "test_wait"):
+        return b_test_wait(ctx, st, parts)
+    if kind == "pending_count":
+        rs, w = ctx.src_full(ops[1], "b64"), ctx.dst(ops[0], "u32")
+        return lambda m: w((rs() & np.uint64(_M21)).astype(np.uint32), m)
+    addr_op = next((i for i, o in enumerate(ops) if isinstance(o, Addr)), None)
+    if addr_op is None:
+        ctx.fail_static(st, "expected a barrier address operand [addr]")
+    bars = _Barriers(ctx, st, ops[addr_op], parts)
+    dest = ctx.dst(ops[0], "b64") if addr_op == 1 and not isinstance(ops[0], Sink) else None
+    extra = ops[addr_op + 1] if len(ops) > addr_op + 1 else None
+    fail = ctx.failer(st)
+    if kind == "init":
+        count = _count(ctx, extra, 0)
+
+        def init(m):
+            lanes = ctx.lanes(m)
+            c = count(lanes)
+            if ((c < 1) | (c > _M21)).any():
+                j = int(np.argmax((c < 1) | (c > _M21)))
+                fail(int(lanes[j]), f"mbarrier.init count {int(c[j])} outside 1..{_M21}")
+            per = dict(zip(lanes.tolist(), c.tolist(), strict=True))
+            bars.update(lanes, lambda w, at: _word(per[int(at[-1])], per[int(at[-1])], 0, 0))
+        return init
+    if kind == "inval":
+        def inval(m):
+            bars.update(ctx.lanes(m), lambda w, at: 0)
+        return inval
+    if kind in ("expect_tx", "complete_tx"):
+        txr = _count(ctx, extra, 0)
+        sign = 1 if kind == "expect_tx" else -1
+
+        def tx_op(m):
+            lanes = ctx.lanes(m)
+            per = dict(zip(lanes.tolist(), txr(lanes).tolist(), strict=True))
+
+            def step(w, at):
+                pending, expected, tx, phase = _fields(w)
+                return _settle(pending, expected, tx + sign * sum(per[int(x)] for x in at), phase)
+            bars.update(lanes, step)
+        return tx_op
+    if kind not in ("arrive", "arrive_drop"):
+        ctx.unsupported(st, f"instruction {st.opcode!r}")
+    expect = "expect_tx" in parts
+    if expect:  # arrive.expect_tx: [addr], txCount (one arrival)
+        txr, cnt = _count(ctx, extra, 0), _count(ctx, None, 1)
+    else:
+        txr, cnt = _count(ctx, None, 0), _count(ctx, extra, 1)
+    drop, no_complete = kind == "arrive_drop", "noComplete" in parts
+
+    def arrive(m):
+        lanes = ctx.lanes(m)
+        per = dict(zip(lanes.tolist(), zip(cnt(lanes).tolist(), txr(lanes).tolist(), strict=True), strict=True))
+
+        def step(w, at):
+            pending, expected, tx, phase = _fields(w)
+            c = sum(per[int(x)][0] for x in at)
+            tx += sum(per[int(x)][1] for x in at)
+            if c > pending:
+                fail(int(at[0]), f"{len(at)} thread(s) arrive {c} times on an mbarrier with {pending} arrivals "
+                                 f"pending ({describe_word(w)})")
+            if drop:
+                expected -= c
+            new = _settle(pending - c, expected, tx, phase)
+            if no_complete and _fields(new)[3] != phase:
+                fail(int(at[0]), "mbarrier.arrive.noComplete completes the phase")
+            return new
+        before = bars.update(lanes, step)
+        if dest is not None:
+            full = np.zeros(ctx.n, np.uint64)
+            full[lanes] = before
+            dest(full, m)
+    return arrive
+
+
+def b_test_wait(ctx, st, parts):
+    """test_wait / try_wait{.parity} p, [addr], state|parity: whether the phase named has completed (a parity P
+    has completed while the barrier's phase parity is not P; a state from arrive, when the phase changed since)."""
+    ops = st.operands
+    bars = _Barriers(ctx, st, ops[1], parts)
+    parity = "parity" in parts
+    rs = ctx.src_full(ops[2], "u32" if parity else "b64")
+    w = ctx.dst(ops[0], "pred")
+
+    def ready(m) -> np.ndarray:
+        lanes = ctx.lanes(m)
+        words, idx = bars.locate(lanes)
+        phase = (words[idx] >> np.uint64(63)).astype(np.int64)
+        want = rs()[lanes].astype(np.int64) & 1 if parity else (rs()[lanes] >> np.uint64(63)).astype(np.int64)
+        out = np.zeros(ctx.n, bool)
+        out[lanes] = phase != want
+        return out
+
+    def describe(lane: int) -> str:
+        words, idx = bars.locate(np.array([lane]))
+        what = (f"the phase of parity {int(rs()[lane]) & 1}" if parity
+                else f"the phase of state {int(rs()[lane]):#x}")
+        return f"waits on the mbarrier at shared {int(bars.addr(np.array([lane]))[0]):#x} for {what} " \
+               f"({describe_word(int(words[idx[0]]))})"
+
+    def write(m) -> None:
+        w(np.ones(ctx.n, bool), m)
+
+    if parts[1] == "test_wait":
+        return lambda m: w(ready(m), m)
+    return ready, write, describe
+
+
+# ---- TMA ----------------------------------------------------------------------------------------------------------
+_DTYPES = {"u8": 1, "u16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8, "f16": 2, "f32": 4, "f64": 8, "bf16": 2,
+           "f32_ftz": 4, "tf32": 4, "tf32_ftz": 4, "e4m3": 1, "e5m2": 1}
+_DTYPE_CODES = list(_DTYPES)
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """A tiled tensor map as `cuTensorMapEncodeTiled` takes it: `buffer` (a global buffer's name in the emulate
+    arguments), element type, `dims` and `box` innermost first, byte `strides` of dims 1.. , `swizzle` 0 / 32 / 64 /
+    128 bytes. Out-of-bounds elements load as zeros and are not stored."""
+
+    buffer: str
+    dtype: str
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    box: tuple[int, ...]
+    swizzle: int = 0
+
+    def __post_init__(self) -> None:
+        rank = len(self.dims)
+        if self.dtype not in _DTYPES:
+            raise EmulationError(f"tensor map of {self.buffer!r}: element type {self.dtype!r} is not one of "
+                                 f"{', '.join(_DTYPES)}")
+        if not 1 <= rank <= 5 or len(self.box) != rank or len(self.strides) != rank - 1:
+            raise EmulationError(f"tensor map of {self.buffer!r}: {rank} dims need {rank} box extents and "
+                                 f"{rank - 1} strides")
+        es = _DTYPES[self.dtype]
+        if any(d < 1 for d in self.dims) or any(not 1 <= b <= 256 for b in self.box):
+            raise EmulationError(f"tensor map of {self.buffer!r}: dims must be positive and box extents 1..256")
+        if any(s % 16 for s in self.strides):
+            raise EmulationError(f"tensor map of {self.buffer!r}: strides {self.strides} must be multiples of 16")
+        if self.box[0] * es % 16:
+            raise EmulationError(f"tensor map of {self.buffer!r}: the box's inner extent is {self.box[0] * es} "
+                                 "bytes, not a multiple of 16")
+        if self.swizzle not in (0, 32, 64, 128):
+            raise EmulationError(f"tensor map of {self.buffer!r}: swizzle {self.swizzle} is not 0, 32, 64 or 128")
+        if self.swizzle and self.box[0] * es != self.swizzle:
+            raise EmulationError(f"tensor map of {self.buffer!r}: a {self.swizzle}-byte swizzle with a "
+                                 f"{self.box[0] * es}-byte inner box extent is not emulated (only equal spans)")
+
+    @property
+    def elem_bytes(self) -> int:
+        return _DTYPES[self.dtype]
+
+    @property
+    def box_bytes(self) -> int:
+        return int(np.prod(self.box)) * self.elem_bytes
+
+    def encode(self, base: int = 0) -> bytes:
+        """The 128 bytes the kernel receives: global address, magic, rank, element type, swizzle, dims, box,
+        strides."""
+        raw = bytearray(128)
+        raw[0:8] = int(base).to_bytes(8, "little")
+        raw[8:12] = _MAGIC.to_bytes(4, "little")
+        raw[12], raw[13], raw[14] = len(self.dims), _DTYPE_CODES.index(self.dtype), self.swizzle // 16
+        pad = (0,) * (5 - len(self.dims))
+        raw[16:56] = np.array(tuple(self.dims) + pad, np.uint64).tobytes()
+        raw[56:76] = np.array(tuple(self.box) + pad, np.uint32).tobytes()
+        raw[80:112] = np.array(tuple(self.strides) + pad, np.uint64).tobytes()
+        return bytes(raw)
+
+    @staticmethod
+    def decode(raw: bytes) -> tuple[TensorMap, int]:
+        """(map, global address) of 128 bytes written by `encode`; None where they are not."""
+        if len(raw) != 128 or int.from_bytes(raw[8:12], "little") != _MAGIC:
+            raise ValueError("not a tcforge tensor map")
+        rank = raw[12]
+        dims = tuple(int(x) for x in np.frombuffer(raw[16:56], np.uint64)[:rank])
+        box = tuple(int(x) for x in np.frombuffer(raw[56:76], np.uint32)[:rank])
+        strides = tuple(int(x) for x in np.frombuffer(raw[80:112], np.uint64)[:rank - 1])
+        tm = TensorMap("?", _DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16)
+        return tm, int.from_bytes(raw[0:8], "little")
+
+    def text(self) -> str:
+        """The text form `parse` reads."""
+        j = lambda t: ",".join(map(str, t))  # noqa: E731
+        return (f"tensormap {self.buffer} {self.dtype} dims={j(self.dims)} strides={j(self.strides)} "
+                f"box={j(self.box)} swizzle={self.swizzle}")
+
+    @staticmethod
+    def parse(text: str) -> TensorMap:
+        """`tensormap BUFFER TYPE dims=D0,D1 strides=S1 box=B0,B1 [swizzle=N]` (the CLI's .npz form)."""
+        words = text.split()
+        try:
+            if words[0] != "tensormap" or len(words) < 5:
+                raise ValueError
+            kv = dict(w.split("=", 1) for w in words[3:])
+            ints = {k: tuple(int(x) for x in v.split(",") if x) for k, v in kv.items()}
+            if set(ints) - {"dims", "strides", "box", "swizzle"}:
+                raise ValueError
+            return TensorMap(words[1], words[2], ints["dims"], ints.get("strides", ()), ints["box"],
+                             ints.get("swizzle", (0,))[0])
+        except (ValueError, KeyError, IndexError):
+            raise EmulationError(f"tensor map {text!r}: expected 'tensormap BUFFER TYPE dims=D0,.. strides=S1,.. "
+                                 "box=B0,.. [swizzle=0|32|64|128]'") from None
+
+
+def _swizzled(offsets: np.ndarray, swizzle: int) -> np.ndarray:
+    """Shared-memory byte addresses under a TMA swizzle: the 16-byte chunk bits 4.. XOR the bits 7.. (as many
+    as the span has chunks' bits)."""
+    if not swizzle:
+        return offsets
+    bits = {32: 1, 64: 2, 128: 3}[swizzle]
+    mask = (1 << bits) - 1
+    return offsets ^ (((offsets >> 7) & mask) << 4)
+
+
+def _box_elements(tm: TensorMap, base: int, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(global addresses, in-bounds mask) of the box's elements in shared-memory order (innermost first)."""
+    grids = np.meshgrid(*[np.arange(b, dtype=np.int64) for b in reversed(tm.box)], indexing="ij")
+    pos = [g.reshape(-1) + int(c) for g, c in zip(reversed(grids), coords, strict=True)]
+    ok = np.ones(pos[0].shape, bool)
+    for p, d in zip(pos, tm.dims, strict=True):
+        ok &= (p >= 0) & (p < d)
+    addr = base + pos[0] * tm.elem_bytes
+    for p, s in zip(pos[1:], tm.strides, strict=True):
+        addr = addr + p * s
+    return addr, ok
+
+
+class _Tma:
+    """Tensor-map reads of an instruction: the map's bytes at each lane's address, decoded once per map."""
+
+    def __init__(self, ctx, st, op) -> None:
+        self.ctx, self.st, self.fail = ctx, st, ctx.failer(st)
+        self.load = _access(ctx, st, "generic", address(ctx, st, op, "generic"), 1, 128, False)
+        self.cache: dict[bytes, tuple[TensorMap, int]] = {}
+
+    def map(self, lane: int) -> tuple[TensorMap, int]:
+        raw = bytes(self.load(np.array([lane]))[0])
+        hit = self.cache.get(raw)
+        if hit is None:
+            try:
+                hit = self.cache[raw] = TensorMap.decode(raw)
+            except ValueError:
+                self.fail(lane, "the tensor-map operand does not hold a tensor map made by tcforge.ptx.emulate."
+                                "TensorMap (pass one as the kernel's tensor-map parameter)")
+        return hit
+
+
+def _coords(ctx, vec: Vec):
+    rs = [ctx.src_full(x, "s32") for x in vec.items]
+    return lambda lane: np.array([int(r()[lane].astype(np.uint32).view(np.int32)) for r in rs], np.int64)
+
+
+def _shared_base(ctx, fail, lane: int, addr: int, nbytes: int, align: int, what: str) -> tuple[int, int]:
+    """(batch CTA index, offset) of `nbytes` of shared memory at shared::cluster address `addr`, checked."""
+    mem = ctx.mem
+    cta, off = mem.shared_cta(np.array([addr], np.int64), np.array([lane]), fail)
+    cta, off = int(cta[0]), int(off[0])
+    if off % align or off < 0 or off + nbytes > mem.shared_size:
+        fail(lane, f"{what}: {nbytes} bytes at shared {addr:#x} (offset {off:#x}) must lie in the CTA's "
+                   f"{mem.shared_size} bytes, {align}-byte aligned")
+    return cta, off
+
+
+def _word_index(ctx, fail, lane: int, addr: int) -> tuple[np.ndarray, int]:
+    cta, off = _shared_base(ctx, fail, lane, addr, 8, 8, "mbarrier")
+    return ctx.mem.shared.view(np.uint64), (cta * ctx.mem.shared_size + off) // 8
+
+
+def _global_bytes(ctx, fail, lane: int, addrs: np.ndarray, size: int, store: bool) -> np.ndarray:
+    """Byte indices into global memory of `size`-byte elements at `addrs` (bounds-checked)."""
+    lanes = np.full(len(addrs), lane)
+    flat, offs = ctx.mem.locate("global", addrs, lanes, size, fail, store)
+    return offs[:, None] + np.arange(size)
+
+
+def b_cp_bulk(ctx, st, parts):
+    """cp.async.bulk{.tensor.Nd}: shared::cluster <- global (mbarrier complete_tx, optionally multicast), global <-
+    shared::cta (bulk_group), shared::cluster <- shared::cta; prefetches and the bulk groups' commit / wait."""
+    if "prefetch" in parts or parts[3] in ("commit_group", "wait_group"):
+        return lambda m: None
+    if "im2col" in parts or any(p.startswith("im2col") for p in parts):
+        ctx.out_of_scope(st)
+    tensor = parts[3] == "tensor"
+    dst_space = parts[5 if tensor else 3].split("::")[0]
+    ops = list(st.operands)
+    fail = ctx.failer(st)
+    multicast = "multicast::cluster" in parts
+    mask_r = ctx.src_full(ops[3], "u16") if multicast and len(ops) > 3 else None
+    if tensor and dst_space == "shared":
+        dst, tmap, bar = ops[0], ops[1], ops[2]
+        rd, rb = address(ctx, st, dst, "shared"), address(ctx, st, bar, "shared")
+        tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+
+        def tma_load(m):
+            mem = ctx.mem
+            for lane in ctx.lanes(m).tolist():
+                tm, base = tma.map(lane)
+                gaddr, ok = _box_elements(tm, base, coords(lane))
+                es = tm.elem_bytes
+                vals = np.zeros((len(gaddr), es), np.uint8)
+                if ok.any():
+                    vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], es, False)]
+                one = np.array([lane])
+                d, b = int(rd(one)[0]), int(rb(one)[0])
+                ranks = [None] if mask_r is None else \
+                    [r for r in range(ctx.cluster_size) if int(mask_r()[lane]) >> r & 1]
+                for r in ranks:
+                    dd = d if r is None else (r + 1) << RANK_SHIFT | (d & _RANK_MASK)
+                    bb = b if r is None else (r + 1) << RANK_SHIFT | (b & _RANK_MASK)
+                    cta, off = _shared_base(ctx, fail, lane, dd, tm.box_bytes, 128, "cp.async.bulk.tensor")
+                    at = cta * mem.shared_size + _swizzled(off + np.arange(len(gaddr), dtype=np.int64) * es,
+                                                           tm.swizzle)
+                    mem.shared[at[:, None] + np.arange(es)] = vals
+                    words, i = _word_index(ctx, fail, lane, bb)
+                    complete_tx(ctx, st, words, i, tm.box_bytes)
+        return tma_load
+    if tensor:  # global <- shared::cta, bulk_group
+        tmap, src = ops[0], ops[1]
+        rs = address(ctx, st, src, "shared")
+        tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+
+        def tma_store(m):
+            mem = ctx.mem
+            for lane in ctx.lanes(m).tolist():
+                tm, base = tma.map(lane)
+                gaddr, ok = _box_elements(tm, base, coords(lane))
+                es = tm.elem_bytes
+                cta, off = _shared_base(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm.box_bytes, 128,
+                                        "cp.async.bulk.tensor")
+                at = cta * mem.shared_size + _swizzled(off + np.arange(len(gaddr), dtype=np.int64) * es, tm.swizzle)
+                if ok.any():
+                    vals = mem.shared[at[ok][:, None] + np.arange(es)]
+                    mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], es, True)] = vals
+        return tma_store
+    # plain bulk copies: [dst], [src], size{, [mbar]}{, ctaMask}
+    dst, src, size = ops[0], ops[1], ops[2]
+    src_space = parts[4].split("::")[0]
+    rd, rsrc = address(ctx, st, dst, dst_space), address(ctx, st, src, src_space)
+    rn = ctx.src_full(size, "u32")
+    bar = ops[3] if len(ops) > 3 and isinstance(ops[3], Addr) else None
+    rb = address(ctx, st, bar, "shared") if bar is not None else None
+    mask_r = ctx.src_full(ops[4], "u16") if multicast else None
+
+    def bulk(m):
+        mem = ctx.mem
+        for lane in ctx.lanes(m).tolist():
+            n = int(rn()[lane])
+            if n % 16:
+                fail(lane, f"cp.async.bulk of {n} bytes: a multiple of 16 is required")
+            one = np.array([lane])
+            s = int(rsrc(one)[0])
+            if src_space == "global":
+                g = _global_bytes(ctx, fail, lane, np.array([s], np.int64), 16, False)[0, 0]
+                data = mem.gmem[g:g + n].copy()
+                _global_bytes(ctx, fail, lane, np.array([s + n - 16], np.int64), 16, False)
+            else:
+                cta, off = _shared_base(ctx, fail, lane, s, n, 16, "cp.async.bulk")
+                data = mem.shared[cta * mem.shared_size + off:][:n].copy()
+            d = int(rd(one)[0])
+            if dst_space == "global":
+                g = _global_bytes(ctx, fail, lane, np.array([d], np.int64), 16, True)[0, 0]
+                _global_bytes(ctx, fail, lane, np.array([d + n - 16], np.int64), 16, True)
+                mem.gmem[g:g + n] = data
+                continue
+            ranks = [None] if mask_r is None else [r for r in range(ctx.cluster_size) if int(mask_r()[lane]) >> r & 1]
+            for r in ranks:
+                dd = d if r is None else (r + 1) << RANK_SHIFT | (d & _RANK_MASK)
+                cta, off = _shared_base(ctx, fail, lane, dd, n, 16, "cp.async.bulk")
+                mem.shared[cta * mem.shared_size + off:][:n] = data
+                if rb is not None:
+                    b = int(rb(one)[0])
+                    bb = b if r is None else (r + 1) << RANK_SHIFT | (b & _RANK_MASK)
+                    words, i = _word_index(ctx, fail, lane, bb)
+                    complete_tx(ctx, st, words, i, n)
+    return bulk
+
+
+def b_st_async(ctx, st, parts):
+    """st.async.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b, [mbar]: a store into a CTA of
+    the cluster whose bytes complete on that CTA's barrier."""
+    ptype = parts[-1]
+    count = next((int(p[1:]) for p in parts if p in ("v2", "v4")), 1)
+    width = TYPE_BYTES[ptype]
+    a, val, bar = st.operands[:3]
+    store = _access(ctx, st, "shared", address(ctx, st, a, "shared"), width, count, True)
+    srcs = list(val.items) if isinstance(val, Vec) else [val]
+    rs = [ctx.src_full(x, ptype) for x in srcs]
+    bars = _Barriers(ctx, st, bar, ["st", "shared"])
+    nbytes = width * count
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        store(lanes, np.stack([r()[lanes] for r in rs], axis=1))
+
+        def step(w, at):
+            pending, expected, tx, phase = _fields(w)
+            return _settle(pending, expected, tx - nbytes * len(at), phase)
+        bars.update(lanes, step)
+    return run
+
+
+# ---- the cluster ----------------------------------------------------------------------------------------------
+def b_mapa(ctx, st, parts):
+    """mapa{.shared::cluster}.u32/.u64 d, a, rank: a's address in the shared memory of CTA `rank`."""
+    ptype = parts[-1]
+    generic = "shared::cluster" not in parts
+    d, a, b = st.operands[:3]
+    ra, rb, w = ctx.src_full(a, ptype), ctx.src_full(b, "u32"), ctx.dst(d, ptype)
+    fail = ctx.failer(st)
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        av, rank = ra()[lanes].astype(np.int64), rb()[lanes].astype(np.int64)
+        bad = rank >= ctx.cluster_size
+        if bad.any():
+            j = int(np.argmax(bad))
+            fail(int(lanes[j]), f"mapa to CTA rank {int(rank[j])} of a cluster of {ctx.cluster_size}")
+        if generic:
+            inside = (av >= SHARED_WINDOW) & (av < SHARED_WINDOW + WINDOW_SIZE)
+            if not inside.all():
+                j = int(np.argmin(inside))
+                fail(int(lanes[j]), f"mapa of generic address {int(av[j]):#x}, which is not shared memory")
+            av = av - SHARED_WINDOW
+        out = (rank + 1) << RANK_SHIFT | (av & _RANK_MASK)
+        full = np.zeros(ctx.n, np.uint64)
+        full[lanes] = out + (SHARED_WINDOW if generic else 0)
+        w(full, m)
+    return run
+
+
+def b_getctarank(ctx, st, parts):
+    d, a = st.operands[:2]
+    generic = "shared::cluster" not in parts
+    ra, w = ctx.src_full(a, parts[-1]), ctx.dst(d, "u32")
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        av = ra()[lanes].astype(np.int64) - (SHARED_WINDOW if generic else 0)
+        cta, _ = ctx.mem.shared_cta(av, lanes, ctx.failer(st))
+        full = np.zeros(ctx.n, np.uint32)
+        full[lanes] = cta % ctx.cluster_size
+        w(full, m)
+    return run
+
+
+def cluster_arrive(ctx, st):
+    """barrier.cluster.arrive: the thread's arrival on the cluster barrier's current phase (its wait: control)."""
+    def run(m):
+        lanes = ctx.lanes(m)
+        early = ctx.cluster_arrived[lanes] > ctx.cluster_passed[lanes]
+        if early.any():
+            ctx.failer(st)(int(lanes[np.argmax(early)]), "barrier.cluster.arrive twice without a wait between")
+        ctx.cluster_arrived[lanes] += 1
+    return run
+
+
+def b_setmaxnreg(ctx, st, parts):
+    n = st.operands[0]
+    if not isinstance(n, Imm) or not (24 <= int(n.value) <= 256 and int(n.value) % 8 == 0):
+        ctx.fail_static(st, "setmaxnreg takes an immediate register count, a multiple of 8 in 24..256")
+    return lambda m: None
+
+
+def b_noop(ctx, st, parts):
+    return lambda m: None
+
+
+def b_cp(ctx, st, parts):
+    if parts[1] == "reduce":
+        ctx.out_of_scope(st)
+    if len(parts) > 2 and parts[2] == "bulk":
+        return b_cp_bulk(ctx, st, parts)
+    return b_cp_async(ctx, st, parts)
+
+
+def b_st(ctx, st, parts):
+    return b_st_async(ctx, st, parts) if parts[1] == "async" else b_st_plain(ctx, st, parts)
+
+
+BUILDERS = {"mbarrier": b_mbarrier, "mapa": b_mapa, "getctarank": b_getctarank, "setmaxnreg": b_setmaxnreg,
+            "griddepcontrol": b_noop, "cp": b_cp, "st": b_st}
