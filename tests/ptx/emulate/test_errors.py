@@ -163,6 +163,36 @@ def test_cli_round_trip(tmp_path) -> None:
         np.testing.assert_array_equal(z["k_out"], np.arange(64) + 7)
 
 
+def test_cli_tensor_maps_and_cluster(tmp_path, capsys) -> None:
+    """Tensor maps in the .npz as text; --cluster launches clusters (a grid that is not a whole number of them, or
+    a malformed map, is one line and exit 2)."""
+    from tests.ptx.emulate.test_ops_mem_sync import _TMA_KERNEL
+
+    ptx = tmp_path / "tma.ptx"
+    ptx.write_text(_TMA_KERNEL)
+    src = np.arange(64 * 64, dtype=np.float16).reshape(64, 64)
+    maps = {"tma_map_in": np.array("tensormap src f16 dims=64,64 strides=128 box=64,64 swizzle=128"),
+            "tma_map_out": np.array("tensormap out f16 dims=64,64 strides=128 box=64,64 swizzle=128")}
+    args = tmp_path / "a.npz"
+    np.savez(args, src=src, out=np.zeros((64, 64), np.float16), tma_dump=np.zeros(8192, np.uint8), tma_x=0, tma_y=0,
+             **maps)
+    out = tmp_path / "o.npz"
+    assert tcforge_main(["emulate", str(ptx), "--grid", "2", "--block", "128", "--args", str(args), "--out", str(out),
+                         "--cluster", "2"]) == 0
+    with np.load(out) as z:
+        np.testing.assert_array_equal(z["out"], src)
+    for extra, bad, match in ((["--cluster", "2"], {}, "grid (1, 1, 1) is not a whole number of clusters (2, 1, 1)"),
+                              ([], {"tma_map_in": np.array("tensormap src f16 dims=64,64 box=64")},
+                               "expected 'tensormap BUFFER TYPE")):
+        np.savez(args, src=src, out=np.zeros((64, 64), np.float16), tma_dump=np.zeros(8192, np.uint8), tma_x=0,
+                 tma_y=0, **{**maps, **bad})
+        capsys.readouterr()
+        rc = tcforge_main(["emulate", str(ptx), "--grid", "1", "--block", "128", "--args", str(args), "--out",
+                           str(out), *extra])
+        err = capsys.readouterr().err
+        assert rc == 2 and err.count("\n") == 1 and match in err, err
+
+
 def test_struct_parameter_with_pointer_offsets() -> None:
     text = """.version 8.0
 .target sm_90a

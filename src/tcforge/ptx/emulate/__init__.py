@@ -2,7 +2,7 @@
 arithmetic of a chosen GPU (tcforge.numerics). See docs/emulate.md."""
 
 from tcforge.ptx.emulate.api import NUMERICS, emulate
-from tcforge.ptx.emulate.errors import EmulationError, OutOfScopeError
+from tcforge.ptx.emulate.machine import EmulationError, OutOfScopeError
 from tcforge.ptx.emulate.ops_async import TensorMap
 
 __all__ = ["NUMERICS", "EmulationError", "OutOfScopeError", "TensorMap", "emulate"]

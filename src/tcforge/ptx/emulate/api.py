@@ -19,8 +19,8 @@ import re
 
 import numpy as np
 
-from tcforge.ptx.emulate.errors import EmulationError
 from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
+from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import Memory
 from tcforge.ptx.emulate.ops_async import TensorMap
 from tcforge.ptx.emulate.state import TYPE_BYTES, view_dtype

@@ -1,6 +1,6 @@
 """`tcforge emulate FILE --entry NAME --grid X,Y,Z --block X,Y,Z --args ARGS.npz --numerics ada|hopper
---out OUT.npz`: run a kernel's PTX on the CPU and write the global buffers it stored to (docs/emulate.md has the
-.npz schema)."""
+--out OUT.npz [--cluster X,Y,Z]`: run a kernel's PTX on the CPU and write the global buffers it stored to
+(docs/emulate.md has the .npz schema)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import numpy as np
 from tcforge.cliutil import output_file
 from tcforge.extract import ptx_text
 from tcforge.ptx.emulate.api import NUMERICS, emulate
-from tcforge.ptx.emulate.errors import EmulationError
+from tcforge.ptx.emulate.machine import EmulationError
 
 
 def _dims(text: str) -> tuple[int, ...]:
@@ -38,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--numerics", choices=NUMERICS, default="hopper", help="mma model (default hopper)")
     p.add_argument("--out", type=Path, required=True, help=".npz receiving every global buffer the kernel wrote")
     p.add_argument("--dynamic-shared", type=int, default=0, help="bytes of dynamic shared memory")
+    p.add_argument("--cluster", type=_dims, help="cluster X,Y,Z (default: the kernel's .reqnctapercluster, else none)")
     return p
 
 
@@ -58,7 +59,7 @@ def main(argv: list[str]) -> int:
     label, text = ptx_text(args.ptx, args.arch)
     stats: dict = {}
     out = emulate(text, args.entry, args.grid, args.block, load_args(args.args), args.numerics, file=label,
-                  dynamic_shared=args.dynamic_shared, stats=stats)
+                  dynamic_shared=args.dynamic_shared, stats=stats, cluster=args.cluster)
     np.savez(args.out, **out)
     print(f"{args.ptx}: {stats['ctas']} CTAs, {stats['warp_instructions']:,} warp instructions in "
           f"{stats['seconds']:.2f} s ({stats['warp_instructions_per_second']:,.0f}/s); wrote "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcforge.ptx.emulate.errors import EmulationError
+from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.program import BAR, BRA, CALL, CWAIT, EXIT, LABEL, PLAIN, RET, WAIT
 
 _FAR = np.iinfo(np.int64).max

@@ -9,8 +9,7 @@ import time
 import numpy as np
 
 from tcforge.ptx.emulate import control
-from tcforge.ptx.emulate.errors import EmulationError
-from tcforge.ptx.emulate.machine import Machine
+from tcforge.ptx.emulate.machine import EmulationError, Machine
 from tcforge.ptx.emulate.memory import GLOBAL_BASE
 from tcforge.ptx.emulate.program import build_program, reachable
 

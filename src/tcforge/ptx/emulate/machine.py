@@ -1,14 +1,26 @@
 """What every instruction builder sees: the lanes of a batch of CTAs (special registers, warps), the register file
-of the function being built, the symbols' addresses, memory, call frames, the numerics model, and the error
-helpers that name the thread and the PTX line."""
+of the function being built, the symbols' addresses, memory, call frames, the numerics model, and the emulator's
+errors with the helpers that name the thread and the PTX line."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcforge.ptx.emulate.errors import EmulationError, OutOfScopeError
+from tcforge.errors import TcforgeError
 from tcforge.ptx.emulate.state import Group, Regs, reader, storage, viewer, writer
 from tcforge.ptx.operands import Imm, Not, Reg, Sym
+
+
+class EmulationError(TcforgeError):
+    """A kernel or launch the emulator cannot run faithfully (bad access, barrier, shuffle, missing argument)."""
+
+
+class OutOfScopeError(EmulationError):
+    """An instruction the emulator does not execute (tcgen05, TMA reductions, textures, ...)."""
+
+
+OUT_OF_SCOPE = ("tcgen05", "cp.reduce.async.bulk", "tensormap", "clusterlaunchcontrol", "multimem", "red.async",
+                "tex", "suld", "sust", "tld4", "txq", "suq")
 
 
 class Machine:

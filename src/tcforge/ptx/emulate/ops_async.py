@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tcforge.ptx.emulate.errors import EmulationError
+from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import RANK_SHIFT, SHARED_WINDOW, WINDOW_SIZE
 from tcforge.ptx.emulate.ops_mem import _access, address, b_cp_async, space_of
 from tcforge.ptx.emulate.ops_mem import b_st as b_st_plain

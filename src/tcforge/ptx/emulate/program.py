@@ -19,7 +19,7 @@ from tcforge.ptx.emulate import (
     ops_sync,
     ops_wgmma,
 )
-from tcforge.ptx.emulate.errors import OUT_OF_SCOPE, EmulationError
+from tcforge.ptx.emulate.machine import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
 
 PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier.try_wait; CWAIT: cluster barrier
