@@ -871,6 +871,27 @@ def _mbarrier_scripts(scripts: int, steps: int):
     return make
 
 
+TMA_BOXES = {"sw128_f16": (128, "f16"), "sw64_u8": (64, "u8"), "sw32_f32": (32, "f32"), "plain_f16": (0, "f16")}
+
+
+def _tma_box(span: int, dtype: str, x: int, y: int):
+    """`tma_box`: an 8 KB box of rows of `span` bytes (64 without a swizzle) loaded at (x, y) of a 50-row source and
+    stored at (y, x) of a 60-row destination pre-filled with 0xAB, both partly out of bounds where x or y is."""
+    from tcforge.ptx.emulate import TensorMap
+
+    es = {"f16": 2, "u8": 1, "f32": 4}[dtype]
+    inner = (span or 64) // es
+    rows = 8192 // (inner * es)
+
+    def make(rng):
+        src = rng.integers(0, 256, (50, 144), dtype=np.uint8)
+        out = np.full((60, 80), 0xAB, np.uint8)
+        maps = [TensorMap(name, dtype, (a.shape[1] // es, a.shape[0]), (a.shape[1],), (inner, rows), span)
+                for name, a in (("src", src), ("out", out))]
+        return [*maps, ("dump", np.zeros(8192, np.uint8)), x, y, 8192, ("src", src), ("out", out)]
+    return make
+
+
 def _weights(choices: list[int]) -> list[float]:
     w = np.array([{0: 0.05, 1: 0.35, 2: 0.15, 3: 0.15, 4: 0.15, 5: 0.15}[c] for c in choices])
     return list(w / w.sum())
@@ -1133,6 +1154,9 @@ def _samples() -> list[Entry]:
             ("d",)) for form in range(len(SP_FORMS)) for probe in (True, False)),
         e("cu_tf32_cvt", "samples_sm90a", "tf32_cvt", (56, 1, 1), (128, 1, 1), _tf32_cvt_inputs, ("out",)),
         e("cu_elect", "samples_sm90a", "elect_lanes", (4, 1, 1), (128, 1, 1), _elect_masks, ("leader", "elected")),
+        *(e(f"cu_tma_box_{label}_{x}_{y}".replace("-", "m"), "samples_sm90a", "tma_box", (1, 1, 1), (128, 1, 1),
+            _tma_box(*TMA_BOXES[label], x, y), ("dump", "out"))
+          for label in TMA_BOXES for x, y in ((0, 0), (-8, 37), (40, -3))),
         e("cu_mbarrier_steps", "samples_sm90a", "mbarrier_steps", (2, 1, 1), (256, 1, 1), _mbarrier_scripts(16, 24),
           ("out",)),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
@@ -1188,4 +1212,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = {"cu_mbarrier_steps"}
+AWAITING_GPU: set[str] = {"cu_mbarrier_steps", *(e.name for e in ENTRIES if e.name.startswith("cu_tma_box"))}

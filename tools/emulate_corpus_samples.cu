@@ -2,6 +2,7 @@
 // reductions and tiling, atomics, scans, divergent loops, sorting, special-value float math and inline-PTX mma.sync
 // fed special operands (16-bit, e4m3 and 8-bit integer). Built with `nvcc -ptx -O3 -arch=sm_80` (everything but the
 // e4m3 mma) and `-arch=sm_89`.
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -964,6 +965,40 @@ extern "C" __global__ void mbarrier_steps(const unsigned* prog, unsigned* out, i
                      : "=r"(ps) : "r"(a), "l"(state) : "memory");
         const bool have = state != 0;
         o[4 * i] = p0, o[4 * i + 1] = p1, o[4 * i + 2] = have ? pend : ~0u, o[4 * i + 3] = have ? ps : ~0u;
+    }
+}
+#endif
+
+// TMA round trip: thread 0 loads the box at (x, y) of map_in into 1024-byte-aligned shared memory (completing on an
+// mbarrier the other threads wait on), every thread copies the box's 8 KB to `dump` in shared-memory order (the
+// swizzle and the zero fill in view), then thread 0 stores the box at (y, x) of map_out (in-bounds elements only).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void tma_box(const __grid_constant__ CUtensorMap map_in, const __grid_constant__ CUtensorMap map_out,
+                                   uint4* dump, int x, int y, unsigned box_bytes)
+{
+    __shared__ alignas(1024) uint4 box[512];
+    __shared__ alignas(8) unsigned long long bar;
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(box));
+    const unsigned m = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(m) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(m), "r"(box_bytes) : "memory");
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+                     "[%4];" ::"r"(b), "l"(&map_in), "r"(x), "r"(y), "r"(m) : "memory");
+    }
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W; }" ::"r"(m)
+                 : "memory");
+    for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) dump[i] = box[i];
+    if (threadIdx.x == 0) {
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(&map_out),
+                     "r"(y), "r"(x), "r"(b) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
     }
 }
 #endif

@@ -1,6 +1,7 @@
 """Hand-written PTX test kernels: `run_body(BODY, inputs)` wraps a body into an entry in which thread t reads its
 operands at `[%rd4 + 4*i]` (row t of `inputs`, u32 words) and writes its results at `[%rd6 + 4*i]` (row t of the
-output); %r0 is the global thread index. Also `round_f32`, the exact-rational f32 rounding the tests hold results to."""
+output); %r0 is the global thread index. Also `round_f32`, the exact-rational f32 rounding the tests hold results to,
+and `tma_box_reference`, what a TMA box load and store give by the swizzle's row rule."""
 
 from __future__ import annotations
 
@@ -90,3 +91,32 @@ def round_f32(q: Fraction, mode: str = "rn") -> np.uint32:
         db, da = q - Fraction(float(below)), Fraction(float(above)) - q
         r = below if db < da else above if da < db else (below if (below.view(np.uint32) & 1) == 0 else above)
     return np.float32(r).view(np.uint32)
+
+
+def tma_box_reference(src: np.ndarray, out: np.ndarray, dtype, span: int, x: int, y: int) -> tuple[np.ndarray,
+                                                                                               np.ndarray]:
+    """(shared-memory bytes, destination after the store) of an 8 KB TMA box of rows of `span` bytes (64 without a
+    swizzle) loaded at (x, y) of `src` (uint8 rows) into a 1024-byte-aligned buffer and stored at (y, x) of `out`:
+    out-of-bounds elements load as zeros and are not stored; row r's 16-byte chunk c sits at chunk
+    c ^ (r // (128 / span) % (span / 16))."""
+    es = np.dtype(dtype).itemsize
+    inner = (span or 64) // es
+    rows = 8192 // (inner * es)
+    s_t, o = src.view(dtype), out.copy()
+    o_t = o.view(dtype)
+    box = np.zeros((rows, inner), dtype)
+    for r in range(rows):
+        for c in range(inner):
+            if 0 <= y + r < s_t.shape[0] and 0 <= x + c < s_t.shape[1]:
+                box[r, c] = s_t[y + r, x + c]
+            if 0 <= x + r < o_t.shape[0] and 0 <= y + c < o_t.shape[1]:
+                o_t[x + r, y + c] = box[r, c]
+    raw = box.view(np.uint8).reshape(rows, inner * es)
+    if not span:
+        return raw.reshape(-1), o
+    chunks = raw.reshape(rows, span // 16, 16)
+    swz = np.empty_like(chunks)
+    for r in range(rows):
+        for c in range(span // 16):
+            swz[r, c ^ (r // (128 // span) % (span // 16))] = chunks[r, c]
+    return swz.reshape(-1), o

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import HEADER, kernel_text, run_body
+from tests.ptx.emulate.kernels import HEADER, kernel_text, run_body, tma_box_reference
 
 from tcforge import numerics as nx
 
@@ -716,18 +716,6 @@ $Lend:
 """
 
 
-def _swizzle_reference(tile: np.ndarray, span: int) -> np.ndarray:
-    """A box of rows of `span` bytes as TMA lays it out from a 1024-byte-aligned address: row r's 16-byte chunk c at
-    chunk c ^ (r % 8) (128 B), c ^ (r // 2 % 4) (64 B), c ^ (r // 4 % 2) (32 B)."""
-    rows = tile.reshape(tile.shape[0], span // 16, 16)
-    out = np.empty_like(rows)
-    per_line = 128 // span  # rows sharing a 128-byte line
-    for r in range(rows.shape[0]):
-        for c in range(span // 16):
-            out[r, c ^ (r // per_line % (span // 16))] = rows[r, c]
-    return out.reshape(-1)
-
-
 @pytest.mark.parametrize("span,dtype", [(128, np.float16), (64, np.uint8), (32, np.float32), (0, np.float16)])
 @pytest.mark.parametrize("x,y", [(0, 0), (-8, 37), (40, -3)])
 def test_tma_box_load_swizzle_and_out_of_bounds_then_store(span: int, dtype, x: int, y: int) -> None:
@@ -739,30 +727,15 @@ def test_tma_box_load_swizzle_and_out_of_bounds_then_store(span: int, dtype, x: 
     es = np.dtype(dtype).itemsize
     inner = (span or 64) // es  # box row of `span` bytes (64 without swizzle)
     rows = 8192 // (inner * es)
-    src = np.random.default_rng(3).integers(1, 255, (50, 72 // es * 2 * es), dtype=np.uint8)
-    width = src.shape[1] // es
-    src_t = src.view(dtype)
-    out = np.full((60, 80 // es * es), 0xAB, np.uint8)
-    out_t = out.view(dtype)
-    maps = {"tma_map_in": TensorMap("src", _tm_type(dtype), (width, 50), (src.shape[1],), (inner, rows), span),
-            "tma_map_out": TensorMap("out", _tm_type(dtype), (out_t.shape[1], 60), (out.shape[1],), (inner, rows),
-                                     span)}
+    src = np.random.default_rng(3).integers(1, 255, (50, 144), dtype=np.uint8)
+    out = np.full((60, 80), 0xAB, np.uint8)
+    maps = {"tma_map_in": TensorMap("src", _tm_type(dtype), (144 // es, 50), (144,), (inner, rows), span),
+            "tma_map_out": TensorMap("out", _tm_type(dtype), (80 // es, 60), (80,), (inner, rows), span)}
     res = emulate(_TMA_KERNEL, "tma", 1, 128, {**maps, "src": src, "out": out, "tma_dump": np.zeros(8192, np.uint8),
                                                 "tma_x": x, "tma_y": y})
-    box = np.zeros((rows, inner), dtype)
-    for r in range(rows):
-        for c in range(inner):
-            if 0 <= y + r < 50 and 0 <= x + c < width:
-                box[r, c] = src_t[y + r, x + c]
-    raw = box.view(np.uint8).reshape(rows, inner * es)
-    want = _swizzle_reference(raw, span) if span else raw.reshape(-1)
-    np.testing.assert_array_equal(res["tma_dump"], want)
-    expect = out_t.copy()
-    for r in range(rows):
-        for c in range(inner):
-            if 0 <= x + r < 60 and 0 <= y + c < out_t.shape[1]:
-                expect[x + r, y + c] = box[r, c]
-    np.testing.assert_array_equal(res.get("out", out).view(dtype), expect)
+    dump, stored = tma_box_reference(src, out, dtype, span, x, y)
+    np.testing.assert_array_equal(res["tma_dump"], dump)
+    np.testing.assert_array_equal(res.get("out", out), stored)
 
 
 def _tm_type(dtype) -> str:
