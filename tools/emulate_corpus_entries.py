@@ -1157,6 +1157,9 @@ def _samples() -> list[Entry]:
         *(e(f"cu_tma_box_{label}_{x}_{y}".replace("-", "m"), "samples_sm90a", "tma_box", (1, 1, 1), (128, 1, 1),
             _tma_box(*TMA_BOXES[label], x, y), ("dump", "out"))
           for label in TMA_BOXES for x, y in ((0, 0), (-8, 37), (40, -3))),
+        e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
+          lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
+                       ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
         e("cu_mbarrier_steps", "samples_sm90a", "mbarrier_steps", (2, 1, 1), (256, 1, 1), _mbarrier_scripts(16, 24),
           ("out",)),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
@@ -1212,4 +1215,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = {"cu_mbarrier_steps", *(e.name for e in ENTRIES if e.name.startswith("cu_tma_box"))}
+AWAITING_GPU: set[str] = {e.name for e in ENTRIES if e.name.startswith(("cu_mbarrier", "cu_bulk", "cu_tma_box"))}

@@ -1002,3 +1002,33 @@ extern "C" __global__ void tma_box(const __grid_constant__ CUtensorMap map_in, c
     }
 }
 #endif
+
+// Bulk copies without a tensor map: thread 0 copies `bytes` bytes from src + off into shared memory (completing on
+// an mbarrier the others wait on), then the shared bytes to dst + off2 (bulk group).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void bulk_copy(const uint4* src, uint4* dst, int off, int off2, unsigned bytes)
+{
+    __shared__ alignas(128) uint4 buf[256];
+    __shared__ alignas(8) unsigned long long bar;
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(buf));
+    const unsigned m = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(m) : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(m), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                     ::"r"(b), "l"(src + off), "r"(bytes), "r"(m) : "memory");
+    }
+    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W; }" ::"r"(m)
+                 : "memory");
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst + off2), "r"(b),
+                     "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+}
+#endif

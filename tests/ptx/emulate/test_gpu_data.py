@@ -385,6 +385,21 @@ def test_tma_box_on_the_gpu_is_the_swizzled_box(item) -> None:
     np.testing.assert_array_equal(item["gpu"]["out"], out)
 
 
+@pytest.mark.parametrize("item", _entries("cu_bulk_copy"))
+def test_bulk_copy_on_the_gpu_moves_the_bytes(item) -> None:
+    """cp.async.bulk global -> shared (complete_tx on an mbarrier) -> global (bulk group): 784 bytes from 16-byte
+    element 5 of src land at element 7 of dst, the rest of dst untouched."""
+    src, dst = item["buffers"]["src"], item["buffers"]["dst"].copy()
+    off, off2, n = (item["meta"]["params"][f"bulk_copy_param_{i}"] for i in (2, 3, 4))
+    dst[off2:off2 + n // 16] = src[off:off + n // 16]
+    np.testing.assert_array_equal(item["gpu"]["dst"], dst)
+
+
+def test_bulk_copy_emulated_moves_the_bytes(samples) -> None:
+    entry = next(e for e in ece.ENTRIES if e.name == "cu_bulk_copy")
+    test_bulk_copy_on_the_gpu_moves_the_bytes(_emulated_item(entry, samples("sm90a"), 79))
+
+
 @pytest.mark.parametrize("item", _entries("cu_mbarrier_steps"))
 def test_mbarrier_steps_on_the_gpu_follow_the_phase_rules(item) -> None:
     prog = item["buffers"]["prog"]

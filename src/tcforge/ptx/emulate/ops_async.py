@@ -378,106 +378,120 @@ def _global_bytes(ctx, fail, lane: int, addrs: np.ndarray, size: int, store: boo
     return offs[:, None] + np.arange(size)
 
 
+def _shared_box(ctx, fail, lane: int, addr: int, tm: TensorMap) -> np.ndarray:
+    """Batch shared-memory byte indices (elements, bytes) of a tensor map's box at shared::cluster `addr`, in the
+    box's order with the map's swizzle."""
+    cta, off = _shared_base(ctx, fail, lane, addr, tm.box_bytes, 128, "cp.async.bulk.tensor")
+    es = tm.elem_bytes
+    at = _swizzled(off + np.arange(tm.box_bytes // es, dtype=np.int64) * es, tm.swizzle)
+    return (cta * ctx.mem.shared_size + at)[:, None] + np.arange(es)
+
+
+def _targets(ctx, mask_r, lane: int, addr: int) -> list[int]:
+    """The shared::cluster addresses a copy to `addr` lands at: itself, or the same offset in each CTA of a
+    `.multicast::cluster` mask."""
+    if mask_r is None:
+        return [addr]
+    mask = int(mask_r()[lane])
+    return [(r + 1) << RANK_SHIFT | (addr & _RANK_MASK) for r in range(ctx.cluster_size) if mask >> r & 1]
+
+
 def b_cp_bulk(ctx, st, parts):
     """cp.async.bulk{.tensor.Nd}: shared::cluster <- global (mbarrier complete_tx, optionally multicast), global <-
     shared::cta (bulk_group), shared::cluster <- shared::cta; prefetches and the bulk groups' commit / wait."""
     if "prefetch" in parts or parts[3] in ("commit_group", "wait_group"):
         return lambda m: None
-    if "im2col" in parts or any(p.startswith("im2col") for p in parts):
+    if any(p.startswith("im2col") for p in parts):
         ctx.out_of_scope(st)
-    tensor = parts[3] == "tensor"
-    dst_space = parts[5 if tensor else 3].split("::")[0]
+    if parts[3] != "tensor":
+        return _bulk_copy(ctx, st, parts)
     ops = list(st.operands)
+    if parts[5].split("::")[0] == "shared":
+        return _tma_load(ctx, st, ops, "multicast::cluster" in parts)
+    return _tma_store(ctx, st, ops)
+
+
+def _tma_load(ctx, st, ops, multicast: bool):
+    """[dst], [map, {coords}], [mbar]{, ctaMask}: the box into each destination CTA, its bytes on that CTA's
+    barrier at the same offset."""
+    dst, tmap, bar = ops[0], ops[1], ops[2]
+    rd, rb = address(ctx, st, dst, "shared"), address(ctx, st, bar, "shared")
+    tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+    mask_r = ctx.src_full(ops[3], "u16") if multicast else None
     fail = ctx.failer(st)
-    multicast = "multicast::cluster" in parts
-    mask_r = ctx.src_full(ops[3], "u16") if multicast and len(ops) > 3 else None
-    if tensor and dst_space == "shared":
-        dst, tmap, bar = ops[0], ops[1], ops[2]
-        rd, rb = address(ctx, st, dst, "shared"), address(ctx, st, bar, "shared")
-        tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
 
-        def tma_load(m):
-            mem = ctx.mem
-            for lane in ctx.lanes(m).tolist():
-                tm, base = tma.map(lane)
-                gaddr, ok = _box_elements(tm, base, coords(lane))
-                es = tm.elem_bytes
-                vals = np.zeros((len(gaddr), es), np.uint8)
-                if ok.any():
-                    vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], es, False)]
-                one = np.array([lane])
-                d, b = int(rd(one)[0]), int(rb(one)[0])
-                ranks = [None] if mask_r is None else \
-                    [r for r in range(ctx.cluster_size) if int(mask_r()[lane]) >> r & 1]
-                for r in ranks:
-                    dd = d if r is None else (r + 1) << RANK_SHIFT | (d & _RANK_MASK)
-                    bb = b if r is None else (r + 1) << RANK_SHIFT | (b & _RANK_MASK)
-                    cta, off = _shared_base(ctx, fail, lane, dd, tm.box_bytes, 128, "cp.async.bulk.tensor")
-                    at = cta * mem.shared_size + _swizzled(off + np.arange(len(gaddr), dtype=np.int64) * es,
-                                                           tm.swizzle)
-                    mem.shared[at[:, None] + np.arange(es)] = vals
-                    words, i = _word_index(ctx, fail, lane, bb)
-                    complete_tx(ctx, st, words, i, tm.box_bytes)
-        return tma_load
-    if tensor:  # global <- shared::cta, bulk_group
-        tmap, src = ops[0], ops[1]
-        rs = address(ctx, st, src, "shared")
-        tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+    def run(m):
+        mem = ctx.mem
+        for lane in ctx.lanes(m).tolist():
+            tm, base = tma.map(lane)
+            gaddr, ok = _box_elements(tm, base, coords(lane))
+            vals = np.zeros((len(gaddr), tm.elem_bytes), np.uint8)
+            if ok.any():
+                vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, False)]
+            one = np.array([lane])
+            for d, b in zip(_targets(ctx, mask_r, lane, int(rd(one)[0])), _targets(ctx, mask_r, lane,
+                                                                                   int(rb(one)[0])), strict=True):
+                mem.shared[_shared_box(ctx, fail, lane, d, tm)] = vals
+                complete_tx(ctx, st, *_word_index(ctx, fail, lane, b), tm.box_bytes)
+    return run
 
-        def tma_store(m):
-            mem = ctx.mem
-            for lane in ctx.lanes(m).tolist():
-                tm, base = tma.map(lane)
-                gaddr, ok = _box_elements(tm, base, coords(lane))
-                es = tm.elem_bytes
-                cta, off = _shared_base(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm.box_bytes, 128,
-                                        "cp.async.bulk.tensor")
-                at = cta * mem.shared_size + _swizzled(off + np.arange(len(gaddr), dtype=np.int64) * es, tm.swizzle)
-                if ok.any():
-                    vals = mem.shared[at[ok][:, None] + np.arange(es)]
-                    mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], es, True)] = vals
-        return tma_store
-    # plain bulk copies: [dst], [src], size{, [mbar]}{, ctaMask}
+
+def _tma_store(ctx, st, ops):
+    """[map, {coords}], [src]: the box's in-bounds elements from the CTA's shared memory to global memory."""
+    tmap, src = ops[0], ops[1]
+    rs = address(ctx, st, src, "shared")
+    tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+    fail = ctx.failer(st)
+
+    def run(m):
+        mem = ctx.mem
+        for lane in ctx.lanes(m).tolist():
+            tm, base = tma.map(lane)
+            gaddr, ok = _box_elements(tm, base, coords(lane))
+            if ok.any():
+                at = _shared_box(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm)
+                mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, True)] = mem.shared[at[ok]]
+    return run
+
+
+def _bulk_copy(ctx, st, parts):
+    """[dst], [src], size{, [mbar]}{, ctaMask}: bytes global or shared::cta -> shared::cluster (complete_tx on the
+    destination's barrier), or shared::cta -> global."""
+    ops = list(st.operands)
     dst, src, size = ops[0], ops[1], ops[2]
-    src_space = parts[4].split("::")[0]
+    dst_space, src_space = parts[3].split("::")[0], parts[4].split("::")[0]
     rd, rsrc = address(ctx, st, dst, dst_space), address(ctx, st, src, src_space)
     rn = ctx.src_full(size, "u32")
     bar = ops[3] if len(ops) > 3 and isinstance(ops[3], Addr) else None
     rb = address(ctx, st, bar, "shared") if bar is not None else None
-    mask_r = ctx.src_full(ops[4], "u16") if multicast else None
+    mask_r = ctx.src_full(ops[4], "u16") if "multicast::cluster" in parts else None
+    fail = ctx.failer(st)
 
-    def bulk(m):
-        mem = ctx.mem
+    def span(lane: int, addr: int, n: int, space: str, store: bool) -> tuple[np.ndarray, int]:
+        if space == "global":  # both ends checked against one buffer
+            first = _global_bytes(ctx, fail, lane, np.array([addr, addr + n - 16], np.int64), 16, store)[:, 0]
+            return ctx.mem.gmem, int(first[0])
+        cta, off = _shared_base(ctx, fail, lane, addr, n, 16, "cp.async.bulk")
+        return ctx.mem.shared, cta * ctx.mem.shared_size + off
+
+    def run(m):
         for lane in ctx.lanes(m).tolist():
-            n = int(rn()[lane])
-            if n % 16:
-                fail(lane, f"cp.async.bulk of {n} bytes: a multiple of 16 is required")
-            one = np.array([lane])
-            s = int(rsrc(one)[0])
-            if src_space == "global":
-                g = _global_bytes(ctx, fail, lane, np.array([s], np.int64), 16, False)[0, 0]
-                data = mem.gmem[g:g + n].copy()
-                _global_bytes(ctx, fail, lane, np.array([s + n - 16], np.int64), 16, False)
-            else:
-                cta, off = _shared_base(ctx, fail, lane, s, n, 16, "cp.async.bulk")
-                data = mem.shared[cta * mem.shared_size + off:][:n].copy()
-            d = int(rd(one)[0])
+            n, one = int(rn()[lane]), np.array([lane])
+            if n % 16 or n == 0:
+                fail(lane, f"cp.async.bulk of {n} bytes: a positive multiple of 16 is required")
+            flat, i = span(lane, int(rsrc(one)[0]), n, src_space, False)
+            data = flat[i:i + n].copy()
             if dst_space == "global":
-                g = _global_bytes(ctx, fail, lane, np.array([d], np.int64), 16, True)[0, 0]
-                _global_bytes(ctx, fail, lane, np.array([d + n - 16], np.int64), 16, True)
-                mem.gmem[g:g + n] = data
+                flat, i = span(lane, int(rd(one)[0]), n, "global", True)
+                flat[i:i + n] = data
                 continue
-            ranks = [None] if mask_r is None else [r for r in range(ctx.cluster_size) if int(mask_r()[lane]) >> r & 1]
-            for r in ranks:
-                dd = d if r is None else (r + 1) << RANK_SHIFT | (d & _RANK_MASK)
-                cta, off = _shared_base(ctx, fail, lane, dd, n, 16, "cp.async.bulk")
-                mem.shared[cta * mem.shared_size + off:][:n] = data
-                if rb is not None:
-                    b = int(rb(one)[0])
-                    bb = b if r is None else (r + 1) << RANK_SHIFT | (b & _RANK_MASK)
-                    words, i = _word_index(ctx, fail, lane, bb)
-                    complete_tx(ctx, st, words, i, n)
-    return bulk
+            bars = _targets(ctx, mask_r, lane, int(rb(one)[0])) if rb is not None else None
+            for j, d in enumerate(_targets(ctx, mask_r, lane, int(rd(one)[0]))):
+                flat, i = span(lane, d, n, "shared", True)
+                flat[i:i + n] = data
+                if bars is not None:
+                    complete_tx(ctx, st, *_word_index(ctx, fail, lane, bars[j]), n)
+    return run
 
 
 def b_st_async(ctx, st, parts):
