@@ -843,3 +843,28 @@ def test_cluster_launch_shape_errors() -> None:
     with pytest.raises(EmulationError, match=r"cluster \(17, 1, 1\): 1 to 16 CTAs"):
         emulate(kernel_text("", 1, 1), "k", 17, 32, {**args, "k_out": np.zeros(17 * 32, np.uint32),
                                                      "k_in": np.zeros(17 * 32, np.uint32)}, cluster=17)
+
+
+def test_test_wait_answers_now_and_a_spinning_lane_waits_for_the_phase() -> None:
+    """test_wait right after init says false; threads spinning on it ahead of the producer in code order are parked
+    after SPIN_LIMIT false answers and see true once thread 5 arrives (no livelock), like try_wait."""
+    body = _ONE + """@%p2 mbarrier.init.shared::cta.b64 [%r20], 1;
+bar.sync 0;
+mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r20], 0;
+selp.u32 %r31, 1, 0, %p4;
+bar.sync 0;
+setp.eq.u32 %p3, %r1, 5;
+@%p3 bra $Lp;
+$Lw:
+mbarrier.test_wait.parity.shared::cta.b64 %p1, [%r20], 0;
+@!%p1 bra $Lw;
+selp.u32 %r30, 7, 0, %p1;
+bra.uni $Ld;
+$Lp:
+mbarrier.arrive.shared::cta.b64 _, [%r20];
+bra.uni $Lw;
+$Ld:
+st.global.v2.u32 [%rd6], {%r30, %r31};"""
+    got = run_body(body, np.zeros(64, np.uint32), 2, block=64, decls=SHARED)
+    np.testing.assert_array_equal(got[:, 0], 7)
+    np.testing.assert_array_equal(got[:, 1], 0)

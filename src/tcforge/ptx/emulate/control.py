@@ -3,9 +3,10 @@ together (so lanes that branched apart reconverge where their paths meet, and lo
 straight-line runs execute without re-deciding, predication and divergent branches are lane masks, `bar.sync` blocks
 lanes until every live thread of the CTA (or the barrier's count, `bar.arrive` arrivals included) has arrived, and
 `call`/`ret` keep per-lane return addresses and per-call parameter frames. An `mbarrier.try_wait` whose phase has
-not completed and `barrier.cluster.wait` block their threads too; when no thread can run, each blocked one is
-looked at again (a barrier's count reached, an mbarrier phase completed, every thread of the cluster arrived) and
-nothing to release is a deadlock, reported with what each side waits for."""
+not completed (and a `test_wait` a lane has spun on SPIN_LIMIT times) and `barrier.cluster.wait` block their
+threads too; when no thread can run, each blocked one is looked at again (a barrier's count reached, an mbarrier
+phase completed, every thread of the cluster arrived) and nothing to release is a deadlock, reported with what each
+side waits for."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tcforge.ptx.emulate.program import BAR, BRA, CALL, CWAIT, EXIT, LABEL, PLAI
 
 _FAR = np.iinfo(np.int64).max
 MAX_DEPTH = 16
+SPIN_LIMIT = 64  # false test_wait answers in a row after which a lane waits for the phase like try_wait
 
 
 class _Stats:
@@ -34,6 +36,7 @@ def run(program, ctx) -> _Stats:
     bar_id = np.zeros(n, np.int64)
     bar_count = np.zeros(n, np.int64)  # 0: every live thread of the CTA
     bar_pred = np.zeros(n, bool)  # bar.red: each waiting thread's predicate
+    spins = np.zeros(n, np.int64)  # consecutive false answers of a test_wait per lane
     ret_pc = np.zeros((MAX_DEPTH, n), np.int64)
     call_site = np.zeros((MAX_DEPTH, n), np.int64)
     stats = _Stats()
@@ -92,9 +95,15 @@ def run(program, ctx) -> _Stats:
             sel = group if taken is None else taken
             if kind == WAIT:
                 ready = arg[0](sel) & sel
-                if ready.any():
-                    arg[1](ready)
                 wait = sel & ~ready
+                if arg[3]:  # test_wait answers now; a lane that keeps spinning on it waits for the phase instead
+                    arg[1](sel, ready)
+                    spins[ready] = 0
+                    spins[wait] += 1
+                    wait &= spins >= SPIN_LIMIT
+                    spins[wait] = 0
+                elif ready.any():
+                    arg[1](ready, True)
                 if not wait.any() and taken is None:
                     p += 1
                     continue
@@ -223,12 +232,12 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred) -> None:
     kinds = np.array([code[int(q)][0] for q in pc[b_all]])
     released = False
     for q in np.unique(pc[b_all[kinds == WAIT]]):
-        ready_fn, write, _ = code[int(q)][2]
+        ready_fn, write = code[int(q)][2][:2]
         mask = np.zeros(ctx.n, bool)
         mask[b_all[(kinds == WAIT) & (pc[b_all] == q)]] = True
         ready = ready_fn(mask) & mask
         if ready.any():
-            write(ready)
+            write(ready, True)
             pc[ready] += 1
             blocked[ready] = False
             released = True

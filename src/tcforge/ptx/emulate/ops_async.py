@@ -101,8 +101,6 @@ def _count(ctx, op, default: int):
 def b_mbarrier(ctx, st, parts):
     kind = parts[1]
     ops = list(st.operands)
-    if kind in ("try_wait", "test_wait"):
-        return b_test_wait(ctx, st, parts)
     if kind == "pending_count":
         rs, w = ctx.src_full(ops[1], "b64"), ctx.dst(ops[0], "u32")
         return lambda m: w((rs() & np.uint64(_M21)).astype(np.uint32), m)
@@ -178,7 +176,9 @@ def b_mbarrier(ctx, st, parts):
 
 def b_test_wait(ctx, st, parts):
     """test_wait / try_wait{.parity} p, [addr], state|parity: whether the phase named has completed (a parity P
-    has completed while the barrier's phase parity is not P; a state from arrive, when the phase changed since)."""
+    has completed while the barrier's phase parity is not P; a state from arrive, when the phase changed since).
+    Returns (ready(mask) -> bool per lane, write(mask, values), describe(lane), spins): control runs it —
+    try_wait blocks until ready, test_wait answers at once (`spins`) but parks a lane that keeps spinning on it."""
     ops = st.operands
     bars = _Barriers(ctx, st, ops[1], parts)
     parity = "parity" in parts
@@ -201,12 +201,12 @@ def b_test_wait(ctx, st, parts):
         return f"waits on the mbarrier at shared {int(bars.addr(np.array([lane]))[0]):#x} for {what} " \
                f"({describe_word(int(words[idx[0]]))})"
 
-    def write(m) -> None:
-        w(np.ones(ctx.n, bool), m)
+    def write(m, values) -> None:
+        full = np.zeros(ctx.n, bool)
+        full[:] = values
+        w(full, m)
 
-    if parts[1] == "test_wait":
-        return lambda m: w(ready(m), m)
-    return ready, write, describe
+    return ready, write, describe, parts[1] == "test_wait"
 
 
 # ---- TMA ----------------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from tcforge.ptx.emulate import (
 from tcforge.ptx.emulate.machine import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
 
-PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier.try_wait; CWAIT: cluster barrier
+PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier try_wait / test_wait; CWAIT: cluster
 
 BUILDERS: dict = {}
 for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async):
@@ -221,7 +221,7 @@ def _statement(ctx, module, fn, st, labels, starts):
                                                   "in this module (indirect or external calls are not supported)")),
                     None, st, None)
         return (CALL, None, (starts[callee], callee, args, rets), st, g)
-    if root == "mbarrier" and len(parts) > 1 and parts[1] == "try_wait":
+    if root == "mbarrier" and len(parts) > 1 and parts[1] in ("try_wait", "test_wait"):
         try:
             return (WAIT, None, ops_async.b_test_wait(ctx, st, parts), st, g)
         except EmulationError as exc:
