@@ -868,3 +868,22 @@ st.global.v2.u32 [%rd6], {%r30, %r31};"""
     got = run_body(body, np.zeros(64, np.uint32), 2, block=64, decls=SHARED)
     np.testing.assert_array_equal(got[:, 0], 7)
     np.testing.assert_array_equal(got[:, 1], 0)
+
+
+def test_tma_accesses_reach_record() -> None:
+    """`record` sees a TMA load as the issuing thread's in-bounds global element reads and its whole box of shared
+    writes, and the store as the reverse."""
+    from tcforge.ptx.emulate import TensorMap, emulate
+
+    src, out = np.zeros((50, 144), np.uint8), np.zeros((60, 80), np.uint8)
+    maps = {"tma_map_in": TensorMap("src", "f16", (72, 50), (144,), (64, 64), 128),
+            "tma_map_out": TensorMap("out", "f16", (40, 60), (80,), (64, 64), 128)}
+    seen: list = []
+    emulate(_TMA_KERNEL, "tma", 1, 128, {**maps, "src": src, "out": out, "tma_dump": np.zeros(8192, np.uint8),
+                                          "tma_x": 40, "tma_y": -3},
+            record=lambda line, space, addr, ids, size, store: seen.append((space, store, len(addr), size,
+                                                                             set(ids["%tid.x"].tolist()))))
+    lines = {(sp, st_, n) for sp, st_, n, sz, t in seen if t == {0} and sz == 2}
+    # the load at (40, -3): columns 40-71 of the 72, rows 0-49; the store at (-3, 40): columns 0-39, rows 40-59
+    assert lines == {("global", False, 32 * 50), ("shared", True, 64 * 64), ("shared", False, 40 * 20),
+                     ("global", True, 40 * 20)}

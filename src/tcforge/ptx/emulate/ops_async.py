@@ -378,13 +378,20 @@ def _global_bytes(ctx, fail, lane: int, addrs: np.ndarray, size: int, store: boo
     return offs[:, None] + np.arange(size)
 
 
-def _shared_box(ctx, fail, lane: int, addr: int, tm: TensorMap) -> np.ndarray:
-    """Batch shared-memory byte indices (elements, bytes) of a tensor map's box at shared::cluster `addr`, in the
-    box's order with the map's swizzle."""
+def _shared_box(ctx, fail, lane: int, addr: int, tm: TensorMap) -> tuple[np.ndarray, np.ndarray]:
+    """(batch shared-memory byte indices (elements, bytes), offsets in the CTA's shared memory) of a tensor map's
+    box at shared::cluster `addr`, in the box's order with the map's swizzle."""
     cta, off = _shared_base(ctx, fail, lane, addr, tm.box_bytes, 128, "cp.async.bulk.tensor")
     es = tm.elem_bytes
     at = _swizzled(off + np.arange(tm.box_bytes // es, dtype=np.int64) * es, tm.swizzle)
-    return (cta * ctx.mem.shared_size + at)[:, None] + np.arange(es)
+    return (cta * ctx.mem.shared_size + at)[:, None] + np.arange(es), at
+
+
+def _note(ctx, st, lane: int, space: str, addrs: np.ndarray, size: int, store: bool) -> None:
+    """Report one thread's asynchronous-copy accesses to `record` (shared: offsets in the target CTA)."""
+    if ctx.mem.record is not None and len(addrs):
+        ids = ctx.thread_ids(np.full(len(addrs), lane))
+        ctx.mem.record(st.line, space, np.asarray(addrs, np.int64), ids, size, store)
 
 
 def _targets(ctx, mask_r, lane: int, addr: int) -> list[int]:
@@ -428,10 +435,13 @@ def _tma_load(ctx, st, ops, multicast: bool):
             vals = np.zeros((len(gaddr), tm.elem_bytes), np.uint8)
             if ok.any():
                 vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, False)]
+                _note(ctx, st, lane, "global", gaddr[ok], tm.elem_bytes, False)
             one = np.array([lane])
             for d, b in zip(_targets(ctx, mask_r, lane, int(rd(one)[0])), _targets(ctx, mask_r, lane,
                                                                                    int(rb(one)[0])), strict=True):
-                mem.shared[_shared_box(ctx, fail, lane, d, tm)] = vals
+                at, offs = _shared_box(ctx, fail, lane, d, tm)
+                mem.shared[at] = vals
+                _note(ctx, st, lane, "shared", offs, tm.elem_bytes, True)
                 complete_tx(ctx, st, *_word_index(ctx, fail, lane, b), tm.box_bytes)
     return run
 
@@ -449,8 +459,10 @@ def _tma_store(ctx, st, ops):
             tm, base = tma.map(lane)
             gaddr, ok = _box_elements(tm, base, coords(lane))
             if ok.any():
-                at = _shared_box(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm)
+                at, offs = _shared_box(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm)
                 mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, True)] = mem.shared[at[ok]]
+                _note(ctx, st, lane, "shared", offs[ok], tm.elem_bytes, False)
+                _note(ctx, st, lane, "global", gaddr[ok], tm.elem_bytes, True)
     return run
 
 
@@ -470,8 +482,10 @@ def _bulk_copy(ctx, st, parts):
     def span(lane: int, addr: int, n: int, space: str, store: bool) -> tuple[np.ndarray, int]:
         if space == "global":  # both ends checked against one buffer
             first = _global_bytes(ctx, fail, lane, np.array([addr, addr + n - 16], np.int64), 16, store)[:, 0]
+            _note(ctx, st, lane, "global", addr + np.arange(0, n, 16), 16, store)
             return ctx.mem.gmem, int(first[0])
         cta, off = _shared_base(ctx, fail, lane, addr, n, 16, "cp.async.bulk")
+        _note(ctx, st, lane, "shared", off + np.arange(0, n, 16), 16, store)
         return ctx.mem.shared, cta * ctx.mem.shared_size + off
 
     def run(m):
