@@ -52,9 +52,10 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     `cluster` (X, Y, Z) launches clusters of that shape (default: the kernel's `.reqnctapercluster`, else none).
     Returns {buffer name: array} for every global buffer the kernel stored to. `stats`, when given, receives
     warp instructions, seconds and instructions per second. `record`, when given, is called at every global and
-    shared access (ld, st, atom, cp.async, ldmatrix, TMA, ...) as `record(line, space, addresses, ids, size, store)`: the
-    PTX line, 'global' (device addresses) or 'shared' (offsets in the CTA's shared memory), one address per thread,
-    {special register: values} of those threads (%tid.*, %ctaid.*, %laneid, %warpid), bytes per thread."""
+    shared access (ld, st, atom, cp.async, ldmatrix, TMA, ...) as `record(line, space, addresses, ids, size,
+    store)`: the PTX line, 'global' (device addresses) or 'shared' (offsets in the CTA's shared memory), one address
+    per thread, {special register: values} of those threads (%tid.*, %ctaid.*, %laneid, %warpid), bytes per
+    thread."""
     if numerics not in NUMERICS:
         raise EmulationError(f"numerics must be one of {', '.join(NUMERICS)}, got {numerics!r}")
     module = read_module(ptx_text, file)
