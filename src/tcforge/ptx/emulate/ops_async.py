@@ -84,7 +84,7 @@ class _Barriers:
         return before
 
 
-def complete_tx(ctx, st, words: np.ndarray, i: int, nbytes: int) -> None:
+def complete_tx(words: np.ndarray, i: int, nbytes: int) -> None:
     """`nbytes` transaction bytes arrive at the barrier word `words[i]`."""
     pending, expected, tx, phase = _fields(int(words[i]))
     words[i] = np.uint64(_settle(pending, expected, tx - nbytes, phase))
@@ -442,7 +442,7 @@ def _tma_load(ctx, st, ops, multicast: bool):
                 at, offs = _shared_box(ctx, fail, lane, d, tm)
                 mem.shared[at] = vals
                 _note(ctx, st, lane, "shared", offs, tm.elem_bytes, True)
-                complete_tx(ctx, st, *_word_index(ctx, fail, lane, b), tm.box_bytes)
+                complete_tx(*_word_index(ctx, fail, lane, b), tm.box_bytes)
     return run
 
 
@@ -504,7 +504,7 @@ def _bulk_copy(ctx, st, parts):
                 flat, i = span(lane, d, n, "shared", True)
                 flat[i:i + n] = data
                 if bars is not None:
-                    complete_tx(ctx, st, *_word_index(ctx, fail, lane, bars[j]), n)
+                    complete_tx(*_word_index(ctx, fail, lane, bars[j]), n)
     return run
 
 
