@@ -654,8 +654,12 @@ class WgForm:
         """The numerics.tensorcore form (its n8 name; a wgmma form takes any N)."""
         return f"wgmma.m64n8k{self.k}.{self.acc}.{self.ta}.{self.tb}"
 
+    @property
+    def integer(self) -> bool:
+        return self.acc.startswith("s32")
 
-WG_BYTES = {"e4m3": 1, "e5m2": 1, "f16": 2, "bf16": 2}
+
+WG_BYTES = {"e4m3": 1, "e5m2": 1, "f16": 2, "bf16": 2, "s8": 1, "u8": 1}
 _SCALES = ((1, 1), (-1, 1), (1, -1), (-1, -1))  # (imm-scale-a, imm-scale-b) of the steps, as the kernel issues them
 WG_FORMS = (
     # bf16 -> f32 n16, A from registers; B 16 rows x 128 B, 128-byte swizzle: steps 32 B apart in the swizzle span
@@ -677,6 +681,10 @@ WG_FORMS = (
     WgForm(4, "f32", "f16", "f16", 64, (((0, 1024, 128, 0), (4096, 2048, 512, 64), (1, 1)),
                                         ((2048, 1024, 128, 0), (5120, 2048, 512, 64), (-1, 1))), 8192, 1, 4,
            (True, True)),
+    # integers -> s32 n64, A and B 128-byte swizzle, 4 steps: s8 x s8 wrapped, u8 x s8 .satfinite (C near the ends)
+    *(WgForm(form, acc, ta, "s8", 64, tuple(((32 * s, 16, 1024, 128), (8192 + 32 * s, 16, 1024, 128), (1, 1))
+                                            for s in range(4)), 16384, 1, 4)
+      for form, acc, ta in ((5, "s32", "s8"), (6, "s32.satfinite", "u8"))),
 )
 
 
@@ -715,6 +723,13 @@ def wg_tiles(rng, f: WgForm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Logical tiles per CTA: A (CTA, step, 64, K), B (CTA, step, N, K) codes and C (CTA, 64, N) bits (the first CTA
     with special operands; NaN C where scale-d = 0 must ignore it)."""
     ns = len(f.steps)
+    if f.integer:  # any codes; C within 2^17 of either end of the s32 range in half of the columns
+        a = rng.integers(0, 256, (f.ctas, ns, 64, f.k), dtype=np.uint8)
+        b = rng.integers(0, 256, (f.ctas, ns, f.n, f.k), dtype=np.uint8)
+        c = rng.integers(-2**31, 2**31, (f.ctas, 64, f.n), dtype=np.int64)
+        edge = rng.integers(0, 2**17, (f.ctas, 64, f.n // 2))
+        c[..., : f.n // 2] = np.where(rng.random(edge.shape) < 0.5, 2**31 - 1 - edge, -2**31 + edge)
+        return a, b, c.astype(np.int32).view(np.uint32)
     special = np.array([0.01] + [0.0] * (f.ctas - 1))
     a = np.stack([_wg_codes(rng, f.ta, (ns, 64, f.k), sp) for sp in special])
     b = np.stack([_wg_codes(rng, f.tb, (ns, f.n, f.k), sp) for sp in special])
@@ -733,7 +748,7 @@ def wg_fragments(x: np.ndarray, acc: str) -> np.ndarray:
     th = np.arange(128)
     w, g, t = th // 32, (th % 32) // 4, th % 4
     n = x.shape[-1]
-    if acc == "f32":
+    if acc != "f16":
         r = np.arange(n // 2)[:, None]
         j, i = r // 4, r % 4
         return x[..., 16 * w + g + 8 * (i >> 1), 8 * j + 2 * t + (i & 1)].astype(np.uint32)
@@ -777,6 +792,13 @@ def wg_expected(f: WgForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
 
     sign = {1: 0x80, 2: 0x8000}
     d = c if f.scale_d else np.zeros_like(c)
+    if f.integer:  # each step: the exact sum, wrapped, or clamped with .satfinite
+        val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64)}
+        for s in range(len(f.steps)):
+            e = d.view(np.int32).astype(np.int64) + val[f.ta](a[:, s]) @ val[f.tb](b[:, s]).swapaxes(-1, -2)
+            e = np.clip(e, -2**31, 2**31 - 1) if f.acc.endswith("satfinite") else e
+            d = (e & 0xFFFFFFFF).astype(np.uint32)
+        return d
     for s, (_, _, (sa, sb)) in enumerate(f.steps):
         ai = a[:, s] ^ (sign[WG_BYTES[f.ta]] if sa < 0 else 0)
         bi = b[:, s] ^ (sign[WG_BYTES[f.tb]] if sb < 0 else 0)
@@ -1152,7 +1174,7 @@ def _samples() -> list[Entry]:
           for form, name in ((3, "f32_e4m3"), (4, "f16_e5m2_e4m3"))),
         e("mma_ldmatrix_f16", s80, "mma_ldmatrix_f16", (8, 1, 1), (32, 1, 1), mma_ldmatrix, ("D",),
           (16 * 64 + 64 * 8) * 2),
-        *(e(f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}", "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
+        *(e(wg_name(f), "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
             (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_FORMS),
         *(e(sp_name(form, probe), "samples_sm90a", "mma_sp_special", (4, 1, 1), (128, 1, 1), _sp_inputs(form, probe),
             ("d",)) for form in range(len(SP_FORMS)) for probe in (True, False)),
@@ -1180,6 +1202,11 @@ def _samples() -> list[Entry]:
               (8, "splitk_planes", (4, 1, 1), (256, 256, 512, 2)),
               (9, "hoist_splitk_walk", (2, 1, 1), (512, 256, 256, 2)))),
     ]
+
+
+def wg_name(f: WgForm) -> str:
+    """A wgmma form's corpus entry name."""
+    return f"wgmma_{f.acc.replace('.', '_')}_{f.ta}_{f.tb}_n{f.n}_{_wg_label(f)}"
 
 
 def _wg_label(f: WgForm) -> str:
@@ -1219,4 +1246,4 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = set()
+AWAITING_GPU: set[str] = {e.name for e in ENTRIES if e.name.startswith("wgmma_s32")}

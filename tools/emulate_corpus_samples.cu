@@ -817,6 +817,19 @@ template <typename V, int R> __device__ __forceinline__ void wg_store(V (&d)[R],
     for (int r = 0; r < R; ++r) out[(blockIdx.x * R + r) * 128 + threadIdx.x] = wg_out(d[r]);
 }
 
+#define TCF_WG_INT_SS(TYPES, A, B, S)                                                                              \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k32." TYPES " {"      \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "                                                \
+                 "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, "                                      \
+                 "%24, %25, %26, %27, %28, %29, %30, %31"                                                            \
+                 "}, %32, %33, p; }"                                                                                 \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]),               \
+                   "+r"(d[7]), "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]),           \
+                   "+r"(d[14]), "+r"(d[15]), "+r"(d[16]), "+r"(d[17]), "+r"(d[18]), "+r"(d[19]), "+r"(d[20]),        \
+                   "+r"(d[21]), "+r"(d[22]), "+r"(d[23]), "+r"(d[24]), "+r"(d[25]), "+r"(d[26]), "+r"(d[27]),        \
+                   "+r"(d[28]), "+r"(d[29]), "+r"(d[30]), "+r"(d[31])                                                \
+                 : "l"(A), "l"(B), "r"(S) : "memory")
+
 extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, int img_bytes, const unsigned* areg,
                                                               const unsigned* c, unsigned* out, int form,
                                                               int scale_d)
@@ -860,6 +873,17 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, 
         wg_load(d, c);
         TCF_WG_F16_MN(wg_desc(s, 1024, 128, 0), wg_desc(s + 4096, 2048, 512, 2), scale_d, "1", "1");
         TCF_WG_F16_MN(wg_desc(s + 2048, 1024, 128, 0), wg_desc(s + 4096 + 1024, 2048, 512, 2), 1, "-1", "1");
+        wg_store(d, out);
+    } else if (form == 5 || form == 6) {  // s8 x s8 -> s32 (5) and u8 x s8 -> s32 .satfinite (6) m64n64k32: A 64 x
+                                          // 128 B and B 64 x 128 B at 8192, both 128-byte swizzle, 4 steps
+        unsigned d[32];
+        wg_load(d, c);
+        for (int k = 0; k < 4; ++k) {
+            const unsigned long long da = wg_desc(s + 32 * k, 16, 1024, 1), db = wg_desc(s + 8192 + 32 * k, 16, 1024, 1);
+            const int sd = k == 0 ? scale_d : 1;
+            if (form == 5) TCF_WG_INT_SS("s32.s8.s8", da, db, sd);
+            else TCF_WG_INT_SS("s32.u8.s8.satfinite", da, db, sd);
+        }
         wg_store(d, out);
     } else {  // e4m3 -> f16 m64n256k32: A 64 x 128 B and B 256 x 128 B at 8192, both 128-byte swizzle, 4 steps
         unsigned d[64];

@@ -107,8 +107,9 @@ def test_emulator_matches_gpu_bits(item) -> None:
 @pytest.mark.parametrize("item", _entries("wgmma_"))
 def test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(item) -> None:
     """Apart from the emulator: tiles placed by the PTX ISA's canonical layouts (registers, 64- / 128-byte swizzles,
-    no swizzle), D from numerics.tensorcore step by step (imm-scale -1 as sign flips, scale-d 0 as C = +0)."""
-    form = next(f for f in ece.WG_FORMS if item["name"] == f"wgmma_{f.acc}_{f.ta}_{f.tb}_n{f.n}_{ece._wg_label(f)}")
+    no swizzle), D from numerics.tensorcore step by step (imm-scale -1 as sign flips, scale-d 0 as C = +0); integer
+    forms: each step's exact sum, wrapped or clamped with .satfinite."""
+    form = next(f for f in ece.WG_FORMS if item["name"] == ece.wg_name(f))
     a, b, c = ece.wg_tiles(np.random.default_rng(item["meta"]["seed"]), form)
     np.testing.assert_array_equal(ece.wg_image(form, a, b).reshape(-1), item["buffers"]["img"].reshape(-1))
     want = ece.wg_fragments(ece.wg_expected(form, a, b, c), form.acc)
@@ -476,8 +477,7 @@ def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples) ->
 
 @pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")
 def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
-    name = f"wgmma_{form.acc}_{form.ta}_{form.tb}_n{form.n}_{ece._wg_label(form)}"
-    entry = next(e for e in ece.ENTRIES if e.name == name)
+    entry = next(e for e in ece.ENTRIES if e.name == ece.wg_name(form))
     test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), 17 + form.form))
 
 

@@ -268,16 +268,20 @@ WG_REGION = 12288  # shared bytes per warpgroup (B: 96 rows x 64 bytes of k, roo
 
 def wgmma_kernel(n: int, dtype: str, atype: str, btype: str, loops: int = 1) -> str:
     """Two CTAs x 256 threads: each warpgroup copies its B image into shared memory, then D1 = A·B1 (+ C where bit
-    2 * ctaid + warpgroup of wg_keep is set), D2 = (-A)·B2 + D1, A from registers, B from descriptors (wg_desc's
+    2 * ctaid + warpgroup of wg_keep is set), D2 = (-A)·B2 + D1 (integers: A·B2 + D1; dtype "s32" or
+    "s32.satfinite"), A from registers, B from descriptors (wg_desc's
     LBO/SBO/swizzle + the tile's start; B2 starts wg_kstep * 16 bytes later); stores D1 then D2 per thread."""
-    nd = n // 2 if dtype == "f32" else n // 4
+    nd = n // 4 if dtype == "f16" else n // 2
     acc = ", ".join(f"%acc{i}" for i in range(nd))
     loads = "\n".join(f"\tld.global.v4.u32 {{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}, [%rd15+{4 * i}];"
                       for i in range(0, nd, 4))
     store = "\n".join(f"\tst.global.v4.u32 [%rd21+{{off}}], {{{{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}}};"
                       .format(off=4 * i) for i in range(0, nd, 4))
-    k, trans = (32, "") if atype in ("e4m3", "e5m2") else (16, ", 0")  # 16-bit types: imm-trans-b (A in registers)
-    op = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dtype}.{atype}.{btype}"
+    k, trans = (16, ", 0") if atype in ("f16", "bf16") else (32, "")  # 16-bit types: imm-trans-b (A in registers)
+    ints = dtype.startswith("s32")  # integer forms take no imm-scale operands (the chain keeps A's sign)
+    first, second = ("", "") if ints else (", 1, 1", ", -1, 1")
+    op = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dtype.split('.')[0]}.{atype}.{btype}" + \
+        (".satfinite" if dtype.endswith(".satfinite") else "")
     return f""".version 8.0
 .target sm_90a
 .address_size 64
@@ -344,7 +348,7 @@ $Lcopied:
 	mov.u32 %r25, 0;
 $Lloop:
 	wgmma.fence.sync.aligned;
-	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd17, %p2, 1, 1{trans};
+	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd17, %p2{first}{trans};
 	wgmma.commit_group.sync.aligned;
 	wgmma.wait_group.sync.aligned 0;
 	add.u32 %r25, %r25, 1;
@@ -352,7 +356,7 @@ $Lloop:
 	@%p3 bra $Lloop;
 {store}
 	wgmma.fence.sync.aligned;
-	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd19, 1, -1, 1{trans};
+	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd19, 1{second}{trans};
 	wgmma.commit_group.sync.aligned;
 	wgmma.wait_group.sync.aligned 1;
 	wgmma.wait_group.sync.aligned 0;
@@ -887,3 +891,43 @@ def test_tma_accesses_reach_record() -> None:
     # the load at (40, -3): columns 40-71 of the 72, rows 0-49; the store at (-3, 40): columns 0-39, rows 40-59
     assert lines == {("global", False, 32 * 50), ("shared", True, 64 * 64), ("shared", False, 40 * 20),
                      ("global", True, 40 * 20)}
+
+
+@pytest.mark.parametrize("swizzle,sat,atype,btype", [(1, False, "s8", "s8"), (2, True, "u8", "s8"),
+                                                     (0, True, "s8", "u8"), (3, False, "u8", "u8")])
+def test_wgmma_integer_exact_sum_wrapped_or_clamped(swizzle: int, sat: bool, atype: str, btype: str) -> None:
+    """m64n96k32 s8 / u8 -> s32 with A in registers: each step's D is C + A·B exactly, wrapped to 32 bits or, with
+    .satfinite, clamped to the s32 range (C near both ends of it); scale-d 0 drops C in one warpgroup."""
+    from tcforge.ptx.emulate import emulate
+
+    rng = np.random.default_rng(60 + swizzle)
+    n, groups, keep = 96, 4, 0b1011
+    a = rng.integers(0, 256, (groups, 64, 32), dtype=np.uint8)
+    b = rng.integers(0, 256, (groups, 96, 64), dtype=np.uint8)
+    c = rng.integers(-2**31, 2**31, (groups, 64, n), dtype=np.int64)
+    c[:, :, :8] = 2**31 - 1 - rng.integers(0, 40000, (groups, 64, 8))
+    c[:, :, 8:16] = -2**31 + rng.integers(0, 40000, (groups, 64, 8))
+    c = c.astype(np.int32).view(np.uint32)
+
+    def values(x, t):
+        return x.view(np.int8).astype(np.int64) if t == "s8" else x.astype(np.int64)
+
+    def mma(a_, b_, c_):
+        d = c_.view(np.int32).astype(np.int64) + values(a_, atype) @ values(b_, btype)
+        d = np.clip(d, -2**31, 2**31 - 1) if sat else d
+        return (d & 0xFFFFFFFF).astype(np.uint32)
+    images, hi, step = zip(*(wgmma_b_image(b[i], swizzle) for i in range(groups)), strict=True)
+    words = np.concatenate([wgmma_pack(x) for x in c])
+    args = {"wg_a": np.concatenate([wgmma_a_words(x) for x in a]), "wg_b": np.concatenate(images).view(np.uint32),
+            "wg_c": words, "wg_d": np.zeros((512, 2 * words.shape[1]), np.uint32),
+            "wg_words": 2 * WG_REGION // 4, "wg_desc": hi[0], "wg_kstep": step[0], "wg_keep": keep}
+    got = emulate(wgmma_kernel(n, "s32.satfinite" if sat else "s32", atype, btype), "wg", 2, 256, args)["wg_d"]
+    clamped = 0
+    for i in range(groups):
+        c0 = c[i] if keep >> i & 1 else np.zeros_like(c[i])
+        d1 = mma(a[i], b[i, :, :32].T, c0)
+        d2 = mma(a[i], b[i, :, 32:].T, d1)
+        np.testing.assert_array_equal(got[128 * i:128 * (i + 1)], np.concatenate([wgmma_pack(d1), wgmma_pack(d2)], 1))
+        exact = c0.view(np.int32).astype(np.int64) + values(a[i], atype) @ values(b[i, :, :32].T, btype)
+        clamped += int(((exact > 2**31 - 1) | (exact < -2**31)).sum())
+    assert clamped > 50  # the sums do leave the s32 range

@@ -193,14 +193,19 @@ def _int_mma(ctx, st, parts, shape, types):
 
     def products(A, B):
         if not b1:
-            return np.einsum("wmk,wkn->wmn", _int_values(A, ta), _int_values(B, tb))
+            return int_products(A, B, ta, tb)
         hit = (A[:, :, :, None] & B[:, None, :, :]) if op == "and" else (A[:, :, :, None] ^ B[:, None, :, :])
         return hit.sum(axis=2, dtype=np.int64)
 
-    return esize, lambda A, B, C: _s32_sum(C, products(A, B), sat)
+    return esize, lambda A, B, C: s32_sum(C, products(A, B), sat)
 
 
-def _s32_sum(c: np.ndarray, products: np.ndarray, sat: bool) -> np.ndarray:
+def int_products(A: np.ndarray, B: np.ndarray, ta: str, tb: str) -> np.ndarray:
+    """The exact products A·B (int64) of integer element codes (..., M, K) x (..., K, N) of types ta, tb."""
+    return np.einsum("...mk,...kn->...mn", _int_values(A, ta), _int_values(B, tb))
+
+
+def s32_sum(c: np.ndarray, products: np.ndarray, sat: bool) -> np.ndarray:
     """s32 D words: C (words) + the exact products' sum, clamped to the s32 range with .satfinite, else wrapped."""
     d = c.view(np.int32).astype(np.int64) + products
     if sat:
@@ -486,7 +491,7 @@ def _mma_sp(ctx, st, parts):
         cols = _sp_columns(re_().reshape(-1, 32)[warps], k, esize, sel)
         Bg = np.take_along_axis(B[:, None], cols[..., None], axis=2)  # (W, 16, K/2, 8): row r's B rows
         if integer:
-            D = _s32_sum(C, np.einsum("wrk,wrkn->wrn", _int_values(A, types[1]), _int_values(Bg, types[2])), sat)
+            D = s32_sum(C, np.einsum("wrk,wrkn->wrn", _int_values(A, types[1]), _int_values(Bg, types[2])), sat)
         else:
             D = tc_mma(form, A[:, :, None], Bg, C[:, :, None])[:, :, 0]
         _store_d(ctx, warps, ws, D, m)

@@ -1,6 +1,7 @@
 """Hopper warpgroup MMA: `wgmma.fence` / `commit_group` / `wait_group` and `wgmma.mma_async` m64nNk32 FP8 (e4m3/e5m2,
-f16 or f32 D) and m64nNk16 f16/bf16 (f32 D; f16 D for f16), N any multiple of 8 in 8..256, A from four registers or
-a shared-memory descriptor, B from a descriptor, K-major operands (no swizzle or the 32/64/128-byte swizzles).
+f16 or f32 D), m64nNk16 f16/bf16 (f32 D; f16 D for f16) and m64nNk32 s8/u8 -> s32 (`.satfinite`), N any multiple of
+8 in 8..256, A from four registers or a shared-memory descriptor, B from a descriptor, K-major operands (no swizzle
+or the 32/64/128-byte swizzles).
 
 The mma runs eagerly at issue, for every warpgroup of the batch in one pass (A registers and shared memory are read
 then); fence / commit / wait change no data (a correct program touches neither D nor the operands before the wait).
@@ -15,11 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from tcforge.numerics.tensorcore import HOPPER_FORMS, Form
 from tcforge.numerics.tensorcore import tc_mma as _tc_mma
+from tcforge.ptx.emulate.ops_matrix import int_products, s32_sum
 from tcforge.ptx.operands import Imm, Not, Reg, Vec
 
 WARPGROUP = 128
@@ -186,11 +189,32 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, 
 
 
 # ---- wgmma.mma_async ------------------------------------------------------------------------------------------------
-def _form(ctx, st, parts: list[str]) -> tuple[Form, int]:
+@dataclass(frozen=True)
+class _IntForm:
+    """An integer wgmma (m64nNk32 s8 / u8 -> s32): the exact sum C + A·B, wrapped, or clamped with .satfinite."""
+
+    a: str
+    b: str
+    sat: bool
+    k: int = 32
+    c: str = "s32"
+
+
+def _form(ctx, st, parts: list[str]) -> tuple[Form | _IntForm, int]:
     """The numerics form of an opcode and its N."""
     shape = next((p for p in parts if _SHAPE.match(p)), None)
     rest = parts[parts.index(shape) + 1:] if shape else []
-    if shape is None or len(rest) != 3:
+    sat = rest[-1:] == ["satfinite"]
+    if sat:
+        rest = rest[:-1]
+    if shape is not None and len(rest) == 3 and rest[0] == "s32":
+        n, k = (int(x) for x in _SHAPE.match(shape).groups())
+        if k != 32 or rest[1] not in ("s8", "u8") or rest[2] not in ("s8", "u8"):
+            ctx.unsupported(st, f"{st.opcode} (integer wgmma is emulated for m64nNk32 s8 / u8)")
+        if n % 8 or not 8 <= n <= 256:
+            ctx.fail_static(st, f"N = {n}: wgmma takes N a multiple of 8 in 8..256")
+        return _IntForm(rest[1], rest[2], sat), n
+    if shape is None or len(rest) != 3 or sat:
         ctx.unsupported(st, f"{st.opcode} (expected wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype)")
     n, k = (int(x) for x in _SHAPE.match(shape).groups())
     name = f"wgmma.m64n8k{k}.{'.'.join(rest)}"
@@ -212,22 +236,23 @@ def _imm(ctx, st, op, what: str, allowed: tuple[int, ...]) -> int:
 def _mma_async(ctx, st, parts: list[str]) -> Run:
     """wgmma.mma_async: D = A·B (+ D where scale-d), per warpgroup of the batch."""
     form, n = _form(ctx, st, parts)
+    integer = isinstance(form, _IntForm)
     esize = 1 if form.k == 32 else 2
     ops = list(st.operands)
     a_regs = isinstance(ops[1], Vec) if len(ops) > 1 else False
-    want = 6 if esize == 1 else (7 if a_regs else 8)
+    want = 4 if integer else 6 if esize == 1 else (7 if a_regs else 8)
     if len(ops) != want:
         tail = "" if esize == 1 else (", imm-trans-b" if a_regs else ", imm-trans-a, imm-trans-b")
-        ctx.fail_static(st, f"expects {want} operands (d, a, b-desc, scale-d, imm-scale-a, imm-scale-b{tail}), got "
-                            f"{len(ops)}")
+        scales = "" if integer else ", imm-scale-a, imm-scale-b"
+        ctx.fail_static(st, f"expects {want} operands (d, a, b-desc, scale-d{scales}{tail}), got {len(ops)}")
     d, a, b, scd = ops[:4]
-    neg_a = _imm(ctx, st, ops[4], "imm-scale-a", (1, -1)) == -1
-    neg_b = _imm(ctx, st, ops[5], "imm-scale-b", (1, -1)) == -1
+    neg_a = not integer and _imm(ctx, st, ops[4], "imm-scale-a", (1, -1)) == -1
+    neg_b = not integer and _imm(ctx, st, ops[5], "imm-scale-b", (1, -1)) == -1
     names = () if esize == 1 else ("imm-trans-b",) if a_regs else ("imm-trans-a", "imm-trans-b")
     trans = {what: bool(_imm(ctx, st, op, what, (0, 1))) for op, what in zip(ops[6:], names, strict=True)}
     mn_a, mn_b = trans.get("imm-trans-a", False), trans.get("imm-trans-b", False)
     dregs = list(d.items) if isinstance(d, Vec) else [d]
-    nd = n // 2 if form.c == "f32" else n // 4
+    nd = n // 4 if form.c == "f16" else n // 2
     if len(dregs) != nd:
         ctx.fail_static(st, f"D of m64n{n} {form.c} is {nd} registers per thread, got {len(dregs)}")
     if a_regs and len(a.items) != 4:
@@ -246,7 +271,7 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
         ctx.fail_static(st, f"scale-d must be a predicate or an immediate, got {scd!r}")
     sign = np.uint8(0x80) if esize == 1 else np.uint16(0x8000)
     edt = np.uint8 if esize == 1 else np.uint16
-    cdt = np.uint32 if form.c == "f32" else np.uint16
+    cdt = np.uint16 if form.c == "f16" else np.uint32
 
     def run(m) -> None:
         bases = _warpgroups(ctx, st, m)
@@ -276,7 +301,10 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
                 C = np.where(keep[:, None, None], C, cdt(0))
         elif not const_sd:
             C = np.zeros_like(C)
-        D = matrix_to_d(_tc_mma(form, A, B, C))  # (G, 128, N/2) elements
+        if integer:
+            D = matrix_to_d(s32_sum(C, int_products(A, B, form.a, form.b), form.sat))
+        else:
+            D = matrix_to_d(_tc_mma(form, A, B, C))  # (G, 128, N/2) elements
         words = np.ascontiguousarray(D).view(np.uint32).reshape(g * WARPGROUP, nd)
         if full:
             cols = np.ascontiguousarray(words.T)
