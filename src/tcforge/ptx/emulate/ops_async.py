@@ -418,20 +418,30 @@ def b_cp_bulk(ctx, st, parts):
     return _tma_store(ctx, st, ops)
 
 
+def _boxes(ctx, st, tmap):
+    """`boxes(m)`: for each executing lane, (lane, map, the box's global element addresses, in-bounds mask) of the
+    operand `[map, {coords}]`."""
+    tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+
+    def boxes(m):
+        for lane in ctx.lanes(m).tolist():
+            tm, base = tma.map(lane)
+            yield (lane, tm, *_box_elements(tm, base, coords(lane)))
+    return boxes
+
+
 def _tma_load(ctx, st, ops, multicast: bool):
     """[dst], [map, {coords}], [mbar]{, ctaMask}: the box into each destination CTA, its bytes on that CTA's
     barrier at the same offset."""
     dst, tmap, bar = ops[0], ops[1], ops[2]
     rd, rb = address(ctx, st, dst, "shared"), address(ctx, st, bar, "shared")
-    tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+    boxes = _boxes(ctx, st, tmap)
     mask_r = ctx.src_full(ops[3], "u16") if multicast else None
     fail = ctx.failer(st)
 
     def run(m):
         mem = ctx.mem
-        for lane in ctx.lanes(m).tolist():
-            tm, base = tma.map(lane)
-            gaddr, ok = _box_elements(tm, base, coords(lane))
+        for lane, tm, gaddr, ok in boxes(m):
             vals = np.zeros((len(gaddr), tm.elem_bytes), np.uint8)
             if ok.any():
                 vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, False)]
@@ -450,14 +460,12 @@ def _tma_store(ctx, st, ops):
     """[map, {coords}], [src]: the box's in-bounds elements from the CTA's shared memory to global memory."""
     tmap, src = ops[0], ops[1]
     rs = address(ctx, st, src, "shared")
-    tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+    boxes = _boxes(ctx, st, tmap)
     fail = ctx.failer(st)
 
     def run(m):
         mem = ctx.mem
-        for lane in ctx.lanes(m).tolist():
-            tm, base = tma.map(lane)
-            gaddr, ok = _box_elements(tm, base, coords(lane))
+        for lane, tm, gaddr, ok in boxes(m):
             if ok.any():
                 at, offs = _shared_box(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm)
                 mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, True)] = mem.shared[at[ok]]
