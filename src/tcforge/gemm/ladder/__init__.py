@@ -192,6 +192,43 @@ def _check_operands(r: Rung, a: Any, b: Any, out: Any) -> tuple[int, int, int, s
     return m, n, k, "fp32" if out.dtype == torch.float32 else "bf16"
 
 
+def _check_splits(r: Rung, k: int, splits: int) -> None:
+    """Refuse a split count the rung cannot run: a split of a non-split-K rung, or one that leaves a split empty."""
+    num_kt = k // r.bk
+    if r.kind != "splitk" and splits != 1:
+        raise TcforgeError(f"rung {r.number} ({r.name}) does not split K")
+    if not 1 <= splits <= num_kt or (splits - 1) * -(-num_kt // splits) >= num_kt:
+        raise TcforgeError(f"{splits} splits of {num_kt} k-tiles would leave a split empty")
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A rung's launch apart from the device: tensor-map shapes as (dims, byte strides, box, swizzle), grids."""
+
+    operand_maps: tuple  # A's and B's maps (none for the pointer rung)
+    c_map: tuple | None  # C's map where the rung stores C by TMA
+    grid: tuple[int, int, int]
+    reduce_grid: tuple[int, int, int] | None  # the split-K reduction's grid (256 threads a CTA)
+
+
+def _plan(r: Rung, m: int, n: int, k: int, splits: int, sms: int, b_box_rows: int, c_bytes: int) -> _Plan:
+    """The launch `prepare` makes and `emulate` mirrors: A and B as K-major boxes of BK columns (the swizzle span:
+    64 or 128 bytes) by BM rows / B's box rows; C (splits planes of M rows of c_bytes-byte elements) in boxes of one
+    warp's 16 rows by 128 bytes (common.cuh, store_acc_tma); persistent and split-K rungs as one round of clusters
+    over the work units."""
+    operand_maps = () if r.kind == "pointers" else \
+        tuple(((k, rows), (k * 2,), (r.bk, box), r.bk * 2) for rows, box in ((m, r.bm), (n, b_box_rows)))
+    c_map = None if r.kind in ("pointers", "tma") else \
+        ((n, splits * m), (n * c_bytes,), (128 // c_bytes, 16), 128)
+    if r.kind in ("persistent", "splitk"):
+        units = (m // (r.bm * r.cluster)) * (n // r.bn) * splits
+        grid = (min(units, sms // r.cluster) * r.cluster, 1, 1)
+    else:
+        grid = (m // r.bm, n // r.bn, 1)
+    reduce_grid = (max(1, min(-(-m * n // 256), sms * 8)), 1, 1) if splits > 1 else None
+    return _Plan(operand_maps, c_map, grid, reduce_grid)
+
+
 def prepare(name: str | int, a: Any, b: Any, out: Any, *, splits: int | None = None) -> Callable[[], None]:
     """Everything for `out = a @ b.T` by rung `name` built once; calling the result enqueues the kernel(s) on the
     current torch stream. `splits` forces rungs 8-9's split count (default `choose_splits`)."""
@@ -204,45 +241,35 @@ def prepare(name: str | int, a: Any, b: Any, out: Any, *, splits: int | None = N
     m, n, k, out_kind = _check_operands(r, a, b, out)
     dev = a.device.index if a.device.index is not None else torch.cuda.current_device()
     sms = driver.multiprocessor_count(dev)
-    num_kt = k // r.bk
     if splits is None:
         splits = choose_splits(r.name, m, n, k, sms)
-    elif r.kind != "splitk" and splits != 1:
-        raise TcforgeError(f"rung {r.number} ({r.name}) does not split K")
-    if not 1 <= splits <= num_kt or (splits - 1) * -(-num_kt // splits) >= num_kt:
-        raise TcforgeError(f"{splits} splits of {num_kt} k-tiles would leave a split empty")
+    _check_splits(r, k, splits)
     # a split launch writes fp32 partial planes with the fp32 build, then the reduction of C's type sums them
     kern = _load(r.name, "fp32" if splits > 1 else out_kind, dev)
     fin = _load(r.name, out_kind, dev) if splits > 1 else None
-    # A and B: K-major boxes of BK columns (the swizzle span: 64 or 128 bytes) by BM rows / B's box rows
-    maps = [tm.encode_tiled(tm.DTYPE_FLOAT16, 2, t.data_ptr(), [k, rows], [k * 2], [r.bk, box], swizzle=r.bk * 2)
-            for t, rows, box in ((a, m, r.bm), (b, n, kern.b_box_rows))] if r.kind != "pointers" else []
     target = out if splits == 1 else torch.empty((splits * m, n), dtype=torch.float32, device=a.device)
+    eb = target.element_size()
+    plan = _plan(r, m, n, k, splits, sms, kern.b_box_rows, eb)
+    maps = [tm.encode_tiled(tm.DTYPE_FLOAT16, 2, t.data_ptr(), dims, strides, box, swizzle=sw)
+            for t, (dims, strides, box, sw) in zip((a, b), plan.operand_maps, strict=False)]
     if r.kind == "pointers":
         args: list[Any] = [ctypes.c_void_p(a.data_ptr()), ctypes.c_void_p(b.data_ptr()),
                            ctypes.c_void_p(out.data_ptr())]
-    elif r.kind == "tma":
+    elif plan.c_map is None:
         args = [*maps, ctypes.c_void_p(out.data_ptr())]
-    else:  # C by TMA stores: boxes of one warp's 16 rows by 128 bytes (common.cuh, store_acc_tma)
-        eb = target.element_size()
+    else:  # C by TMA stores
+        dims, strides, box, sw = plan.c_map
         dt = tm.DTYPE_FLOAT32 if eb == 4 else tm.DTYPE_BFLOAT16
-        args = [*maps, tm.encode_tiled(dt, eb, target.data_ptr(), [n, target.shape[0]], [n * eb], [128 // eb, 16],
-                                       swizzle=128)]
+        args = [*maps, tm.encode_tiled(dt, eb, target.data_ptr(), dims, strides, box, swizzle=sw)]
     args += [ctypes.c_int(m), ctypes.c_int(n), ctypes.c_int(k)]
-    if r.kind in ("persistent", "splitk"):
-        units = (m // (r.bm * r.cluster)) * (n // r.bn) * splits
-        grid = (min(units, sms // r.cluster) * r.cluster, 1, 1)
-        if r.kind == "splitk":
-            args.append(ctypes.c_int(splits))
-    else:
-        grid = (m // r.bm, n // r.bn, 1)
-    main = driver.Launch(kern.fn, grid, (kern.threads, 1, 1), args, shared_bytes=kern.smem)
+    if r.kind == "splitk":
+        args.append(ctypes.c_int(splits))
+    main = driver.Launch(kern.fn, plan.grid, (kern.threads, 1, 1), args, shared_bytes=kern.smem)
     reduce = None
     if fin is not None:
-        total = m * n
-        rargs = [ctypes.c_void_p(target.data_ptr()), ctypes.c_void_p(out.data_ptr()), ctypes.c_longlong(total),
+        rargs = [ctypes.c_void_p(target.data_ptr()), ctypes.c_void_p(out.data_ptr()), ctypes.c_longlong(m * n),
                  ctypes.c_int(splits)]
-        reduce = driver.Launch(fin.reduce, (max(1, min(-(-total // 256), sms * 8)), 1, 1), (256, 1, 1), rargs)
+        reduce = driver.Launch(fin.reduce, plan.reduce_grid, (256, 1, 1), rargs)
     keep = (a, b, out, target, maps)
 
     def run() -> None:
@@ -282,11 +309,7 @@ def emulate(name: str | int, a: Any, b: Any, *, out_kind: str = "fp32", splits: 
         raise TcforgeError(f"fp16 a (M, K) and b (N, K) expected, got {a.dtype} {a.shape} and {b.dtype} {b.shape}")
     (m, k), n = a.shape, b.shape[0]
     check_shape(r.name, m, n, k)
-    if splits != 1 and r.kind != "splitk":
-        raise TcforgeError(f"rung {r.number} ({r.name}) does not split K")
-    num_kt = k // r.bk
-    if not 1 <= splits <= num_kt or (splits - 1) * -(-num_kt // splits) >= num_kt:
-        raise TcforgeError(f"{splits} splits of {num_kt} k-tiles would leave a split empty")
+    _check_splits(r, k, splits)
 
     def build(kind: str) -> tuple[str, Any, list[int]]:
         text = compile_ptx(r.source(), options=[f"-DOUT_BF16={int(kind == 'bf16')}"],
@@ -299,31 +322,20 @@ def emulate(name: str | int, a: Any, b: Any, *, out_kind: str = "fp32", splits: 
     eb = 4 if (splits > 1 or out_kind == "fp32") else 2
     target = np.zeros((splits * m, n), np.float32 if eb == 4 else np.uint16)
     params = [p.name for p in mod.function(KERNEL).params]
-    args: dict[str, Any] = {"A": a, "B": b, "C": target}
+    plan = _plan(r, m, n, k, splits, sms, b_box, eb)
+    values: list[Any] = [TensorMap(buf, "f16", *spec) for buf, spec in zip("AB", plan.operand_maps, strict=False)]
     if r.kind == "pointers":
-        values: list[Any] = ["A", "B", "C"]
+        values = ["A", "B", "C"]
     else:
-        maps = [TensorMap(buf, "f16", (k, rows), (k * 2,), (r.bk, box), r.bk * 2)
-                for buf, rows, box in (("A", m, r.bm), ("B", n, b_box))]
-        c_arg = "C" if r.kind == "tma" else TensorMap("C", "f32" if eb == 4 else "bf16", (n, splits * m), (n * eb,),
-                                                      (128 // eb, 16), 128)
-        values = [*maps, c_arg]
-    values += [m, n, k]
-    if r.kind in ("persistent", "splitk"):
-        units = (m // (r.bm * r.cluster)) * (n // r.bn) * splits
-        grid = (min(units, sms // r.cluster) * r.cluster, 1, 1)
-        if r.kind == "splitk":
-            values.append(splits)
-    else:
-        grid = (m // r.bm, n // r.bn, 1)
-    args.update(zip(params, values, strict=True))
-    out = run_ptx(text, KERNEL, grid, (threads, 1, 1), args, file=f"{r.file}.ptx", dynamic_shared=smem,
+        values.append("C" if plan.c_map is None else TensorMap("C", "f32" if eb == 4 else "bf16", *plan.c_map))
+    values += [m, n, k] + ([splits] if r.kind == "splitk" else [])
+    args: dict[str, Any] = {"A": a, "B": b, "C": target, **dict(zip(params, values, strict=True))}
+    out = run_ptx(text, KERNEL, plan.grid, (threads, 1, 1), args, file=f"{r.file}.ptx", dynamic_shared=smem,
                   stats=stats)["C"]
-    if splits > 1:
+    if plan.reduce_grid is not None:
         text, _, _ = build(out_kind)
-        total = m * n
         final = np.zeros((m, n), np.float32 if out_kind == "fp32" else np.uint16)
-        reduce_args = dict(zip((f"{REDUCE}_param_{i}" for i in range(4)), ("P", "F", total, splits), strict=True))
-        out = run_ptx(text, REDUCE, (max(1, min(-(-total // 256), sms * 8)), 1, 1), (256, 1, 1),
-                      {"P": out, "F": final, **reduce_args}, file=f"{r.file}.ptx")["F"]
+        reduce_args = dict(zip((f"{REDUCE}_param_{i}" for i in range(4)), ("P", "F", m * n, splits), strict=True))
+        out = run_ptx(text, REDUCE, plan.reduce_grid, (256, 1, 1), {"P": out, "F": final, **reduce_args},
+                      file=f"{r.file}.ptx")["F"]
     return out
