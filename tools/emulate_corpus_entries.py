@@ -831,30 +831,27 @@ def _ladder_rung1(m: int, n: int, k: int):
     return make
 
 
-# rung -> (BM, BK, B's box rows, threads, dynamic shared bytes, C as: pointer / TMA store), as the rung's
-# `ladder_info` reports them (tcforge.gemm.ladder._load reads the same on the GPU)
-LADDER = {2: (128, 32, 128, 256, 66624, False), 3: (128, 32, 256, 384, 99392, False),
-          4: (128, 32, 128, 384, 99392, False), 5: (128, 32, 128, 384, 132160, True),
-          6: (128, 64, 128, 384, 230464, True), 7: (128, 64, 128, 384, 230464, True),
-          8: (128, 64, 128, 384, 230464, True), 9: (128, 64, 128, 384, 230464, True)}
+# rung -> (B's box rows, threads, dynamic shared bytes), as the rung's `ladder_info` reports them
+# (tcforge.gemm.ladder._load reads the same on the GPU)
+LADDER = {2: (128, 256, 66624), 3: (256, 384, 99392), 4: (128, 384, 99392), 5: (128, 384, 132160),
+          6: (128, 384, 230464), 7: (128, 384, 230464), 8: (128, 384, 230464), 9: (128, 384, 230464)}
 
 
 def _ladder_tma(rung: int, m: int, n: int, k: int, splits: int | None = None):
-    """A rung's inputs as `tcforge.gemm.ladder.prepare` gives them: tensor maps over A and B (K-major boxes of BK
-    columns, the swizzle span), C as a pointer or a map of one warp's 16 rows by 128 bytes; `splits` for rungs 8-9
-    (C then holds the fp32 partial planes)."""
+    """A rung's inputs with the tensor maps `tcforge.gemm.ladder.prepare` makes (its launch plan) over A, B and,
+    for the TMA-store rungs, C; `splits` for rungs 8-9 (C then holds the fp32 partial planes)."""
+    from tcforge.gemm import ladder
     from tcforge.ptx.emulate import TensorMap
 
-    bm, bk, b_rows, _, _, tma_c = LADDER[rung]
     planes = splits or 1
+    plan = ladder.launch_plan(ladder.rung(rung), m, n, k, planes, 132, LADDER[rung][0], 4)
 
     def make(rng):
         a = f16(rng, (m, k), 1.0, 0.002, 0.01)
         b = f16(rng, (n, k), 1.0, 0.002, 0.01)
         c = np.full((planes * m, n), np.nan, np.float32)
-        maps = [TensorMap(buf, "f16", (k, rows), (k * 2,), (bk, box), bk * 2)
-                for buf, rows, box in (("A", m, bm), ("B", n, b_rows))]
-        c_arg = TensorMap("C", "f32", (n, planes * m), (n * 4,), (32, 16), 128) if tma_c else "C"
+        maps = [TensorMap(buf, "f16", *spec) for buf, spec in zip("AB", plan.operand_maps, strict=True)]
+        c_arg = "C" if plan.c_map is None else TensorMap("C", "f32", *plan.c_map)
         return [*maps, c_arg, m, n, k, *([] if splits is None else [splits]), ("A", a), ("B", b), ("C", c)]
     return make
 
@@ -1190,8 +1187,8 @@ def _samples() -> list[Entry]:
           ("out",)),
         e("ladder_rung1_f16_cp_async_sw64", "ladder_rung1_sm90a", "ladder_gemm", (2, 1, 1), (256, 1, 1),
           _ladder_rung1(256, 128, 160), ("C",), 3 * 2 * 128 * 64 + 1024),
-        *(e(f"ladder_rung{r}_{label}", f"ladder_rung{r}_sm90a", "ladder_gemm", grid, (LADDER[r][3], 1, 1),
-            _ladder_tma(r, *shape), ("C",), LADDER[r][4])
+        *(e(f"ladder_rung{r}_{label}", f"ladder_rung{r}_sm90a", "ladder_gemm", grid, (LADDER[r][1], 1, 1),
+            _ladder_tma(r, *shape), ("C",), LADDER[r][2])
           for r, label, grid, shape in (
               (2, "tma_warpspec", (2, 1, 1), (256, 128, 160)),
               (3, "bn256_setmaxnreg", (1, 1, 1), (128, 256, 160)),

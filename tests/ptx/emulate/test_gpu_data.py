@@ -30,6 +30,7 @@ from tools import emulate_corpus as ec
 from tools import emulate_corpus_entries as ece
 from tools import emulate_families as ef
 
+from tcforge.gemm import ladder
 from tcforge.numerics.tensorcore import FORM_NAMES as TC_FORM_NAMES
 from tcforge.numerics.tensorcore import FORMATS, get_form, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
@@ -334,7 +335,7 @@ def test_ladder_rungs_on_the_gpu_are_the_chained_f16_wgmma_model(item) -> None:
     m, n, k = (params[f"ladder_gemm_param_{i}"] for i in (3, 4, 5))
     splits = params.get("ladder_gemm_param_6", 1)
     rung = int(item["name"].split("_")[1][4:])
-    bk = ece.LADDER[rung][1] if rung > 1 else 32
+    bk = ladder.rung(rung).bk
     per = -(-(k // bk) // splits) * bk
     a = item["buffers"]["A"].view(np.uint16).reshape(m // 64, 64, k)
     b = item["buffers"]["B"].view(np.uint16).reshape(n, k)

@@ -202,7 +202,7 @@ def _check_splits(r: Rung, k: int, splits: int) -> None:
 
 
 @dataclass(frozen=True)
-class _Plan:
+class LaunchPlan:
     """A rung's launch apart from the device: tensor-map shapes as (dims, byte strides, box, swizzle), grids."""
 
     operand_maps: tuple  # A's and B's maps (none for the pointer rung)
@@ -211,7 +211,7 @@ class _Plan:
     reduce_grid: tuple[int, int, int] | None  # the split-K reduction's grid (256 threads a CTA)
 
 
-def _plan(r: Rung, m: int, n: int, k: int, splits: int, sms: int, b_box_rows: int, c_bytes: int) -> _Plan:
+def launch_plan(r: Rung, m: int, n: int, k: int, splits: int, sms: int, b_box_rows: int, c_bytes: int) -> LaunchPlan:
     """The launch `prepare` makes and `emulate` mirrors: A and B as K-major boxes of BK columns (the swizzle span:
     64 or 128 bytes) by BM rows / B's box rows; C (splits planes of M rows of c_bytes-byte elements) in boxes of one
     warp's 16 rows by 128 bytes (common.cuh, store_acc_tma); persistent and split-K rungs as one round of clusters
@@ -226,7 +226,7 @@ def _plan(r: Rung, m: int, n: int, k: int, splits: int, sms: int, b_box_rows: in
     else:
         grid = (m // r.bm, n // r.bn, 1)
     reduce_grid = (max(1, min(-(-m * n // 256), sms * 8)), 1, 1) if splits > 1 else None
-    return _Plan(operand_maps, c_map, grid, reduce_grid)
+    return LaunchPlan(operand_maps, c_map, grid, reduce_grid)
 
 
 def prepare(name: str | int, a: Any, b: Any, out: Any, *, splits: int | None = None) -> Callable[[], None]:
@@ -249,7 +249,7 @@ def prepare(name: str | int, a: Any, b: Any, out: Any, *, splits: int | None = N
     fin = _load(r.name, out_kind, dev) if splits > 1 else None
     target = out if splits == 1 else torch.empty((splits * m, n), dtype=torch.float32, device=a.device)
     eb = target.element_size()
-    plan = _plan(r, m, n, k, splits, sms, kern.b_box_rows, eb)
+    plan = launch_plan(r, m, n, k, splits, sms, kern.b_box_rows, eb)
     maps = [tm.encode_tiled(tm.DTYPE_FLOAT16, 2, t.data_ptr(), dims, strides, box, swizzle=sw)
             for t, (dims, strides, box, sw) in zip((a, b), plan.operand_maps, strict=False)]
     if r.kind == "pointers":
@@ -322,7 +322,7 @@ def emulate(name: str | int, a: Any, b: Any, *, out_kind: str = "fp32", splits: 
     eb = 4 if (splits > 1 or out_kind == "fp32") else 2
     target = np.zeros((splits * m, n), np.float32 if eb == 4 else np.uint16)
     params = [p.name for p in mod.function(KERNEL).params]
-    plan = _plan(r, m, n, k, splits, sms, b_box, eb)
+    plan = launch_plan(r, m, n, k, splits, sms, b_box, eb)
     values: list[Any] = [TensorMap(buf, "f16", *spec) for buf, spec in zip("AB", plan.operand_maps, strict=False)]
     if r.kind == "pointers":
         values = ["A", "B", "C"]
