@@ -183,13 +183,14 @@ def _build_nvcc(spec: Nvcc) -> dict:
     if nvcc is None:
         raise RuntimeError("nvcc not found on PATH")
     with tempfile.TemporaryDirectory() as tmp:
-        out, src, flags = Path(tmp) / "samples.ptx", SAMPLES, []
+        out, src = Path(tmp) / "samples.ptx", SAMPLES
+        flags = ["-I", str(Path(__file__).resolve().parents[1] / "src" / "tcforge" / "include")]  # tcforge/*.cuh
         if spec.rung is not None:  # a teaching-ladder rung as the package compiles it (common.cuh pasted in)
             from tcforge.gemm.ladder import rung
 
             src = Path(tmp) / "rung.cu"
             src.write_text(rung(spec.rung).source())
-            flags = ["-I", str(Path(__file__).resolve().parents[1] / "src" / "tcforge" / "include"), "-DOUT_BF16=0"]
+            flags.append("-DOUT_BF16=0")
         subprocess.run([nvcc, "-ptx", "-O3", f"-arch=sm_{spec.arch}", *flags, str(src), "-o", str(out)], check=True,
                        timeout=300, capture_output=True)
         ptx = out.read_text()

@@ -993,6 +993,23 @@ extern "C" __global__ void mbarrier_steps(const unsigned* prog, unsigned* out, i
 }
 #endif
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#include "tcforge/mbarrier.cuh"
+#include "tcforge/tma.cuh"
+
+// an mbarrier for one arrival, initialised by thread 0 and visible to the CTA (and the async proxy) on return
+__device__ __forceinline__ unsigned one_shot_barrier(unsigned long long* bar)
+{
+    const unsigned m = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+    if (threadIdx.x == 0) {
+        tcf::mbarrier_init(m, 1);
+        tcf::fence_mbarrier_init_release_cluster();
+    }
+    __syncthreads();
+    return m;
+}
+#endif
+
 // TMA round trip: thread 0 loads the box at (x, y) of map_in into 1024-byte-aligned shared memory (completing on an
 // mbarrier the other threads wait on), every thread copies the box's 8 KB to `dump` in shared-memory order (the
 // swizzle and the zero fill in view), then thread 0 stores the box at (y, x) of map_out (in-bounds elements only).
@@ -1003,26 +1020,18 @@ extern "C" __global__ void tma_box(const __grid_constant__ CUtensorMap map_in, c
     __shared__ alignas(1024) uint4 box[512];
     __shared__ alignas(8) unsigned long long bar;
     const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(box));
-    const unsigned m = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+    const unsigned m = one_shot_barrier(&bar);
     if (threadIdx.x == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(m) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        tcf::mbarrier_arrive_expect_tx(m, box_bytes);
+        tcf::cp_async_bulk_tensor_2d_g2s(b, reinterpret_cast<const tcf::TmaDesc*>(&map_in), x, y, m);
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(m), "r"(box_bytes) : "memory");
-        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
-                     "[%4];" ::"r"(b), "l"(&map_in), "r"(x), "r"(y), "r"(m) : "memory");
-    }
-    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W; }" ::"r"(m)
-                 : "memory");
+    tcf::mbarrier_wait_parity(m, 0);
     for (unsigned i = threadIdx.x; i < 512; i += blockDim.x) dump[i] = box[i];
     if (threadIdx.x == 0) {
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-        asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(&map_out),
-                     "r"(y), "r"(x), "r"(b) : "memory");
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        tcf::cp_async_bulk_tensor_2d_s2g(reinterpret_cast<const tcf::TmaDesc*>(&map_out), y, x, b);
+        tcf::cp_async_bulk_commit_group();
+        tcf::cp_async_bulk_wait_group<0>();
     }
 }
 #endif
@@ -1035,24 +1044,17 @@ extern "C" __global__ void bulk_copy(const uint4* src, uint4* dst, int off, int 
     __shared__ alignas(128) uint4 buf[256];
     __shared__ alignas(8) unsigned long long bar;
     const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(buf));
-    const unsigned m = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
+    const unsigned m = one_shot_barrier(&bar);
     if (threadIdx.x == 0) {
-        asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(m) : "memory");
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        tcf::mbarrier_arrive_expect_tx(m, bytes);
+        tcf::cp_async_bulk_g2s(b, src + off, bytes, m);
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(m), "r"(bytes) : "memory");
-        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                     ::"r"(b), "l"(src + off), "r"(bytes), "r"(m) : "memory");
-    }
-    asm volatile("{ .reg .pred p; W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0; @!p bra W; }" ::"r"(m)
-                 : "memory");
+    tcf::mbarrier_wait_parity(m, 0);
     if (threadIdx.x == 0) {
         asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst + off2), "r"(b),
                      "r"(bytes) : "memory");
-        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+        tcf::cp_async_bulk_commit_group();
+        tcf::cp_async_bulk_wait_group<0>();
     }
 }
 #endif
