@@ -931,3 +931,24 @@ def test_wgmma_integer_exact_sum_wrapped_or_clamped(swizzle: int, sat: bool, aty
         exact = c0.view(np.int32).astype(np.int64) + values(a[i], atype) @ values(b[i, :, :32].T, btype)
         clamped += int(((exact > 2**31 - 1) | (exact < -2**31)).sum())
     assert clamped > 50  # the sums do leave the s32 range
+
+
+def test_cp_async_mbarrier_arrive_counts_only_with_noinc() -> None:
+    """cp.async.mbarrier.arrive.noinc is one arrival on the barrier (here its only one: the phase completes); without
+    .noinc the pending count is raised first, so the barrier is where it was."""
+    body = _ONE + """add.s32 %r21, %r20, 8;
+@%p2 mbarrier.init.shared::cta.b64 [%r20], 1;
+@%p2 mbarrier.init.shared::cta.b64 [%r21], 1;
+bar.sync 0;
+add.s32 %r22, %r20, 64;
+cp.async.ca.shared.global [%r22], [%rd4], 4;
+@%p2 cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%r20];
+@%p2 cp.async.mbarrier.arrive.shared::cta.b64 [%r21];
+bar.sync 0;
+mbarrier.test_wait.parity.shared::cta.b64 %p3, [%r20], 0;
+mbarrier.test_wait.parity.shared::cta.b64 %p4, [%r21], 0;
+selp.u32 %r30, 1, 0, %p3;
+selp.u32 %r31, 1, 0, %p4;
+st.global.v2.u32 [%rd6], {%r30, %r31};"""
+    got = run_body(body, np.zeros(32, np.uint32), 2, decls=SHARED)
+    np.testing.assert_array_equal(got, np.tile([1, 0], (32, 1)))

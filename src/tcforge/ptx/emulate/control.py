@@ -246,9 +246,7 @@ def _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred) -> None:
     bars = np.zeros(ctx.n, bool)
     bars[b_all[kinds == BAR]] = True
     problem = _release_bar(ctx, code, pc, done, blocked, bars, bar_id, bar_count, bar_pred)
-    if problem is None:
-        return
-    if released:
+    if problem is None or released:
         return
     raise EmulationError(_deadlock(ctx, code, pc, b_all, kinds, problem, bar_id))
 

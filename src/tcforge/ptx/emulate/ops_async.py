@@ -607,14 +607,20 @@ def b_noop(ctx, st, parts):
 
 
 def b_cp(ctx, st, parts):
+    """Every `cp`: the bulk copies here; `cp.async.mbarrier.arrive{.noinc}` as an arrival (the copies are done at
+    issue; without .noinc the pending count is raised by one first, so the arrival takes nothing); cp.async in
+    ops_mem."""
     if parts[1] == "reduce":
         ctx.out_of_scope(st)
     if len(parts) > 2 and parts[2] == "bulk":
         return b_cp_bulk(ctx, st, parts)
+    if len(parts) > 2 and parts[2] == "mbarrier":
+        return b_mbarrier(ctx, st, ["mbarrier", "arrive", *parts[4:]]) if "noinc" in parts else lambda m: None
     return b_cp_async(ctx, st, parts)
 
 
 def b_st(ctx, st, parts):
+    """Every `st`: st.async here, the others in ops_mem."""
     return b_st_async(ctx, st, parts) if parts[1] == "async" else b_st_plain(ctx, st, parts)
 
 

@@ -180,14 +180,8 @@ def b_st(ctx, st, parts):
 
 
 def b_cp_async(ctx, st, parts):
-    if parts[1] != "async" or "bulk" in parts:
+    if parts[1] != "async" or "bulk" in parts or "mbarrier" in parts:  # those: ops_async.b_cp
         ctx.out_of_scope(st)
-    if "mbarrier" in parts:  # cp.async.mbarrier.arrive{.noinc}: the copies are done at issue; without .noinc the
-        # pending count is raised by one before the arrival, which then takes it back
-        if "noinc" not in parts:
-            return lambda m: None
-        from tcforge.ptx.emulate.ops_async import b_mbarrier
-        return b_mbarrier(ctx, st, ["mbarrier", "arrive", *parts[4:]])
     if parts[2] in ("commit_group", "wait_group", "wait_all"):
         return lambda m: None
     ops = st.operands
@@ -318,6 +312,7 @@ def b_nop(ctx, st, parts):
     return lambda m: None
 
 
-BUILDERS = {"ld": b_ld, "ldu": b_ld, "st": b_st, "cp": b_cp_async, "atom": b_atom, "red": b_atom, "cvta": b_cvta,
+# st and cp are dispatched by ops_async (st.async, the bulk copies, cp.async.mbarrier), which hands the rest here
+BUILDERS = {"ld": b_ld, "ldu": b_ld, "atom": b_atom, "red": b_atom, "cvta": b_cvta,
             "prefetch": b_nop, "prefetchu": b_nop, "fence": b_nop, "membar": b_nop, "createpolicy": b_nop,
             "discard": b_nop, "applypriority": b_nop}
