@@ -56,9 +56,10 @@ def describe_word(w: int) -> str:
 class _Barriers:
     """Reads and updates of the mbarrier words named by an instruction's address operand."""
 
-    def __init__(self, ctx, st, op: Addr, parts: list[str]) -> None:
-        self.ctx, self.st, self.fail = ctx, st, ctx.failer(st)
-        self.space = "shared" if space_of(parts) == "shared" else "generic"
+    def __init__(self, ctx, st, op: Addr, space: str) -> None:
+        """`space`: the instruction's state space (space_of); shared, else the address is generic."""
+        self.ctx, self.fail = ctx, ctx.failer(st)
+        self.space = "shared" if space == "shared" else "generic"
         self.addr = address(ctx, st, op, self.space)
 
     def locate(self, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +108,7 @@ def b_mbarrier(ctx, st, parts):
     addr_op = next((i for i, o in enumerate(ops) if isinstance(o, Addr)), None)
     if addr_op is None:
         ctx.fail_static(st, "expected a barrier address operand [addr]")
-    bars = _Barriers(ctx, st, ops[addr_op], parts)
+    bars = _Barriers(ctx, st, ops[addr_op], space_of(parts))
     dest = ctx.dst(ops[0], "b64") if addr_op == 1 and not isinstance(ops[0], Sink) else None
     extra = ops[addr_op + 1] if len(ops) > addr_op + 1 else None
     fail = ctx.failer(st)
@@ -180,7 +181,7 @@ def b_test_wait(ctx, st, parts):
     Returns (ready(mask) -> bool per lane, write(mask, values), describe(lane), spins): control runs it —
     try_wait blocks until ready, test_wait answers at once (`spins`) but parks a lane that keeps spinning on it."""
     ops = st.operands
-    bars = _Barriers(ctx, st, ops[1], parts)
+    bars = _Barriers(ctx, st, ops[1], space_of(parts))
     parity = "parity" in parts
     rs = ctx.src_full(ops[2], "u32" if parity else "b64")
     w = ctx.dst(ops[0], "pred")
@@ -526,7 +527,7 @@ def b_st_async(ctx, st, parts):
     store = _access(ctx, st, "shared", address(ctx, st, a, "shared"), width, count, True)
     srcs = list(val.items) if isinstance(val, Vec) else [val]
     rs = [ctx.src_full(x, ptype) for x in srcs]
-    bars = _Barriers(ctx, st, bar, ["st", "shared"])
+    bars = _Barriers(ctx, st, bar, "shared")
     nbytes = width * count
 
     def run(m):
