@@ -8,12 +8,14 @@
 #   ladder   the teaching ladder's rungs against torch (tests/gemm/test_ladder.py --slow)
 #   truth    the numerics truth tests on the GPU (tests/numerics -m gpu)
 #   eager    host time per call, eager and graph-replay times against torch (bench.eager), torch.compile check
+#   eagerbig the 4096³ / 8192³ rows of bench.eager alone with 41 rounds (do_bench against graph-replay ratios)
 #   enc5bench  the enc5 kernel forms' graph-replay and eager µs per frame (bench.enc5_native; carry .enc5refs)
 #   ab       the old tree in .abold against this one: same output bits, time old / new (tools.ab_commits)
 #   san      compute-sanitizer memcheck / racecheck / synccheck shots of the enc5 forms
 #   cpa      the GEMM's cp.async operand builds (KernelConfig.cpa): bits against TMA, sanitizers, graph-replay times
 #   corpus   the emulator's GPU corpus made afresh ($OUT/logs/corpus.npz, for tests/data/emulate/) and checked against
-#            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here)
+#            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
+#            the texture and surface entries go to $OUT/logs/corpus_images.npz from a process of their own
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 mkdir -p "$OUT/logs"
@@ -59,6 +61,9 @@ for phase in "$@"; do
       summary eager-tests "$L/eager_tests.txt"
       timeout 400 python3 -m bench.eager --compile-check --breakdown --out "$L/eager.json" > "$L/eager.txt" 2>&1
       echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;
+    eagerbig)
+      timeout 420 python3 -m bench.eager --shapes 4096x4096x4096,8192x8192x8192 --rounds 41 --no-enc5 \
+        --out "$L/eager_big.json" > "$L/eager_big.txt" 2>&1; echo "bench.eager rc=$?"; tail -12 "$L/eager_big.txt" ;;
     enc5bench)
       TCFORGE_CACHE_DIR=$PWD/.enc5refs/cache timeout 200 python3 -m bench.enc5_native --json "$L/enc5_native.json" \
         > "$L/enc5_native.txt" 2>&1; echo "bench.enc5_native rc=$?"; tail -20 "$L/enc5_native.txt" ;;
@@ -70,8 +75,14 @@ for phase in "$@"; do
         --skip build,debug,tiles,candidates,profile,bench > "$L/san.txt" 2>&1; echo "san rc=$?"
       grep -h "sanitizer" "$L/san/enc5_device_check.log" | tail -8 ;;
     corpus)
+      images="tex* tld4* sul* sus* cu_image_queries"; set -f  # patterns for the tool, not the shell
       timeout 300 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz --out "$L/corpus.npz" \
-        > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"
+        --skip $images > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"
+      timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
+        --out "$L/corpus_images.npz" --only $images > "$L/corpus_images.txt" 2>&1
+      echo "corpus images rc=$?"; tail -3 "$L/corpus_images.txt"
+      timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_images.npz" > "$L/corpus_images_check.txt" 2>&1
+      echo "images check rc=$?"; grep -v " 0 bits" "$L/corpus_images_check.txt" | tail -40 | cut -c1-160; set +f
       timeout 200 python3 -m tools.emulate_corpus check "$L/corpus.npz" > "$L/corpus_check.txt" 2>&1
       echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8 ;;
     cpa)

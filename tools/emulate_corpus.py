@@ -31,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tcforge.ptx.emulate import TensorMap
+from tcforge.ptx.emulate import Surface, TensorMap, Texture
+from tcforge.ptx.emulate.ops_tex import image_arg
 from tools.emulate_corpus_entries import ENTRIES, MODULES, Entry, Nvcc, Triton
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -283,8 +284,8 @@ def launch_of(entry: Entry, module: dict) -> tuple[str, tuple, tuple, int]:
 
 def make_args(ptx: str, kernel: str, values: list) -> tuple[dict, dict, dict]:
     """(emulator args, buffers, parameter record) from one value per parameter (a number, a buffer name, a
-    TensorMap or (buffer name, array)), then any (buffer name, array) no parameter points at; parameters past the
-    values get a scratch buffer."""
+    TensorMap, Texture, Surface or (buffer name, array)), then any (buffer name, array) no parameter points at;
+    parameters past the values get a scratch buffer."""
     # parameters past the given values are Triton's scratch pointers: a zeroed 256-byte buffer
     from tcforge.ptx.module import read_module
 
@@ -298,9 +299,9 @@ def make_args(ptx: str, kernel: str, values: list) -> tuple[dict, dict, dict]:
     record: dict = {}
     for i, p in enumerate(params):
         v = values[i] if i < len(values) else ("scratch", np.zeros(256, np.uint8))
-        if isinstance(v, TensorMap):
+        if isinstance(v, (TensorMap, Texture, Surface)):
             args[p.name] = v
-            record[p.name] = {"tensormap": v.text()}
+            record[p.name] = {"tensormap" if isinstance(v, TensorMap) else "image": v.text()}
         elif isinstance(v, tuple):
             name, arr = v
             buffers[name] = np.ascontiguousarray(arr)
@@ -317,7 +318,11 @@ def args_from_record(record: dict, buffers: dict) -> dict:
     """The emulator's args from a stored parameter record and buffers."""
     args = dict(buffers)
     for p, v in record.items():
-        args[p] = (v.get("buffer") or TensorMap.parse(v["tensormap"])) if isinstance(v, dict) else v
+        if isinstance(v, dict):
+            args[p] = v.get("buffer") or (TensorMap.parse(v["tensormap"]) if "tensormap" in v
+                                          else image_arg(v["image"]))
+        else:
+            args[p] = v
     return args
 
 
@@ -347,14 +352,15 @@ def _modules_or_build(ptx: Path | None) -> dict:
     return build(BUILD)
 
 
-def _select(only) -> list[Entry]:
-    if not only:
-        return ENTRIES
-    known = {e.name for e in ENTRIES}
-    bad = [n for n in only if n not in known]
+def _select(only, skip=()) -> list[Entry]:
+    """The entries named by `only` (names or fnmatch patterns; all when empty) less those `skip` matches."""
+    from fnmatch import fnmatch
+
+    bad = [n for n in only or () if not any(fnmatch(e.name, n) for e in ENTRIES)]
     if bad:
-        raise SystemExit(f"unknown entries: {', '.join(bad)}; known: {', '.join(sorted(known))}")
-    return [e for e in ENTRIES if e.name in only]
+        raise SystemExit(f"no entries match: {', '.join(bad)}; known: {', '.join(sorted(e.name for e in ENTRIES))}")
+    return [e for e in ENTRIES if (not only or any(fnmatch(e.name, n) for n in only))
+            and not any(fnmatch(e.name, n) for n in skip or ())]
 
 
 def smoke(ptx: Path | None, only, seed: int | None) -> int:
@@ -382,7 +388,7 @@ def _seed() -> int:
     return int(np.random.SeedSequence().entropy) & ((1 << 63) - 1)
 
 
-def generate(out: Path, ptx: Path | None, only, seed: int | None) -> int:
+def generate(out: Path, ptx: Path | None, only, seed: int | None, skip=()) -> int:
     """On the GPU: fresh inputs per entry, the GPU's outputs, all packed into one compressed .npz."""
     from tools import emulate_gpu
 
@@ -393,7 +399,7 @@ def generate(out: Path, ptx: Path | None, only, seed: int | None) -> int:
     seed = _seed() if seed is None else seed
     arrays: dict = {}
     names, failed, used = [], 0, set()
-    for i, entry in enumerate(_progress(_select(only), "gpu")):
+    for i, entry in enumerate(_progress(_select(only, skip), "gpu")):
         try:
             mod = modules[entry.module]
             kernel, grid, block, shared = launch_of(entry, mod)
@@ -482,7 +488,8 @@ def main(argv: list[str] | None = None) -> int:
     for p in (s, g):
         p.add_argument("--ptx", type=Path, help=f"modules from this build .npz (default {BUILD}, built if absent)")
         p.add_argument("--seed", type=int)
-        p.add_argument("--only", nargs="*")
+        p.add_argument("--only", nargs="*", help="entry names or fnmatch patterns")
+    g.add_argument("--skip", nargs="*", help="leave out the entries these names or patterns match")
     c = sub.add_parser("check", help="the emulator (hopper) against the GPU's outputs")
     c.add_argument("file", type=Path, nargs="?", default=CORPUS)
     c.add_argument("--only", nargs="*")
@@ -493,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.cmd == "smoke":
         return smoke(a.ptx, a.only, a.seed)
     if a.cmd == "generate":
-        return generate(a.out, a.ptx, a.only, a.seed)
+        return generate(a.out, a.ptx, a.only, a.seed, a.skip)
     return check(a.file, a.only)
 
 

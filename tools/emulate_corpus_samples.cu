@@ -1058,3 +1058,87 @@ extern "C" __global__ void bulk_copy(const uint4* src, uint4* dst, int off, int 
     }
 }
 #endif
+
+// Textures and surfaces through bindless handles. Each sample reads its coordinates as 4 words of c (float or
+// integer bits as the instruction takes them: {x, y, z, layer}) and writes the 4 result words to out.
+#define TEX_FLOAT_COORDS(NAME, INSTR, COORDS, RC)                                                                   \
+    extern "C" __global__ void NAME(unsigned long long t, const uint4* c, uint4* out, int n)                   \
+    {                                                                                                             \
+        int i = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (i >= n) return;                                                                                       \
+        uint4 q = c[i], r;                                                                                        \
+        asm volatile(INSTR " {%0, %1, %2, %3}, [%4, " COORDS "];"                                              \
+                     : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)                                                 \
+                     : "l"(t), RC(q.x), RC(q.y), RC(q.z), "r"(q.w));                                              \
+        out[i] = r;                                                                                               \
+    }
+#define AS_F(v) "f"(__uint_as_float(v))
+#define AS_R(v) "r"(v)
+TEX_FLOAT_COORDS(tex1d_ff, "tex.1d.v4.f32.f32", "{%5}", AS_F)
+TEX_FLOAT_COORDS(tex2d_ff, "tex.2d.v4.f32.f32", "{%5, %6}", AS_F)
+TEX_FLOAT_COORDS(tex3d_ff, "tex.3d.v4.f32.f32", "{%5, %6, %7, %7}", AS_F)
+TEX_FLOAT_COORDS(texa2d_ff, "tex.a2d.v4.f32.f32", "{%8, %5, %6, %6}", AS_F)
+TEX_FLOAT_COORDS(tex2d_fi, "tex.2d.v4.f32.s32", "{%5, %6}", AS_R)
+TEX_FLOAT_COORDS(tex2d_sf, "tex.2d.v4.s32.f32", "{%5, %6}", AS_F)
+TEX_FLOAT_COORDS(tex2d_uf, "tex.2d.v4.u32.f32", "{%5, %6}", AS_F)
+TEX_FLOAT_COORDS(tex2d_si, "tex.2d.v4.s32.s32", "{%5, %6}", AS_R)
+TEX_FLOAT_COORDS(tld4r_2d, "tld4.r.2d.v4.f32.f32", "{%5, %6}", AS_F)
+TEX_FLOAT_COORDS(tld4a_2d, "tld4.a.2d.v4.f32.f32", "{%5, %6}", AS_F)
+
+// txq and suq answers of one texture and one surface, 8 words each.
+extern "C" __global__ void image_queries(unsigned long long t, unsigned long long s, unsigned* out)
+{
+    unsigned v[12];
+    asm volatile("txq.width.b32 %0, [%8]; txq.height.b32 %1, [%8]; txq.depth.b32 %2, [%8];"
+                 "txq.normalized_coords.b32 %3, [%8]; txq.filter_mode.b32 %4, [%8]; txq.addr_mode_0.b32 %5, [%8];"
+                 "txq.addr_mode_1.b32 %6, [%8]; txq.array_size.b32 %7, [%8];"
+                 : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3]), "=r"(v[4]), "=r"(v[5]), "=r"(v[6]), "=r"(v[7])
+                 : "l"(t));
+    asm volatile("suq.width.b32 %0, [%4]; suq.height.b32 %1, [%4]; suq.depth.b32 %2, [%4];"
+                 "suq.array_size.b32 %3, [%4];"
+                 : "=r"(v[8]), "=r"(v[9]), "=r"(v[10]), "=r"(v[11]) : "l"(s));
+    if (threadIdx.x == 0)
+        for (int k = 0; k < 12; ++k) out[k] = v[k];
+}
+
+// Surface loads: each sample loads at {x (bytes), y} (3d: {x, y, z}; a2d: {layer, x, y}) into out's 4 words.
+#define SULD(NAME, INSTR, DST, COORDS, ...)                                                                         \
+    extern "C" __global__ void NAME(unsigned long long s, const int4* c, uint4* out, int n)                    \
+    {                                                                                                             \
+        int i = blockIdx.x * blockDim.x + threadIdx.x;                                                            \
+        if (i >= n) return;                                                                                       \
+        int4 q = c[i];                                                                                            \
+        uint4 r = make_uint4(0, 0, 0, 0);                                                                         \
+        unsigned short h0 = 0, h1 = 0;                                                                            \
+        unsigned long long l0 = 0;                                                                                \
+        asm volatile(INSTR " " DST ", [%4, " COORDS "];" : __VA_ARGS__ : "l"(s), "r"(q.x), "r"(q.y), "r"(q.z),     \
+                     "r"(q.w));                                                                                   \
+        out[i] = make_uint4(r.x | h0 | (unsigned(h1) << 16) | unsigned(l0), r.y | unsigned(l0 >> 32), r.z, r.w);  \
+    }
+SULD(suld2d_v4b32_trap, "suld.b.2d.v4.b32.trap", "{%0, %1, %2, %3}", "{%5, %6}", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w))
+SULD(suld2d_v4b32_clamp, "suld.b.2d.v4.b32.clamp", "{%0, %1, %2, %3}", "{%5, %6}", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w))
+SULD(suld2d_v4b32_zero, "suld.b.2d.v4.b32.zero", "{%0, %1, %2, %3}", "{%5, %6}", "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w))
+// (operands the instruction does not write are "+" so that they keep their zeros)
+SULD(suld2d_b8_clamp, "suld.b.2d.b8.clamp", "{%0}", "{%5, %6}", "=h"(h0), "+h"(h1), "+r"(r.z), "+r"(r.w))
+SULD(suld2d_v2b16_zero, "suld.b.2d.v2.b16.zero", "{%0, %1}", "{%5, %6}", "=h"(h0), "=h"(h1), "+r"(r.z), "+r"(r.w))
+SULD(suld3d_b64_clamp, "suld.b.3d.b64.clamp", "{%0}", "{%5, %6, %7, %7}", "=l"(l0), "+r"(r.y), "+r"(r.z), "+r"(r.w))
+SULD(sulda2d_b32_zero, "suld.b.a2d.b32.zero", "{%0}", "{%8, %5, %6, %6}", "=r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w))
+
+// Surface stores by one thread in sample order (a later store to the same place wins, as in the emulator's lane
+// order): each sample stores its 4 value words v at {x, y} (x in bytes; sust.p: in samples).
+#define SUST(NAME, INSTR, SRC)                                                                                      \
+    extern "C" __global__ void NAME(unsigned long long s, const int4* c, const uint4* v, int n)                 \
+    {                                                                                                             \
+        if (blockIdx.x != 0 || threadIdx.x != 0) return;                                                          \
+        for (int i = 0; i < n; ++i) {                                                                             \
+            int4 q = c[i];                                                                                        \
+            uint4 w = v[i];                                                                                       \
+            asm volatile(INSTR " [%0, {%1, %2}], " SRC ";" ::"l"(s), "r"(q.x), "r"(q.y), "r"(w.x), "r"(w.y),      \
+                         "r"(w.z), "r"(w.w), "h"((unsigned short)w.x), "h"((unsigned short)w.y) : "memory");     \
+        }                                                                                                         \
+    }
+SUST(sust2d_b32_clamp, "sust.b.2d.b32.clamp", "{%3}")
+SUST(sust2d_b32_zero, "sust.b.2d.b32.zero", "{%3}")
+SUST(sust2d_v2b16_clamp, "sust.b.2d.v2.b16.clamp", "{%7, %8}")
+SUST(sustp2d_v4_trap, "sust.p.2d.v4.b32.trap", "{%3, %4, %5, %6}")
+SUST(sustp2d_v4_zero, "sust.p.2d.v4.b32.zero", "{%3, %4, %5, %6}")

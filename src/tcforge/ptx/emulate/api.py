@@ -7,6 +7,8 @@ buffers it wrote (numpy arrays, same dtype and shape as given).
   a by-value struct (`.param .align A .b8 name[N]`) its N bytes (bytes or a uint8 array);
 - a tensor-map parameter (`.param .align 64 .b8 name[128]`, a `__grid_constant__ CUtensorMap`) -> a `TensorMap`
   over a buffer given elsewhere in `args` (or its text form, `TensorMap.parse`);
+- a texture or surface handle (a `.u64` parameter used by tex / suld / sust ...) -> a `Texture` / `Surface` over a
+  buffer given elsewhere in `args` (or its text form, `Texture.parse` / `Surface.parse`);
 - `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM;
 - any other name -> a numpy array: a global buffer.
 Module-scope `.global` and `.const` variables not given in `args` are buffers holding their initializers (zeros
@@ -23,6 +25,7 @@ from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import Memory
 from tcforge.ptx.emulate.ops_async import TensorMap
+from tcforge.ptx.emulate.ops_tex import HANDLE_BASE, Surface, Texture, image_arg
 from tcforge.ptx.emulate.state import TYPE_BYTES, view_dtype
 from tcforge.ptx.module import read_module
 
@@ -66,7 +69,8 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     pnames = {p.name for p in fn.params}
     fixups: dict[str, list[tuple[int, str]]] = {}
     buffers: dict[str, np.ndarray] = {}
-    args = {k: as_tensor_map(v) for k, v in args.items()}
+    args = {k: image_arg(as_tensor_map(v)) for k, v in args.items()}
+    images: dict[int, tuple] = {}
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
@@ -92,7 +96,16 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
                 raise EmulationError(f"argument {p.name!r}: a tensor map needs a 128-byte struct parameter")
             fixups.setdefault(p.name, []).append((0, v.buffer))
             v = v.encode()
-        if p.array is not None:
+        if isinstance(v, (Texture, Surface)):  # a handle
+            if p.array is not None or p.size != 8:
+                raise EmulationError(f"argument {p.name!r}: a texture or surface handle needs a .u64 parameter")
+            if v.buffer not in mem_names:
+                raise EmulationError(f"argument {p.name!r}: its {type(v).__name__.lower()} names buffer "
+                                     f"{v.buffer!r}, which is not given")
+            handle = HANDLE_BASE + 16 * len(images)
+            images[handle] = (v, v.buffer)
+            block_bytes[p.offset:p.offset + 8] = np.uint64(handle).tobytes()
+        elif p.array is not None:
             raw = bytes(np.asarray(v, dtype=np.uint8).reshape(-1)) if not isinstance(v, bytes) else v
             if len(raw) != p.size:
                 raise EmulationError(f"argument {p.name!r}: the struct parameter is {p.size} bytes, got {len(raw)}")
@@ -117,6 +130,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
                 raise EmulationError(f"argument {pname}@{off}: offset past the {p.size}-byte parameter")
     mem = Memory(buffers, bytes(block_bytes))
     mem.record = record
+    mem.images = images
     for pname, fx in fixups.items():
         p = next(q for q in fn.params if q.name == pname)
         for off, target in fx:

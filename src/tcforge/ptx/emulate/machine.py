@@ -16,11 +16,11 @@ class EmulationError(TcforgeError):
 
 
 class OutOfScopeError(EmulationError):
-    """An instruction the emulator does not execute (tcgen05, TMA reductions, textures, ...)."""
+    """An instruction the emulator does not execute (tcgen05, TMA reductions, surface reductions, ...)."""
 
 
 OUT_OF_SCOPE = ("tcgen05", "cp.reduce.async.bulk", "tensormap", "clusterlaunchcontrol", "multimem", "red.async",
-                "tex", "suld", "sust", "tld4", "txq", "suq")
+                "sured")
 
 
 class Machine:
@@ -199,5 +199,5 @@ class Machine:
 
     def out_of_scope(self, st):
         raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA reductions and "
-                              "im2col, tensormap, clusterlaunchcontrol, multimem and textures/surfaces are not "
+                              "im2col, tensormap, clusterlaunchcontrol, multimem and surface reductions are not "
                               "emulated)")

@@ -52,6 +52,7 @@ class Memory:
         self.local_size = 0
         self.lanes_per_cta = 1
         self.cluster_size = 1
+        self.images: dict[int, tuple] = {}  # texture / surface handle -> (object, buffer name)
         self.record = None  # record(line, space, addresses, thread ids, bytes, store) at each global/shared access
 
     def address(self, name: str) -> int:

@@ -17,6 +17,7 @@ from tcforge.ptx.emulate import (
     ops_matrix,
     ops_mem,
     ops_sync,
+    ops_tex,
     ops_wgmma,
 )
 from tcforge.ptx.emulate.machine import OUT_OF_SCOPE, EmulationError
@@ -25,7 +26,7 @@ from tcforge.ptx.operands import Imm, Paren, Sym
 PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier try_wait / test_wait; CWAIT: cluster
 
 BUILDERS: dict = {}
-for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async):
+for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async, ops_tex):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 

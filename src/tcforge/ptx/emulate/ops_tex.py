@@ -1,0 +1,597 @@
+"""Textures and surfaces through bindless handles (a `.u64` operand): `tex` (1d, 2d, 3d, a1d, a2d; float or integer
+coordinates; point or linear filtering; wrap / clamp / mirror / border addressing; normalized coordinates; element
+or normalized-float reads), `tld4` (one channel of the bilinear footprint's four texels), `txq`, `suld.b` /
+`sust.b` (the x coordinate in bytes), `sust.p` (formatted, x in samples) with `.trap` / `.clamp` / `.zero`, and
+`suq`.
+
+A kernel's `Texture` or `Surface` argument becomes a handle; the texels live in a global buffer, dense: channels
+innermost, then x, then y, then z or the layer. The texture unit's fixed-point arithmetic (how a float coordinate
+becomes a texel index and a filter weight, how a filtered value is rounded) is the `TEXTURE_UNIT` table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tcforge.ptx.emulate.machine import EmulationError
+from tcforge.ptx.emulate.rounding import round_f64_to_f16
+from tcforge.ptx.emulate.state import TYPE_BYTES
+from tcforge.ptx.operands import Addr, Vec
+
+HANDLE_BASE = 0x5E00_0000_0000  # handles the emulator gives: HANDLE_BASE + 16 * (index of the object)
+_TYPES = {"u8": np.uint8, "s8": np.int8, "u16": np.uint16, "s16": np.int16, "u32": np.uint32, "s32": np.int32,
+          "f16": np.float16, "f32": np.float32}
+ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")  # CUaddress_mode's order (txq.addr_mode_N answers the index)
+FILTERS = ("point", "linear")
+_GEOMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
+
+# The texture unit as measured on sm_90: a float coordinate (in texels, after normalization and, for linear
+# filtering, the half-texel shift) is cut to fixed point with `subtexel_bits` fraction bits; the fraction is the
+# linear filter's weight.
+TEXTURE_UNIT = {"subtexel_bits": 8}
+
+
+def _format(fmt: str, what: str) -> tuple[str, int]:
+    """('f16', 4) of 'f16x4'."""
+    ctype, _, n = fmt.partition("x")
+    if ctype not in _TYPES or n not in ("1", "2", "4"):
+        raise EmulationError(f"{what}: format {fmt!r} is not TYPExN with TYPE one of {', '.join(_TYPES)} and N "
+                             "1, 2 or 4")
+    return ctype, int(n)
+
+
+class _Image:
+    """What textures and surfaces share: a buffer of texels, its format and extents."""
+
+    buffer: str
+    format: str
+    dims: tuple[int, ...]
+    layered: bool
+
+    def _check(self, what: str) -> None:
+        _format(self.format, what)
+        if not 1 <= len(self.dims) <= 3 or any(int(d) < 1 for d in self.dims):
+            raise EmulationError(f"{what} of {self.buffer!r}: dims {self.dims} must be 1 to 3 positive extents")
+        if self.layered and len(self.dims) == 1:
+            raise EmulationError(f"{what} of {self.buffer!r}: a layered image needs its extents and a layer count")
+
+    @property
+    def ctype(self) -> str:
+        return _format(self.format, "")[0]
+
+    @property
+    def channels(self) -> int:
+        return _format(self.format, "")[1]
+
+    @property
+    def texel_bytes(self) -> int:
+        return np.dtype(_TYPES[self.ctype]).itemsize * self.channels
+
+    @property
+    def extents(self) -> tuple[int, int, int]:
+        """(width, height, depth), 1 where absent; a layered image's layer count is `layers`."""
+        d = self.dims[:-1] if self.layered else self.dims
+        return tuple(int(x) for x in d) + (1,) * (3 - len(d))  # type: ignore[return-value]
+
+    @property
+    def layers(self) -> int:
+        return int(self.dims[-1]) if self.layered else 1
+
+    @property
+    def nbytes(self) -> int:
+        w, h, d = self.extents
+        return w * h * d * self.layers * self.texel_bytes
+
+    def _words(self) -> list[str]:
+        out = [self.buffer, self.format, "dims=" + ",".join(map(str, self.dims))]
+        return out + (["layered=1"] if self.layered else [])
+
+
+@dataclass(frozen=True)
+class Texture(_Image):
+    """A texture object as `cuTexObjectCreate` makes it from an array: `buffer` (a global buffer's name in the
+    emulate arguments) holding the texels, `format` 'f32x4' (channel type x channel count), `dims` width[, height[,
+    depth]] (a layered texture: then the layer count), the filter, one address mode per dimension, normalized
+    coordinates, `read` 'element' or 'normalized' (8- and 16-bit integers as floats in [0, 1] or [-1, 1]) and the
+    border colour."""
+
+    buffer: str
+    format: str
+    dims: tuple[int, ...]
+    layered: bool = False
+    filter: str = "point"
+    address: tuple[str, ...] = ("clamp", "clamp", "clamp")
+    normalized: bool = False
+    read: str = "element"
+    border: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
+
+    def __post_init__(self) -> None:
+        what = "texture"
+        self._check(what)
+        ctype = self.ctype
+        if self.filter not in FILTERS:
+            raise EmulationError(f"{what} of {self.buffer!r}: filter {self.filter!r} is not point or linear")
+        if len(self.address) < len(self.dims) - self.layered or any(a not in ADDRESS_MODES for a in self.address):
+            raise EmulationError(f"{what} of {self.buffer!r}: address modes {self.address} must be one of "
+                                 f"{', '.join(ADDRESS_MODES)} per dimension")
+        if not self.normalized and any(a in ("wrap", "mirror") for a in self.address[:len(self.dims) - self.layered]):
+            raise EmulationError(f"{what} of {self.buffer!r}: wrap and mirror addressing need normalized "
+                                 "coordinates")
+        if self.read not in ("element", "normalized"):
+            raise EmulationError(f"{what} of {self.buffer!r}: read {self.read!r} is not element or normalized")
+        if self.read == "normalized" and ctype not in ("u8", "s8", "u16", "s16"):
+            raise EmulationError(f"{what} of {self.buffer!r}: normalized reads are for 8- and 16-bit integer "
+                                 f"channels, not {ctype}")
+        if self.filter == "linear" and not self.floats:
+            raise EmulationError(f"{what} of {self.buffer!r}: linear filtering needs float results (a float "
+                                 "format or normalized reads)")
+        if len(self.border) != 4:
+            raise EmulationError(f"{what} of {self.buffer!r}: the border colour has 4 components")
+
+    @property
+    def floats(self) -> bool:
+        """Whether `tex` returns floats (a float format, or normalized reads)."""
+        return self.ctype in ("f16", "f32") or self.read == "normalized"
+
+    def text(self) -> str:
+        """The text form `parse` reads."""
+        words = ["texture", *self._words(), f"filter={self.filter}", "address=" + ",".join(self.address)]
+        words += ["normalized=1"] if self.normalized else []
+        words += [f"read={self.read}"] if self.read != "element" else []
+        words += ["border=" + ",".join(repr(float(b)) for b in self.border)] if any(self.border) else []
+        return " ".join(words)
+
+    @staticmethod
+    def parse(text: str) -> Texture:
+        """`texture BUFFER FORMAT dims=W[,H[,D]] [layered=1] [filter=point|linear] [address=M,..]
+        [normalized=1] [read=element|normalized] [border=R,G,B,A]`."""
+        kv, head = _words(text, "texture", {"dims", "layered", "filter", "address", "normalized", "read", "border"})
+        try:
+            return Texture(head[0], head[1], tuple(int(x) for x in kv["dims"].split(",")), kv.get("layered") == "1",
+                           kv.get("filter", "point"), tuple(kv.get("address", "clamp,clamp,clamp").split(",")),
+                           kv.get("normalized") == "1", kv.get("read", "element"),
+                           tuple(float(x) for x in kv.get("border", "0,0,0,0").split(",")))
+        except ValueError:
+            raise EmulationError(f"texture {text!r}: dims and border must be numbers") from None
+
+
+@dataclass(frozen=True)
+class Surface(_Image):
+    """A surface object over an array: `buffer` holding the texels, `format` 'f16x4', `dims` width[, height[,
+    depth]] (a layered surface: then the layer count)."""
+
+    buffer: str
+    format: str
+    dims: tuple[int, ...]
+    layered: bool = False
+
+    def __post_init__(self) -> None:
+        self._check("surface")
+
+    def text(self) -> str:
+        return " ".join(["surface", *self._words()])
+
+    @staticmethod
+    def parse(text: str) -> Surface:
+        """`surface BUFFER FORMAT dims=W[,H[,D]] [layered=1]`."""
+        kv, head = _words(text, "surface", {"dims", "layered"})
+        try:
+            return Surface(head[0], head[1], tuple(int(x) for x in kv["dims"].split(",")), kv.get("layered") == "1")
+        except ValueError:
+            raise EmulationError(f"surface {text!r}: dims must be integers") from None
+
+
+def _words(text: str, kind: str, keys: set[str]) -> tuple[dict[str, str], list[str]]:
+    words = text.split()
+    usage = f"{kind} {text!r}: expected '{kind} BUFFER FORMAT dims=W[,H[,D]] [key=value ...]' with keys " \
+            f"{', '.join(sorted(keys))}"
+    if len(words) < 4 or words[0] != kind or any("=" not in w for w in words[3:]):
+        raise EmulationError(usage)
+    kv = dict(w.split("=", 1) for w in words[3:])
+    if set(kv) - keys or "dims" not in kv:
+        raise EmulationError(usage)
+    return kv, words[1:3]
+
+
+def image_arg(v):
+    """A Texture or Surface for its text form (the CLI's .npz), anything else as it is."""
+    name = v if isinstance(v, str) else str(v) if isinstance(v, np.ndarray) and v.dtype.kind == "U" else None
+    if name is not None and name.startswith("texture "):
+        return Texture.parse(name)
+    if name is not None and name.startswith("surface "):
+        return Surface.parse(name)
+    return v
+
+
+# ---- finding the object of a handle -------------------------------------------------------------------------------
+def _groups(ctx, st, op: Addr, kind: type):
+    """`groups(lanes)`: [(object, byte offset of its texels in global memory, positions in lanes)] by handle."""
+    if op.index is not None and not isinstance(op.index, Vec):
+        ctx.fail_static(st, "expected [handle, {coordinates}]")
+    if op.base is None or op.offset or type(op.base).__name__ != "Reg":
+        ctx.fail_static(st, "only bindless handles in a .u64 register are emulated (not .texref / .surfref / "
+                            ".samplerref variables)")
+    rh = ctx.src(op.base, "u64")
+    fail = ctx.failer(st)
+    what = kind.__name__.lower()
+
+    def groups(lanes):
+        h = rh()[lanes].astype(np.int64)
+        out = []
+        for v in np.unique(h):
+            obj = ctx.mem.images.get(int(v))
+            at = np.flatnonzero(h == v)
+            if obj is None or not isinstance(obj[0], kind):
+                fail(int(lanes[at[0]]), f"handle {int(v):#x} is not a {what} (pass a tcforge.ptx.emulate."
+                                        f"{kind.__name__} as the kernel's argument)")
+            img, name = obj
+            size = ctx.mem.sizes[ctx.mem.names.index(name)]
+            if size != img.nbytes:
+                fail(int(lanes[at[0]]), f"{what} buffer {name!r} has {size} bytes; {img.format} x {img.dims} "
+                                        f"needs {img.nbytes}")
+            out.append((img, ctx.mem.starts[ctx.mem.names.index(name)], at))
+        return out
+    return groups
+
+
+def _coords(ctx, st, op: Addr, geom: str, ctype: str):
+    """`coords(lanes)`: (layer index or None, [x, y, z as the geometry uses them]); the operand is {x}, {x, y},
+    {x, y, z, _}, {layer, x} or {layer, x, y, _}."""
+    if geom not in _GEOMS:
+        ctx.unsupported(st, f"{st.opcode} ({geom} geometry)")
+    n, layered = _GEOMS[geom]
+    items = list(op.index.items) if op.index is not None else []
+    if len(items) < n + layered:
+        ctx.fail_static(st, f"a .{geom} access takes {n + layered} coordinates, got {len(items)}")
+    layer = ctx.src_full(items[0], "s32") if layered else None
+    rs = [ctx.src_full(x, ctype) for x in items[layered:layered + n]]
+
+    def coords(lanes):
+        return (None if layer is None else layer()[lanes].view(np.int32).astype(np.int64)), \
+            [r()[lanes] for r in rs]
+    return coords
+
+
+# ---- texel addressing -------------------------------------------------------------------------------------------
+def _address(i: np.ndarray, size: int, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """(index inside 0..size-1, valid) of texel indices `i` under an address mode (border: invalid outside)."""
+    if mode == "clamp":
+        return np.clip(i, 0, size - 1), np.ones(i.shape, bool)
+    if mode == "border":
+        ok = (i >= 0) & (i < size)
+        return np.where(ok, i, 0), ok
+    if mode == "wrap":
+        return np.mod(i, size), np.ones(i.shape, bool)
+    m = np.mod(i, 2 * size)
+    return np.where(m < size, m, 2 * size - 1 - m), np.ones(i.shape, bool)
+
+
+def _fixed(x: np.ndarray, size: int, normalized: bool, linear: bool) -> np.ndarray:
+    """Fixed-point texel coordinates (`subtexel_bits` fraction bits) of f32 coordinates."""
+    bits = TEXTURE_UNIT["subtexel_bits"]
+    u = x.view(np.float32) if x.dtype != np.float32 else x
+    with np.errstate(invalid="ignore", over="ignore"):
+        if normalized:
+            u = (u * np.float32(size)).astype(np.float32)
+        if linear:
+            u = (u - np.float32(0.5)).astype(np.float32)
+        f = np.floor(u.astype(np.float64) * (1 << bits))
+    f = np.where(np.isnan(f), 0.0, f)
+    return np.clip(f, -(2.0 ** 40), 2.0 ** 40).astype(np.int64)
+
+
+def _read_texels(mem, img: _Image, base: int, idx: list[np.ndarray], layer) -> np.ndarray:
+    """(k, channels) texels at integer indices (already inside the extents), in the format's dtype."""
+    w, h, d = img.extents
+    pos = idx[0]
+    if len(idx) > 1:
+        pos = pos + w * idx[1]
+    if len(idx) > 2:
+        pos = pos + w * h * idx[2]
+    if layer is not None:
+        pos = pos + w * h * d * layer
+    dt = np.dtype(_TYPES[img.ctype])
+    flat = mem.gmem[base:base + img.nbytes].view(dt).reshape(-1, img.channels)
+    return flat[pos]
+
+
+def _as_float(img: Texture, t: np.ndarray) -> np.ndarray:
+    """Texels as the filter sees them: float64 (f16 / f32 exact; normalized integers divided out)."""
+    if img.read == "normalized":
+        bits = 8 * t.dtype.itemsize
+        if img.ctype[0] == "u":
+            return (t.astype(np.float64) / ((1 << bits) - 1)).astype(np.float32).astype(np.float64)
+        return np.maximum((t.astype(np.float64) / ((1 << (bits - 1)) - 1)).astype(np.float32), -1.0).astype(
+            np.float64)
+    return t.astype(np.float64)
+
+
+def _fill(img: Texture, vals: np.ndarray) -> np.ndarray:
+    """The four returned components from a texture's channels: missing ones are 0, alpha 1."""
+    k = len(vals)
+    if img.floats:
+        out = np.zeros((k, 4), np.float64)
+        out[:, 3] = 1.0
+    else:
+        out = np.zeros((k, 4), np.int64)
+        out[:, 3] = 1
+    out[:, :img.channels] = vals
+    return out
+
+
+def _border(img: Texture, k: int) -> np.ndarray:
+    b = np.array(img.border, np.float64)
+    return np.broadcast_to(b if img.floats else b.astype(np.int64), (k, 4))
+
+
+def _layer(img: _Image, layer):
+    return None if layer is None else np.clip(layer, 0, img.layers - 1)
+
+
+def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coords: bool) -> np.ndarray:
+    """(k, 4) values of `tex` (float64 for float results, int64 for integer ones)."""
+    n = len(xs)
+    sizes = img.extents[:n]
+    modes = img.address[:n]
+    layer = _layer(img, layer)
+    k = len(xs[0])
+    if not float_coords or img.filter == "point":
+        if float_coords:
+            idx = [_fixed(x, s, img.normalized, False) >> TEXTURE_UNIT["subtexel_bits"]
+                   for x, s in zip(xs, sizes, strict=True)]
+        else:
+            idx = [x.view(np.int32).astype(np.int64) for x in xs]
+        ok = np.ones(k, bool)
+        at = []
+        for i, s, m in zip(idx, sizes, modes, strict=True):
+            j, v = _address(i, s, m)
+            at.append(j)
+            ok &= v
+        t = _read_texels(mem, img, base, at, layer)
+        vals = _fill(img, _as_float(img, t) if img.floats else t.astype(np.int64))
+        return np.where(ok[:, None], vals, _border(img, k))
+    bits = TEXTURE_UNIT["subtexel_bits"]
+    fx = [_fixed(x, s, img.normalized, True) for x, s in zip(xs, sizes, strict=True)]
+    lo = [f >> bits for f in fx]
+    frac = [(f & ((1 << bits) - 1)).astype(np.float64) / (1 << bits) for f in fx]
+    acc = np.zeros((k, 4), np.float64)
+    for corner in range(1 << n):
+        weight = np.ones(k, np.float64)
+        ok = np.ones(k, bool)
+        at = []
+        for d in range(n):
+            hi = corner >> d & 1
+            j, v = _address(lo[d] + hi, sizes[d], modes[d])
+            at.append(j)
+            ok &= v
+            weight = weight * (frac[d] if hi else 1.0 - frac[d])
+        t = _fill(img, _as_float(img, _read_texels(mem, img, base, at, layer)))
+        acc += weight[:, None] * np.where(ok[:, None], t, _border(img, k))
+    return acc.astype(np.float32).astype(np.float64)
+
+
+def _footprint(mem, img: Texture, base: int, layer, xs: list[np.ndarray], comp: int) -> np.ndarray:
+    """(k, 4) of `tld4`: channel `comp` of the texels (i, j+1), (i+1, j+1), (i+1, j), (i, j) around the sample."""
+    bits = TEXTURE_UNIT["subtexel_bits"]
+    lo = [_fixed(x, s, img.normalized, True) >> bits for x, s in zip(xs, img.extents[:2], strict=True)]
+    k = len(xs[0])
+    out = []
+    for di, dj in ((0, 1), (1, 1), (1, 0), (0, 0)):
+        (i, vi), (j, vj) = _address(lo[0] + di, img.extents[0], img.address[0]), \
+            _address(lo[1] + dj, img.extents[1], img.address[1])
+        t = _read_texels(mem, img, base, [i, j], _layer(img, layer))
+        t = _fill(img, _as_float(img, t) if img.floats else t.astype(np.int64))
+        out.append(np.where(vi & vj, t[:, comp], _border(img, k)[:, comp]))
+    return np.stack(out, axis=1)
+
+
+# ---- instructions -------------------------------------------------------------------------------------------------
+def _dests(ctx, st, d, rtype: str):
+    ws = [ctx.dst(x, "b32") for x in (d.items if isinstance(d, Vec) else (d,))]
+    if len(ws) != 4:
+        ctx.fail_static(st, "expected a .v4 destination")
+    if rtype not in ("f32", "s32", "u32"):
+        ctx.unsupported(st, f"{st.opcode} (.{rtype} results)")
+    return ws
+
+
+def _write4(ctx, ws, m, lanes, vals: np.ndarray, floats: bool) -> None:
+    bits = vals.astype(np.float32).view(np.uint32) if floats else vals.astype(np.int64).astype(np.uint32)
+    for c, w in enumerate(ws):
+        full = np.zeros(ctx.n, np.uint32)
+        full[lanes] = bits[:, c]
+        w(full, m)
+
+
+def b_tex(ctx, st, parts):
+    """tex{.level}.geom.v4.dtype.ctype d, [t, c]{, lod}: a sample (mip level 0: a texture has no other)."""
+    p = [x for x in parts[1:] if x not in ("level", "base")]
+    if "grad" in parts or len(p) < 4 or p[1] != "v4":
+        ctx.unsupported(st, f"{st.opcode} (tex.geom.v4.dtype.ctype and tex.level are emulated)")
+    geom, rtype, ctype = p[0], p[2], p[3]
+    ws = _dests(ctx, st, st.operands[0], rtype)
+    groups = _groups(ctx, st, st.operands[1], Texture)
+    coords = _coords(ctx, st, st.operands[1], geom, ctype)
+    fail = ctx.failer(st)
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        layer, xs = coords(lanes)
+        out = np.zeros((len(lanes), 4), np.float64 if rtype == "f32" else np.int64)
+        for img, base, at in groups(lanes):
+            if img.floats != (rtype == "f32"):
+                fail(int(lanes[at[0]]), f"the texture returns {'floats' if img.floats else 'integers'} "
+                                        f"({img.format}, read={img.read}) but the instruction asks .{rtype}")
+            out[at] = _sample(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs],
+                              ctype == "f32")
+        _write4(ctx, ws, m, lanes, out, rtype == "f32")
+    return run
+
+
+def b_tld4(ctx, st, parts):
+    """tld4.comp.2d.v4.dtype.f32 d, [t, c]: channel `comp` of the bilinear footprint's four texels."""
+    if len(parts) < 6 or parts[2] not in ("2d", "a2d") or parts[-1] != "f32":
+        ctx.unsupported(st, f"{st.opcode} (tld4.comp.2d/a2d.v4.dtype.f32 is emulated)")
+    comp = "rgba".index(parts[1])
+    rtype = parts[-2]
+    ws = _dests(ctx, st, st.operands[0], rtype)
+    groups = _groups(ctx, st, st.operands[1], Texture)
+    coords = _coords(ctx, st, st.operands[1], parts[2], "f32")
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        layer, xs = coords(lanes)
+        out = np.zeros((len(lanes), 4), np.float64 if rtype == "f32" else np.int64)
+        for img, base, at in groups(lanes):
+            out[at] = _footprint(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs],
+                                 comp)
+        _write4(ctx, ws, m, lanes, out, rtype == "f32")
+    return run
+
+
+_QUERIES = {"width": lambda i: i.extents[0], "height": lambda i: i.extents[1], "depth": lambda i: i.extents[2],
+            "array_size": lambda i: i.layers}
+_TEX_QUERIES = {"normalized_coords": lambda t: int(t.normalized), "filter_mode": lambda t: FILTERS.index(t.filter),
+                **{f"addr_mode_{d}": (lambda t, d=d: ADDRESS_MODES.index(t.address[d])) for d in range(3)}}
+
+
+def b_query(ctx, st, parts):
+    """txq / suq .query.b32 d, [handle]: extents, layer count; txq also the sampling state."""
+    kind = Texture if parts[0] == "txq" else Surface
+    q = parts[1]
+    table = {**_QUERIES, **(_TEX_QUERIES if kind is Texture else {})}
+    if q not in table:
+        ctx.unsupported(st, f"{st.opcode} (emulated queries: {', '.join(table)})")
+    w = ctx.dst(st.operands[0], "b32")
+    groups = _groups(ctx, st, st.operands[1], kind)
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        full = np.zeros(ctx.n, np.uint32)
+        for img, _, at in groups(lanes):
+            full[lanes[at]] = table[q](img)
+        w(full, m)
+    return run
+
+
+# ---- surfaces -----------------------------------------------------------------------------------------------------
+def _surface_at(img: Surface, base: int, layer, xs: list[np.ndarray], nbytes: int, mode: str, by_sample: bool,
+                fail, lanes) -> tuple[np.ndarray, np.ndarray]:
+    """(byte offsets in global memory, in bounds) of accesses of `nbytes` at surface coordinates (x in bytes, or in
+    samples for `by_sample`); .clamp moves them to the nearest edge, .trap fails outside."""
+    w, h, d = img.extents
+    row = w * img.texel_bytes
+    x = xs[0].view(np.int32).astype(np.int64)
+    if by_sample:
+        x = x * img.texel_bytes
+    elif (x % nbytes).any():
+        j = int(np.argmax(x % nbytes != 0))
+        fail(int(lanes[j]), f"surface access of {nbytes} bytes at byte x {int(x[j])}: not a multiple of its size "
+                            "(not modelled)")
+    rest = [c.view(np.int32).astype(np.int64) for c in xs[1:]]
+    zero = np.zeros(len(x), np.int64)
+    y, z = (rest + [zero, zero])[:2]
+    lay = zero if layer is None else layer
+    coords = [x, y, z, lay]
+    tops = [row - nbytes, h - 1, d - 1, img.layers - 1]
+    ok = np.ones(len(x), bool)
+    for c, top in zip(coords, tops, strict=True):
+        ok &= (c >= 0) & (c <= top)
+    if mode == "trap" and not ok.all():
+        j = int(np.argmin(ok))
+        shown = ", ".join(str(int(c[j])) for c in ([lay] if layer is not None else []) + [x, *rest])
+        fail(int(lanes[j]), f"surface access at ({shown}) outside the {img.format} surface of dims {img.dims} with "
+                            f".trap (x in {'samples' if by_sample else 'bytes'})")
+    if mode == "clamp":
+        x, y, z, lay = (np.clip(c, 0, top) for c, top in zip(coords, tops, strict=True))
+        ok = np.ones(len(x), bool)
+    off = x + row * (y + h * (z + d * lay))
+    return base + np.where(ok, off, 0), ok
+
+
+def _surface_op(ctx, st, parts):
+    """(geom, vector count, element type, mode) of a suld / sust opcode."""
+    geom = next((p for p in parts if p in _GEOMS), None)
+    mode = parts[-1]
+    if geom is None or mode not in ("trap", "clamp", "zero"):
+        ctx.unsupported(st, f"{st.opcode} (suld / sust .1d .2d .3d .a1d .a2d with .trap, .clamp or .zero)")
+    count = next((int(p[1:]) for p in parts if p in ("v2", "v4")), 1)
+    return geom, count, parts[-2], mode
+
+
+def b_suld(ctx, st, parts):
+    """suld.b.geom{.cop}{.vec}.btype.mode d, [s, c]: bytes from the surface (x in bytes); .zero: zeros outside."""
+    if parts[1] != "b":
+        ctx.unsupported(st, st.opcode)
+    geom, count, btype, mode = _surface_op(ctx, st, parts)
+    width = TYPE_BYTES[btype]
+    d, a = st.operands[:2]
+    ws = [ctx.dst(x, btype) for x in (d.items if isinstance(d, Vec) else (d,))]
+    groups = _groups(ctx, st, a, Surface)
+    coords = _coords(ctx, st, a, geom, "b32")
+    fail = ctx.failer(st)
+    dt = np.dtype(f"u{width}")
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        layer, xs = coords(lanes)
+        vals = np.zeros((len(lanes), count), dt)
+        for img, base, at in groups(lanes):
+            off, ok = _surface_at(img, base, None if layer is None else layer[at], [x[at] for x in xs],
+                                  width * count, mode, False, fail, lanes[at])
+            got = ctx.mem.read(ctx.mem.gmem, off, width, count)
+            vals[at] = np.where(ok[:, None], got, 0)
+        for c, w in enumerate(ws):
+            full = np.zeros(ctx.n, dt)
+            full[lanes] = vals[:, c]
+            w(full, m)
+    return run
+
+
+def _formatted(img: Surface, v: np.ndarray) -> np.ndarray:
+    """sust.p: 32-bit source values (k, channels) as the surface's channel type (its raw bits)."""
+    ctype = img.ctype
+    if ctype == "f32":
+        return v.astype(np.uint32)
+    if ctype == "f16":
+        return round_f64_to_f16(v.astype(np.uint32).view(np.float32).astype(np.float64), "rn")
+    bits = 8 * np.dtype(_TYPES[ctype]).itemsize
+    return (v.astype(np.uint64) & np.uint64((1 << bits) - 1)).astype(f"u{bits // 8}")
+
+
+def b_sust(ctx, st, parts):
+    """sust.b.geom{.cop}{.vec}.btype.mode [s, c], v: bytes to the surface (x in bytes); sust.p.geom{.vec}.b32.mode:
+    a sample converted to the surface's format (x in samples); .zero: nothing stored outside."""
+    formatted = parts[1] == "p"
+    if parts[1] not in ("b", "p"):
+        ctx.unsupported(st, st.opcode)
+    geom, count, btype, mode = _surface_op(ctx, st, parts)
+    width = TYPE_BYTES[btype]
+    a, v = st.operands[:2]
+    rs = [ctx.src_full(x, btype) for x in (v.items if isinstance(v, Vec) else (v,))]
+    groups = _groups(ctx, st, a, Surface)
+    coords = _coords(ctx, st, a, geom, "b32")
+    fail = ctx.failer(st)
+    mem = ctx.mem
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        layer, xs = coords(lanes)
+        vals = np.stack([r()[lanes] for r in rs], axis=1)
+        for img, base, at in groups(lanes):
+            size = img.texel_bytes if formatted else width * count
+            if formatted and count < img.channels:
+                fail(int(lanes[at[0]]), f"sust.p writes {count} of the {img.channels} channels of a {img.format} "
+                                        "surface; the others would be unpredictable")
+            off, ok = _surface_at(img, base, None if layer is None else layer[at], [x[at] for x in xs], size, mode,
+                                  formatted, fail, lanes[at])
+            data = _formatted(img, vals[at][:, :img.channels]) if formatted else vals[at]
+            keep = np.flatnonzero(ok)
+            if len(keep):  # lane order: a later lane's store wins
+                mem.write(mem.gmem, off[keep], data.dtype.itemsize, data[keep])
+                mem.written.add(img.buffer)
+    return run
+
+
+BUILDERS = {"tex": b_tex, "tld4": b_tld4, "txq": b_query, "suq": b_query, "suld": b_suld, "sust": b_sust}

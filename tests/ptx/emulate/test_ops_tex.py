@@ -1,0 +1,168 @@
+"""Textures and surfaces: samples against numpy indexing of the texels, linear filtering against hand-computed
+weights, surface loads and stores with their out-of-range modes, queries, and the one-line errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tcforge.ptx.emulate import EmulationError, Surface, Texture, emulate
+
+_HEAD = """.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 h, .param .u64 c, .param .u64 o)
+{
+.reg .pred %p<4>; .reg .b16 %rs<8>; .reg .b32 %r<32>; .reg .f32 %f<16>; .reg .b64 %rd<16>;
+ld.param.u64 %rd1, [h]; ld.param.u64 %rd2, [c]; ld.param.u64 %rd3, [o];
+mov.u32 %r1, %tid.x; mul.wide.u32 %rd4, %r1, 16; add.s64 %rd5, %rd2, %rd4; add.s64 %rd6, %rd3, %rd4;
+ld.global.v4.u32 {%r2, %r3, %r4, %r5}, [%rd5];
+mov.b32 %f1, %r2; mov.b32 %f2, %r3; mov.b32 %f3, %r4;
+"""
+
+
+def _run(body: str, handle, c: np.ndarray, buffer: np.ndarray, name: str) -> dict:
+    ptx = _HEAD + body + "\nret;\n}\n"
+    words = np.zeros((len(c), 4), np.uint32)
+    words[:, :c.shape[1]] = c
+    return emulate(ptx, "k", 1, len(c), {"h": handle, "c": words, "o": np.zeros((len(c), 4), np.uint32),
+                                         name: buffer})
+
+
+def _tex(body_instr: str, tex: Texture, coords, texels: np.ndarray) -> np.ndarray:
+    c = np.zeros((len(coords), 4), np.uint32)
+    arr = np.asarray(coords)
+    c[:, :arr.shape[1]] = arr.astype(np.float32).view(np.uint32) if arr.dtype.kind == "f" else arr
+    body = body_instr + "\nst.global.v4.u32 [%rd6], {%r10, %r11, %r12, %r13};"
+    return _run(body, tex, c, texels, tex.buffer)["o"]
+
+
+TEX2D_F = "tex.2d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [%rd1, {%f1, %f2}];\n" \
+          "mov.b32 %r10, %f10; mov.b32 %r11, %f11; mov.b32 %r12, %f12; mov.b32 %r13, %f13;"
+
+
+@pytest.mark.parametrize("mode", ["clamp", "border"])
+def test_point_samples_pick_the_texel_under_the_coordinate(mode: str) -> None:
+    rng = np.random.default_rng(1)
+    tx = rng.standard_normal((5, 7, 2)).astype(np.float32)
+    xy = np.stack([rng.uniform(-3, 10, 200), rng.uniform(-3, 8, 200)], 1).astype(np.float32)
+    tex = Texture("tx", "f32x2", (7, 5), address=(mode, mode), border=(0.5, -1.0, 2.0, 3.0))
+    got = _tex(TEX2D_F, tex, xy, tx).view(np.float32)
+    ix, iy = np.floor(xy[:, 0]).astype(int), np.floor(xy[:, 1]).astype(int)
+    inside = (ix >= 0) & (ix < 7) & (iy >= 0) & (iy < 5)
+    want = np.zeros((200, 4), np.float32)
+    want[:, :2] = tx[np.clip(iy, 0, 4), np.clip(ix, 0, 6)]
+    want[:, 3] = 1.0
+    if mode == "border":
+        want[~inside] = (0.5, -1.0, 2.0, 3.0)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_linear_filter_weights_by_hand() -> None:
+    tx = np.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]], np.float32)[..., None]
+    tex = Texture("tx", "f32x1", (3, 2), filter="linear")
+    # texel centres give the texel; halfway between two centres the mean; x = 1.25 three quarters of the way from
+    # the first centre to the second; 1 + 1/1024 is cut to 1 (8 fraction bits)
+    xy = [(0.5, 0.5), (2.5, 1.5), (1.0, 0.5), (1.5, 1.0), (1.25, 0.5), (-7.0, 9.0), (1.0 + 1 / 1024, 0.5)]
+    got = _tex(TEX2D_F, tex, xy, tx).view(np.float32)[:, 0]
+    np.testing.assert_array_equal(got, [1.0, 32.0, 1.5, (2.0 + 16.0) / 2, 1.0 * 0.25 + 2.0 * 0.75, 8.0, 1.5])
+
+
+def test_normalized_wrap_and_mirror_indices() -> None:
+    tx = np.arange(4, dtype=np.float32)[None, :, None]
+    xs = np.array([0.1, 0.3, 0.6, 0.9, 1.1, 1.4, -0.1, -0.4, 2.1], np.float32)
+    xy = np.stack([xs, np.full_like(xs, 0.5)], 1)
+    wrap = _tex(TEX2D_F, Texture("tx", "f32x1", (4, 1), address=("wrap", "wrap"), normalized=True), xy, tx)
+    mirror = _tex(TEX2D_F, Texture("tx", "f32x1", (4, 1), address=("mirror", "mirror"), normalized=True), xy, tx)
+    np.testing.assert_array_equal(wrap.view(np.float32)[:, 0], [0, 1, 2, 3, 0, 1, 3, 2, 0])
+    np.testing.assert_array_equal(mirror.view(np.float32)[:, 0], [0, 1, 2, 3, 3, 2, 0, 1, 0])
+
+
+def test_normalized_integer_reads_and_integer_results() -> None:
+    u8 = np.array([[[0, 255, 51, 1]]], np.uint8)
+    got = _tex(TEX2D_F, Texture("tx", "u8x4", (1, 1), read="normalized"), [(0.5, 0.5)], u8).view(np.float32)
+    np.testing.assert_array_equal(got[0], (np.array([0, 255, 51, 1], np.float64) / 255).astype(np.float32))
+    s16 = np.array([[[-32768, -32767, 32767, 5]]], np.int16)[..., :2]
+    got = _tex(TEX2D_F, Texture("tx", "s16x2", (1, 1), read="normalized"), [(0.5, 0.5)], s16).view(np.float32)
+    np.testing.assert_array_equal(got[0], [-1.0, -1.0, 0.0, 1.0])
+    body = "tex.2d.v4.s32.s32 {%r10, %r11, %r12, %r13}, [%rd1, {%r2, %r3}];"
+    s8 = np.array([[[-128, 127]], [[-1, 3]]], np.int8)
+    got = _tex(body, Texture("tx", "s8x2", (1, 2)), np.array([[0, 1], [0, 9]], np.uint32), s8).view(np.int32)
+    np.testing.assert_array_equal(got, [[-1, 3, 0, 1], [-1, 3, 0, 1]])
+
+
+def test_tld4_footprint_order_and_queries() -> None:
+    tx = (np.arange(12, dtype=np.float32).reshape(3, 4) * 10)[..., None].repeat(4, -1)
+    tx[..., 3] += 1
+    tex = Texture("tx", "f32x4", (4, 3))
+    body = "tld4.a.2d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [%rd1, {%f1, %f2}];\n" \
+           "mov.b32 %r10, %f10; mov.b32 %r11, %f11; mov.b32 %r12, %f12; mov.b32 %r13, %f13;"
+    got = _tex(body, tex, [(1.0, 1.0)], tx).view(np.float32)[0]
+    # texels (i, j+1), (i+1, j+1), (i+1, j), (i, j) of the footprint at i = j = 0, channel a
+    np.testing.assert_array_equal(got, [tx[1, 0, 3], tx[1, 1, 3], tx[0, 1, 3], tx[0, 0, 3]])
+    body = "txq.width.b32 %r10, [%rd1]; txq.height.b32 %r11, [%rd1]; txq.addr_mode_1.b32 %r12, [%rd1];\n" \
+           "txq.filter_mode.b32 %r13, [%rd1];"
+    q = _tex(body, Texture("tx", "f16x1", (6, 2, 3), layered=True, filter="linear", address=("wrap", "mirror"),
+                           normalized=True), [(0, 0)], np.zeros((3, 2, 6, 1), np.float16))
+    np.testing.assert_array_equal(q[0], [6, 2, 2, 1])
+
+
+SULD = "suld.b.2d.v2.b32.{mode} {{%r10, %r11}}, [%rd1, {{%r2, %r3}}];\nmov.u32 %r12, 0; mov.u32 %r13, 0;"
+SUST = "mov.u32 %r20, 7; sust.b.2d.b32.{mode} [%rd1, {{%r2, %r3}}], %r20;\n" \
+       "mov.u32 %r10, 0; mov.u32 %r11, 0; mov.u32 %r12, 0; mov.u32 %r13, 0;"
+
+
+def test_surface_loads_by_byte_x_with_clamp_and_zero() -> None:
+    sf = np.arange(4 * 3 * 2, dtype=np.uint32).reshape(3, 4, 2)
+    c = np.array([[0, 0], [8, 1], [24, 2], [32, 0], [-8, 1], [8, 3], [8, -1]], np.int32).view(np.uint32)
+    surf = Surface("sf", "u32x2", (4, 3))
+    zero = _tex(SULD.format(mode="zero"), surf, c, sf)
+    clamp = _tex(SULD.format(mode="clamp"), surf, c, sf)
+    at = [(0, 0), (1, 1), (2, 3), None, None, None, None]
+    for k, ij in enumerate(at):
+        np.testing.assert_array_equal(zero[k, :2], sf[ij] if ij else [0, 0])
+    np.testing.assert_array_equal(clamp[3:, :2], [sf[0, 3], sf[1, 0], sf[2, 1], sf[0, 1]])
+    with pytest.raises(EmulationError, match=r"surface access at \(32, 0\) outside .* with \.trap"):
+        _tex(SULD.format(mode="trap"), surf, c, sf)
+
+
+def test_surface_stores_with_zero_and_clamp_and_formatted() -> None:
+    c = np.array([[4, 0], [-4, 1], [40, 2], [8, 9]], np.int32).view(np.uint32)
+    surf = Surface("sf", "u32x1", (3, 3))
+    base = np.full((3, 3, 1), 0xAB, np.uint32)
+    zero = _run(SUST.format(mode="zero") + "\nst.global.v4.u32 [%rd6], {%r10, %r11, %r12, %r13};", surf, c,
+                base.copy(), "sf")["sf"]
+    want = base.copy()
+    want[0, 1] = 7
+    np.testing.assert_array_equal(zero, want)
+    clamp = _run(SUST.format(mode="clamp"), surf, c, base.copy(), "sf")["sf"]
+    for y, x in ((0, 1), (1, 0), (2, 2), (2, 2)):
+        want[y, x] = 7
+    np.testing.assert_array_equal(clamp, want)
+    body = "sust.p.2d.v4.b32.trap [%rd1, {%r2, %r3}], {%r4, %r5, %r2, %r3};"
+    c = np.array([[1, 0, 0x3F800000, 0x477FF000]], np.uint32)  # x = 1 sample; values 1.0, 65520.0 (f16 -> inf)
+    got = _run(body, Surface("sf", "f16x4", (2, 1)), c, np.zeros((1, 2, 4), np.float16), "sf")["sf"]
+    np.testing.assert_array_equal(got[0, 1].view(np.uint16)[:2], [0x3C00, 0x7C00])
+
+
+def test_text_forms_and_bad_arguments() -> None:
+    t = Texture("tx", "u8x4", (12, 5), filter="linear", address=("mirror", "wrap"), normalized=True,
+                read="normalized", border=(0.25, 0.0, 0.0, 1.0))
+    assert Texture.parse(t.text()) == t
+    s = Surface("sf", "f16x2", (4, 3, 2), layered=True)
+    assert Surface.parse(s.text()) == s
+    for kw, msg in (({"format": "f64x4"}, "not TYPExN"), ({"address": ("wrap", "wrap")}, "need normalized"),
+                    ({"format": "u8x1", "filter": "linear"}, "needs float results"),
+                    ({"format": "f32x1", "read": "normalized"}, "8- and 16-bit")):
+        with pytest.raises(EmulationError, match=msg):
+            Texture("tx", **{"format": "f32x1", "dims": (4, 4), **kw})
+    with pytest.raises(EmulationError, match="expected 'texture BUFFER FORMAT"):
+        Texture.parse("texture tx f32x1 size=4")
+    tex = Texture("tx", "f32x1", (2, 2))
+    with pytest.raises(EmulationError, match="is not a surface"):
+        _tex(SULD.format(mode="zero"), tex, [(0, 0)], np.zeros((2, 2, 1), np.float32))
+    with pytest.raises(EmulationError, match="buffer 'tx' has 12 bytes; f32x1 x \\(2, 2\\) needs 16"):
+        _tex(TEX2D_F, tex, [(0.5, 0.5)], np.zeros(3, np.float32))
+    with pytest.raises(EmulationError, match="returns floats .* asks .s32"):
+        _tex("tex.2d.v4.s32.f32 {%r10, %r11, %r12, %r13}, [%rd1, {%f1, %f2}];", tex, [(0.5, 0.5)],
+             np.zeros((2, 2, 1), np.float32))
