@@ -166,3 +166,30 @@ def test_text_forms_and_bad_arguments() -> None:
     with pytest.raises(EmulationError, match="returns floats .* asks .s32"):
         _tex("tex.2d.v4.s32.f32 {%r10, %r11, %r12, %r13}, [%rd1, {%f1, %f2}];", tex, [(0.5, 0.5)],
              np.zeros((2, 2, 1), np.float32))
+
+
+def test_cli_takes_textures_and_surfaces_as_text(tmp_path, capsys) -> None:
+    """`tcforge emulate` reads a texture and a surface from the .npz as text; a malformed one is one line, exit 2."""
+    from tcforge.cli import main as tcforge_main
+
+    ptx = tmp_path / "k.ptx"
+    body = ("tex.2d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [%rd1, {%f1, %f2}];\nmov.b32 %r10, %f10;\n"
+            "shl.b32 %r21, %r1, 2; sust.b.2d.b32.trap [%rd3, {%r21, %r20}], %r10;\nret;\n}\n")
+    ptx.write_text(_HEAD.replace("mov.b32 %f3, %r4;", "mov.b32 %f3, %r4; mov.u32 %r20, 0;") + body)
+    tx = np.array([[1.0, 2.0, 3.0, 4.0]], np.float32)[..., None]
+    c = np.zeros((4, 4), np.float32)
+    c[:, 0], c[:, 1] = [3.5, 2.5, 1.5, 0.5], 0.5
+    args = tmp_path / "a.npz"
+    good = {"h": np.array("texture tx f32x1 dims=4,1"), "o": np.array("surface sf f32x1 dims=4,1")}
+    np.savez(args, tx=tx, sf=np.zeros((1, 4, 1), np.float32), c=c.view(np.uint32), **good)
+    out = tmp_path / "o.npz"
+    assert tcforge_main(["emulate", str(ptx), "--grid", "1", "--block", "4", "--args", str(args), "--out",
+                         str(out)]) == 0
+    with np.load(out) as z:
+        np.testing.assert_array_equal(z["sf"].reshape(-1), [4.0, 3.0, 2.0, 1.0])
+    np.savez(args, tx=tx, sf=np.zeros((1, 4, 1), np.float32), c=c.view(np.uint32),
+             **{**good, "h": np.array("texture tx f32x1 dims=4,1 filter=cubic")})
+    capsys.readouterr()
+    rc = tcforge_main(["emulate", str(ptx), "--grid", "1", "--block", "4", "--args", str(args), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "filter 'cubic' is not point or linear" in err, err

@@ -148,12 +148,13 @@ class Texture(_Image):
         [normalized=1] [read=element|normalized] [border=R,G,B,A]`."""
         kv, head = _words(text, "texture", {"dims", "layered", "filter", "address", "normalized", "read", "border"})
         try:
-            return Texture(head[0], head[1], tuple(int(x) for x in kv["dims"].split(",")), kv.get("layered") == "1",
-                           kv.get("filter", "point"), tuple(kv.get("address", "clamp,clamp,clamp").split(",")),
-                           kv.get("normalized") == "1", kv.get("read", "element"),
-                           tuple(float(x) for x in kv.get("border", "0,0,0,0").split(",")))
+            dims = tuple(int(x) for x in kv["dims"].split(","))
+            border = tuple(float(x) for x in kv.get("border", "0,0,0,0").split(","))
         except ValueError:
             raise EmulationError(f"texture {text!r}: dims and border must be numbers") from None
+        return Texture(head[0], head[1], dims, kv.get("layered") == "1", kv.get("filter", "point"),
+                       tuple(kv.get("address", "clamp,clamp,clamp").split(",")), kv.get("normalized") == "1",
+                       kv.get("read", "element"), border)
 
 
 @dataclass(frozen=True)
@@ -177,9 +178,10 @@ class Surface(_Image):
         """`surface BUFFER FORMAT dims=W[,H[,D]] [layered=1]`."""
         kv, head = _words(text, "surface", {"dims", "layered"})
         try:
-            return Surface(head[0], head[1], tuple(int(x) for x in kv["dims"].split(",")), kv.get("layered") == "1")
+            dims = tuple(int(x) for x in kv["dims"].split(","))
         except ValueError:
             raise EmulationError(f"surface {text!r}: dims must be integers") from None
+        return Surface(head[0], head[1], dims, kv.get("layered") == "1")
 
 
 def _words(text: str, kind: str, keys: set[str]) -> tuple[dict[str, str], list[str]]:
