@@ -40,13 +40,13 @@ def device_name(device: int = 0) -> str:
     return bytes(raw).split(b"\0", 1)[0].decode()
 
 
-def _param_bytes(fn, args: dict, addr: dict[str, int], handles: dict | None = None) -> list[bytes]:
+def _param_bytes(fn, args: dict, addr: dict[str, int], handles: dict) -> list[bytes]:
     """Each parameter's bytes: pointers as buffer addresses, scalars in their PTX type, structs as given."""
     fixups: dict[str, list[tuple[int, str]]] = {}
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
-            fixups.setdefault(pname, []).append((int(off), _name(v)))
+            fixups.setdefault(pname, []).append((int(off), key if key in handles else _name(v)))
     out = []
     for p in fn.params:
         if p.name not in args:
@@ -63,7 +63,7 @@ def _param_bytes(fn, args: dict, addr: dict[str, int], handles: dict | None = No
         else:
             raw = bytearray(np.asarray(v).astype(view_dtype(p.type)).tobytes())
         for off, target in fixups.get(p.name, []):
-            raw[off:off + 8] = np.uint64(addr[target]).tobytes()
+            raw[off:off + 8] = np.uint64(handles[target] if target in handles else addr[target]).tobytes()
         if len(raw) != p.size:
             raise ValueError(f"argument {p.name!r}: {len(raw)} bytes for a {p.size}-byte parameter")
         out.append(bytes(raw))
@@ -146,8 +146,8 @@ def run(ptx: str, entry: str, grid, block, args: dict, dynamic_shared: int = 0, 
     if dynamic_shared > 48 * 1024:
         kernel.set_max_dynamic_shared(dynamic_shared)
     addr = {k: driver.mem_alloc(max(v.nbytes, 16)) for k, v in buffers.items()}
-    images = {p.name: image_arg(args[p.name]) for p in fn.params
-              if isinstance(image_arg(args.get(p.name)), (Texture, Surface))}
+    images = {k: image_arg(v) for k, v in args.items()  # by parameter, or PARAM@OFFSET inside a struct
+              if isinstance(image_arg(v), (Texture, Surface)) and (k in {p.name for p in fn.params} or "@" in k)}
     made: dict[str, tuple[object, object]] = {}
     try:
         for k, img in images.items():

@@ -704,17 +704,19 @@ def test_gpu_parameter_bytes() -> None:
     ptx = """.version 8.0
 .target sm_80
 .address_size 64
-.visible .entry k(.param .u64 k_a, .param .u32 k_n, .param .f32 k_s, .param .align 8 .b8 k_st[16], .param .u16 k_h)
+.visible .entry k(.param .u64 k_a, .param .u32 k_n, .param .f32 k_s, .param .align 8 .b8 k_st[24], .param .u16 k_h,
+                 .param .u64 k_t)
 {
 	ret;
 }
 """
     fn = read_module(ptx).function("k")
-    args = {"k_a": "buf", "k_n": 7, "k_s": np.float32(1.5), "k_st": np.arange(16, dtype=np.uint8), "k_st@8": "buf",
-            "k_h": 0xABCD, "buf": np.zeros(4, np.float32)}
-    raw = emulate_gpu._param_bytes(fn, args, {"buf": 0x1122334455667788})
+    args = {"k_a": "buf", "k_n": 7, "k_s": np.float32(1.5), "k_st": np.arange(24, dtype=np.uint8), "k_st@8": "buf",
+            "k_st@16": "surface buf f32x1 dims=4", "k_h": 0xABCD, "k_t": "texture buf f32x1 dims=2,2",
+            "buf": np.zeros(4, np.float32)}
+    raw = emulate_gpu._param_bytes(fn, args, {"buf": 0x1122334455667788}, {"k_st@16": 0x66, "k_t": 0x55})
     assert raw[0] == (0x1122334455667788).to_bytes(8, "little")
     assert raw[1] == (7).to_bytes(4, "little") and raw[2] == np.float32(1.5).tobytes()
-    assert raw[3] == bytes(range(8)) + (0x1122334455667788).to_bytes(8, "little")
-    assert raw[4] == (0xABCD).to_bytes(2, "little")
+    assert raw[3] == bytes(range(8)) + (0x1122334455667788).to_bytes(8, "little") + (0x66).to_bytes(8, "little")
+    assert raw[4] == (0xABCD).to_bytes(2, "little") and raw[5] == (0x55).to_bytes(8, "little")
 

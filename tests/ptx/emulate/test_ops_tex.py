@@ -193,3 +193,27 @@ def test_cli_takes_textures_and_surfaces_as_text(tmp_path, capsys) -> None:
     rc = tcforge_main(["emulate", str(ptx), "--grid", "1", "--block", "4", "--args", str(args), "--out", str(out)])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "filter 'cubic' is not point or linear" in err, err
+
+
+def test_handle_inside_a_struct_parameter() -> None:
+    """`PARAM@OFFSET` -> a Texture puts its handle in a by-value struct (as the denoiser layers' parameter block
+    carries its textures and surfaces), next to buffer addresses."""
+    ptx = """.version 8.5
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .align 8 .b8 p[24])
+{
+.reg .b32 %r<4>; .reg .f32 %f<8>; .reg .b64 %rd<4>;
+ld.param.u64 %rd1, [p+8]; ld.param.u64 %rd2, [p+16];
+mov.f32 %f1, 0f3FC00000; mov.f32 %f2, 0f3F000000;
+tex.2d.v4.f32.f32 {%f3, %f4, %f5, %f6}, [%rd1, {%f1, %f2}];
+st.global.f32 [%rd2], %f3;
+ret;
+}
+"""
+    tx = np.array([[5.0, 6.0, 7.0]], np.float32)[..., None]
+    got = emulate(ptx, "k", 1, 1, {"p": np.zeros(24, np.uint8), "p@8": "texture tx f32x1 dims=3,1",
+                                   "p@16": "out", "tx": tx, "out": np.zeros(1, np.float32)})
+    assert got["out"][0] == 6.0
+    with pytest.raises(EmulationError, match=r"argument p@20: offset past the 24-byte parameter"):
+        emulate(ptx, "k", 1, 1, {"p": np.zeros(24, np.uint8), "p@20": Texture("tx", "f32x1", (3, 1)), "tx": tx})

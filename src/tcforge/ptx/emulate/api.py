@@ -9,7 +9,8 @@ buffers it wrote (numpy arrays, same dtype and shape as given).
   over a buffer given elsewhere in `args` (or its text form, `TensorMap.parse`);
 - a texture or surface handle (a `.u64` parameter used by tex / suld / sust ...) -> a `Texture` / `Surface` over a
   buffer given elsewhere in `args` (or its text form, `Texture.parse` / `Surface.parse`);
-- `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM;
+- `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM
+  (or a `Texture` / `Surface`: its handle);
 - any other name -> a numpy array: a global buffer.
 Module-scope `.global` and `.const` variables not given in `args` are buffers holding their initializers (zeros
 without one); an array given under a `.const` variable's name is its contents (as cudaMemcpyToSymbol sets them).
@@ -71,14 +72,18 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     buffers: dict[str, np.ndarray] = {}
     args = {k: image_arg(as_tensor_map(v)) for k, v in args.items()}
     images: dict[int, tuple] = {}
+    handles_at: list[tuple[str, int, Texture | Surface]] = []  # (struct parameter, offset, object)
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
             target = _name(v)
-            if pname not in pnames or not off.isdigit() or target is None:
-                raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, with PARAM one of "
-                                     f"{', '.join(sorted(pnames))}")
-            fixups.setdefault(pname, []).append((int(off), target))
+            if pname not in pnames or not off.isdigit() or (target is None and not isinstance(v, (Texture, Surface))):
+                raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, texture or surface, "
+                                     f"with PARAM one of {', '.join(sorted(pnames))}")
+            if isinstance(v, (Texture, Surface)):
+                handles_at.append((pname, int(off), v))
+            else:
+                fixups.setdefault(pname, []).append((int(off), target))
         elif isinstance(v, np.ndarray) and v.ndim >= 1 and not (key in pnames and _is_struct(fn, key)):
             buffers[key] = v
     for d in module.decls:
@@ -99,12 +104,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         if isinstance(v, (Texture, Surface)):  # a handle
             if p.array is not None or p.size != 8:
                 raise EmulationError(f"argument {p.name!r}: a texture or surface handle needs a .u64 parameter")
-            if v.buffer not in mem_names:
-                raise EmulationError(f"argument {p.name!r}: its {type(v).__name__.lower()} names buffer "
-                                     f"{v.buffer!r}, which is not given")
-            handle = HANDLE_BASE + 16 * len(images)
-            images[handle] = (v, v.buffer)
-            block_bytes[p.offset:p.offset + 8] = np.uint64(handle).tobytes()
+            handles_at.append((p.name, 0, v))
         elif p.array is not None:
             raw = bytes(np.asarray(v, dtype=np.uint8).reshape(-1)) if not isinstance(v, bytes) else v
             if len(raw) != p.size:
@@ -121,6 +121,17 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         else:
             dt = view_dtype(p.type)
             block_bytes[p.offset:p.offset + p.size] = np.asarray(v).astype(dt).tobytes()
+    for pname, off, obj in handles_at:
+        p = next(q for q in fn.params if q.name == pname)
+        where = pname if p.array is None else f"{pname}@{off}"
+        if obj.buffer not in mem_names:
+            raise EmulationError(f"argument {where}: its {type(obj).__name__.lower()} names buffer {obj.buffer!r}, "
+                                 "which is not given")
+        if off + 8 > p.size:
+            raise EmulationError(f"argument {where}: offset past the {p.size}-byte parameter")
+        handle = HANDLE_BASE + 16 * len(images)
+        images[handle] = (obj, obj.buffer)
+        block_bytes[p.offset + off:p.offset + off + 8] = np.uint64(handle).tobytes()
     for pname, fx in fixups.items():
         p = next(q for q in fn.params if q.name == pname)
         for off, target in fx:
