@@ -512,38 +512,47 @@ def _surface_at(img: Surface, base: int, layer, xs: list[np.ndarray], nbytes: in
     return base + np.where(ok, off, 0), ok
 
 
-def _surface_op(ctx, st, parts):
-    """(geom, vector count, element type, mode) of a suld / sust opcode."""
+@dataclass
+class _SurfaceOp:
+    """What suld and sust share: the opcode's vector count, element type and size, out-of-range mode, and readers
+    of the handle's surface and the coordinates."""
+
+    count: int
+    btype: str
+    width: int
+    mode: str
+    groups: object
+    coords: object
+    fail: object
+
+
+def _surface_op(ctx, st, parts, addr: Addr) -> _SurfaceOp:
+    """The parts of a suld / sust opcode ({b, p}.geom{.cop}{.vec}.type.mode) and its `[surface, coords]` operand."""
     geom = next((p for p in parts if p in _GEOMS), None)
     mode = parts[-1]
-    if geom is None or mode not in ("trap", "clamp", "zero"):
-        ctx.unsupported(st, f"{st.opcode} (suld / sust .1d .2d .3d .a1d .a2d with .trap, .clamp or .zero)")
-    count = next((int(p[1:]) for p in parts if p in ("v2", "v4")), 1)
-    return geom, count, parts[-2], mode
+    if parts[1] not in ("b", "p") or geom is None or mode not in ("trap", "clamp", "zero") or \
+            (parts[0] == "suld" and parts[1] == "p"):
+        ctx.unsupported(st, f"{st.opcode} (suld.b / sust.b / sust.p .1d .2d .3d .a1d .a2d with .trap, .clamp or "
+                            ".zero)")
+    return _SurfaceOp(next((int(p[1:]) for p in parts if p in ("v2", "v4")), 1), parts[-2], TYPE_BYTES[parts[-2]],
+                      mode, _groups(ctx, st, addr, Surface), _coords(ctx, st, addr, geom, "b32"), ctx.failer(st))
 
 
 def b_suld(ctx, st, parts):
     """suld.b.geom{.cop}{.vec}.btype.mode d, [s, c]: bytes from the surface (x in bytes); .zero: zeros outside."""
-    if parts[1] != "b":
-        ctx.unsupported(st, st.opcode)
-    geom, count, btype, mode = _surface_op(ctx, st, parts)
-    width = TYPE_BYTES[btype]
     d, a = st.operands[:2]
-    ws = [ctx.dst(x, btype) for x in (d.items if isinstance(d, Vec) else (d,))]
-    groups = _groups(ctx, st, a, Surface)
-    coords = _coords(ctx, st, a, geom, "b32")
-    fail = ctx.failer(st)
-    dt = np.dtype(f"u{width}")
+    op = _surface_op(ctx, st, parts, a)
+    ws = [ctx.dst(x, op.btype) for x in (d.items if isinstance(d, Vec) else (d,))]
+    dt = np.dtype(f"u{op.width}")
 
     def run(m):
         lanes = ctx.lanes(m)
-        layer, xs = coords(lanes)
-        vals = np.zeros((len(lanes), count), dt)
-        for img, base, at in groups(lanes):
+        layer, xs = op.coords(lanes)
+        vals = np.zeros((len(lanes), op.count), dt)
+        for img, base, at in op.groups(lanes):
             off, ok = _surface_at(img, base, None if layer is None else layer[at], [x[at] for x in xs],
-                                  width * count, mode, False, fail, lanes[at])
-            got = ctx.mem.read(ctx.mem.gmem, off, width, count)
-            vals[at] = np.where(ok[:, None], got, 0)
+                                  op.width * op.count, op.mode, False, op.fail, lanes[at])
+            vals[at] = np.where(ok[:, None], ctx.mem.read(ctx.mem.gmem, off, op.width, op.count), 0)
         for c, w in enumerate(ws):
             full = np.zeros(ctx.n, dt)
             full[lanes] = vals[:, c]
@@ -565,29 +574,23 @@ def _formatted(img: Surface, v: np.ndarray) -> np.ndarray:
 def b_sust(ctx, st, parts):
     """sust.b.geom{.cop}{.vec}.btype.mode [s, c], v: bytes to the surface (x in bytes); sust.p.geom{.vec}.b32.mode:
     a sample converted to the surface's format (x in samples); .zero: nothing stored outside."""
-    formatted = parts[1] == "p"
-    if parts[1] not in ("b", "p"):
-        ctx.unsupported(st, st.opcode)
-    geom, count, btype, mode = _surface_op(ctx, st, parts)
-    width = TYPE_BYTES[btype]
     a, v = st.operands[:2]
-    rs = [ctx.src_full(x, btype) for x in (v.items if isinstance(v, Vec) else (v,))]
-    groups = _groups(ctx, st, a, Surface)
-    coords = _coords(ctx, st, a, geom, "b32")
-    fail = ctx.failer(st)
+    op = _surface_op(ctx, st, parts, a)
+    formatted = parts[1] == "p"
+    rs = [ctx.src_full(x, op.btype) for x in (v.items if isinstance(v, Vec) else (v,))]
     mem = ctx.mem
 
     def run(m):
         lanes = ctx.lanes(m)
-        layer, xs = coords(lanes)
+        layer, xs = op.coords(lanes)
         vals = np.stack([r()[lanes] for r in rs], axis=1)
-        for img, base, at in groups(lanes):
-            size = img.texel_bytes if formatted else width * count
-            if formatted and count < img.channels:
-                fail(int(lanes[at[0]]), f"sust.p writes {count} of the {img.channels} channels of a {img.format} "
-                                        "surface; the others would be unpredictable")
-            off, ok = _surface_at(img, base, None if layer is None else layer[at], [x[at] for x in xs], size, mode,
-                                  formatted, fail, lanes[at])
+        for img, base, at in op.groups(lanes):
+            if formatted and op.count < img.channels:
+                op.fail(int(lanes[at[0]]), f"sust.p writes {op.count} of the {img.channels} channels of a "
+                                           f"{img.format} surface; the others would be unpredictable")
+            off, ok = _surface_at(img, base, None if layer is None else layer[at], [x[at] for x in xs],
+                                  img.texel_bytes if formatted else op.width * op.count, op.mode, formatted, op.fail,
+                                  lanes[at])
             data = _formatted(img, vals[at][:, :img.channels]) if formatted else vals[at]
             keep = np.flatnonzero(ok)
             if len(keep):  # lane order: a later lane's store wins
