@@ -62,7 +62,7 @@ def test_linear_filter_weights_by_hand() -> None:
     tx = np.array([[1.0, 2.0, 4.0], [8.0, 16.0, 32.0]], np.float32)[..., None]
     tex = Texture("tx", "f32x1", (3, 2), filter="linear")
     # texel centres give the texel; halfway between two centres the mean; x = 1.25 three quarters of the way from
-    # the first centre to the second; 1 + 1/1024 is cut to 1 (8 fraction bits)
+    # the first centre to the second; 1 + 1/1024 rounds to 1 (8 fraction bits)
     xy = [(0.5, 0.5), (2.5, 1.5), (1.0, 0.5), (1.5, 1.0), (1.25, 0.5), (-7.0, 9.0), (1.0 + 1 / 1024, 0.5)]
     got = _tex(TEX2D_F, tex, xy, tx).view(np.float32)[:, 0]
     np.testing.assert_array_equal(got, [1.0, 32.0, 1.5, (2.0 + 16.0) / 2, 1.0 * 0.25 + 2.0 * 0.75, 8.0, 1.5])

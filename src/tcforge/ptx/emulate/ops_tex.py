@@ -26,9 +26,10 @@ ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")  # CUaddress_mode's order 
 FILTERS = ("point", "linear")
 _GEOMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
 
-# The texture unit as measured on sm_90: a float coordinate (in texels, after normalization and, for linear
-# filtering, the half-texel shift) is cut to fixed point with `subtexel_bits` fraction bits; the fraction is the
-# linear filter's weight.
+# The texture unit: a float coordinate (in texels, after normalization and, for linear filtering, the half-texel
+# shift) becomes fixed point with `subtexel_bits` fraction bits — rounded to nearest for linear filtering (CUDA
+# keeps the weight in 9 bits so that 1.0 is exact, which only rounding needs), cut toward -inf for point sampling
+# (the texel under the coordinate); the fraction is the linear filter's weight.
 TEXTURE_UNIT = {"subtexel_bits": 8}
 
 
@@ -278,7 +279,7 @@ def _fixed(x: np.ndarray, size: int, normalized: bool, linear: bool) -> np.ndarr
             u = (u * np.float32(size)).astype(np.float32)
         if linear:
             u = (u - np.float32(0.5)).astype(np.float32)
-        f = np.floor(u.astype(np.float64) * (1 << bits))
+        f = np.floor(u.astype(np.float64) * (1 << bits) + (0.5 if linear else 0.0))
     f = np.where(np.isnan(f), 0.0, f)
     return np.clip(f, -(2.0 ** 40), 2.0 ** 40).astype(np.int64)
 
