@@ -143,6 +143,8 @@ def parse_decl(file: str, text: str, line: int, col: int) -> Decl | None:
             align = int(words[i + 1])
         elif w.startswith(".") and w[1:] in TYPE_BYTES:
             dtype = w[1:]
+        elif w in (".texref", ".surfref", ".samplerref"):  # `.global .texref t;`
+            dtype = w[1:]
     last = " ".join(words[-1:])
     nm = _NAME_ARR.fullmatch(last)
     if nm is None:

@@ -217,3 +217,20 @@ ret;
     assert got["out"][0] == 6.0
     with pytest.raises(EmulationError, match=r"argument p@20: offset past the 24-byte parameter"):
         emulate(ptx, "k", 1, 1, {"p": np.zeros(24, np.uint8), "p@20": Texture("tx", "f32x1", (3, 1)), "tx": tx})
+
+
+def test_texref_variables_are_refused_in_one_line() -> None:
+    ptx = """.version 8.5
+.target sm_90a
+.address_size 64
+.global .texref tex0;
+.visible .entry k(.param .u64 o)
+{
+.reg .b32 %r<4>; .reg .f32 %f<8>;
+mov.u32 %r1, 0;
+tex.2d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tex0, {%r1, %r1}];
+ret;
+}
+"""
+    with pytest.raises(EmulationError, match=r"^t\.ptx:9: tex\.2d\.v4\.f32\.s32: only bindless handles"):
+        emulate(ptx, "k", 1, 1, {"o": np.zeros(4, np.float32)}, file="t.ptx")

@@ -87,7 +87,8 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         elif isinstance(v, np.ndarray) and v.ndim >= 1 and not (key in pnames and _is_struct(fn, key)):
             buffers[key] = v
     for d in module.decls:
-        if d.space in ("global", "const") and d.name not in buffers:
+        if d.space in ("global", "const") and d.name not in buffers and d.type not in ("texref", "surfref",
+                                                                                      "samplerref"):
             buffers[d.name] = module_global(ptx_text, d, file)
     block_bytes = bytearray(fn.param_block_size)
     mem_names = set(buffers)
