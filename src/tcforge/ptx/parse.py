@@ -141,10 +141,8 @@ def parse_decl(file: str, text: str, line: int, col: int) -> Decl | None:
     for i, w in enumerate(words[:-1]):
         if w == ".align" and i + 1 < len(words) and words[i + 1].isdigit():
             align = int(words[i + 1])
-        elif w.startswith(".") and w[1:] in TYPE_BYTES:
-            dtype = w[1:]
-        elif w in (".texref", ".surfref", ".samplerref"):  # `.global .texref t;`
-            dtype = w[1:]
+        elif (w.startswith(".") and w[1:] in TYPE_BYTES) or w in (".texref", ".surfref", ".samplerref"):
+            dtype = w[1:]  # a type, or the kind of `.global .texref t;`
     last = " ".join(words[-1:])
     nm = _NAME_ARR.fullmatch(last)
     if nm is None:
