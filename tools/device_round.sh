@@ -15,7 +15,7 @@
 #   cpa      the GEMM's cp.async operand builds (KernelConfig.cpa): bits against TMA, sanitizers, graph-replay times
 #   corpus   the emulator's GPU corpus made afresh ($OUT/logs/corpus.npz, for tests/data/emulate/) and checked against
 #            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
-#            the texture and surface entries go to $OUT/logs/corpus_images.npz from a process of their own
+#            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_fresh.npz from a process of their own
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 mkdir -p "$OUT/logs"
@@ -75,14 +75,18 @@ for phase in "$@"; do
         --skip build,debug,tiles,candidates,profile,bench > "$L/san.txt" 2>&1; echo "san rc=$?"
       grep -h "sanitizer" "$L/san/enc5_device_check.log" | tail -8 ;;
     corpus)
-      images="tex* tld4* sul* sus* cu_image_queries"; set -f  # patterns for the tool, not the shell
+      fresh=$(python3 -c "from tools.emulate_corpus_entries import AWAITING_GPU as A; print(' '.join(sorted(A)))")
       timeout 300 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz --out "$L/corpus.npz" \
-        --skip $images > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"
-      timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
-        --out "$L/corpus_images.npz" --only $images > "$L/corpus_images.txt" 2>&1
-      echo "corpus images rc=$?"; tail -3 "$L/corpus_images.txt"
-      timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_images.npz" > "$L/corpus_images_check.txt" 2>&1
-      echo "images check rc=$?"; grep -v " 0 bits" "$L/corpus_images_check.txt" | tail -40 | cut -c1-160; set +f
+        --skip $fresh > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"
+      set -f; i=0  # the fresh entries in groups, each in its own process (a faulting kernel ends only its group)
+      for group in "wgmma_s32*" "tex* tld4* cu_image_queries" "sul* sus*" "tma_reduce* bulk_reduce*"; do
+        i=$((i + 1))
+        timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
+          --out "$L/corpus_fresh$i.npz" --only $group > "$L/corpus_fresh$i.txt" 2>&1
+        echo "fresh group $i ($group) rc=$?: $(tail -1 "$L/corpus_fresh$i.txt" | cut -c1-150)"
+        timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_fresh$i.npz" > "$L/corpus_fresh${i}_check.txt" 2>&1
+        grep -v " 0 bits" "$L/corpus_fresh${i}_check.txt" | tail -30 | cut -c1-160
+      done; set +f
       timeout 200 python3 -m tools.emulate_corpus check "$L/corpus.npz" > "$L/corpus_check.txt" 2>&1
       echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8 ;;
     cpa)

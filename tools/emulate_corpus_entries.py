@@ -1096,6 +1096,63 @@ SUST_ENTRIES = {
 }
 
 
+# ---- bulk reductions ------------------------------------------------------------------------------------------
+def _reduce_values(rng, ptype: str, n: int) -> np.ndarray:
+    """n random words of a reduction's type: floats of mixed scale with specials and subnormals, integers over the
+    type's range (near its ends too)."""
+    if ptype in ("f32", "f16", "bf16"):
+        dt = {"f32": np.float32, "f16": np.float16, "bf16": np.float32}[ptype]
+        v = (rng.standard_normal(n) * 10.0 ** rng.integers(-4, 5, n)).astype(dt)
+        tiny = {"f32": 1e-39, "f16": 3e-6, "bf16": 1e-39}[ptype]
+        pick = rng.choice(n, n // 8, replace=False)
+        v[pick] = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, tiny, -tiny, 3 * tiny], dt), len(pick))
+        if ptype == "bf16":
+            return (v.view(np.uint32) >> 16).astype(np.uint16)
+        return v.view(np.uint32 if ptype == "f32" else np.uint16)
+    bits = int(ptype[1:])
+    v = rng.integers(0, 2 ** bits, n, dtype=np.uint64)
+    v[: n // 4] = rng.integers(0, 40, n // 4).astype(np.uint64)  # small values: inc's wrap, min / max near zero
+    v[n // 4: n // 2] = (2 ** bits - 1) - rng.integers(0, 40, n // 4).astype(np.uint64)
+    return v.astype(np.dtype(f"u{bits // 8}"))
+
+
+def _tma_reduce(dtype: str, x: int, y: int):
+    """`tma_reduce_*`: a 16-row box of 64-byte rows reduced into a 40 x 32-element tensor at (x, y) (rows past the
+    tensor's end skipped)."""
+    from tcforge.ptx.emulate import TensorMap
+
+    es = {"f32": 4, "u32": 4, "s32": 4, "f16": 2, "bf16": 2}[dtype]
+    inner, cols = 64 // es, 32
+
+    def make(rng):
+        out = _reduce_values(rng, dtype, 40 * cols).reshape(40, cols)
+        box = _reduce_values(rng, dtype, 16 * inner)
+        return [TensorMap("out", dtype, (cols, 40), (cols * es,), (inner, 16)), ("src", box), x, y, box.nbytes,
+                ("out", out)]
+    return make
+
+
+def _bulk_reduce(ptype: str):
+    def make(rng):
+        n = 1024 // (int(ptype[1:]) // 8)
+        return [("src", _reduce_values(rng, ptype, n)), ("dst", _reduce_values(rng, ptype, 2 * n)), 1, 1024]
+    return make
+
+
+# name: (kernel, tensor-map element type, x, y)
+TMA_REDUCE_ENTRIES = {
+    "tma_reduce_add_f32": ("tma_reduce_add", "f32", 16, 8),
+    "tma_reduce_add_f16": ("tma_reduce_add", "f16", 0, 30),
+    "tma_reduce_add_bf16": ("tma_reduce_add", "bf16", 0, 0),
+    "tma_reduce_min_s32": ("tma_reduce_min", "s32", 16, 24),
+    "tma_reduce_max_u32": ("tma_reduce_max", "u32", 0, 4),
+    "tma_reduce_or_u32": ("tma_reduce_or", "u32", 16, 0),
+}
+# name: (kernel, element type)
+BULK_REDUCE_ENTRIES = {"bulk_reduce_add_f32": "f32", "bulk_reduce_add_f16": "f16", "bulk_reduce_min_s32": "s32",
+                       "bulk_reduce_inc_u32": "u32", "bulk_reduce_xor_b64": "u64"}
+
+
 # ---- entries ------------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -1365,6 +1422,10 @@ def _samples() -> list[Entry]:
           for name, (k, sf, step, inside) in SULD_ENTRIES.items()),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (32, 1, 1), _surface_store(sf, step, vals, inside=inside), ("sf",))
           for name, (k, sf, step, vals, inside) in SUST_ENTRIES.items()),
+        *(e(name, "samples_sm90a", k, (1, 1, 1), (128, 1, 1), _tma_reduce(t, x, y), ("out",))
+          for name, (k, t, x, y) in TMA_REDUCE_ENTRIES.items()),
+        *(e(name, "samples_sm90a", name, (1, 1, 1), (128, 1, 1), _bulk_reduce(t), ("dst",))
+          for name, t in BULK_REDUCE_ENTRIES.items()),
         e("cu_image_queries", "samples_sm90a", "image_queries", (1, 1, 1), (32, 1, 1), _image_queries, ("out",)),
         e("cu_mbarrier_steps", "samples_sm90a", "mbarrier_steps", (2, 1, 1), (256, 1, 1), _mbarrier_scripts(16, 24),
           ("out",)),
@@ -1427,4 +1488,4 @@ def _triton_entries() -> list[Entry]:
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
 AWAITING_GPU: set[str] = {e.name for e in ENTRIES if e.name.startswith("wgmma_s32")} | set(TEX_ENTRIES) | \
-    set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"}
+    set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)

@@ -1142,3 +1142,50 @@ SUST(sust2d_b32_zero, "sust.b.2d.b32.zero", "{%3}")
 SUST(sust2d_v2b16_clamp, "sust.b.2d.v2.b16.clamp", "{%7, %8}")
 SUST(sustp2d_v4_trap, "sust.p.2d.v4.b32.trap", "{%3, %4, %5, %6}")
 SUST(sustp2d_v4_zero, "sust.p.2d.v4.b32.zero", "{%3, %4, %5, %6}")
+
+// Bulk reductions: every thread copies its part of `src` (bytes, a multiple of 16) into shared memory; thread 0 then
+// reduces that shared span element by element into the tensor of `map` at box (x, y) (TMA_REDUCE), or into
+// dst + off (BULK_REDUCE), and waits for the bulk group.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define TMA_REDUCE(NAME, OP)                                                                                        \
+    extern "C" __global__ void NAME(const __grid_constant__ CUtensorMap map, const uint4* src, int x, int y,      \
+                                    unsigned bytes)                                                               \
+    {                                                                                                             \
+        __shared__ alignas(128) uint4 s[512];                                                                     \
+        for (unsigned i = threadIdx.x; i < bytes / 16; i += blockDim.x) s[i] = src[i];                            \
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                              \
+        __syncthreads();                                                                                          \
+        if (threadIdx.x == 0) {                                                                                   \
+            asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta." OP ".tile.bulk_group [%0, {%1, %2}], " \
+                         "[%3];" ::"l"(&map), "r"(x), "r"(y),                                                      \
+                         "r"(static_cast<unsigned>(__cvta_generic_to_shared(s))) : "memory");                     \
+            tcf::cp_async_bulk_commit_group();                                                                    \
+            tcf::cp_async_bulk_wait_group<0>();                                                                   \
+        }                                                                                                         \
+    }
+TMA_REDUCE(tma_reduce_add, "add")
+TMA_REDUCE(tma_reduce_min, "min")
+TMA_REDUCE(tma_reduce_max, "max")
+TMA_REDUCE(tma_reduce_or, "or")
+
+#define BULK_REDUCE(NAME, SUFFIX)                                                                                   \
+    extern "C" __global__ void NAME(const uint4* src, uint4* dst, int off, unsigned bytes)                         \
+    {                                                                                                             \
+        __shared__ alignas(128) uint4 s[256];                                                                     \
+        for (unsigned i = threadIdx.x; i < bytes / 16; i += blockDim.x) s[i] = src[i];                            \
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                              \
+        __syncthreads();                                                                                          \
+        if (threadIdx.x == 0) {                                                                                   \
+            asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group." SUFFIX " [%0], [%1], %2;"          \
+                         ::"l"(dst + off), "r"(static_cast<unsigned>(__cvta_generic_to_shared(s))), "r"(bytes)    \
+                         : "memory");                                                                             \
+            tcf::cp_async_bulk_commit_group();                                                                    \
+            tcf::cp_async_bulk_wait_group<0>();                                                                   \
+        }                                                                                                         \
+    }
+BULK_REDUCE(bulk_reduce_add_f32, "add.f32")
+BULK_REDUCE(bulk_reduce_add_f16, "add.noftz.f16")
+BULK_REDUCE(bulk_reduce_min_s32, "min.s32")
+BULK_REDUCE(bulk_reduce_inc_u32, "inc.u32")
+BULK_REDUCE(bulk_reduce_xor_b64, "xor.b64")
+#endif

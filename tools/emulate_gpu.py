@@ -71,7 +71,8 @@ def _param_bytes(fn, args: dict, addr: dict[str, int], handles: dict) -> list[by
 
 
 _CU_DTYPES = {"u8": tensormap.DTYPE_UINT8, "e4m3": tensormap.DTYPE_UINT8, "e5m2": tensormap.DTYPE_UINT8,
-              "f16": tensormap.DTYPE_FLOAT16, "f32": tensormap.DTYPE_FLOAT32, "bf16": tensormap.DTYPE_BFLOAT16}
+              "f16": tensormap.DTYPE_FLOAT16, "f32": tensormap.DTYPE_FLOAT32, "bf16": tensormap.DTYPE_BFLOAT16,
+              "u32": tensormap.DTYPE_UINT32, "s32": tensormap.DTYPE_INT32}
 
 
 def _encode_map(v: TensorMap, addr: dict[str, int]) -> bytes:

@@ -16,6 +16,8 @@ from tcforge.runtime import driver
 
 # CUtensorMapDataType values (cuda.h)
 DTYPE_UINT8 = 0
+DTYPE_UINT32 = 2
+DTYPE_INT32 = 3
 DTYPE_FLOAT16 = 6
 DTYPE_FLOAT32 = 7
 DTYPE_BFLOAT16 = 9

@@ -18,7 +18,7 @@ def _line_of(text: str, needle: str) -> int:
 
 
 @pytest.mark.parametrize("instr", ["tcgen05.fence::before_thread_sync;",
-                                   "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group "
+                                   "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.im2col_no_offs.bulk_group "
                                    "[%rd2, {%r1, %r1}], [%r20];",
                                    "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
                                    "[%r20], [%rd2, {%r1, %r1}], [%r21], {%h1};",

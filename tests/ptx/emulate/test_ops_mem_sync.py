@@ -952,3 +952,65 @@ selp.u32 %r31, 1, 0, %p4;
 st.global.v2.u32 [%rd6], {%r30, %r31};"""
     got = run_body(body, np.zeros(32, np.uint32), 2, decls=SHARED)
     np.testing.assert_array_equal(got, np.tile([1, 0], (32, 1)))
+
+
+_REDUCE_KERNEL = HEADER + """
+.visible .entry red(.param .align 64 .b8 red_map[128], .param .u64 red_src, .param .u64 red_dst)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<8>;
+	.shared .align 128 .b8 sbuf[1024];
+	mov.u32 %r1, %tid.x;
+	ld.param.u64 %rd1, [red_src];
+	mul.wide.u32 %rd2, %r1, 16;
+	add.s64 %rd3, %rd1, %rd2;
+	ld.global.v4.u32 {%r4, %r5, %r6, %r7}, [%rd3];
+	mov.u32 %r2, sbuf;
+	shl.b32 %r3, %r1, 4;
+	add.s32 %r8, %r2, %r3;
+	st.shared.v4.u32 [%r8], {%r4, %r5, %r6, %r7};
+	fence.proxy.async.shared::cta;
+	bar.sync 0;
+	setp.ne.u32 %p1, %r1, 0;
+	@%p1 bra $Lend;
+	mov.b64 %rd6, red_map;
+	cvta.param.u64 %rd4, %rd6;
+	mov.u32 %r9, 0;
+	mov.u32 %r10, 6;
+	cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group [%rd4, {%r9, %r10}], [%r2];
+	ld.param.u64 %rd5, [red_dst];
+	mov.u32 %r11, 512;
+	cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 [%rd5], [%r2], %r11;
+	cp.async.bulk.commit_group;
+	cp.async.bulk.wait_group 0;
+$Lend:
+	ret;
+}
+"""
+
+
+def test_tma_and_bulk_reductions() -> None:
+    """cp.reduce.async.bulk: a box of f32 added into a tensor through its map (rows past its end skipped; rn, a
+    subnormal sum flushed in global memory, NaN canonical) and a plain span reduced by min.s32."""
+    from tcforge.ptx.emulate import TensorMap, emulate
+
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(256).astype(np.float32)  # 64 threads x 16 bytes: a 4 x 8 box of f32 (128 B) + more
+    src[:4] = [1e-39, np.nan, 3.0, -2.0]
+    out = rng.standard_normal((8, 8)).astype(np.float32)
+    out[6, :4] = [1e-39, 1.0, np.inf, 2.0]
+    dst = rng.integers(-2**31, 2**31, 256).astype(np.int32)
+    args = {"red_map": TensorMap("out", "f32", (8, 8), (32,), (8, 4)), "red_src": src, "red_dst": dst.copy(),
+            "out": out.copy()}
+    got = emulate(_REDUCE_KERNEL, "red", 1, 64, args)
+    want = out.copy()
+    box = src[:32].reshape(4, 8)
+    want[6:8] = out[6:8] + box[:2]  # rows 8 and 9 of the box lie past the tensor's end
+    want[6, 0] = 0.0  # 1e-39 + 1e-39: subnormal inputs and result flushed
+    want[6, 1] = np.float32(np.nan)
+    np.testing.assert_array_equal(got["out"].view(np.uint32)[6:, 2:], want.view(np.uint32)[6:, 2:])
+    np.testing.assert_array_equal(got["out"][:6], out[:6])
+    assert got["out"][6, 0] == 0.0 and got["out"].view(np.uint32)[6, 1] == 0x7FFFFFFF
+    np.testing.assert_array_equal(got["red_dst"][:128], np.minimum(dst[:128], src.view(np.int32)[:128]))
+    np.testing.assert_array_equal(got["red_dst"][128:], dst[128:])

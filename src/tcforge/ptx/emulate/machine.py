@@ -16,10 +16,10 @@ class EmulationError(TcforgeError):
 
 
 class OutOfScopeError(EmulationError):
-    """An instruction the emulator does not execute (tcgen05, TMA reductions, surface reductions, ...)."""
+    """An instruction the emulator does not execute (tcgen05, TMA im2col, surface reductions, ...)."""
 
 
-OUT_OF_SCOPE = ("tcgen05", "cp.reduce.async.bulk", "tensormap", "clusterlaunchcontrol", "multimem", "red.async",
+OUT_OF_SCOPE = ("tcgen05", "tensormap", "clusterlaunchcontrol", "multimem", "red.async",
                 "sured")
 
 
@@ -198,6 +198,5 @@ class Machine:
         raise EmulationError(f"{self.file}:{st.line}: {what} is not supported by the emulator")
 
     def out_of_scope(self, st):
-        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA reductions and "
-                              "im2col, tensormap, clusterlaunchcontrol, multimem and surface reductions are not "
-                              "emulated)")
+        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA im2col, tensormap, "
+                              "clusterlaunchcontrol, multimem and surface reductions are not emulated)")

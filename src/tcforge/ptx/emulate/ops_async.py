@@ -20,7 +20,7 @@ import numpy as np
 
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import RANK_SHIFT, SHARED_WINDOW, WINDOW_SIZE
-from tcforge.ptx.emulate.ops_mem import _access, address, b_cp_async, space_of
+from tcforge.ptx.emulate.ops_mem import _access, address, b_cp_async, reduce_values, space_of
 from tcforge.ptx.emulate.ops_mem import b_st as b_st_plain
 from tcforge.ptx.emulate.state import TYPE_BYTES
 from tcforge.ptx.operands import Addr, Imm, Sink, Vec
@@ -517,6 +517,76 @@ def _bulk_copy(ctx, st, parts):
     return run
 
 
+_REDUCE_OPS = ("add", "min", "max", "inc", "dec", "and", "or", "xor")
+# a tensor map's element type as the reduction's PTX type
+_MAP_TYPES = {"u16": "u16", "u32": "u32", "s32": "s32", "u64": "u64", "s64": "s64", "f16": "f16", "bf16": "bf16",
+              "f32": "f32", "f64": "f64"}
+
+
+def b_cp_reduce(ctx, st, parts):
+    """cp.reduce.async.bulk{.tensor.Nd}: each element of a shared::cta source combined into its destination
+    (global memory through a tensor map's box — in-bounds elements only — or a plain span of global or
+    shared::cluster memory, the latter completing on an mbarrier) by add / min / max / inc / dec / and / or / xor;
+    done at issue, in element order."""
+    op = next((p for p in parts if p in _REDUCE_OPS), None)
+    if op is None or any(p.startswith("im2col") for p in parts):
+        ctx.out_of_scope(st)
+    ops = list(st.operands)
+    fail = ctx.failer(st)
+    if parts[4] == "tensor":
+        boxes, rs = _boxes(ctx, st, ops[0]), address(ctx, st, ops[1], "shared")
+
+        def run_tensor(m):
+            mem = ctx.mem
+            for lane, tm, gaddr, ok in boxes(m):
+                ptype = _MAP_TYPES.get(tm.dtype)
+                if ptype is None:
+                    fail(lane, f"a {op} reduction through a {tm.dtype} tensor map is not emulated")
+                if ok.any():
+                    at, offs = _shared_box(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm)
+                    g = _global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, True)
+                    _combine(mem.gmem, g, mem.shared[at[ok]], op, ptype, True)
+                    _note(ctx, st, lane, "shared", offs[ok], tm.elem_bytes, False)
+                    _note(ctx, st, lane, "global", gaddr[ok], tm.elem_bytes, True)
+        return run_tensor
+    ptype = parts[-1]
+    if ptype not in TYPE_BYTES:
+        ctx.unsupported(st, st.opcode)
+    es = TYPE_BYTES[ptype]
+    dst_space = parts[4].split("::")[0]
+    rd, rsrc, rn = address(ctx, st, ops[0], dst_space), address(ctx, st, ops[1], "shared"), ctx.src_full(ops[2], "u32")
+    rb = address(ctx, st, ops[3], "shared") if dst_space == "shared" and len(ops) > 3 else None
+
+    def run_plain(m):
+        mem = ctx.mem
+        for lane in ctx.lanes(m).tolist():
+            n, one = int(rn()[lane]), np.array([lane])
+            if n % 16 or n == 0:
+                fail(lane, f"cp.reduce.async.bulk of {n} bytes: a positive multiple of 16 is required")
+            cta, off = _shared_base(ctx, fail, lane, int(rsrc(one)[0]), n, 16, "cp.reduce.async.bulk")
+            src = mem.shared[cta * mem.shared_size + off + np.arange(n)].reshape(-1, es)
+            d = int(rd(one)[0])
+            if dst_space == "global":
+                g = _global_bytes(ctx, fail, lane, d + np.arange(0, n, es), es, True)
+                _combine(mem.gmem, g, src, op, ptype, True)
+            else:
+                dcta, doff = _shared_base(ctx, fail, lane, d, n, 16, "cp.reduce.async.bulk")
+                at = (dcta * mem.shared_size + doff + np.arange(n)).reshape(-1, es)
+                _combine(mem.shared, at, src, op, ptype, False)
+                if rb is not None:
+                    complete_tx(*_word_index(ctx, fail, lane, int(rb(one)[0])), n)
+            _note(ctx, st, lane, "shared", off + np.arange(0, n, es), es, False)
+    return run_plain
+
+
+def _combine(flat: np.ndarray, at: np.ndarray, src: np.ndarray, op: str, ptype: str, global_space: bool) -> None:
+    """flat[at] (elements x bytes) = flat[at] `op` src (elements x bytes), as `ptype` words."""
+    dt = np.dtype(f"u{TYPE_BYTES[ptype]}")
+    old = np.ascontiguousarray(flat[at]).view(dt).reshape(-1)
+    x = np.ascontiguousarray(src).view(dt).reshape(-1)
+    flat[at] = reduce_values(op, ptype, global_space, old, x).view(np.uint8).reshape(at.shape)
+
+
 def b_st_async(ctx, st, parts):
     """st.async.shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], b, [mbar]: a store into a CTA of
     the cluster whose bytes complete on that CTA's barrier."""
@@ -612,7 +682,7 @@ def b_cp(ctx, st, parts):
     issue; without .noinc the pending count is raised by one first, so the arrival takes nothing); cp.async in
     ops_mem."""
     if parts[1] == "reduce":
-        ctx.out_of_scope(st)
+        return b_cp_reduce(ctx, st, parts)
     if len(parts) > 2 and parts[2] == "bulk":
         return b_cp_bulk(ctx, st, parts)
     if len(parts) > 2 and parts[2] == "mbarrier":

@@ -221,6 +221,39 @@ def b_cp_async(ctx, st, parts):
 _ATOM = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"}
 
 
+def reduce_values(op: str, ptype: str, global_space: bool, old: np.ndarray, x: np.ndarray,
+                  y: np.ndarray | None = None) -> np.ndarray:
+    """The words an atom / red (or a bulk reduction) of `op` leaves from `old` and operand `x` (`y`: cas's new
+    value), as raw bits of `ptype`; f32 / f64 add follow the state space's rules."""
+    vd, dt = view_dtype(ptype), UINT[TYPE_BYTES[ptype]]
+    if op == "add" and ptype in ("f32", "f16", "f16x2", "bf16", "bf16x2"):  # f32: subnormals flushed in global
+        return atom_add_float(ptype, global_space, old, x)
+    if op == "add" and ptype == "f64":
+        return atom_add_f64(old, x, global_space)
+    o, v = old.view(vd), x.view(vd)
+    if op == "add":
+        r = o + v
+    elif op == "min":
+        r = np.minimum(o, v)
+    elif op == "max":
+        r = np.maximum(o, v)
+    elif op == "and":
+        r = o & v
+    elif op == "or":
+        r = o | v
+    elif op == "xor":
+        r = o ^ v
+    elif op == "exch":
+        r = v
+    elif op == "inc":
+        r = np.where(o >= v, 0, o + 1)
+    elif op == "dec":
+        r = np.where((o == 0) | (o > v), v, o - 1)
+    else:
+        r = np.where(o == v, y.view(vd), o)
+    return np.asarray(r).astype(vd).view(dt)
+
+
 def b_atom(ctx, st, parts):
     ptype = parts[-1]
     op = next((p for p in parts if p in _ATOM), None)
@@ -239,37 +272,8 @@ def b_atom(ctx, st, parts):
     store = _access(ctx, st, space, address(ctx, st, a, space), width, 1, True)
     rb, rc = ctx.src_full(b, ptype), (ctx.src_full(c, ptype) if c is not None else None)
     w = ctx.dst(d, ptype) if d is not None else None
-    vd = view_dtype(ptype)
     dt = UINT[width]
-    float_add = op == "add" and (half or ptype == "f32")
-
-    def apply(old, x, y):
-        if float_add:  # f32 flushes subnormals in global memory (and, assumed, through generic addresses)
-            return atom_add_float(ptype, space != "shared", old, x)
-        if op == "add" and ptype == "f64":  # generic addresses as global memory, as for f32
-            return atom_add_f64(old, x, space != "shared")
-        o, v = old.view(vd), x.view(vd)
-        if op == "add":
-            r = o + v
-        elif op == "min":
-            r = np.minimum(o, v)
-        elif op == "max":
-            r = np.maximum(o, v)
-        elif op == "and":
-            r = o & v
-        elif op == "or":
-            r = o | v
-        elif op == "xor":
-            r = o ^ v
-        elif op == "exch":
-            r = v
-        elif op == "inc":
-            r = np.where(o >= v, 0, o + 1)
-        elif op == "dec":
-            r = np.where((o == 0) | (o > v), v, o - 1)
-        else:
-            r = np.where(o == v, y.view(vd), o)
-        return np.asarray(r).astype(vd).view(dt)
+    global_space = space != "shared"  # generic addresses as global memory (assumed)
 
     def run(m):
         lanes = ctx.lanes(m)
@@ -279,7 +283,7 @@ def b_atom(ctx, st, parts):
         for i, ln in enumerate(lanes):  # one lane at a time, in lane order
             one = lanes[i:i + 1]
             old = load(one)[:, 0]
-            new = apply(old, xb[ln:ln + 1], yc[ln:ln + 1] if yc is not None else None)
+            new = reduce_values(op, ptype, global_space, old, xb[ln:ln + 1], yc[ln:ln + 1] if yc is not None else None)
             store(one, new[:, None])
             olds[i] = old[0]
         if w is not None:
