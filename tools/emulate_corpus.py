@@ -9,6 +9,7 @@ generators, outputs) are listed in tools/emulate_corpus_entries.py.
     python3 -m tools.emulate_corpus smoke [--ptx PTX.npz]       # every entry in the emulator, fresh inputs
     python3 -m tools.emulate_corpus generate --out FILE [--ptx PTX.npz]   # on the GPU: fresh inputs, GPU outputs
     python3 -m tools.emulate_corpus check FILE [--only NAME ...]   # emulator (hopper) vs the GPU's bits
+    python3 -m tools.emulate_corpus merge OUT FILE ...          # one corpus of several runs' entries (later wins)
 
 One compressed .npz holds the corpus: `meta` (JSON: GPU, seed, tool versions, entry names), `ptx/MODULE` (PTX text as
 uint8), `ENTRY/meta` (JSON: module, kernel, grid, block, dynamic shared bytes, parameters, outputs, seed),
@@ -476,6 +477,28 @@ def check(path: Path, only) -> int:
     return 1 if bad else 0
 
 
+def merge(out: Path, files: list[Path]) -> int:
+    """One corpus .npz of the entries of several (a later file's entry replaces an earlier one of its name); the
+    meta names each run's GPU, seed and entries."""
+    arrays: dict = {}
+    names: list[str] = []
+    runs = []
+    for f in files:
+        with np.load(f) as z:
+            meta = json.loads(str(z["meta"]))
+            for key in z.files:
+                if key != "meta":
+                    arrays[key] = z[key]
+        names = [n for n in names if n not in meta["entries"]] + list(meta["entries"])
+        runs.append({"file": f.name, "gpu": meta["gpu"], "seed": meta["seed"], "entries": len(meta["entries"])})
+    gpus = sorted({r["gpu"] for r in runs})
+    arrays["meta"] = np.array(json.dumps({"gpu": " + ".join(gpus), "seed": runs[0]["seed"], "entries": names,
+                                          "runs": runs, "made_by": "python3 -m tools.emulate_corpus merge"}))
+    np.savez_compressed(out, **arrays)
+    print(f"{out}: {len(names)} entries from {len(files)} files ({', '.join(gpus)})")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: build, smoke, generate, check."""
     ap = argparse.ArgumentParser(prog="python3 -m tools.emulate_corpus", description=__doc__.split("\n\n")[0])
@@ -493,7 +516,12 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("check", help="the emulator (hopper) against the GPU's outputs")
     c.add_argument("file", type=Path, nargs="?", default=CORPUS)
     c.add_argument("--only", nargs="*")
+    m = sub.add_parser("merge", help="one corpus of several runs' entries (a later file's entry wins)")
+    m.add_argument("out", type=Path)
+    m.add_argument("files", type=Path, nargs="+")
     a = ap.parse_args(argv)
+    if a.cmd == "merge":
+        return merge(a.out, a.files)
     if a.cmd == "build":
         built = build(a.out)
         return 0 if len(built) == len(MODULES) else 1
