@@ -310,22 +310,34 @@ def _as_float(img: Texture, t: np.ndarray) -> np.ndarray:
     return t.astype(np.float64)
 
 
-def _fill(img: Texture, vals: np.ndarray) -> np.ndarray:
-    """The four returned components from a texture's channels: missing ones are 0, alpha 1."""
-    k = len(vals)
-    if img.floats:
-        out = np.zeros((k, 4), np.float64)
-        out[:, 3] = 1.0
+def _bits(img: Texture, t: np.ndarray) -> np.ndarray:
+    """(k, 4) result words of texels read without filtering: f32 texels' own bits (NaN payloads kept), other
+    floats through f32, integers sign- or zero-extended; missing channels 0, alpha 1 (1.0 for float results)."""
+    k = len(t)
+    out = np.zeros((k, 4), np.uint32)
+    out[:, 3] = np.float32(1.0).view(np.uint32) if img.floats else 1
+    if img.ctype == "f32":
+        out[:, :img.channels] = t.view(np.uint32)
+    elif img.floats:
+        out[:, :img.channels] = _as_float(img, t).astype(np.float32).view(np.uint32)
     else:
-        out = np.zeros((k, 4), np.int64)
-        out[:, 3] = 1
+        out[:, :img.channels] = t.astype(np.int64).astype(np.uint32)
+    return out
+
+
+def _fill(img: Texture, vals: np.ndarray) -> np.ndarray:
+    """(k, 4) float64 components from a texture's channels (as the filter sees them): missing 0, alpha 1."""
+    out = np.zeros((len(vals), 4), np.float64)
+    out[:, 3] = 1.0
     out[:, :img.channels] = vals
     return out
 
 
 def _border(img: Texture, k: int) -> np.ndarray:
+    """(k, 4) result words of the border colour (f32 bits, or the integers for integer results)."""
     b = np.array(img.border, np.float64)
-    return np.broadcast_to(b if img.floats else b.astype(np.int64), (k, 4))
+    return np.broadcast_to(b.astype(np.float32).view(np.uint32) if img.floats else
+                           b.astype(np.int64).astype(np.uint32), (k, 4))
 
 
 def _layer(img: _Image, layer):
@@ -333,16 +345,16 @@ def _layer(img: _Image, layer):
 
 
 def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coords: bool) -> np.ndarray:
-    """(k, 4) values of `tex` (float64 for float results, int64 for integer ones)."""
+    """(k, 4) result words of `tex`."""
     n = len(xs)
     sizes = img.extents[:n]
     modes = img.address[:n]
     layer = _layer(img, layer)
     k = len(xs[0])
+    bits = TEXTURE_UNIT["subtexel_bits"]
     if not float_coords or img.filter == "point":
         if float_coords:
-            idx = [_fixed(x, s, img.normalized, False) >> TEXTURE_UNIT["subtexel_bits"]
-                   for x, s in zip(xs, sizes, strict=True)]
+            idx = [_fixed(x, s, img.normalized, False) >> bits for x, s in zip(xs, sizes, strict=True)]
         else:
             idx = [x.view(np.int32).astype(np.int64) for x in xs]
         ok = np.ones(k, bool)
@@ -351,13 +363,11 @@ def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coo
             j, v = _address(i, s, m)
             at.append(j)
             ok &= v
-        t = _read_texels(mem, img, base, at, layer)
-        vals = _fill(img, _as_float(img, t) if img.floats else t.astype(np.int64))
-        return np.where(ok[:, None], vals, _border(img, k))
-    bits = TEXTURE_UNIT["subtexel_bits"]
+        return np.where(ok[:, None], _bits(img, _read_texels(mem, img, base, at, layer)), _border(img, k))
     fx = [_fixed(x, s, img.normalized, True) for x, s in zip(xs, sizes, strict=True)]
     lo = [f >> bits for f in fx]
     frac = [(f & ((1 << bits) - 1)).astype(np.float64) / (1 << bits) for f in fx]
+    border = _border(img, k).view(np.float32).astype(np.float64)
     acc = np.zeros((k, 4), np.float64)
     for corner in range(1 << n):
         weight = np.ones(k, np.float64)
@@ -370,12 +380,14 @@ def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coo
             ok &= v
             weight = weight * (frac[d] if hi else 1.0 - frac[d])
         t = _fill(img, _as_float(img, _read_texels(mem, img, base, at, layer)))
-        acc += weight[:, None] * np.where(ok[:, None], t, _border(img, k))
-    return acc.astype(np.float32).astype(np.float64)
+        acc += weight[:, None] * np.where(ok[:, None], t, border)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return acc.astype(np.float32).view(np.uint32)
 
 
 def _footprint(mem, img: Texture, base: int, layer, xs: list[np.ndarray], comp: int) -> np.ndarray:
-    """(k, 4) of `tld4`: channel `comp` of the texels (i, j+1), (i+1, j+1), (i+1, j), (i, j) around the sample."""
+    """(k, 4) result words of `tld4`: channel `comp` of the texels (i, j+1), (i+1, j+1), (i+1, j), (i, j) around
+    the sample."""
     bits = TEXTURE_UNIT["subtexel_bits"]
     lo = [_fixed(x, s, img.normalized, True) >> bits for x, s in zip(xs, img.extents[:2], strict=True)]
     k = len(xs[0])
@@ -383,8 +395,7 @@ def _footprint(mem, img: Texture, base: int, layer, xs: list[np.ndarray], comp: 
     for di, dj in ((0, 1), (1, 1), (1, 0), (0, 0)):
         (i, vi), (j, vj) = _address(lo[0] + di, img.extents[0], img.address[0]), \
             _address(lo[1] + dj, img.extents[1], img.address[1])
-        t = _read_texels(mem, img, base, [i, j], _layer(img, layer))
-        t = _fill(img, _as_float(img, t) if img.floats else t.astype(np.int64))
+        t = _bits(img, _read_texels(mem, img, base, [i, j], _layer(img, layer)))
         out.append(np.where(vi & vj, t[:, comp], _border(img, k)[:, comp]))
     return np.stack(out, axis=1)
 
@@ -399,8 +410,14 @@ def _dests(ctx, st, d, rtype: str):
     return ws
 
 
-def _write4(ctx, ws, m, lanes, vals: np.ndarray, floats: bool) -> None:
-    bits = vals.astype(np.float32).view(np.uint32) if floats else vals.astype(np.int64).astype(np.uint32)
+def _check_result(fail, lane: int, img: Texture, rtype: str) -> None:
+    """A texture returns floats (float formats, normalized reads) or integers; the instruction must ask that."""
+    if img.floats != (rtype == "f32"):
+        fail(lane, f"the texture returns {'floats' if img.floats else 'integers'} ({img.format}, read={img.read}) "
+                   f"but the instruction asks .{rtype}")
+
+
+def _write4(ctx, ws, m, lanes, bits: np.ndarray) -> None:
     for c, w in enumerate(ws):
         full = np.zeros(ctx.n, np.uint32)
         full[lanes] = bits[:, c]
@@ -421,14 +438,12 @@ def b_tex(ctx, st, parts):
     def run(m):
         lanes = ctx.lanes(m)
         layer, xs = coords(lanes)
-        out = np.zeros((len(lanes), 4), np.float64 if rtype == "f32" else np.int64)
+        out = np.zeros((len(lanes), 4), np.uint32)
         for img, base, at in groups(lanes):
-            if img.floats != (rtype == "f32"):
-                fail(int(lanes[at[0]]), f"the texture returns {'floats' if img.floats else 'integers'} "
-                                        f"({img.format}, read={img.read}) but the instruction asks .{rtype}")
+            _check_result(fail, int(lanes[at[0]]), img, rtype)
             out[at] = _sample(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs],
                               ctype == "f32")
-        _write4(ctx, ws, m, lanes, out, rtype == "f32")
+        _write4(ctx, ws, m, lanes, out)
     return run
 
 
@@ -441,15 +456,17 @@ def b_tld4(ctx, st, parts):
     ws = _dests(ctx, st, st.operands[0], rtype)
     groups = _groups(ctx, st, st.operands[1], Texture)
     coords = _coords(ctx, st, st.operands[1], parts[2], "f32")
+    fail = ctx.failer(st)
 
     def run(m):
         lanes = ctx.lanes(m)
         layer, xs = coords(lanes)
-        out = np.zeros((len(lanes), 4), np.float64 if rtype == "f32" else np.int64)
+        out = np.zeros((len(lanes), 4), np.uint32)
         for img, base, at in groups(lanes):
+            _check_result(fail, int(lanes[at[0]]), img, rtype)
             out[at] = _footprint(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs],
                                  comp)
-        _write4(ctx, ws, m, lanes, out, rtype == "f32")
+        _write4(ctx, ws, m, lanes, out)
     return run
 
 
