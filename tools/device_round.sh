@@ -15,7 +15,8 @@
 #   cpa      the GEMM's cp.async operand builds (KernelConfig.cpa): bits against TMA, sanitizers, graph-replay times
 #   corpus   the emulator's GPU corpus made afresh ($OUT/logs/corpus.npz, for tests/data/emulate/) and checked against
 #            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
-#            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_fresh.npz from a process of their own
+#            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_freshN.npz, a process per group
+#   fresh    only those entries not yet run on a GPU
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 mkdir -p "$OUT/logs"
@@ -74,21 +75,25 @@ for phase in "$@"; do
       timeout 300 python3 -m tools.enc5_device_check check --refs .enc5refs --out "$L/san" \
         --skip build,debug,tiles,candidates,profile,bench > "$L/san.txt" 2>&1; echo "san rc=$?"
       grep -h "sanitizer" "$L/san/enc5_device_check.log" | tail -8 ;;
-    corpus)
+    corpus|fresh)
+      # fresh: only the entries not yet run on a GPU (AWAITING_GPU), in groups, each in its own process (a faulting
+      # kernel ends only its group); corpus: the rest of the corpus first, in one process
       fresh=$(python3 -c "from tools.emulate_corpus_entries import AWAITING_GPU as A; print(' '.join(sorted(A)))")
-      timeout 300 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz --out "$L/corpus.npz" \
-        --skip $fresh > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"
-      set -f; i=0  # the fresh entries in groups, each in its own process (a faulting kernel ends only its group)
-      for group in "wgmma_s32*" "tex* tld4* cu_image_queries" "sul* sus*" "tma_reduce* bulk_reduce*"; do
+      if [ "$phase" = corpus ]; then
+        timeout 300 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz --out "$L/corpus.npz" \
+          --skip $fresh > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"
+        timeout 200 python3 -m tools.emulate_corpus check "$L/corpus.npz" > "$L/corpus_check.txt" 2>&1
+        echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8
+      fi
+      set -f; i=0
+      for group in "tex* tld4* cu_image_queries" "sul* sus*" "tma_reduce* bulk_reduce*" "wgmma_s32*"; do
         i=$((i + 1))
         timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
           --out "$L/corpus_fresh$i.npz" --only $group > "$L/corpus_fresh$i.txt" 2>&1
         echo "fresh group $i ($group) rc=$?: $(tail -1 "$L/corpus_fresh$i.txt" | cut -c1-150)"
         timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_fresh$i.npz" > "$L/corpus_fresh${i}_check.txt" 2>&1
         grep -v " 0 bits" "$L/corpus_fresh${i}_check.txt" | tail -30 | cut -c1-160
-      done; set +f
-      timeout 200 python3 -m tools.emulate_corpus check "$L/corpus.npz" > "$L/corpus_check.txt" 2>&1
-      echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8 ;;
+      done; set +f ;;
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
       summary cpa-tests "$L/cpa_tests.txt"
