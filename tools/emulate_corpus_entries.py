@@ -659,7 +659,7 @@ class WgForm:
         return self.acc.startswith("s32")
 
 
-WG_BYTES = {"e4m3": 1, "e5m2": 1, "f16": 2, "bf16": 2, "s8": 1, "u8": 1}
+WG_BYTES = {"e4m3": 1, "e5m2": 1, "f16": 2, "bf16": 2, "s8": 1, "u8": 1, "tf32": 4}
 _SCALES = ((1, 1), (-1, 1), (1, -1), (-1, -1))  # (imm-scale-a, imm-scale-b) of the steps, as the kernel issues them
 WG_FORMS = (
     # bf16 -> f32 n16, A from registers; B 16 rows x 128 B, 128-byte swizzle: steps 32 B apart in the swizzle span
@@ -685,6 +685,13 @@ WG_FORMS = (
     *(WgForm(form, acc, ta, "s8", 64, tuple(((32 * s, 16, 1024, 128), (8192 + 32 * s, 16, 1024, 128), (1, 1))
                                             for s in range(4)), 16384, 1, 4)
       for form, acc, ta in ((5, "s32", "s8"), (6, "s32.satfinite", "u8"))),
+    # tf32 -> f32 n32, A and B 128-byte swizzle, 4 steps with every imm-scale pair (f32 words with their low 13 bits
+    # set: the tensor core must not read them)
+    WgForm(7, "f32", "tf32", "tf32", 32, tuple(((32 * s, 16, 1024, 128), (8192 + 32 * s, 16, 1024, 128), _SCALES[s])
+                                              for s in range(4)), 12288, 1, 4),
+    # tf32 -> f32 n16, A from registers, B 64-byte swizzle (2 steps in its span), scale-d = 0
+    WgForm(8, "f32", "tf32", "tf32", 16, tuple((None, (32 * s, 16, 512, 64), _SCALES[s]) for s in range(2)), 1024, 0,
+           4),
 )
 
 
@@ -714,6 +721,10 @@ def _wg_codes(rng, kind: str, shape, special: float) -> np.ndarray:
         return _sprinkle(rng, _bf16(rng, shape), special, BF16_SPECIAL)
     if kind == "e4m3":
         return e4m3(rng, shape, 1.0, special)
+    if kind == "tf32":  # f32 words, low 13 bits random; specials and tf32 subnormals
+        w = f32(rng, shape, 1.0).view(np.uint32) | rng.integers(0, 1 << 13, shape).astype(np.uint32)
+        return _sprinkle(rng, w, special, np.array([0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001, 0x80000000,
+                                                   0x00002000, 0x00001FFF, 0x807FE000], np.uint32))
     h = f16(rng, shape, 1.0, 0.0, 0.02).view(np.uint16).astype(np.uint32)  # e5m2: f16 rounded to its top byte
     code = ((h + 0x7F + ((h >> 8) & 1)) >> 8).astype(np.uint8)
     return _sprinkle(rng, code, special, E5M2_SPECIAL)
@@ -761,10 +772,12 @@ def wg_fragments(x: np.ndarray, acc: str) -> np.ndarray:
 
 def wg_a_registers(a: np.ndarray) -> np.ndarray:
     """16-bit A tiles (..., 64, 16) as registers (..., 4, thread): reg r half i holds row 16w + g + 8(r & 1), k
-    2t + i + 8(r >> 1)."""
+    2t + i + 8(r >> 1); tf32 tiles (..., 64, 8): reg r is the word of row 16w + g + 8(r & 1), k t + 4(r >> 1)."""
     th = np.arange(128)
     w, g, t = th // 32, (th % 32) // 4, th % 4
     r = np.arange(4)[:, None]
+    if a.dtype == np.uint32:
+        return a[..., 16 * w + g + 8 * (r & 1), t + 4 * (r >> 1)]
     row, k = 16 * w + g + 8 * (r & 1), 2 * t + 8 * (r >> 1)
     return a[..., row, k].astype(np.uint32) | a[..., row, k + 1].astype(np.uint32) << 16
 
@@ -789,8 +802,10 @@ def wg_expected(f: WgForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
     """D (CTA, 64, N) bits from numerics.tensorcore: per step one wgmma of the form's datapath over all N columns;
     scales as sign flips."""
     from tcforge.numerics.tensorcore import tc_mma
+    from tcforge.ptx.emulate.ops_wgmma import TF32_FORM
 
-    sign = {1: 0x80, 2: 0x8000}
+    sign = {1: 0x80, 2: 0x8000, 4: 0x80000000}
+    form = TF32_FORM if f.ta == "tf32" else f.tc_form
     d = c if f.scale_d else np.zeros_like(c)
     if f.integer:  # each step: the exact sum, wrapped, or clamped with .satfinite
         val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64)}
@@ -802,7 +817,7 @@ def wg_expected(f: WgForm, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.nd
     for s, (_, _, (sa, sb)) in enumerate(f.steps):
         ai = a[:, s] ^ (sign[WG_BYTES[f.ta]] if sa < 0 else 0)
         bi = b[:, s] ^ (sign[WG_BYTES[f.tb]] if sb < 0 else 0)
-        d = tc_mma(f.tc_form, ai, bi.swapaxes(-1, -2), d)
+        d = tc_mma(form, ai, bi.swapaxes(-1, -2), d)
     return d
 
 
@@ -1487,5 +1502,6 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
-AWAITING_GPU: set[str] = {e.name for e in ENTRIES if e.name.startswith("wgmma_s32")} | set(TEX_ENTRIES) | \
-    set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
+AWAITING_GPU: set[str] = (
+    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32"))} | set(TEX_ENTRIES)
+    | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES))

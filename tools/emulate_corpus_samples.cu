@@ -817,6 +817,21 @@ template <typename V, int R> __device__ __forceinline__ void wg_store(V (&d)[R],
     for (int r = 0; r < R; ++r) out[(blockIdx.x * R + r) * 128 + threadIdx.x] = wg_out(d[r]);
 }
 
+#define TCF_WG_TF32_SS(A, B, S, SA, SB)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %18, 0; wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {"     \
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"                             \
+                 "}, %16, %17, p, " SA ", " SB "; }"                                                                \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
+                   "+f"(d[15])                                                                                      \
+                 : "l"(A), "l"(B), "r"(S) : "memory")
+#define TCF_WG_TF32_RA(A, B, S, SA, SB)                                                                             \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %13, 0; wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {"     \
+                 "%0, %1, %2, %3, %4, %5, %6, %7"                                                                   \
+                 "}, {%8, %9, %10, %11}, %12, p, " SA ", " SB "; }"                                                 \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])   \
+                 : "r"(A[0]), "r"(A[1]), "r"(A[2]), "r"(A[3]), "l"(B), "r"(S) : "memory")
+
 #define TCF_WG_INT_SS(TYPES, A, B, S)                                                                              \
     asm volatile("{ .reg .pred p; setp.ne.b32 p, %34, 0; wgmma.mma_async.sync.aligned.m64n64k32." TYPES " {"      \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "                                                \
@@ -884,6 +899,24 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, 
             if (form == 5) TCF_WG_INT_SS("s32.s8.s8", da, db, sd);
             else TCF_WG_INT_SS("s32.u8.s8.satfinite", da, db, sd);
         }
+        wg_store(d, out);
+    } else if (form == 7) {  // tf32 -> f32 m64n32k8: A 64 x 128 B and B 32 x 128 B at 8192, both 128-byte swizzle,
+                             // 4 steps
+        float d[16];
+        wg_load(d, c);
+        TCF_WG_TF32_SS(wg_desc(s, 16, 1024, 1), wg_desc(s + 8192, 16, 1024, 1), scale_d, "1", "1");
+        TCF_WG_TF32_SS(wg_desc(s + 32, 16, 1024, 1), wg_desc(s + 8192 + 32, 16, 1024, 1), 1, "-1", "1");
+        TCF_WG_TF32_SS(wg_desc(s + 64, 16, 1024, 1), wg_desc(s + 8192 + 64, 16, 1024, 1), 1, "1", "-1");
+        TCF_WG_TF32_SS(wg_desc(s + 96, 16, 1024, 1), wg_desc(s + 8192 + 96, 16, 1024, 1), 1, "-1", "-1");
+        wg_store(d, out);
+    } else if (form == 8) {  // tf32 -> f32 m64n16k8, A from registers (2 steps); B 16 x 64 B, 64-byte swizzle
+        float d[8];
+        unsigned a[2][4];
+        for (int k = 0; k < 2; ++k)
+            for (int r = 0; r < 4; ++r) a[k][r] = areg[((blockIdx.x * 2 + k) * 4 + r) * 128 + threadIdx.x];
+        wg_load(d, c);
+        TCF_WG_TF32_RA(a[0], wg_desc(s, 16, 512, 2), scale_d, "1", "1");
+        TCF_WG_TF32_RA(a[1], wg_desc(s + 32, 16, 512, 2), 1, "-1", "1");
         wg_store(d, out);
     } else {  // e4m3 -> f16 m64n256k32: A 64 x 128 B and B 256 x 128 B at 8192, both 128-byte swizzle, 4 steps
         unsigned d[64];

@@ -1,7 +1,7 @@
 """Hopper warpgroup MMA: `wgmma.fence` / `commit_group` / `wait_group` and `wgmma.mma_async` m64nNk32 FP8 (e4m3/e5m2,
-f16 or f32 D), m64nNk16 f16/bf16 (f32 D; f16 D for f16) and m64nNk32 s8/u8 -> s32 (`.satfinite`), N any multiple of
-8 in 8..256, A from four registers or a shared-memory descriptor, B from a descriptor, K-major operands (no swizzle
-or the 32/64/128-byte swizzles).
+f16 or f32 D), m64nNk16 f16/bf16 (f32 D; f16 D for f16), m64nNk8 tf32 -> f32 and m64nNk32 s8/u8 -> s32
+(`.satfinite`), N any multiple of 8 in 8..256, A from four registers or a shared-memory descriptor, B from a
+descriptor, K-major operands (no swizzle or the 32/64/128-byte swizzles).
 
 The mma runs eagerly at issue, for every warpgroup of the batch in one pass (A registers and shared memory are read
 then); fence / commit / wait change no data (a correct program touches neither D nor the operands before the wait).
@@ -9,14 +9,14 @@ Every form is warpgroup-collective: the 128 threads of warps 4k..4k+3 of a CTA e
 descriptor and one scale-d. The arithmetic is tcforge.numerics.tensorcore's Hopper row of the form under either
 `numerics` (wgmma exists on sm_90a only). Register layouts (CUTLASS ALayout_64x32 / CLayout_64xN): warp w of the
 warpgroup holds rows 16w..16w+15, g = lane / 4, t = lane % 4; 8-bit A reg r byte i: row 16w + g + 8(r & 1),
-k = 4t + i + 16(r >> 1) (16-bit: half i, k = 2t + i + 8(r >> 1)); D element q = 4j + 2h + e of a thread (f32 reg q,
-or half e of f16x2 reg 2j + h): row 16w + g + 8h, column 8j + 2t + e."""
+k = 4t + i + 16(r >> 1) (16-bit: half i, k = 2t + i + 8(r >> 1); tf32: the word, k = t + 4(r >> 1)); D element
+q = 4j + 2h + e of a thread (f32 reg q, or half e of f16x2 reg 2j + h): row 16w + g + 8h, column 8j + 2t + e."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -29,7 +29,14 @@ WARPGROUP = 128
 _SHAPE = re.compile(r"^m64n(\d+)k(\d+)$")
 _SWIZZLE_BYTES = {1: 128, 2: 64, 3: 32}  # descriptor bits 62..63 -> swizzle width (0: none)
 Run = Callable[[np.ndarray | None], None]  # a compiled statement: run(mask)
-_FORMS = ", ".join(sorted({f"m64nNk{f.k}.{f.c}.{f.a}.{f.b}" for f in HOPPER_FORMS.values() if f.op == "wgmma"}))
+# tf32 -> f32 m64nNk8: one 8-term step of the f16 -> f32 form's datapath on tf32 values (f32 words whose low 13 bits
+# the tensor core does not read), as mma.sync's m16n8k8 tf32 is (pinned there by the corpus); assumed for wgmma
+TF32_FORM = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], name="wgmma.m64n8k8.f32.tf32.tf32", k=8, a="tf32",
+                    b="tf32", groups=(tuple(range(8)),), sass="HGMMA.64x8x8.F32.TF32",
+                    source="the f16 -> f32 wgmma datapath, one 8-term step on tf32 values (assumed)")
+_WG_FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "wgmma"} | {TF32_FORM.name: TF32_FORM}
+_FORMS = ", ".join(sorted({f"m64nNk{f.k}.{f.c}.{f.a}.{f.b}" for f in _WG_FORMS.values()}))
+_ESIZE = {"e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "f16": 2, "bf16": 2, "tf32": 4}  # operand element bytes
 
 
 def b_wgmma(ctx, st, parts: list[str]) -> Run:
@@ -107,7 +114,7 @@ def a_regs_to_matrix(words: np.ndarray, esize: int) -> np.ndarray:
     """A from registers (G, 128, 4) uint32 -> (G, 64, K) elements [row, k] (K = 32 bytes / esize)."""
     g = words.shape[0]
     per = 4 // esize
-    x = np.ascontiguousarray(words).view(np.uint8 if esize == 1 else np.uint16)
+    x = np.ascontiguousarray(words).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esize])
     x = x.reshape(g, 4, 8, 4, 2, 2, per)  # [G, w, g, t, r >> 1, r & 1, i]
     return x.transpose(0, 1, 5, 2, 4, 3, 6).reshape(g, 64, 8 * per)
 
@@ -218,11 +225,11 @@ def _form(ctx, st, parts: list[str]) -> tuple[Form | _IntForm, int]:
         ctx.unsupported(st, f"{st.opcode} (expected wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype)")
     n, k = (int(x) for x in _SHAPE.match(shape).groups())
     name = f"wgmma.m64n8k{k}.{'.'.join(rest)}"
-    if name not in HOPPER_FORMS:
+    if name not in _WG_FORMS:
         ctx.unsupported(st, f"{st.opcode} (tcforge.numerics has no model of this type; wgmma forms: {_FORMS})")
     if n % 8 or not 8 <= n <= 256:
         ctx.fail_static(st, f"N = {n}: wgmma takes N a multiple of 8 in 8..256")
-    return HOPPER_FORMS[name], n
+    return _WG_FORMS[name], n
 
 
 def _imm(ctx, st, op, what: str, allowed: tuple[int, ...]) -> int:
@@ -237,18 +244,18 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
     """wgmma.mma_async: D = A·B (+ D where scale-d), per warpgroup of the batch."""
     form, n = _form(ctx, st, parts)
     integer = isinstance(form, _IntForm)
-    esize = 1 if form.k == 32 else 2
+    esize = _ESIZE[form.a]
     ops = list(st.operands)
     a_regs = isinstance(ops[1], Vec) if len(ops) > 1 else False
-    want = 4 if integer else 6 if esize == 1 else (7 if a_regs else 8)
+    want = 4 if integer else 6 if esize != 2 else (7 if a_regs else 8)  # only 16-bit types transpose
     if len(ops) != want:
-        tail = "" if esize == 1 else (", imm-trans-b" if a_regs else ", imm-trans-a, imm-trans-b")
+        tail = "" if esize != 2 else (", imm-trans-b" if a_regs else ", imm-trans-a, imm-trans-b")
         scales = "" if integer else ", imm-scale-a, imm-scale-b"
         ctx.fail_static(st, f"expects {want} operands (d, a, b-desc, scale-d{scales}{tail}), got {len(ops)}")
     d, a, b, scd = ops[:4]
     neg_a = not integer and _imm(ctx, st, ops[4], "imm-scale-a", (1, -1)) == -1
     neg_b = not integer and _imm(ctx, st, ops[5], "imm-scale-b", (1, -1)) == -1
-    names = () if esize == 1 else ("imm-trans-b",) if a_regs else ("imm-trans-a", "imm-trans-b")
+    names = () if esize != 2 else ("imm-trans-b",) if a_regs else ("imm-trans-a", "imm-trans-b")
     trans = {what: bool(_imm(ctx, st, op, what, (0, 1))) for op, what in zip(ops[6:], names, strict=True)}
     mn_a, mn_b = trans.get("imm-trans-a", False), trans.get("imm-trans-b", False)
     dregs = list(d.items) if isinstance(d, Vec) else [d]
@@ -269,8 +276,8 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
         rsd = ctx.src_full(scd, "pred")
     else:
         ctx.fail_static(st, f"scale-d must be a predicate or an immediate, got {scd!r}")
-    sign = np.uint8(0x80) if esize == 1 else np.uint16(0x8000)
-    edt = np.uint8 if esize == 1 else np.uint16
+    edt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[esize]
+    sign = edt(1 << (8 * esize - 1))
     cdt = np.uint16 if form.c == "f16" else np.uint32
 
     def run(m) -> None:
