@@ -424,12 +424,9 @@ def _write4(ctx, ws, m, lanes, bits: np.ndarray) -> None:
         w(full, m)
 
 
-def b_tex(ctx, st, parts):
-    """tex{.level}.geom.v4.dtype.ctype d, [t, c]{, lod}: a sample (mip level 0: a texture has no other)."""
-    p = [x for x in parts[1:] if x not in ("level", "base")]
-    if "grad" in parts or len(p) < 4 or p[1] != "v4":
-        ctx.unsupported(st, f"{st.opcode} (tex.geom.v4.dtype.ctype and tex.level are emulated)")
-    geom, rtype, ctype = p[0], p[2], p[3]
+def _texture_op(ctx, st, geom: str, rtype: str, ctype: str, sample):
+    """The run of a tex / tld4: per handle's texture, `sample(mem, texture, base, layer, coordinates)` -> (k, 4)
+    result words, written to the four destinations."""
     ws = _dests(ctx, st, st.operands[0], rtype)
     groups = _groups(ctx, st, st.operands[1], Texture)
     coords = _coords(ctx, st, st.operands[1], geom, ctype)
@@ -441,10 +438,19 @@ def b_tex(ctx, st, parts):
         out = np.zeros((len(lanes), 4), np.uint32)
         for img, base, at in groups(lanes):
             _check_result(fail, int(lanes[at[0]]), img, rtype)
-            out[at] = _sample(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs],
-                              ctype == "f32")
+            out[at] = sample(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs])
         _write4(ctx, ws, m, lanes, out)
     return run
+
+
+def b_tex(ctx, st, parts):
+    """tex{.level}.geom.v4.dtype.ctype d, [t, c]{, lod}: a sample (mip level 0: a texture has no other)."""
+    p = [x for x in parts[1:] if x not in ("level", "base")]
+    if "grad" in parts or len(p) < 4 or p[1] != "v4":
+        ctx.unsupported(st, f"{st.opcode} (tex.geom.v4.dtype.ctype and tex.level are emulated)")
+    geom, rtype, ctype = p[0], p[2], p[3]
+    return _texture_op(ctx, st, geom, rtype, ctype,
+                       lambda mem, img, base, layer, xs: _sample(mem, img, base, layer, xs, ctype == "f32"))
 
 
 def b_tld4(ctx, st, parts):
@@ -452,22 +458,8 @@ def b_tld4(ctx, st, parts):
     if len(parts) < 6 or parts[2] not in ("2d", "a2d") or parts[-1] != "f32":
         ctx.unsupported(st, f"{st.opcode} (tld4.comp.2d/a2d.v4.dtype.f32 is emulated)")
     comp = "rgba".index(parts[1])
-    rtype = parts[-2]
-    ws = _dests(ctx, st, st.operands[0], rtype)
-    groups = _groups(ctx, st, st.operands[1], Texture)
-    coords = _coords(ctx, st, st.operands[1], parts[2], "f32")
-    fail = ctx.failer(st)
-
-    def run(m):
-        lanes = ctx.lanes(m)
-        layer, xs = coords(lanes)
-        out = np.zeros((len(lanes), 4), np.uint32)
-        for img, base, at in groups(lanes):
-            _check_result(fail, int(lanes[at[0]]), img, rtype)
-            out[at] = _footprint(ctx.mem, img, base, None if layer is None else layer[at], [x[at] for x in xs],
-                                 comp)
-        _write4(ctx, ws, m, lanes, out)
-    return run
+    return _texture_op(ctx, st, parts[2], parts[-2], "f32",
+                       lambda mem, img, base, layer, xs: _footprint(mem, img, base, layer, xs, comp))
 
 
 _QUERIES = {"width": lambda i: i.extents[0], "height": lambda i: i.extents[1], "depth": lambda i: i.extents[2],
