@@ -61,6 +61,7 @@ MODULES: dict[str, Triton | Nvcc] = {
     "mm_f16_f16acc_sm90_64x64x64_ragged": _mm("*fp16", 90, 64, 64, 64, 4, 3, "fp16", even=False),
     "mm_e4m3_f32acc_sm90_64x128x128": _mm("*fp8e4nv", 90, 64, 128, 128, 4, 3, "fp32"),
     "mm_e4m3_f32acc_sm89_64x64x64": _mm("*fp8e4nv", 89, 64, 64, 64, 4, 3, "fp32"),
+    "mm_f32_tf32_sm90_64x64x32": _mm("*fp32", 90, 64, 64, 32, 4, 3, "fp32"),  # wgmma tf32 (Triton's default)
     "attn_f16acc_causal_sm80": Triton("attn_fwd", _ATTN, {"D": 64, "BM": 64, "BN": 32, "ACC": "fp16", "CAUSAL": True,
                                                           "EXACT": True}, 80, 4, 2),
     "attn_f32acc_sm80": Triton("attn_fwd", _ATTN, {"D": 64, "BM": 64, "BN": 64, "ACC": "fp32", "CAUSAL": False,
@@ -1199,6 +1200,8 @@ def _matmul(dtype: str, m: int, n: int, k: int):
             b[:, 2] = _sprinkle(rng, b[:, 2], 0.2, E4M3_SPECIAL)
         elif dtype == "bf16":
             a, b = _bf16(rng, (m, k)), _bf16(rng, (k, n))
+        elif dtype == "f32":  # f32 words with low bits set (tf32 inputs drop them)
+            a, b = f32(rng, (m, k), 1.0), f32(rng, (k, n), 1.0)
         else:
             a = f16(rng, (m, k), 1.0, 0.0, 0.01)
             b = f16(rng, (k, n), 1.0, 0.0, 0.01)
@@ -1490,6 +1493,7 @@ def _triton_entries() -> list[Entry]:
         _mm_entry("mm_f16_f16acc_sm90_64x64x64_ragged", "f16", 100, 72, 136),
         _mm_entry("mm_e4m3_f32acc_sm90_64x128x128", "e4m3", 128, 128, 256),
         _mm_entry("mm_e4m3_f32acc_sm89_64x64x64", "e4m3", 64, 128, 128),
+        _mm_entry("mm_f32_tf32_sm90_64x64x32", "f32", 128, 128, 96),
         e("attn_f16acc_causal_sm80", "attn_f16acc_causal_sm80", None, (2, 2, 1), None, _attn(2, 128), ("O",), None),
         e("attn_f32acc_sm80", "attn_f32acc_sm80", None, (2, 2, 1), None, _attn(2, 128), ("O",), None),
         e("softmax_exact_sm80", "softmax_exact_sm80", None, (8, 1, 1), None, _softmax(8, 200, 256), ("y",), None),
@@ -1503,5 +1507,5 @@ def _triton_entries() -> list[Entry]:
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
 AWAITING_GPU: set[str] = (
-    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32"))} | set(TEX_ENTRIES)
+    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32"))} | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES))

@@ -34,6 +34,7 @@ from tcforge.gemm import ladder
 from tcforge.numerics.tensorcore import FORM_NAMES as TC_FORM_NAMES
 from tcforge.numerics.tensorcore import FORMATS, get_form, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
+from tcforge.ptx.emulate.ops_wgmma import TF32_FORM
 
 _ITEMS = ec.corpus_entries(ec.CORPUS)[1] if ec.CORPUS.exists() else []
 _CORPUS_ABSENT = pytest.mark.skipif(not _ITEMS, reason=f"{ec.CORPUS.name} not generated: on a Hopper GPU run "
@@ -316,9 +317,9 @@ def test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(item) -> None:
     np.testing.assert_array_equal(want, item["gpu"]["d"][:, :want.shape[1]])
 
 
-def _chained_wgmma(form: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _chained_wgmma(form, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """D of chained numerics.tensorcore wgmma steps over K from +0: A tiles (G, 64, K), B (K, N) codes."""
-    f = get_form(form)
+    f = get_form(form) if isinstance(form, str) else form
     d = np.zeros((*a.shape[:-1], b.shape[1]), FORMATS[f.c].dtype)
     for k0 in range(0, a.shape[-1], f.k):
         d = tc_mma(f, a[..., k0:k0 + f.k], np.broadcast_to(b[k0:k0 + f.k], (a.shape[0], f.k, b.shape[1])), d)
@@ -411,16 +412,17 @@ def test_mbarrier_steps_on_the_gpu_follow_the_phase_rules(item) -> None:
 @pytest.mark.parametrize("item", [pytest.param(it, id=it["name"]) for it in _ITEMS if "_sm90_" in it["name"]]
                          or [pytest.param(None, id="absent", marks=pytest.mark.skip(reason="no sm_90 Triton entries"))])
 def test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(item) -> None:
-    """Triton's Hopper matmuls (cp.async, wgmma with B MN-major, A from shared memory): C on the GPU is the cast of
-    a chain of numerics.tensorcore m64n8 wgmma steps over K (zero-padded to the block, as the kernel loads it)."""
+    """Triton's Hopper matmuls (cp.async, wgmma with B MN-major — K-major for tf32 —, A from shared memory): C on the
+    GPU is the cast of a chain of numerics.tensorcore m64n8 wgmma steps over K (zero-padded to the block, as the
+    kernel loads it); f32 operands as tf32 (Triton's default precision)."""
     spec = ece.MODULES[item["name"]]
     (m, k), n = item["buffers"]["A"].shape, item["buffers"]["B"].shape[1]
-    in_t = {"*fp16": "f16", "*bf16": "bf16", "*fp8e4nv": "e4m3"}[spec.types["a_ptr"]]
+    in_t = {"*fp16": "f16", "*bf16": "bf16", "*fp8e4nv": "e4m3", "*fp32": "tf32"}[spec.types["a_ptr"]]
     acc = {"fp32": "f32", "fp16": "f16"}[spec.constexprs["ACC"]]
-    form = f"wgmma.m64n8k{32 if in_t == 'e4m3' else 16}.{acc}.{in_t}.{in_t}"
+    form = TF32_FORM if in_t == "tf32" else f"wgmma.m64n8k{32 if in_t == 'e4m3' else 16}.{acc}.{in_t}.{in_t}"
     bk = spec.constexprs["BK"]
     mp, kp, np_ = -(-m // 64) * 64, -(-k // bk) * bk, -(-n // 8) * 8
-    dt = np.uint8 if in_t == "e4m3" else np.uint16
+    dt = {"e4m3": np.uint8, "tf32": np.uint32}.get(in_t, np.uint16)
     a = np.zeros((mp, kp), dt)
     b = np.zeros((kp, np_), dt)
     a[:m, :k] = item["buffers"]["A"].view(dt).reshape(m, k)
