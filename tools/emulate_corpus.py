@@ -8,7 +8,7 @@ generators, outputs) are listed in tools/emulate_corpus_entries.py.
     python3 -m tools.emulate_corpus build [--out PTX.npz]       # PTX of every module (Triton + nvcc; no GPU)
     python3 -m tools.emulate_corpus smoke [--ptx PTX.npz]       # every entry in the emulator, fresh inputs
     python3 -m tools.emulate_corpus generate --out FILE [--ptx PTX.npz]   # on the GPU: fresh inputs, GPU outputs
-    python3 -m tools.emulate_corpus check FILE [--only NAME ...]   # emulator (hopper) vs the GPU's bits
+    python3 -m tools.emulate_corpus check FILE [--only NAME ...] [--show N]   # emulator (hopper) vs the GPU's bits
     python3 -m tools.emulate_corpus merge OUT FILE ...          # one corpus of several runs' entries (later wins)
 
 One compressed .npz holds the corpus: `meta` (JSON: GPU, seed, tool versions, entry names), `ptx/MODULE` (PTX text as
@@ -448,26 +448,47 @@ def corpus_entries(path: Path) -> tuple[dict, list[dict]]:
         return meta, out
 
 
-def check_entry(item: dict) -> tuple[int, dict]:
-    """(differing output bits, emulator stats) of one corpus entry under numerics 'hopper'."""
+def check_entry(item: dict, show: int = 0) -> tuple[int, dict]:
+    """(differing output bits, emulator stats) of one corpus entry under numerics 'hopper'; `show` > 0 prints that
+    many differing output rows per buffer (index, the GPU's words, the emulator's words)."""
     m = item["meta"]
     args = args_from_record(m["params"], {k: v.copy() for k, v in item["buffers"].items()})
     res, stats = emulate_entry(item["ptx"], m["kernel"], m["grid"], m["block"], m["shared"], args, m["outputs"],
                                item["buffers"])
+    if show:
+        for o in m["outputs"]:
+            _show(o, np.asarray(item["gpu"][o]), np.asarray(res[o]), show)
     return sum(differing_bits(res[o], item["gpu"][o]) for o in m["outputs"]), stats
 
 
-def check(path: Path, only) -> int:
-    """Every corpus entry in the emulator (hopper) against the GPU's outputs; prints bits, instructions, seconds."""
+def _show(name: str, gpu: np.ndarray, emu: np.ndarray, count: int) -> None:
+    """The first `count` rows (last axis) of an output where the GPU and the emulator differ, as hex words."""
+    def words(a: np.ndarray) -> np.ndarray:
+        a = np.ascontiguousarray(a)
+        return a.reshape(-1, a.shape[-1] if a.ndim > 1 else 1).view(f"u{a.dtype.itemsize}")
+
+    g, e = words(gpu), words(emu)
+    rows = np.flatnonzero((g != e).any(axis=1))
+    _write(f"  {name}: {len(rows)} of {len(g)} rows differ")
+    for r in rows[:count]:
+        hexes = [" ".join(f"{int(x):x}" for x in v[r]) for v in (g, e)]
+        _write(f"    row {r}: gpu {hexes[0]}  emulator {hexes[1]}")
+
+
+def check(path: Path, only, show: int = 0) -> int:
+    """Every corpus entry in the emulator (hopper) against the GPU's outputs; prints bits, instructions, seconds
+    (and, with `show`, differing rows)."""
     meta, items = corpus_entries(path)
     if only:
-        items = [it for it in items if it["name"] in only]
+        from fnmatch import fnmatch
+
+        items = [it for it in items if any(fnmatch(it["name"], n) for n in only)]
     print(f"{path}: {len(items)} entries, GPU {meta['gpu']}, seed {meta['seed']}")
     bad = 0
     for it in _progress(items, "check"):
         t0 = time.perf_counter()
         try:
-            bits, stats = check_entry(it)
+            bits, stats = check_entry(it, show)
             line = f"{bits:>8d} bits {stats['warp_instructions']:>11,d} instr {stats['seconds']:7.2f} s"
             bad += bits != 0
         except Exception as exc:
@@ -515,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--skip", nargs="*", help="leave out the entries these names or patterns match")
     c = sub.add_parser("check", help="the emulator (hopper) against the GPU's outputs")
     c.add_argument("file", type=Path, nargs="?", default=CORPUS)
-    c.add_argument("--only", nargs="*")
+    c.add_argument("--only", nargs="*", help="entry names or fnmatch patterns")
+    c.add_argument("--show", type=int, default=0, help="print this many differing output rows per buffer")
     m = sub.add_parser("merge", help="one corpus of several runs' entries (a later file's entry wins)")
     m.add_argument("out", type=Path)
     m.add_argument("files", type=Path, nargs="+")
@@ -529,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         return smoke(a.ptx, a.only, a.seed)
     if a.cmd == "generate":
         return generate(a.out, a.ptx, a.only, a.seed, a.skip)
-    return check(a.file, a.only)
+    return check(a.file, a.only, a.show)
 
 
 if __name__ == "__main__":
