@@ -913,7 +913,7 @@ TMA_BOX_CASES = [(label, 0, 0) for label in TMA_BOXES] + [("sw128_f16", 0, 8), (
                                                          ("plain_f16", 40, 0)]
 
 
-def _tma_box(span: int, dtype: str, x: int, y: int):
+def _tma_box(span: int, dtype: str, x: int, y: int, fill: str = "zero"):
     """`tma_box`: an 8 KB box of rows of `span` bytes (64 without a swizzle) loaded at (x, y) of a 50-row source and
     stored at (y, x) of a 60-row destination pre-filled with 0xAB, both partly out of bounds where x or y is."""
     from tcforge.ptx.emulate import TensorMap
@@ -925,8 +925,8 @@ def _tma_box(span: int, dtype: str, x: int, y: int):
     def make(rng):
         src = rng.integers(0, 256, (50, 144), dtype=np.uint8)
         out = np.full((60, 80), 0xAB, np.uint8)
-        maps = [TensorMap(name, dtype, (a.shape[1] // es, a.shape[0]), (a.shape[1],), (inner, rows), span)
-                for name, a in (("src", src), ("out", out))]
+        maps = [TensorMap(name, dtype, (a.shape[1] // es, a.shape[0]), (a.shape[1],), (inner, rows), span,
+                          fill if name == "src" else "zero") for name, a in (("src", src), ("out", out))]
         return [*maps, ("dump", np.zeros(8192, np.uint8)), x, y, 8192, ("src", src), ("out", out)]
     return make
 
@@ -1431,6 +1431,8 @@ def _samples() -> list[Entry]:
         *(e(f"cu_tma_box_{label}_{x}_{y}", "samples_sm90a", "tma_box", (1, 1, 1), (128, 1, 1),
             _tma_box(*TMA_BOXES[label], x, y), ("dump", "out"))
           for label, x, y in TMA_BOX_CASES),
+        *(e(f"cu_tma_nanfill_{label}_0_8", "samples_sm90a", "tma_box", (1, 1, 1), (128, 1, 1),
+            _tma_box(*TMA_BOXES[label], 0, 8, "nan"), ("dump", "out")) for label in ("plain_f16", "sw32_f32")),
         e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
           lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
@@ -1507,5 +1509,6 @@ def _triton_entries() -> list[Entry]:
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
 AWAITING_GPU: set[str] = (
-    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32"))} | set(TEX_ENTRIES)
+    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
+    | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES))

@@ -80,7 +80,7 @@ def _encode_map(v: TensorMap, addr: dict[str, int]) -> bytes:
     if v.dtype not in _CU_DTYPES:
         raise ValueError(f"tensor map element type {v.dtype!r}: the GPU side encodes {', '.join(_CU_DTYPES)}")
     return tensormap.encode_tiled(_CU_DTYPES[v.dtype], v.elem_bytes, addr[v.buffer], list(v.dims), list(v.strides),
-                                  list(v.box), swizzle=v.swizzle).raw()
+                                  list(v.box), swizzle=v.swizzle, oob_nan=v.fill == "nan").raw()
 
 
 _CU_FORMATS = {"u8": "UNSIGNED_INT8", "s8": "SIGNED_INT8", "u16": "UNSIGNED_INT16", "s16": "SIGNED_INT16",

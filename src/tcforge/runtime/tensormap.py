@@ -103,10 +103,10 @@ def check_tiled_args(
 
 def encoder_args(
     dtype: int, address: int, dims: Sequence[int], strides_bytes: Sequence[int], box: Sequence[int], swizzle: int,
-    l2_promotion: int,
+    l2_promotion: int, oob_nan: bool = False,
 ) -> tuple:
     """cuTensorMapEncodeTiled's arguments after the output, as cuda-python takes them (enums, cuuint32_t /
-    cuuint64_t lists; element strides 1, no interleave, out-of-bounds reads fill zeros)."""
+    cuuint64_t lists; element strides 1, no interleave, out-of-bounds reads fill zeros, or NaN for `oob_nan`)."""
     cu = driver.module()
     u32, u64 = cu.cuuint32_t, cu.cuuint64_t
     rank = len(dims)
@@ -114,6 +114,7 @@ def encoder_args(
             [u64(int(s)) for s in strides_bytes], [u32(int(b)) for b in box], [u32(1)] * rank,
             cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             _enum(cu.CUtensorMapSwizzle, SWIZZLE_BYTES[swizzle]), _enum(cu.CUtensorMapL2promotion, l2_promotion),
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if oob_nan else
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
 
 
@@ -182,10 +183,12 @@ def encode_tiled(
     *,
     swizzle: int = 128,
     l2_promotion: int = L2_PROMOTION_256B,
+    oob_nan: bool = False,
 ) -> TensorMap:
-    """Encode a tiled tensor map (dims innermost first; strides in bytes for dims 1..rank-1); OOB reads fill zeros."""
+    """Encode a tiled tensor map (dims innermost first; strides in bytes for dims 1..rank-1); OOB reads fill zeros
+    (NaN with `oob_nan`, float types only)."""
     check_tiled_args(dims, strides_bytes, box, elem_bytes, swizzle, address)
-    args = encoder_args(dtype, address, dims, strides_bytes, box, swizzle, l2_promotion)
+    args = encoder_args(dtype, address, dims, strides_bytes, box, swizzle, l2_promotion, oob_nan)
     global _use_direct
     tm = TensorMap()
     if not _use_direct:

@@ -184,6 +184,8 @@ def test_cli_tensor_maps_and_cluster(tmp_path, capsys) -> None:
         np.testing.assert_array_equal(z["out"], src)
     for extra, bad, match in ((["--cluster", "2"], {}, "grid (1, 1, 1) is not a whole number of clusters (2, 1, 1)"),
                               ([], {"tma_map_in": np.array("tensormap src f16 dims=64,64 box=64")},
+                               "tensor map of 'src': 2 dims need 2 box extents and 1 strides"),
+                              ([], {"tma_map_in": np.array("tensormap src f16 dims=64,64 box=x")},
                                "expected 'tensormap BUFFER TYPE")):
         np.savez(args, src=src, out=np.zeros((64, 64), np.float16), tma_dump=np.zeros(8192, np.uint8), tma_x=0,
                  tma_y=0, **{**maps, **bad})

@@ -742,6 +742,24 @@ def test_tma_box_load_swizzle_and_out_of_bounds_then_store(span: int, dtype, x: 
     np.testing.assert_array_equal(res.get("out", out), stored)
 
 
+def test_tma_box_nan_fill() -> None:
+    """fill=nan: a box's out-of-bounds elements load as the type's NaN (here rows past the source's end), in-bounds
+    ones as they are; the text form keeps the fill, and an integer map refuses it."""
+    from tcforge.ptx.emulate import EmulationError, TensorMap, emulate
+
+    src = np.random.default_rng(4).integers(0, 0x7C00, (50, 72)).astype(np.uint16)
+    tm = TensorMap("src", "f16", (72, 50), (144,), (64, 64), 0, "nan")
+    assert TensorMap.parse(tm.text()) == tm
+    maps = {"tma_map_in": tm, "tma_map_out": TensorMap("out", "f16", (80, 60), (160,), (64, 64))}
+    res = emulate(_TMA_KERNEL, "tma", 1, 128, {**maps, "src": src, "out": np.zeros((60, 80), np.uint16),
+                                                "tma_dump": np.zeros(8192, np.uint8), "tma_x": 8, "tma_y": 20})
+    box = res["tma_dump"].view(np.uint16).reshape(64, 64)
+    np.testing.assert_array_equal(box[:30], src[20:50, 8:72])
+    assert (box[30:] == 0x7FFF).all()
+    with pytest.raises(EmulationError, match="fill 'nan' is not zero, or nan for a float type"):
+        TensorMap("src", "u8", (72, 50), (144,), (64, 64), 0, "nan")
+
+
 def _tm_type(dtype) -> str:
     return {np.float16: "f16", np.uint8: "u8", np.float32: "f32"}[dtype]
 

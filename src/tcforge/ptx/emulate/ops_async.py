@@ -214,13 +214,16 @@ def b_test_wait(ctx, st, parts):
 _DTYPES = {"u8": 1, "u16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8, "f16": 2, "f32": 4, "f64": 8, "bf16": 2,
            "f32_ftz": 4, "tf32": 4, "tf32_ftz": 4, "e4m3": 1, "e5m2": 1}
 _DTYPE_CODES = list(_DTYPES)
+# the NaN an out-of-bounds element loads as under fill=nan: the canonical NaN of the type (assumed; not yet pinned)
+_NAN_FILL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f32_ftz": 0x7FFFFFFF, "tf32": 0x7FFFFFFF,
+             "tf32_ftz": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
 
 
 @dataclass(frozen=True)
 class TensorMap:
     """A tiled tensor map as `cuTensorMapEncodeTiled` takes it: `buffer` (a global buffer's name in the emulate
     arguments), element type, `dims` and `box` innermost first, byte `strides` of dims 1.. , `swizzle` 0 / 32 / 64 /
-    128 bytes. Out-of-bounds elements load as zeros and are not stored."""
+    128 bytes. Out-of-bounds elements load as zeros (or NaN: `fill`) and are not stored."""
 
     buffer: str
     dtype: str
@@ -228,6 +231,7 @@ class TensorMap:
     strides: tuple[int, ...]
     box: tuple[int, ...]
     swizzle: int = 0
+    fill: str = "zero"  # out-of-bounds loads: "zero", or "nan" (float types; the driver's NAN_REQUEST_ZERO_FMA)
 
     def __post_init__(self) -> None:
         rank = len(self.dims)
@@ -245,6 +249,9 @@ class TensorMap:
         if self.box[0] * es % 16:
             raise EmulationError(f"tensor map of {self.buffer!r}: the box's inner extent is {self.box[0] * es} "
                                  "bytes, not a multiple of 16")
+        if self.fill not in ("zero", "nan") or (self.fill == "nan" and self.dtype not in _NAN_FILL):
+            raise EmulationError(f"tensor map of {self.buffer!r}: fill {self.fill!r} is not zero, or nan for a float "
+                                 f"type ({', '.join(_NAN_FILL)})")
         if self.swizzle not in (0, 32, 64, 128):
             raise EmulationError(f"tensor map of {self.buffer!r}: swizzle {self.swizzle} is not 0, 32, 64 or 128")
         if self.swizzle and self.box[0] * es != self.swizzle:
@@ -266,6 +273,7 @@ class TensorMap:
         raw[0:8] = int(base).to_bytes(8, "little")
         raw[8:12] = _MAGIC.to_bytes(4, "little")
         raw[12], raw[13], raw[14] = len(self.dims), _DTYPE_CODES.index(self.dtype), self.swizzle // 16
+        raw[15] = self.fill == "nan"
         pad = (0,) * (5 - len(self.dims))
         raw[16:56] = np.array(tuple(self.dims) + pad, np.uint64).tobytes()
         raw[56:76] = np.array(tuple(self.box) + pad, np.uint32).tobytes()
@@ -281,31 +289,33 @@ class TensorMap:
         dims = tuple(int(x) for x in np.frombuffer(raw[16:56], np.uint64)[:rank])
         box = tuple(int(x) for x in np.frombuffer(raw[56:76], np.uint32)[:rank])
         strides = tuple(int(x) for x in np.frombuffer(raw[80:112], np.uint64)[:rank - 1])
-        tm = TensorMap("?", _DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16)
+        tm = TensorMap("?", _DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16, "nan" if raw[15] else "zero")
         return tm, int.from_bytes(raw[0:8], "little")
 
     def text(self) -> str:
         """The text form `parse` reads."""
         j = lambda t: ",".join(map(str, t))  # noqa: E731
         return (f"tensormap {self.buffer} {self.dtype} dims={j(self.dims)} strides={j(self.strides)} "
-                f"box={j(self.box)} swizzle={self.swizzle}")
+                f"box={j(self.box)} swizzle={self.swizzle}" + (" fill=nan" if self.fill == "nan" else ""))
 
     @staticmethod
     def parse(text: str) -> TensorMap:
-        """`tensormap BUFFER TYPE dims=D0,D1 strides=S1 box=B0,B1 [swizzle=N]` (the CLI's .npz form)."""
+        """`tensormap BUFFER TYPE dims=D0,D1 strides=S1 box=B0,B1 [swizzle=N] [fill=nan]` (the CLI's .npz form)."""
         words = text.split()
         try:
             if words[0] != "tensormap" or len(words) < 5:
                 raise ValueError
             kv = dict(w.split("=", 1) for w in words[3:])
+            fill = kv.pop("fill", "zero")
             ints = {k: tuple(int(x) for x in v.split(",") if x) for k, v in kv.items()}
             if set(ints) - {"dims", "strides", "box", "swizzle"}:
                 raise ValueError
-            return TensorMap(words[1], words[2], ints["dims"], ints.get("strides", ()), ints["box"],
-                             ints.get("swizzle", (0,))[0])
+            args = (words[1], words[2], ints["dims"], ints.get("strides", ()), ints["box"],
+                    ints.get("swizzle", (0,))[0])
         except (ValueError, KeyError, IndexError):
             raise EmulationError(f"tensor map {text!r}: expected 'tensormap BUFFER TYPE dims=D0,.. strides=S1,.. "
-                                 "box=B0,.. [swizzle=0|32|64|128]'") from None
+                                 "box=B0,.. [swizzle=0|32|64|128] [fill=nan]'") from None
+        return TensorMap(*args, fill)
 
 
 def _swizzled(offsets: np.ndarray, swizzle: int) -> np.ndarray:
@@ -444,6 +454,8 @@ def _tma_load(ctx, st, ops, multicast: bool):
         mem = ctx.mem
         for lane, tm, gaddr, ok in boxes(m):
             vals = np.zeros((len(gaddr), tm.elem_bytes), np.uint8)
+            if tm.fill == "nan":
+                vals[:] = np.frombuffer(_NAN_FILL[tm.dtype].to_bytes(tm.elem_bytes, "little"), np.uint8)
             if ok.any():
                 vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, False)]
                 _note(ctx, st, lane, "global", gaddr[ok], tm.elem_bytes, False)
