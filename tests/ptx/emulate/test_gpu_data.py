@@ -722,3 +722,22 @@ def test_gpu_parameter_bytes() -> None:
     assert raw[3] == bytes(range(8)) + (0x1122334455667788).to_bytes(8, "little") + (0x66).to_bytes(8, "little")
     assert raw[4] == (0xABCD).to_bytes(2, "little") and raw[5] == (0x55).to_bytes(8, "little")
 
+
+
+def test_corpus_merge_keeps_the_later_entry_and_every_run(tmp_path) -> None:
+    """`emulate_corpus merge`: entries of several runs in one file, a later run's entry replacing an earlier one of its
+    name; the meta names each run."""
+    def run(path, gpu: str, seed: int, entries: dict) -> None:
+        arrays = {"meta": np.array(json.dumps({"gpu": gpu, "seed": seed, "entries": list(entries)}))}
+        for name, value in entries.items():
+            arrays[f"{name}/meta"] = np.array(json.dumps({"module": "m"}))
+            arrays[f"{name}/gpu/out"] = np.array([value])
+        np.savez(path, **arrays)
+
+    run(tmp_path / "a.npz", "NVIDIA H200", 1, {"x": 1, "y": 2})
+    run(tmp_path / "b.npz", "NVIDIA H100 80GB HBM3", 2, {"y": 3, "z": 4})
+    assert ec.merge(tmp_path / "m.npz", [tmp_path / "a.npz", tmp_path / "b.npz"]) == 0
+    with np.load(tmp_path / "m.npz") as z:
+        meta = json.loads(str(z["meta"]))
+        assert meta["entries"] == ["x", "y", "z"] and [int(z[f"{n}/gpu/out"][0]) for n in "xyz"] == [1, 3, 4]
+    assert meta["gpu"] == "NVIDIA H100 80GB HBM3 + NVIDIA H200" and [r["seed"] for r in meta["runs"]] == [1, 2]
