@@ -26,11 +26,12 @@ ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")  # CUaddress_mode's order 
 FILTERS = ("point", "linear")
 _GEOMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
 
-# The texture unit: a float coordinate (in texels, after normalization and, for linear filtering, the half-texel
-# shift) becomes fixed point with `subtexel_bits` fraction bits — rounded to nearest for linear filtering (CUDA
-# keeps the weight in 9 bits so that 1.0 is exact, which only rounding needs), cut toward -inf for point sampling
-# (the texel under the coordinate); the fraction is the linear filter's weight.
-TEXTURE_UNIT = {"subtexel_bits": 8}
+# The texture unit, as parameters (not yet pinned by GPU data): a float coordinate (times the extent for normalized
+# coordinates — `normalize`: an f32 product, or "exact" —, less half a texel for linear filtering) becomes fixed point
+# with `subtexel_bits` fraction bits, `linear`: "nearest" (CUDA keeps the weight in 9 bits so that 1.0 is exact, which
+# only rounding needs) or "floor", `point`: "floor" (the texel under the coordinate) or "nearest"; the fraction is
+# the linear weight. A linear sample is the exactly weighted sum of its texels, rounded once to f32.
+TEXTURE_UNIT = {"subtexel_bits": 8, "normalize": "f32", "linear": "nearest", "point": "floor"}
 
 
 def _format(fmt: str, what: str) -> tuple[str, int]:
@@ -271,15 +272,17 @@ def _address(i: np.ndarray, size: int, mode: str) -> tuple[np.ndarray, np.ndarra
 
 
 def _fixed(x: np.ndarray, size: int, normalized: bool, linear: bool) -> np.ndarray:
-    """Fixed-point texel coordinates (`subtexel_bits` fraction bits) of f32 coordinates."""
-    bits = TEXTURE_UNIT["subtexel_bits"]
-    u = x.view(np.float32) if x.dtype != np.float32 else x
+    """Fixed-point texel coordinates (`subtexel_bits` fraction bits) of f32 coordinates (TEXTURE_UNIT)."""
+    unit = TEXTURE_UNIT
+    u = (x.view(np.float32) if x.dtype != np.float32 else x).astype(np.float64)
+    f32 = unit["normalize"] == "f32"
     with np.errstate(invalid="ignore", over="ignore"):
         if normalized:
-            u = (u * np.float32(size)).astype(np.float32)
+            u = (u * size).astype(np.float32).astype(np.float64) if f32 else u * size
         if linear:
-            u = (u - np.float32(0.5)).astype(np.float32)
-        f = np.floor(u.astype(np.float64) * (1 << bits) + (0.5 if linear else 0.0))
+            u = (u - 0.5).astype(np.float32).astype(np.float64) if f32 else u - 0.5
+        half = 0.5 if unit["linear" if linear else "point"] == "nearest" else 0.0
+        f = np.floor(u * (1 << unit["subtexel_bits"]) + half)
     f = np.where(np.isnan(f), 0.0, f)
     return np.clip(f, -(2.0 ** 40), 2.0 ** 40).astype(np.int64)
 
