@@ -17,7 +17,7 @@ import numpy as np
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.rounding import round_f64_to_f16
 from tcforge.ptx.emulate.state import TYPE_BYTES
-from tcforge.ptx.operands import Addr, Vec
+from tcforge.ptx.operands import Addr, Reg, Vec
 
 HANDLE_BASE = 0x5E00_0000_0000  # handles the emulator gives: HANDLE_BASE + 16 * (index of the object)
 _TYPES = {"u8": np.uint8, "s8": np.int8, "u16": np.uint16, "s16": np.int16, "u32": np.uint32, "s32": np.int32,
@@ -213,7 +213,7 @@ def _groups(ctx, st, op: Addr, kind: type):
     """`groups(lanes)`: [(object, byte offset of its texels in global memory, positions in lanes)] by handle."""
     if op.index is not None and not isinstance(op.index, Vec):
         ctx.fail_static(st, "expected [handle, {coordinates}]")
-    if op.base is None or op.offset or type(op.base).__name__ != "Reg":
+    if not isinstance(op.base, Reg) or op.offset:
         ctx.fail_static(st, "only bindless handles in a .u64 register are emulated (not .texref / .surfref / "
                             ".samplerref variables)")
     rh = ctx.src(op.base, "u64")
