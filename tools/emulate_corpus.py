@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from tcforge.ptx.emulate import Surface, TensorMap, Texture
-from tcforge.ptx.emulate.ops_tex import image_arg
+from tcforge.ptx.emulate.api import object_arg
 from tools.emulate_corpus_entries import ENTRIES, MODULES, Entry, Nvcc, Triton
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -319,11 +319,7 @@ def args_from_record(record: dict, buffers: dict) -> dict:
     """The emulator's args from a stored parameter record and buffers."""
     args = dict(buffers)
     for p, v in record.items():
-        if isinstance(v, dict):
-            args[p] = v.get("buffer") or (TensorMap.parse(v["tensormap"]) if "tensormap" in v
-                                          else image_arg(v["image"]))
-        else:
-            args[p] = v
+        args[p] = (v.get("buffer") or object_arg(v.get("tensormap") or v["image"])) if isinstance(v, dict) else v
     return args
 
 

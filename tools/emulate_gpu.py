@@ -18,19 +18,12 @@ import ctypes
 
 import numpy as np
 
-from tcforge.ptx.emulate.api import as_tensor_map
+from tcforge.ptx.emulate.api import arg_name, object_arg
 from tcforge.ptx.emulate.ops_async import TensorMap
-from tcforge.ptx.emulate.ops_tex import ADDRESS_MODES, Surface, Texture, image_arg
+from tcforge.ptx.emulate.ops_tex import ADDRESS_MODES, Surface, Texture
 from tcforge.ptx.emulate.state import view_dtype
 from tcforge.ptx.module import read_module
 from tcforge.runtime import driver, tensormap
-
-
-def _name(v) -> str | None:
-    """The buffer a value names (a str or a 0-d unicode array), else None."""
-    if isinstance(v, str):
-        return v
-    return str(v) if isinstance(v, np.ndarray) and v.dtype.kind == "U" and v.ndim == 0 else None
 
 
 def device_name(device: int = 0) -> str:
@@ -46,20 +39,20 @@ def _param_bytes(fn, args: dict, addr: dict[str, int], handles: dict) -> list[by
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
-            fixups.setdefault(pname, []).append((int(off), key if key in handles else _name(v)))
+            fixups.setdefault(pname, []).append((int(off), key if key in handles else arg_name(v)))
     out = []
     for p in fn.params:
         if p.name not in args:
             raise KeyError(f"missing argument {p.name!r} of {fn.name}")
-        v = image_arg(as_tensor_map(args[p.name]))
+        v = object_arg(args[p.name])
         if isinstance(v, TensorMap):
             raw = bytearray(_encode_map(v, addr))
         elif isinstance(v, (Texture, Surface)):
             raw = bytearray(np.uint64(handles[p.name]).tobytes())
         elif p.array is not None:
             raw = bytearray(bytes(np.asarray(v, dtype=np.uint8).reshape(-1)) if not isinstance(v, bytes) else v)
-        elif _name(v) is not None or (isinstance(v, np.ndarray) and v.ndim >= 1):
-            raw = bytearray(np.uint64(addr[_name(v) or p.name]).tobytes())
+        elif arg_name(v) is not None or (isinstance(v, np.ndarray) and v.ndim >= 1):
+            raw = bytearray(np.uint64(addr[arg_name(v) or p.name]).tobytes())
         else:
             raw = bytearray(np.asarray(v).astype(view_dtype(p.type)).tobytes())
         for off, target in fixups.get(p.name, []):
@@ -147,8 +140,9 @@ def run(ptx: str, entry: str, grid, block, args: dict, dynamic_shared: int = 0, 
     if dynamic_shared > 48 * 1024:
         kernel.set_max_dynamic_shared(dynamic_shared)
     addr = {k: driver.mem_alloc(max(v.nbytes, 16)) for k, v in buffers.items()}
-    images = {k: image_arg(v) for k, v in args.items()  # by parameter, or PARAM@OFFSET inside a struct
-              if isinstance(image_arg(v), (Texture, Surface)) and (k in {p.name for p in fn.params} or "@" in k)}
+    pnames = {p.name for p in fn.params}
+    images = {k: v for k, v in ((k, object_arg(v)) for k, v in args.items())  # by parameter, or PARAM@OFFSET
+              if isinstance(v, (Texture, Surface)) and (k in pnames or "@" in k)}
     made: dict[str, tuple[object, object]] = {}
     try:
         for k, img in images.items():

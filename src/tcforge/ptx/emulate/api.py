@@ -26,14 +26,15 @@ from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import Memory
 from tcforge.ptx.emulate.ops_async import TensorMap
-from tcforge.ptx.emulate.ops_tex import HANDLE_BASE, Surface, Texture, image_arg
+from tcforge.ptx.emulate.ops_tex import HANDLE_BASE, Surface, Texture
 from tcforge.ptx.emulate.state import TYPE_BYTES, view_dtype
 from tcforge.ptx.module import read_module
 
 NUMERICS = ("hopper", "ada")
 
 
-def _name(v) -> str | None:
+def arg_name(v) -> str | None:
+    """The name an argument value gives (a str, or a 0-d unicode array from an .npz), else None."""
     if isinstance(v, str):
         return v
     if isinstance(v, np.ndarray) and v.dtype.kind == "U" and v.ndim == 0:
@@ -70,13 +71,13 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     pnames = {p.name for p in fn.params}
     fixups: dict[str, list[tuple[int, str]]] = {}
     buffers: dict[str, np.ndarray] = {}
-    args = {k: image_arg(as_tensor_map(v)) for k, v in args.items()}
+    args = {k: object_arg(v) for k, v in args.items()}
     images: dict[int, tuple] = {}
     handles_at: list[tuple[str, int, Texture | Surface]] = []  # (struct parameter, offset, object)
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
-            target = _name(v)
+            target = arg_name(v)
             if pname not in pnames or not off.isdigit() or (target is None and not isinstance(v, (Texture, Surface))):
                 raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, texture or surface, "
                                      f"with PARAM one of {', '.join(sorted(pnames))}")
@@ -111,8 +112,8 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
             if len(raw) != p.size:
                 raise EmulationError(f"argument {p.name!r}: the struct parameter is {p.size} bytes, got {len(raw)}")
             block_bytes[p.offset:p.offset + p.size] = raw
-        elif _name(v) is not None or (isinstance(v, np.ndarray) and v.ndim >= 1):
-            target = _name(v) or p.name
+        elif arg_name(v) is not None or (isinstance(v, np.ndarray) and v.ndim >= 1):
+            target = arg_name(v) or p.name
             if target not in mem_names:
                 raise EmulationError(f"argument {p.name!r} names buffer {target!r}, which is not given")
             if p.size != 8:
@@ -155,10 +156,14 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     return {name: mem.result(name) for name in mem.names if name in mem.written}
 
 
-def as_tensor_map(v):
-    """A TensorMap for its text form (the CLI's .npz), anything else as it is."""
-    name = _name(v)
-    return TensorMap.parse(name) if name is not None and name.startswith("tensormap ") else v
+def object_arg(v):
+    """A TensorMap, Texture or Surface for its text form (`tensormap ...`, `texture ...`, `surface ...`: the CLI's
+    .npz), anything else as it is."""
+    name = arg_name(v)
+    for prefix, parse in (("tensormap ", TensorMap.parse), ("texture ", Texture.parse), ("surface ", Surface.parse)):
+        if name is not None and name.startswith(prefix):
+            return parse(name)
+    return v
 
 
 def _is_struct(fn, name: str) -> bool:

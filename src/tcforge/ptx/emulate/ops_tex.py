@@ -198,16 +198,6 @@ def _words(text: str, kind: str, keys: set[str]) -> tuple[dict[str, str], list[s
     return kv, words[1:3]
 
 
-def image_arg(v):
-    """A Texture or Surface for its text form (the CLI's .npz), anything else as it is."""
-    name = v if isinstance(v, str) else str(v) if isinstance(v, np.ndarray) and v.dtype.kind == "U" else None
-    if name is not None and name.startswith("texture "):
-        return Texture.parse(name)
-    if name is not None and name.startswith("surface "):
-        return Surface.parse(name)
-    return v
-
-
 # ---- finding the object of a handle -------------------------------------------------------------------------------
 def _groups(ctx, st, op: Addr, kind: type):
     """`groups(lanes)`: [(object, byte offset of its texels in global memory, positions in lanes)] by handle."""
