@@ -107,10 +107,7 @@ def run(program, ctx) -> _Stats:
                 if not wait.any() and taken is None:
                     p += 1
                     continue
-                blocked[wait] = True
-                pc[wait] = p
-                pc[group & ~wait] = p + 1
-                p = -1
+                p = _park(blocked, wait, group, pc, p)
                 break
             if kind == CWAIT:
                 early = sel & (ctx.cluster_arrived <= ctx.cluster_passed)
@@ -118,29 +115,17 @@ def run(program, ctx) -> _Stats:
                     k = int(np.argmax(early))
                     raise EmulationError(f"{ctx.file}:{st.line}: thread {ctx.thread(k)}: barrier.cluster.wait without "
                                          "a barrier.cluster.arrive before it")
-                blocked[sel] = True
-                pc[sel] = p
-                if taken is not None:
-                    pc[group & ~taken] = p + 1
-                p = -1
+                p = _park(blocked, sel, group, pc, p)
                 break
             if kind == BAR:
-                blocked[sel] = True
                 bar_id[sel] = arg[0]()[sel]
                 bar_count[sel] = arg[1]()[sel]
                 if len(arg) == 3:  # bar.red
                     bar_pred[sel] = arg[2][1]()[sel]
-                pc[sel] = p
-                if taken is not None:
-                    pc[group & ~taken] = p + 1
-                p = -1
+                p = _park(blocked, sel, group, pc, p)
                 break
             if kind == EXIT or (kind == RET and _depth(ctx, sel) == 0):
-                done[sel] = True
-                pc[sel] = p
-                if taken is not None:
-                    pc[group & ~taken] = p + 1
-                p = -1
+                p = _park(done, sel, group, pc, p)
                 break
             if kind == CALL:
                 _call(ctx, program, st, arg, sel, p, ret_pc, call_site)
@@ -222,6 +207,15 @@ def _ret(ctx, program, code, sel, pc, ret_pc, call_site) -> None:
                 dst[sl, :src.shape[1]] = src[sl]
             pc[sl] = ret_pc[dd][sl]
             ctx.depth[sl] = dd
+
+
+def _park(flag: np.ndarray, lanes: np.ndarray, group: np.ndarray, pc: np.ndarray, p: int) -> int:
+    """Stop `lanes` at statement p with `flag` set (blocked, or done) and move the rest of the group past it; returns
+    -1, the run loop's "pick the next group"."""
+    flag[lanes] = True
+    pc[lanes] = p
+    pc[group & ~lanes] = p + 1
+    return -1
 
 
 def _release(ctx, code, pc, done, blocked, bar_id, bar_count, bar_pred) -> None:
