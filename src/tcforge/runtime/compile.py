@@ -147,14 +147,32 @@ def cache_key(source: str, options: Sequence[str], arch: str) -> str:
     return h.hexdigest()[:32]
 
 
-def compile_ptx(source: str, *, arch: str = "sm_90a", options: Sequence[str] = (), name: str = "kernel",
-                cache: Path | None = None) -> str:
-    """The PTX nvcc makes of `source` with the options `compile_cuda` uses (for the emulator; disk-cached)."""
-    opts = ["-O3", "-std=c++17", "--use_fast_math", *options]
+_NVCC_OPTIONS = ("-O3", "-std=c++17", "--use_fast_math")  # every build's, before the caller's options
+
+
+def _build_slot(source: str, options: Sequence[str], arch: str, name: str,
+                cache: Path | None) -> tuple[list[str], str, Path]:
+    """(nvcc options, cache key, cache path without its suffix) of a build of `source`."""
+    opts = [*_NVCC_OPTIONS, *options]
     key = cache_key(source, opts, arch)
     root = cache if cache is not None else cache_dir()
     root.mkdir(parents=True, exist_ok=True)
-    out = root / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:80]}-{key}.ptx"
+    return opts, key, root / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:80]}-{key}"
+
+
+def _publish(made: Path, dest: Path) -> None:
+    """Copy a build product into the cache atomically, so that a concurrent build of the same key never reads a
+    half-written file."""
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    shutil.copyfile(made, tmp)
+    os.replace(tmp, dest)
+
+
+def compile_ptx(source: str, *, arch: str = "sm_90a", options: Sequence[str] = (), name: str = "kernel",
+                cache: Path | None = None) -> str:
+    """The PTX nvcc makes of `source` with the options `compile_cuda` uses (for the emulator; disk-cached)."""
+    opts, _, slot = _build_slot(source, options, arch, name, cache)
+    out = slot.with_name(slot.name + ".ptx")
     if not out.exists():
         with tempfile.TemporaryDirectory(prefix="tcforge-nvcc-") as tmp:
             src = Path(tmp) / "kernel.cu"
@@ -163,9 +181,7 @@ def compile_ptx(source: str, *, arch: str = "sm_90a", options: Sequence[str] = (
                                    str(Path(tmp) / "k.ptx"), str(src)], capture_output=True, text=True)
             if proc.returncode != 0:
                 raise CompileError(f"nvcc -ptx failed for {name} ({arch}):\n{proc.stderr[-4000:]}")
-            tmp_out = root / f".{out.name}.{os.getpid()}.tmp"
-            shutil.copyfile(Path(tmp) / "k.ptx", tmp_out)
-            os.replace(tmp_out, out)
+            _publish(Path(tmp) / "k.ptx", out)
     return out.read_text()
 
 
@@ -178,31 +194,22 @@ def compile_cuda(
     cache: Path | None = None,
 ) -> CompiledModule:
     """Compile `source` to a cubin for `arch` (reusing the disk cache); raises CompileError with nvcc's diagnostics."""
-    opts = ["-O3", "-std=c++17", "--use_fast_math", *options]
-    key = cache_key(source, opts, arch)
-    root = cache if cache is not None else cache_dir()
-    root.mkdir(parents=True, exist_ok=True)
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80]
-    cubin = root / f"{safe}-{key}.cubin"
-    logf = root / f"{safe}-{key}.log"
+    opts, key, slot = _build_slot(source, options, arch, name, cache)
+    cubin, logf = slot.with_name(slot.name + ".cubin"), slot.with_name(slot.name + ".log")
     if cubin.exists() and logf.exists():
         log = logf.read_text()
         return CompiledModule(cubin, key, arch, log, parse_ptxas_log(log))
     with tempfile.TemporaryDirectory(prefix="tcforge-nvcc-") as tmp:
-        src = Path(tmp) / f"{safe}.cu"
+        src = Path(tmp) / f"{slot.name}.cu"
         src.write_text(source)
-        out = Path(tmp) / f"{safe}.cubin"
+        out, made_log = Path(tmp) / f"{slot.name}.cubin", Path(tmp) / f"{slot.name}.log"
         cmd = [_nvcc(), "-cubin", *gencode_for(arch), *opts, "-I", str(INCLUDE_DIR), "-Xptxas", "-v", "-o", str(out),
                str(src)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise CompileError(f"nvcc failed for {name} ({arch}):\n{proc.stderr[-4000:]}")
         log = proc.stdout + proc.stderr
-        # write atomically so concurrent compiles of the same key never read a half file
-        tmp_cubin = root / f".{safe}-{key}.{os.getpid()}.cubin.tmp"
-        shutil.copyfile(out, tmp_cubin)
-        os.replace(tmp_cubin, cubin)
-        tmp_log = root / f".{safe}-{key}.{os.getpid()}.log.tmp"
-        tmp_log.write_text(log)
-        os.replace(tmp_log, logf)
+        made_log.write_text(log)
+        _publish(out, cubin)
+        _publish(made_log, logf)
     return CompiledModule(cubin, key, arch, log, parse_ptxas_log(log))
