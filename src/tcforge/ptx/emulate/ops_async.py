@@ -22,7 +22,7 @@ from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import RANK_SHIFT, SHARED_WINDOW, WINDOW_SIZE
 from tcforge.ptx.emulate.ops_mem import _access, address, b_cp_async, reduce_values, space_of
 from tcforge.ptx.emulate.ops_mem import b_st as b_st_plain
-from tcforge.ptx.emulate.state import TYPE_BYTES
+from tcforge.ptx.emulate.state import TYPE_BYTES, UINT
 from tcforge.ptx.operands import Addr, Imm, Sink, Vec
 
 _M21 = (1 << 21) - 1
@@ -593,7 +593,7 @@ def b_cp_reduce(ctx, st, parts):
 
 def _combine(flat: np.ndarray, at: np.ndarray, src: np.ndarray, op: str, ptype: str, global_space: bool) -> None:
     """flat[at] (elements x bytes) = flat[at] `op` src (elements x bytes), as `ptype` words."""
-    dt = np.dtype(f"u{TYPE_BYTES[ptype]}")
+    dt = UINT[TYPE_BYTES[ptype]]
     old = np.ascontiguousarray(flat[at]).view(dt).reshape(-1)
     x = np.ascontiguousarray(src).view(dt).reshape(-1)
     flat[at] = reduce_values(op, ptype, global_space, old, x).view(np.uint8).reshape(at.shape)

@@ -16,7 +16,7 @@ import numpy as np
 
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.rounding import round_f64_to_f16
-from tcforge.ptx.emulate.state import TYPE_BYTES
+from tcforge.ptx.emulate.state import TYPE_BYTES, UINT
 from tcforge.ptx.operands import Addr, Reg, Vec
 
 HANDLE_BASE = 0x5E00_0000_0000  # handles the emulator gives: HANDLE_BASE + 16 * (index of the object)
@@ -220,11 +220,11 @@ def _groups(ctx, st, op: Addr, kind: type):
                 fail(int(lanes[at[0]]), f"handle {int(v):#x} is not a {what} (pass a tcforge.ptx.emulate."
                                         f"{kind.__name__} as the kernel's argument)")
             img, name = obj
-            size = ctx.mem.sizes[ctx.mem.names.index(name)]
-            if size != img.nbytes:
-                fail(int(lanes[at[0]]), f"{what} buffer {name!r} has {size} bytes; {img.format} x {img.dims} "
-                                        f"needs {img.nbytes}")
-            out.append((img, ctx.mem.starts[ctx.mem.names.index(name)], at))
+            i = ctx.mem.names.index(name)
+            if ctx.mem.sizes[i] != img.nbytes:
+                fail(int(lanes[at[0]]), f"{what} buffer {name!r} has {ctx.mem.sizes[i]} bytes; {img.format} x "
+                                        f"{img.dims} needs {img.nbytes}")
+            out.append((img, ctx.mem.starts[i], at))
         return out
     return groups
 
@@ -546,7 +546,7 @@ def b_suld(ctx, st, parts):
     d, a = st.operands[:2]
     op = _surface_op(ctx, st, parts, a)
     ws = [ctx.dst(x, op.btype) for x in (d.items if isinstance(d, Vec) else (d,))]
-    dt = np.dtype(f"u{op.width}")
+    dt = UINT[op.width]
 
     def run(m):
         lanes = ctx.lanes(m)

@@ -23,6 +23,7 @@ import numpy as np
 from tcforge.numerics.tensorcore import HOPPER_FORMS, Form
 from tcforge.numerics.tensorcore import tc_mma as _tc_mma
 from tcforge.ptx.emulate.ops_matrix import int_products, s32_sum
+from tcforge.ptx.emulate.state import UINT
 from tcforge.ptx.operands import Imm, Not, Reg, Vec
 
 WARPGROUP = 128
@@ -114,7 +115,7 @@ def a_regs_to_matrix(words: np.ndarray, esize: int) -> np.ndarray:
     """A from registers (G, 128, 4) uint32 -> (G, 64, K) elements [row, k] (K = 32 bytes / esize)."""
     g = words.shape[0]
     per = 4 // esize
-    x = np.ascontiguousarray(words).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[esize])
+    x = np.ascontiguousarray(words).view(UINT[esize])
     x = x.reshape(g, 4, 8, 4, 2, 2, per)  # [G, w, g, t, r >> 1, r & 1, i]
     return x.transpose(0, 1, 5, 2, 4, 3, 6).reshape(g, 64, 8 * per)
 
@@ -276,7 +277,7 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
         rsd = ctx.src_full(scd, "pred")
     else:
         ctx.fail_static(st, f"scale-d must be a predicate or an immediate, got {scd!r}")
-    edt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[esize]
+    edt = UINT[esize]
     sign = edt(1 << (8 * esize - 1))
     cdt = np.uint16 if form.c == "f16" else np.uint32
 
