@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from fnmatch import fnmatch
 from pathlib import Path
 
 import numpy as np
@@ -349,15 +350,17 @@ def _modules_or_build(ptx: Path | None) -> dict:
     return build(BUILD)
 
 
+def _matches(name: str, patterns) -> bool:
+    """Whether an entry name matches any of the names or fnmatch patterns."""
+    return any(fnmatch(name, n) for n in patterns or ())
+
+
 def _select(only, skip=()) -> list[Entry]:
     """The entries named by `only` (names or fnmatch patterns; all when empty) less those `skip` matches."""
-    from fnmatch import fnmatch
-
-    bad = [n for n in only or () if not any(fnmatch(e.name, n) for e in ENTRIES)]
+    bad = [n for n in only or () if not any(_matches(e.name, [n]) for e in ENTRIES)]
     if bad:
         raise SystemExit(f"no entries match: {', '.join(bad)}; known: {', '.join(sorted(e.name for e in ENTRIES))}")
-    return [e for e in ENTRIES if (not only or any(fnmatch(e.name, n) for n in only))
-            and not any(fnmatch(e.name, n) for n in skip or ())]
+    return [e for e in ENTRIES if (not only or _matches(e.name, only)) and not _matches(e.name, skip)]
 
 
 def smoke(ptx: Path | None, only, seed: int | None) -> int:
@@ -476,9 +479,7 @@ def check(path: Path, only, show: int = 0) -> int:
     (and, with `show`, differing rows)."""
     meta, items = corpus_entries(path)
     if only:
-        from fnmatch import fnmatch
-
-        items = [it for it in items if any(fnmatch(it["name"], n) for n in only)]
+        items = [it for it in items if _matches(it["name"], only)]
     print(f"{path}: {len(items)} entries, GPU {meta['gpu']}, seed {meta['seed']}")
     bad = 0
     for it in _progress(items, "check"):

@@ -1041,6 +1041,21 @@ __device__ __forceinline__ unsigned one_shot_barrier(unsigned long long* bar)
     __syncthreads();
     return m;
 }
+
+// Every thread copies its 16-byte chunks of `bytes` from global memory into shared memory `s`, visible to the async
+// proxy after the barrier; returns `s`'s shared address.
+__device__ __forceinline__ unsigned stage_for_bulk(uint4* s, const uint4* src, unsigned bytes)
+{
+    for (unsigned i = threadIdx.x; i < bytes / 16; i += blockDim.x) s[i] = src[i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    return static_cast<unsigned>(__cvta_generic_to_shared(s));
+}
+__device__ __forceinline__ void bulk_group_wait()
+{
+    tcf::cp_async_bulk_commit_group();
+    tcf::cp_async_bulk_wait_group<0>();
+}
 #endif
 
 // TMA round trip: thread 0 loads the box at (x, y) of map_in into 1024-byte-aligned shared memory (completing on an
@@ -1063,8 +1078,7 @@ extern "C" __global__ void tma_box(const __grid_constant__ CUtensorMap map_in, c
     if (threadIdx.x == 0) {
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         tcf::cp_async_bulk_tensor_2d_s2g(reinterpret_cast<const tcf::TmaDesc*>(&map_out), y, x, b);
-        tcf::cp_async_bulk_commit_group();
-        tcf::cp_async_bulk_wait_group<0>();
+        bulk_group_wait();
     }
 }
 #endif
@@ -1086,8 +1100,7 @@ extern "C" __global__ void bulk_copy(const uint4* src, uint4* dst, int off, int 
     if (threadIdx.x == 0) {
         asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst + off2), "r"(b),
                      "r"(bytes) : "memory");
-        tcf::cp_async_bulk_commit_group();
-        tcf::cp_async_bulk_wait_group<0>();
+        bulk_group_wait();
     }
 }
 #endif
@@ -1185,15 +1198,11 @@ SUST(sustp2d_v4_zero, "sust.p.2d.v4.b32.zero", "{%3, %4, %5, %6}")
                                     unsigned bytes)                                                               \
     {                                                                                                             \
         __shared__ alignas(128) uint4 s[512];                                                                     \
-        for (unsigned i = threadIdx.x; i < bytes / 16; i += blockDim.x) s[i] = src[i];                            \
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                              \
-        __syncthreads();                                                                                          \
+        const unsigned a = stage_for_bulk(s, src, bytes);                                                         \
         if (threadIdx.x == 0) {                                                                                   \
             asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta." OP ".tile.bulk_group [%0, {%1, %2}], " \
-                         "[%3];" ::"l"(&map), "r"(x), "r"(y),                                                      \
-                         "r"(static_cast<unsigned>(__cvta_generic_to_shared(s))) : "memory");                     \
-            tcf::cp_async_bulk_commit_group();                                                                    \
-            tcf::cp_async_bulk_wait_group<0>();                                                                   \
+                         "[%3];" ::"l"(&map), "r"(x), "r"(y), "r"(a) : "memory");                                  \
+            bulk_group_wait();                                                                                    \
         }                                                                                                         \
     }
 TMA_REDUCE(tma_reduce_add, "add")
@@ -1205,15 +1214,11 @@ TMA_REDUCE(tma_reduce_or, "or")
     extern "C" __global__ void NAME(const uint4* src, uint4* dst, int off, unsigned bytes)                         \
     {                                                                                                             \
         __shared__ alignas(128) uint4 s[256];                                                                     \
-        for (unsigned i = threadIdx.x; i < bytes / 16; i += blockDim.x) s[i] = src[i];                            \
-        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");                                              \
-        __syncthreads();                                                                                          \
+        const unsigned a = stage_for_bulk(s, src, bytes);                                                         \
         if (threadIdx.x == 0) {                                                                                   \
             asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group." SUFFIX " [%0], [%1], %2;"          \
-                         ::"l"(dst + off), "r"(static_cast<unsigned>(__cvta_generic_to_shared(s))), "r"(bytes)    \
-                         : "memory");                                                                             \
-            tcf::cp_async_bulk_commit_group();                                                                    \
-            tcf::cp_async_bulk_wait_group<0>();                                                                   \
+                         ::"l"(dst + off), "r"(a), "r"(bytes) : "memory");                                        \
+            bulk_group_wait();                                                                                    \
         }                                                                                                         \
     }
 BULK_REDUCE(bulk_reduce_add_f32, "add.f32")
