@@ -1021,7 +1021,11 @@ def test_tma_and_bulk_reductions() -> None:
     dst = rng.integers(-2**31, 2**31, 256).astype(np.int32)
     args = {"red_map": TensorMap("out", "f32", (8, 8), (32,), (8, 4)), "red_src": src, "red_dst": dst.copy(),
             "out": out.copy()}
-    got = emulate(_REDUCE_KERNEL, "red", 1, 64, args)
+    seen: dict[int, set] = {}
+    got = emulate(_REDUCE_KERNEL, "red", 1, 64, args,
+                  record=lambda line, space, addrs, ids, size, store: seen.setdefault(line, set()).add((space, store)))
+    reduce_lines = [i + 1 for i, t in enumerate(_REDUCE_KERNEL.splitlines()) if "cp.reduce" in t]
+    assert all({("shared", False), ("global", True)} <= seen[line] for line in reduce_lines)  # both reach record
     want = out.copy()
     box = src[:32].reshape(4, 8)
     want[6:8] = out[6:8] + box[:2]  # rows 8 and 9 of the box lie past the tensor's end

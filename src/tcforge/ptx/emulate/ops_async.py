@@ -578,16 +578,18 @@ def b_cp_reduce(ctx, st, parts):
             cta, off = _shared_base(ctx, fail, lane, int(rsrc(one)[0]), n, 16, "cp.reduce.async.bulk")
             src = mem.shared[cta * mem.shared_size + off + np.arange(n)].reshape(-1, es)
             d = int(rd(one)[0])
+            _note(ctx, st, lane, "shared", off + np.arange(0, n, es), es, False)
             if dst_space == "global":
                 g = _global_bytes(ctx, fail, lane, d + np.arange(0, n, es), es, True)
                 _combine(mem.gmem, g, src, op, ptype, True)
+                _note(ctx, st, lane, "global", d + np.arange(0, n, es), es, True)
             else:
                 dcta, doff = _shared_base(ctx, fail, lane, d, n, 16, "cp.reduce.async.bulk")
                 at = (dcta * mem.shared_size + doff + np.arange(n)).reshape(-1, es)
                 _combine(mem.shared, at, src, op, ptype, False)
+                _note(ctx, st, lane, "shared", doff + np.arange(0, n, es), es, True)
                 if rb is not None:
                     complete_tx(*_word_index(ctx, fail, lane, int(rb(one)[0])), n)
-            _note(ctx, st, lane, "shared", off + np.arange(0, n, es), es, False)
     return run_plain
 
 
