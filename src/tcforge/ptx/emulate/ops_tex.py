@@ -337,43 +337,39 @@ def _layer(img: _Image, layer):
     return None if layer is None else np.clip(layer, 0, img.layers - 1)
 
 
+def _fetch(mem, img: Texture, base: int, layer, idx: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """(texels (k, channels) in the format's dtype, in range) at integer texel indices per dimension, under the
+    texture's address modes (out of range only for border addressing)."""
+    ok = np.ones(len(idx[0]), bool)
+    at = []
+    for i, size, mode in zip(idx, img.extents, img.address, strict=False):
+        j, v = _address(i, size, mode)
+        at.append(j)
+        ok &= v
+    return _read_texels(mem, img, base, at, _layer(img, layer)), ok
+
+
 def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coords: bool) -> np.ndarray:
     """(k, 4) result words of `tex`."""
-    n = len(xs)
-    sizes = img.extents[:n]
-    modes = img.address[:n]
-    layer = _layer(img, layer)
     k = len(xs[0])
     bits = TEXTURE_UNIT["subtexel_bits"]
     if not float_coords or img.filter == "point":
         if float_coords:
-            idx = [_fixed(x, s, img.normalized, False) >> bits for x, s in zip(xs, sizes, strict=True)]
+            idx = [_fixed(x, s, img.normalized, False) >> bits for x, s in zip(xs, img.extents, strict=False)]
         else:
             idx = [x.view(np.int32).astype(np.int64) for x in xs]
-        ok = np.ones(k, bool)
-        at = []
-        for i, s, m in zip(idx, sizes, modes, strict=True):
-            j, v = _address(i, s, m)
-            at.append(j)
-            ok &= v
-        return np.where(ok[:, None], _bits(img, _read_texels(mem, img, base, at, layer)), _border(img, k))
-    fx = [_fixed(x, s, img.normalized, True) for x, s in zip(xs, sizes, strict=True)]
+        t, ok = _fetch(mem, img, base, layer, idx)
+        return np.where(ok[:, None], _bits(img, t), _border(img, k))
+    fx = [_fixed(x, s, img.normalized, True) for x, s in zip(xs, img.extents, strict=False)]
     lo = [f >> bits for f in fx]
     frac = [(f & ((1 << bits) - 1)).astype(np.float64) / (1 << bits) for f in fx]
     border = _border(img, k).view(np.float32).astype(np.float64)
     acc = np.zeros((k, 4), np.float64)
-    for corner in range(1 << n):
-        weight = np.ones(k, np.float64)
-        ok = np.ones(k, bool)
-        at = []
-        for d in range(n):
-            hi = corner >> d & 1
-            j, v = _address(lo[d] + hi, sizes[d], modes[d])
-            at.append(j)
-            ok &= v
-            weight = weight * (frac[d] if hi else 1.0 - frac[d])
-        t = _fill(img, _as_float(img, _read_texels(mem, img, base, at, layer)))
-        acc += weight[:, None] * np.where(ok[:, None], t, border)
+    for corner in range(1 << len(xs)):
+        hi = [corner >> d & 1 for d in range(len(xs))]
+        weight = np.prod([f if h else 1.0 - f for f, h in zip(frac, hi, strict=True)], axis=0)
+        t, ok = _fetch(mem, img, base, layer, [lo_d + h for lo_d, h in zip(lo, hi, strict=True)])
+        acc += weight[:, None] * np.where(ok[:, None], _fill(img, _as_float(img, t)), border)
     with np.errstate(invalid="ignore", over="ignore"):
         return acc.astype(np.float32).view(np.uint32)
 
@@ -382,14 +378,12 @@ def _footprint(mem, img: Texture, base: int, layer, xs: list[np.ndarray], comp: 
     """(k, 4) result words of `tld4`: channel `comp` of the texels (i, j+1), (i+1, j+1), (i+1, j), (i, j) around
     the sample."""
     bits = TEXTURE_UNIT["subtexel_bits"]
-    lo = [_fixed(x, s, img.normalized, True) >> bits for x, s in zip(xs, img.extents[:2], strict=True)]
-    k = len(xs[0])
+    lo = [_fixed(x, s, img.normalized, True) >> bits for x, s in zip(xs, img.extents, strict=False)]
+    border = _border(img, len(xs[0]))[:, comp]
     out = []
     for di, dj in ((0, 1), (1, 1), (1, 0), (0, 0)):
-        (i, vi), (j, vj) = _address(lo[0] + di, img.extents[0], img.address[0]), \
-            _address(lo[1] + dj, img.extents[1], img.address[1])
-        t = _bits(img, _read_texels(mem, img, base, [i, j], _layer(img, layer)))
-        out.append(np.where(vi & vj, t[:, comp], _border(img, k)[:, comp]))
+        t, ok = _fetch(mem, img, base, layer, [lo[0] + di, lo[1] + dj])
+        out.append(np.where(ok, _bits(img, t)[:, comp], border))
     return np.stack(out, axis=1)
 
 
