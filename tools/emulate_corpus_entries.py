@@ -1024,7 +1024,7 @@ def _surface_store(surf: dict, step: int, values: str, n: int = 96, inside: bool
         w, h, _ = s.extents
         c = np.zeros((n, 4), np.int32)
         pad = 0 if inside else 2
-        c[:, 0] = rng.integers(-pad, w + pad, n) * (step or 1) if step else rng.integers(-pad, w + pad, n)
+        c[:, 0] = rng.integers(-pad, w + pad, n) * (step or 1)
         c[:, 1] = rng.integers(-pad, h + pad, n)
         if values == "f32":
             v = (rng.standard_normal((n, 4)) * 10.0 ** rng.integers(-8, 9, (n, 4))).astype(np.float32)
