@@ -931,6 +931,36 @@ def _tma_box(span: int, dtype: str, x: int, y: int, fill: str = "zero"):
     return make
 
 
+# kernel -> (element type, swizzle span, box (inner, rows), dims' inner extent): the map tma_replace builds
+TMA_REPLACE = {"tma_replace_f32_sw32": ("f32", 32, (8, 256), 36), "tma_replace_f32_sw32_nan": ("f32", 32, (8, 256), 36),
+               "tma_replace_bf16_sw128": ("bf16", 128, (64, 64), 72), "tma_replace_f64_sw64": ("f64", 64, (8, 128), 18),
+               "tma_replace_u8_none": ("u8", 0, (64, 128), 144)}
+# entry -> (kernel, from zeros, x, y)
+TMA_REPLACE_ENTRIES = {
+    "cu_tma_replace_f32_sw32": ("tma_replace_f32_sw32", False, 0, 0),
+    "cu_tma_replace_f32_sw32_zeros_rows_past": ("tma_replace_f32_sw32", True, 4, 37),
+    "cu_tma_replace_f32_sw32_nan_rows_past": ("tma_replace_f32_sw32_nan", False, 4, 37),
+    "cu_tma_replace_bf16_sw128": ("tma_replace_bf16_sw128", False, 0, 0),
+    "cu_tma_replace_f64_sw64_zeros": ("tma_replace_f64_sw64", True, 2, 8),
+    "cu_tma_replace_u8_none": ("tma_replace_u8_none", False, 16, 5)}
+
+
+def _tma_replace(kernel: str, zeros: bool, x: int, y: int):
+    """`tma_replace_*`: a template map (f16, NaN fill, every field unlike the edits) over `src`, edited on the device
+    into TMA_REPLACE[kernel]'s map over a 50-row, 144-byte-pitch `src2`; the 8 KB box at (x, y) loaded through it."""
+    from tcforge.ptx.emulate import TensorMap
+
+    dtype, span, box, inner = TMA_REPLACE[kernel]
+
+    def make(rng):
+        tmpl = TensorMap("src", "f16", (72, 50), (144,), (64, 64), 0, "nan")
+        f = np.array([zeros, inner, 50, 144, *box, 0, 0, 0, 8192], np.uint32)
+        return [tmpl, ("work", np.zeros(128, np.uint8)), ("src2", rng.integers(0, 256, (50, 144), dtype=np.uint8)),
+                ("f", f), ("dump", np.zeros(16384, np.uint8)), ("status", np.full(4, 7, np.uint32)), x, y,
+                ("src", rng.integers(0, 256, (50, 144), dtype=np.uint8))]
+    return make
+
+
 def _weights(choices: list[int]) -> list[float]:
     w = np.array([{0: 0.05, 1: 0.35, 2: 0.15, 3: 0.15, 4: 0.15, 5: 0.15}[c] for c in choices])
     return list(w / w.sum())
@@ -1433,6 +1463,8 @@ def _samples() -> list[Entry]:
           for label, x, y in TMA_BOX_CASES),
         *(e(f"cu_tma_nanfill_{label}_0_8", "samples_sm90a", "tma_box", (1, 1, 1), (128, 1, 1),
             _tma_box(*TMA_BOXES[label], 0, 8, "nan"), ("dump", "out")) for label in ("plain_f16", "sw32_f32")),
+        *(e(name, "samples_sm90a", k, (1, 1, 1), (128, 1, 1), _tma_replace(k, z, x, y), ("dump", "status"))
+          for name, (k, z, x, y) in TMA_REPLACE_ENTRIES.items()),
         e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
           lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
@@ -1511,4 +1543,5 @@ ENTRIES: list[Entry] = _samples() + _triton_entries()
 AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
-    | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES))
+    | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
+    | set(TMA_REPLACE_ENTRIES))

@@ -1083,6 +1083,75 @@ extern "C" __global__ void tma_box(const __grid_constant__ CUtensorMap map_in, c
 }
 #endif
 
+// A tensor map edited on the device: warp 0 copies the map parameter into shared memory (or zeros, f[0] = 1, as
+// Triton's device-side descriptors start), lane 0 replaces every field (address src2, dims f[1..2], row stride f[3],
+// box f[4..5]; PTX elemtype code E, swizzle_mode S, fill_mode F: immediates, as ptxas requires), the warp publishes
+// it to `work`, and thread 0 loads the box at (x, y) through it; every thread dumps the 16 KB box buffer. The wait is
+// bounded: status[0] = 1 when the box's f[9] bytes arrived, 0 when they did not (a wrong count cannot hang the GPU).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+template <int E, int S, int F>
+__device__ __forceinline__ void tma_replace(const CUtensorMap& tmpl, uint4* work, const void* src2, const unsigned* f,
+                                            uint4* dump, unsigned* status, int x, int y)
+{
+    __shared__ alignas(1024) uint4 box[1024];
+    __shared__ alignas(128) uint4 tm[8];
+    __shared__ alignas(8) unsigned long long bar;
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(box));
+    const unsigned t = static_cast<unsigned>(__cvta_generic_to_shared(tm));
+    for (unsigned i = threadIdx.x; i < 1024; i += blockDim.x) box[i] = make_uint4(0xABABABAB, 0, 0, 0xABABABAB);
+    if (threadIdx.x < 8)
+        tm[threadIdx.x] = f[0] ? make_uint4(0, 0, 0, 0) : reinterpret_cast<const uint4*>(&tmpl)[threadIdx.x];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile(
+            "tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%0], %1;\n"
+            "tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], 1;\n"
+            "tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 0, %2;\n"
+            "tensormap.replace.tile.global_dim.shared::cta.b1024.b32 [%0], 1, %3;\n"
+            "tensormap.replace.tile.global_stride.shared::cta.b1024.b64 [%0], 0, %4;\n"
+            "tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 0, %5;\n"
+            "tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], 1, %6;\n"
+            "tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 0, 1;\n"
+            "tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], 1, 1;\n"
+            "tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], %7;\n"
+            "tensormap.replace.tile.interleave_layout.shared::cta.b1024.b32 [%0], 0;\n"
+            "tensormap.replace.tile.swizzle_mode.shared::cta.b1024.b32 [%0], %8;\n"
+            "tensormap.replace.tile.fill_mode.shared::cta.b1024.b32 [%0], %9;\n"
+            ::"r"(t), "l"(src2), "r"(f[1]), "r"(f[2]), "l"(static_cast<unsigned long long>(f[3])), "r"(f[4]),
+            "r"(f[5]), "n"(E), "n"(S), "n"(F) : "memory");
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        asm volatile(
+            "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [%0], [%1], 128;\n"
+            "fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(work), "r"(t) : "memory");
+    }
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    const unsigned m = one_shot_barrier(&bar);
+    if (threadIdx.x == 0) {
+        tcf::mbarrier_arrive_expect_tx(m, f[9]);
+        tcf::cp_async_bulk_tensor_2d_g2s(b, reinterpret_cast<const tcf::TmaDesc*>(work), x, y, m);
+    }
+    unsigned done = 0;
+    for (int i = 0; i < (1 << 20) && !done; ++i)
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0;\nselp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done) : "r"(m) : "memory");
+    if (threadIdx.x == 0) status[0] = done;
+    for (unsigned i = threadIdx.x; i < 1024; i += blockDim.x) dump[i] = box[i];
+}
+#define TMA_REPLACE(NAME, E, S, F)                                                                               \
+    extern "C" __global__ void NAME(const __grid_constant__ CUtensorMap tmpl, uint4* work, const void* src2,     \
+                                    const unsigned* f, uint4* dump, unsigned* status, int x, int y)              \
+    {                                                                                                             \
+        tma_replace<E, S, F>(tmpl, work, src2, f, dump, status, x, y);                                            \
+    }
+TMA_REPLACE(tma_replace_f32_sw32, 7, 1, 0)     // f32, 32-byte swizzle, zero fill
+TMA_REPLACE(tma_replace_f32_sw32_nan, 7, 1, 1) // the same with NaN fill
+TMA_REPLACE(tma_replace_bf16_sw128, 10, 3, 0)  // code 10: bf16 in the PTX table (f32.ftz in CUtensorMapDataType)
+TMA_REPLACE(tma_replace_f64_sw64, 9, 2, 0)     // code 9: f64 in the PTX table (bf16 in CUtensorMapDataType)
+TMA_REPLACE(tma_replace_u8_none, 0, 0, 0)      // u8, no swizzle
+#endif
+
 // Bulk copies without a tensor map: thread 0 copies `bytes` bytes from src + off into shared memory (completing on
 // an mbarrier the others wait on), then the shared bytes to dst + off2 (bulk group).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

@@ -19,8 +19,7 @@ class OutOfScopeError(EmulationError):
     """An instruction the emulator does not execute (tcgen05, TMA im2col, surface reductions, ...)."""
 
 
-OUT_OF_SCOPE = ("tcgen05", "tensormap", "clusterlaunchcontrol", "multimem", "red.async",
-                "sured")
+OUT_OF_SCOPE = ("tcgen05", "clusterlaunchcontrol", "multimem", "red.async", "sured")
 
 
 class Machine:
@@ -198,5 +197,5 @@ class Machine:
         raise EmulationError(f"{self.file}:{st.line}: {what} is not supported by the emulator")
 
     def out_of_scope(self, st):
-        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA im2col, tensormap, "
+        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA im2col, "
                               "clusterlaunchcontrol, multimem and surface reductions are not emulated)")

@@ -26,7 +26,7 @@ from tcforge.ptx.emulate.state import TYPE_BYTES, UINT
 from tcforge.ptx.operands import Addr, Imm, Sink, Vec
 
 _M21 = (1 << 21) - 1
-_MAGIC = 0x4D46_4354  # "TCFM"
+MAGIC = 0x4D46_4354  # "TCFM"
 _RANK_MASK = (1 << RANK_SHIFT) - 1
 
 
@@ -213,7 +213,11 @@ def b_test_wait(ctx, st, parts):
 # ---- TMA ----------------------------------------------------------------------------------------------------------
 _DTYPES = {"u8": 1, "u16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8, "f16": 2, "f32": 4, "f64": 8, "bf16": 2,
            "f32_ftz": 4, "tf32": 4, "tf32_ftz": 4, "e4m3": 1, "e5m2": 1}
-_DTYPE_CODES = list(_DTYPES)
+DTYPE_CODES = list(_DTYPES)
+# the encoding's fields: (byte offset, bytes) of one entry; ranked fields repeat per dimension (strides: dims 1..)
+MAP_LAYOUT = {"global_address": (0, 8), "magic": (8, 4), "rank": (12, 1), "elemtype": (13, 1), "swizzle_mode": (14, 1),
+              "fill_mode": (15, 1), "global_dim": (16, 8), "box_dim": (56, 4), "global_stride": (80, 8),
+              "element_stride": (112, 1), "interleave_layout": (117, 1)}
 # the NaN an out-of-bounds element loads as under fill=nan: the canonical NaN of the type (assumed; not yet pinned)
 _NAN_FILL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f32_ftz": 0x7FFFFFFF, "tf32": 0x7FFFFFFF,
              "tf32_ftz": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
@@ -267,12 +271,12 @@ class TensorMap:
         return int(np.prod(self.box)) * self.elem_bytes
 
     def encode(self, base: int = 0) -> bytes:
-        """The 128 bytes the kernel receives: global address, magic, rank, element type, swizzle, dims, box,
-        strides."""
+        """The 128 bytes the kernel receives (MAP_LAYOUT): global address, magic, rank, element type, swizzle, fill,
+        dims, box, strides; element strides (minus one) and interleave zero."""
         raw = bytearray(128)
         raw[0:8] = int(base).to_bytes(8, "little")
-        raw[8:12] = _MAGIC.to_bytes(4, "little")
-        raw[12], raw[13], raw[14] = len(self.dims), _DTYPE_CODES.index(self.dtype), self.swizzle // 16
+        raw[8:12] = MAGIC.to_bytes(4, "little")
+        raw[12], raw[13], raw[14] = len(self.dims), DTYPE_CODES.index(self.dtype), self.swizzle // 16
         raw[15] = self.fill == "nan"
         pad = (0,) * (5 - len(self.dims))
         raw[16:56] = np.array(tuple(self.dims) + pad, np.uint64).tobytes()
@@ -281,15 +285,22 @@ class TensorMap:
         return bytes(raw)
 
     @staticmethod
-    def decode(raw: bytes) -> tuple[TensorMap, int]:
-        """(map, global address) of 128 bytes written by `encode`; None where they are not."""
-        if len(raw) != 128 or int.from_bytes(raw[8:12], "little") != _MAGIC:
+    def decode(raw: bytes, name: str = "?") -> tuple[TensorMap, int]:
+        """(map, global address) of 128 bytes written by `encode` or edited by tensormap.replace; ValueError where
+        they are no tensor map, EmulationError where the map is one the emulator does not run."""
+        if len(raw) != 128 or int.from_bytes(raw[8:12], "little") != MAGIC:
             raise ValueError("not a tcforge tensor map")
         rank = raw[12]
+        if not 1 <= rank <= 5 or raw[13] >= len(DTYPE_CODES) or raw[14] not in (0, 2, 4, 8) or raw[15] > 1:
+            raise EmulationError(f"tensor map of {name!r}: rank {rank}, element type code {raw[13]}, swizzle code "
+                                 f"{raw[14]} or fill {raw[15]} is not valid")
+        if any(raw[112:112 + rank]) or raw[117]:
+            raise EmulationError(f"tensor map of {name!r}: element strides other than 1 and interleaved layouts are "
+                                 "not emulated")
         dims = tuple(int(x) for x in np.frombuffer(raw[16:56], np.uint64)[:rank])
         box = tuple(int(x) for x in np.frombuffer(raw[56:76], np.uint32)[:rank])
         strides = tuple(int(x) for x in np.frombuffer(raw[80:112], np.uint64)[:rank - 1])
-        tm = TensorMap("?", _DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16, "nan" if raw[15] else "zero")
+        tm = TensorMap(name, DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16, "nan" if raw[15] else "zero")
         return tm, int.from_bytes(raw[0:8], "little")
 
     def text(self) -> str:
@@ -346,15 +357,19 @@ class _Tma:
 
     def __init__(self, ctx, st, op) -> None:
         self.ctx, self.st, self.fail = ctx, st, ctx.failer(st)
-        self.load = _access(ctx, st, "generic", address(ctx, st, op, "generic"), 1, 128, False)
+        self.addr = address(ctx, st, op, "generic")
+        self.load = _access(ctx, st, "generic", self.addr, 1, 128, False)
         self.cache: dict[bytes, tuple[TensorMap, int]] = {}
 
     def map(self, lane: int) -> tuple[TensorMap, int]:
-        raw = bytes(self.load(np.array([lane]))[0])
+        one = np.array([lane])
+        raw = bytes(self.load(one)[0])
         hit = self.cache.get(raw)
         if hit is None:
             try:
-                hit = self.cache[raw] = TensorMap.decode(raw)
+                hit = self.cache[raw] = TensorMap.decode(raw, f"<map at {int(self.addr(one)[0]):#x}>")
+            except EmulationError as exc:  # a ValueError too: first
+                self.fail(lane, str(exc))
             except ValueError:
                 self.fail(lane, "the tensor-map operand does not hold a tensor map made by tcforge.ptx.emulate."
                                 "TensorMap (pass one as the kernel's tensor-map parameter)")

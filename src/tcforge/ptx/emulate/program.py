@@ -17,6 +17,7 @@ from tcforge.ptx.emulate import (
     ops_matrix,
     ops_mem,
     ops_sync,
+    ops_tensormap,
     ops_tex,
     ops_wgmma,
 )
@@ -26,7 +27,8 @@ from tcforge.ptx.operands import Imm, Paren, Sym
 PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier try_wait / test_wait; CWAIT: cluster
 
 BUILDERS: dict = {}
-for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async, ops_tex):
+for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async, ops_tex,
+             ops_tensormap):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 
@@ -110,8 +112,7 @@ def _compile(ctx, st):
     parts = st.opcode.split(".")
     root = parts[0]
     full = st.opcode
-    if root in OUT_OF_SCOPE or any(full.startswith(p + ".") or full == p for p in OUT_OF_SCOPE) \
-            or (root == "fence" and "proxy" in parts and "tensormap" in full):
+    if root in OUT_OF_SCOPE or any(full.startswith(p + ".") or full == p for p in OUT_OF_SCOPE):
         ctx.out_of_scope(st)
     if root in _NOOPS:
         if root == "trap":
