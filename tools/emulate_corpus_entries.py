@@ -1142,6 +1142,38 @@ SUST_ENTRIES = {
 }
 
 
+# entry/kernel -> (surface, 64-bit words, sample range past the edges)
+SURED_ENTRIES = {
+    "sured2d_add_u32_trap": ({"format": "u32x1", "dims": (5, 4)}, False, 0),
+    "sured2d_min_s32_clamp": ({"format": "u32x1", "dims": (5, 4)}, False, 2),
+    "sured2d_max_u32_zero": ({"format": "u16x2", "dims": (5, 4)}, False, 2),
+    "sured1d_and_b32_clamp": ({"format": "u32x1", "dims": (24,)}, False, 3),
+    "sured2d_or_b32_zero": ({"format": "u32x1", "dims": (5, 4)}, False, 2),
+    "sured3d_add_u64_trap": ({"format": "u32x2", "dims": (3, 3, 2)}, True, 0),
+    "sured2d_min_s64_clamp": ({"format": "u32x2", "dims": (4, 3)}, True, 2),
+    "sured2d_max_s64_zero": ({"format": "u16x4", "dims": (4, 3)}, True, 2)}
+
+
+def _surface_reduce(surf: dict, wide: bool, pad: int, n: int = 1024):
+    """Inputs of a surface-reduction kernel: n samples over a small surface (many land on one word), x in bytes,
+    `pad` texels past each edge; values over the whole range (and near zero, so signed
+    minima and maxima compete); the surface pre-filled with random texels."""
+    def make(rng):
+        from tcforge.ptx.emulate import Surface
+
+        s = Surface(**{**surf, "buffer": "sf"})
+        w, h, d = s.extents
+        c = np.zeros((n, 4), np.int32)
+        c[:, 0] = rng.integers(-pad, w + pad, n) * s.texel_bytes  # every format here: a texel is one word
+        c[:, 1] = rng.integers(-pad, h + pad, n) if h > 1 else 0
+        c[:, 2] = rng.integers(-pad, d + pad, n) if d > 1 else 0
+        v = rng.integers(0, 2**64, n, dtype=np.uint64)
+        v[: n // 4] = rng.integers(-5000, 5000, n // 4).astype(np.int64).view(np.uint64)
+        v = v if wide else v.astype(np.uint32)
+        return [s, ("c", c), ("v", v), n, ("sf", _texels(rng, s.format, (s.layers * d, h, w)))]
+    return make
+
+
 # ---- bulk reductions ------------------------------------------------------------------------------------------
 def _reduce_values(rng, ptype: str, n: int) -> np.ndarray:
     """n random words of a reduction's type: floats of mixed scale with specials and subnormals, integers over the
@@ -1474,6 +1506,8 @@ def _samples() -> list[Entry]:
           for name, (k, sf, step, inside) in SULD_ENTRIES.items()),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (32, 1, 1), _surface_store(sf, step, vals, inside=inside), ("sf",))
           for name, (k, sf, step, vals, inside) in SUST_ENTRIES.items()),
+        *(e(name, "samples_sm90a", name, (4, 1, 1), (128, 1, 1), _surface_reduce(sf, wide, pad), ("sf",))
+          for name, (sf, wide, pad) in SURED_ENTRIES.items()),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (128, 1, 1), _tma_reduce(t, x, y), ("out",))
           for name, (k, t, x, y) in TMA_REDUCE_ENTRIES.items()),
         *(e(name, "samples_sm90a", name, (1, 1, 1), (128, 1, 1), _bulk_reduce(t), ("dst",))
@@ -1544,4 +1578,4 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES))
+    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES))

@@ -1258,6 +1258,26 @@ SUST(sust2d_v2b16_clamp, "sust.b.2d.v2.b16.clamp", "{%7, %8}")
 SUST(sustp2d_v4_trap, "sust.p.2d.v4.b32.trap", "{%3, %4, %5, %6}")
 SUST(sustp2d_v4_zero, "sust.p.2d.v4.b32.zero", "{%3, %4, %5, %6}")
 
+// Surface reductions from every thread of the grid at once (the operations commute, so the order the GPU takes
+// does not matter): sample i reduces its value v[i] into the word at {x, y} (x in bytes) or {x, y, z} of c[i].
+#define SURED(NAME, INSTR, T, CON, COORDS)                                                                        \
+    extern "C" __global__ void NAME(unsigned long long s, const int4* c, const T* v, int n)                    \
+    {                                                                                                             \
+        for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {                 \
+            int4 q = c[i];                                                                                        \
+            asm volatile(INSTR " [%0, " COORDS "], %4;" ::"l"(s), "r"(q.x), "r"(q.y), "r"(q.z), CON(v[i])         \
+                         : "memory");                                                                             \
+        }                                                                                                         \
+    }
+SURED(sured2d_add_u32_trap, "sured.b.add.2d.u32.trap", unsigned, "r", "{%1, %2}")
+SURED(sured2d_min_s32_clamp, "sured.b.min.2d.s32.clamp", unsigned, "r", "{%1, %2}")
+SURED(sured2d_max_u32_zero, "sured.b.max.2d.u32.zero", unsigned, "r", "{%1, %2}")
+SURED(sured1d_and_b32_clamp, "sured.b.and.1d.b32.clamp", unsigned, "r", "{%1}")
+SURED(sured2d_or_b32_zero, "sured.b.or.2d.b32.zero", unsigned, "r", "{%1, %2}")
+SURED(sured3d_add_u64_trap, "sured.b.add.3d.u64.trap", unsigned long long, "l", "{%1, %2, %3, %3}")
+SURED(sured2d_min_s64_clamp, "sured.b.min.2d.s64.clamp", unsigned long long, "l", "{%1, %2}")
+SURED(sured2d_max_s64_zero, "sured.b.max.2d.s64.zero", unsigned long long, "l", "{%1, %2}")
+
 // Bulk reductions: every thread copies its part of `src` (bytes, a multiple of 16) into shared memory; thread 0 then
 // reduces that shared span element by element into the tensor of `map` at box (x, y) (TMA_REDUCE), or into
 // dst + off (BULK_REDUCE), and waits for the bulk group.

@@ -22,8 +22,7 @@ def _line_of(text: str, needle: str) -> int:
                                    "[%rd2, {%r1, %r1}], [%r20];",
                                    "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
                                    "[%r20], [%rd2, {%r1, %r1}], [%r21], {%h1};",
-                                   "multimem.red.relaxed.gpu.global.add.u32 [%rd2], %r1;",
-                                   "sured.b.add.2d.u32.trap [%rd2, {%r1, %r1}], %r1;"])
+                                   "multimem.red.relaxed.gpu.global.add.u32 [%rd2], %r1;"])
 def test_out_of_scope_names_file_and_line(instr: str) -> None:
     body = f"mov.u32 %r20, 0;\nmov.u32 %r21, 0;\n{instr}"
     text = kernel_text(body, 1, 1)

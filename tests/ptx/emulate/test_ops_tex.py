@@ -145,6 +145,52 @@ def test_surface_stores_with_zero_and_clamp_and_formatted() -> None:
     np.testing.assert_array_equal(got[0, 1].view(np.uint16)[:2], [0x3C00, 0x7C00])
 
 
+@pytest.mark.parametrize("red,ctype,mode", [("add", "u32", "trap"), ("min", "s32", "clamp"), ("max", "u32", "zero"),
+                                             ("and", "b32", "clamp"), ("or", "b32", "zero"), ("add", "u64", "zero"),
+                                             ("min", "s64", "clamp")])
+def test_surface_reductions_fold_every_lane_in_order(red: str, ctype: str, mode: str) -> None:
+    """sured.b: 64 lanes reduce into 6 words of a 3x2 surface with collisions; the result is numpy's fold of each
+    word's operands (signed or unsigned as the type says), .zero dropping and .clamp moving the lanes outside."""
+    rng = np.random.default_rng(11)
+    wide = ctype.endswith("64")
+    es = 8 if wide else 4
+    n = 64
+    xs = rng.integers(-1 if mode != "trap" else 0, 4 if mode != "trap" else 3, n)
+    ys = rng.integers(-1 if mode != "trap" else 0, 3 if mode != "trap" else 2, n)
+    v = rng.integers(0, 2**63, (n, 2 if wide else 1), dtype=np.uint64)
+    words = v.view(np.uint32).reshape(n, -1)[:, :2] if wide else v.astype(np.uint32)
+    c = np.zeros((n, 4), np.uint32)
+    c[:, 0] = (xs * es).astype(np.int32).view(np.uint32)
+    c[:, 1] = ys.astype(np.int32).view(np.uint32)
+    c[:, 2:2 + words.shape[1]] = words
+    dt = {"u32": np.uint32, "s32": np.int32, "b32": np.uint32, "u64": np.uint64, "s64": np.int64}[ctype]
+    sf = rng.integers(0, 2**32, (2, 3, 2 if wide else 1), dtype=np.uint64).astype(np.uint32)
+    want = sf.copy().view(dt).reshape(2, 3)
+    fold = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and, "or": np.bitwise_or}[red]
+    operand = c[:, 2:4].copy().view(np.uint64)[:, 0].view(dt) if wide else c[:, 2].view(dt)
+    for x, y, o in zip(xs, ys, operand, strict=True):
+        if mode == "clamp":
+            x, y = min(max(x, 0), 2), min(max(y, 0), 1)
+        if 0 <= x < 3 and 0 <= y < 2:
+            want[y, x] = fold(want[y, x], o)
+    if wide:
+        body = f"mov.b64 %rd7, {{%r4, %r5}};\nsured.b.{red}.2d.{ctype}.{mode} [%rd1, {{%r2, %r3}}], %rd7;"
+    else:
+        body = f"sured.b.{red}.2d.{ctype}.{mode} [%rd1, {{%r2, %r3}}], %r4;"
+    got = _run(body, Surface("sf", "u32x2" if wide else "u32x1", (3, 2)), c, sf, "sf")["sf"]
+    np.testing.assert_array_equal(got.view(dt).reshape(2, 3), want)
+
+
+def test_surface_reduction_errors() -> None:
+    """sured.p (its reduction follows the surface's format) is refused in one line; .trap outside fails."""
+    surf = Surface("sf", "u32x1", (3, 2))
+    c = np.array([[12, 0, 1, 0]], np.uint32)
+    with pytest.raises(EmulationError, match=r"sured\.p\.add\.2d\.b32\.trap \(sured\.b\..* is emulated; sured\.p"):
+        _run("sured.p.add.2d.b32.trap [%rd1, {%r2, %r3}], %r4;", surf, c, np.zeros((2, 3, 1), np.uint32), "sf")
+    with pytest.raises(EmulationError, match=r"surface access at \(12, 0\) outside .* with \.trap"):
+        _run("sured.b.add.2d.u32.trap [%rd1, {%r2, %r3}], %r4;", surf, c, np.zeros((2, 3, 1), np.uint32), "sf")
+
+
 def test_text_forms_and_bad_arguments() -> None:
     t = Texture("tx", "u8x4", (12, 5), filter="linear", address=("mirror", "wrap"), normalized=True,
                 read="normalized", border=(0.25, 0.0, 0.0, 1.0))

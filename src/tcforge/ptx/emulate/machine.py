@@ -16,10 +16,10 @@ class EmulationError(TcforgeError):
 
 
 class OutOfScopeError(EmulationError):
-    """An instruction the emulator does not execute (tcgen05, TMA im2col, surface reductions, ...)."""
+    """An instruction the emulator does not execute (tcgen05, TMA im2col, multimem, ...)."""
 
 
-OUT_OF_SCOPE = ("tcgen05", "clusterlaunchcontrol", "multimem", "red.async", "sured")
+OUT_OF_SCOPE = ("tcgen05", "clusterlaunchcontrol", "multimem", "red.async")
 
 
 class Machine:
@@ -198,4 +198,4 @@ class Machine:
 
     def out_of_scope(self, st):
         raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA im2col, "
-                              "clusterlaunchcontrol, multimem and surface reductions are not emulated)")
+                              "clusterlaunchcontrol, multimem and red.async are not emulated)")

@@ -1,8 +1,8 @@
 """Textures and surfaces through bindless handles (a `.u64` operand): `tex` (1d, 2d, 3d, a1d, a2d; float or integer
 coordinates; point or linear filtering; wrap / clamp / mirror / border addressing; normalized coordinates; element
 or normalized-float reads), `tld4` (one channel of the bilinear footprint's four texels), `txq`, `suld.b` /
-`sust.b` (the x coordinate in bytes), `sust.p` (formatted, x in samples) with `.trap` / `.clamp` / `.zero`, and
-`suq`.
+`sust.b` (the x coordinate in bytes), `sust.p` (formatted, x in samples) with `.trap` / `.clamp` / `.zero`,
+`sured.b` (a word reduced in place, lane by lane) and `suq`.
 
 A kernel's `Texture` or `Surface` argument becomes a handle; the texels live in a global buffer, dense: channels
 innermost, then x, then y, then z or the layer. The texture unit's fixed-point arithmetic (how a float coordinate
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tcforge.ptx.emulate.machine import EmulationError
+from tcforge.ptx.emulate.ops_mem import reduce_values
 from tcforge.ptx.emulate.rounding import round_f64_to_f16
 from tcforge.ptx.emulate.state import TYPE_BYTES, UINT
 from tcforge.ptx.operands import Addr, Reg, Vec
@@ -596,4 +597,34 @@ def b_sust(ctx, st, parts):
     return run
 
 
-BUILDERS = {"tex": b_tex, "tld4": b_tld4, "txq": b_query, "suq": b_query, "suld": b_suld, "sust": b_sust}
+def b_sured(ctx, st, parts):
+    """sured.b.op.geom.ctype.mode [s, c], v: the surface's word at byte x reduced with v (add, min, max, and, or;
+    `atom`'s rules), one lane after another; .zero drops a reduction outside, .clamp moves it to the edge."""
+    if parts[1] != "b" or len(parts) != 6 or parts[2] not in ("add", "min", "max", "and", "or") or \
+            parts[3] not in ("1d", "2d", "3d"):
+        ctx.unsupported(st, f"{st.opcode} (sured.b.{{add,min,max,and,or}}.{{1d,2d,3d}} is emulated; sured.p, "
+                            "whose reduction follows the surface's format, is not)")
+    red = parts[2]
+    a, v = st.operands[:2]
+    op = _surface_op(ctx, st, ["sured", "b", *parts[3:]], a)
+    rv = ctx.src_full(v, op.btype)
+    mem = ctx.mem
+
+    def run(m):
+        lanes = ctx.lanes(m)
+        layer, xs = op.coords(lanes)
+        vals = rv()[lanes]
+        for img, base, at in op.groups(lanes):
+            off, ok = _surface_at(img, base, None if layer is None else layer[at], [x[at] for x in xs], op.width,
+                                  op.mode, False, op.fail, lanes[at])
+            mine = vals[at]
+            for j in np.flatnonzero(ok).tolist():  # in lane order, each on the word the lanes before it left
+                old = mem.read(mem.gmem, off[j:j + 1], op.width, 1)[:, 0]
+                new = reduce_values(red, op.btype, True, old, mine[j:j + 1])
+                mem.write(mem.gmem, off[j:j + 1], op.width, new[:, None])
+            mem.written.add(img.buffer)
+    return run
+
+
+BUILDERS = {"tex": b_tex, "tld4": b_tld4, "txq": b_query, "suq": b_query, "suld": b_suld, "sust": b_sust,
+            "sured": b_sured}
