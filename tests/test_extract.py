@@ -253,3 +253,15 @@ def test_emulate_checks_out_before_running(tmp_path, capsys) -> None:
                        "1", "--block", "32", "--args", str(_axpy_args(tmp_path)), "--out",
                        str(tmp_path / "missing" / "o.npz")])
     assert rc == 2 and "--out" in capsys.readouterr().err
+
+
+def test_no_cuda_code_or_no_matching_arch_is_one_line(tmp_path, capsys, data: Path) -> None:
+    """A file with no fatbin anywhere, or an --arch that matches no entry, is an error (exit 2), not an empty table."""
+    plain = tmp_path / "plain.bin"
+    plain.write_bytes(b"no CUDA here" * 10)
+    assert tcforge_main(["extract", str(plain)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"no CUDA code in {plain} (unknown: " in err
+    assert tcforge_main(["extract", str(data / "kernels.dll"), "--arch", "sm_70"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no entry matches --arch 'sm_70'; the files hold " in err and "sm_90a" in err

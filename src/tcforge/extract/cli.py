@@ -36,6 +36,8 @@ def main(argv: list[str]) -> int:
     paths = [input_file(f, "FILE") for f in args.files]
     out = output_dir(args.out, "--out") if args.out else None
     binaries = [read_binary(p) for p in paths]  # every file read (and any corrupt one refused) before writing
+    if not any(b.entries for b in binaries):
+        raise TcforgeError("no CUDA code in " + "; ".join(f"{b.path} ({b.format}: {b.note})" for b in binaries))
     rows = []
     for b in binaries:
         n_ptx = n_elf = 0
@@ -52,6 +54,9 @@ def main(argv: list[str]) -> int:
                     not fnmatch.fnmatch(e.arch_name, args.arch):
                 continue
             rows.append((b, section, e, n))
+    if not rows:
+        archs = sorted({e.arch_name for b in binaries for _, e in b.entries})
+        raise TcforgeError(f"no entry matches --arch {args.arch!r}; the files hold {', '.join(archs)}")
     if args.list or out is None:
         print(f"{'file':<24} {'format':<6} {'section':<15} {'c':>2} {'#':>3} {'kind':<4} {'arch':<12} "
               f"{'compression':<11} {'stored':>8} {'size':>8}")

@@ -21,9 +21,9 @@ from typing import Any
 
 from tcforge.cliutil import ArgumentParser, output_dir
 from tcforge.errors import DeviceUnavailableError
-from tcforge.gemm.config import LADDER_COMBOS
+from tcforge.gemm.config import LADDER_COMBOS, SUPPORTED
 from tcforge.gemm.plan import LaunchOptions
-from tcforge.gemm.variants import LADDER, SWEEP
+from tcforge.gemm.variants import LADDER, SWEEP, resolve_variant
 
 PEAK = {"fp16": 989.0, "bf16": 989.0, "e4m3": 1979.0}  # dense TFLOP/s, H100/H200 SXM datasheet
 SQUARES = [512, 1024, 2048, 4096, 8192, 16384]
@@ -399,6 +399,16 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if not 0 <= args.eager_spread <= 60:
         ap.error(f"--eager-spread takes 0 to 60 seconds, got {args.eager_spread}")
+    if args.size < 1:
+        ap.error(f"--size must be at least 1, got {args.size}")
+    combos = LADDER_COMBOS if args.combos == "all" else [tuple(c.split(":")) for c in args.combos.split(",")]
+    bad = [":".join(c) for c in combos if len(c) != 2 or c[1] not in SUPPORTED.get(c[0], ())]
+    if bad:
+        ap.error(f"--combos: {', '.join(bad)} not supported; pairs IN:OUT from "
+                 + ", ".join(f"{i}:{o}" for i, outs in SUPPORTED.items() for o in outs))
+    names = [v.name for v in LADDER + SWEEP] if args.variants == "ladder" else args.variants.split(",")
+    for name in names + [n for n in args.sweep_variants.split(",") if n]:
+        resolve_variant(name)  # an unknown name: one line, before the GPU is asked for
     out_dir = output_dir(args.out, "--out")  # checked before any timing
     try:
         import torch
@@ -406,8 +416,6 @@ def main(argv: list[str]) -> int:
         raise DeviceUnavailableError("tcforge bench gemm needs torch with CUDA (pip install tcforge[gpu])") from exc
     if not torch.cuda.is_available():
         raise DeviceUnavailableError("tcforge bench gemm needs a CUDA GPU (sm_90a)")
-    combos = LADDER_COMBOS if args.combos == "all" else [tuple(c.split(":")) for c in args.combos.split(",")]
-    names = [v.name for v in LADDER + SWEEP] if args.variants == "ladder" else args.variants.split(",")
     graph = not args.no_graph
     options = LaunchOptions()
     if args.no_pdl:

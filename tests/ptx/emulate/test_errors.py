@@ -148,6 +148,11 @@ def test_cli_exit_2_one_line(tmp_path, capsys) -> None:
                        str(tmp_path / "o.npz")])
     err = capsys.readouterr().err
     assert rc == 2 and err.count("\n") == 1 and "missing argument 'k_in'" in err
+    args.write_text("k_out = 0\n")  # not an archive: named as such, not as numpy's pickle complaint
+    rc = tcforge_main(["emulate", str(ptx), "--grid", "1", "--block", "32", "--args", str(args), "--out",
+                       str(tmp_path / "o.npz")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and f"{args}: not an .npz archive (numpy.savez writes one" in err
 
 
 def test_cli_round_trip(tmp_path) -> None:

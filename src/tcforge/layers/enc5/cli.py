@@ -58,13 +58,27 @@ def parse_phases(text: str | None) -> tuple[int, ...]:
     if not text:
         return ()
     out: list[int] = []
-    try:
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            out += list(range(int(lo), int(hi or lo) + 1))
-    except ValueError:
-        raise TcforgeError(f"--stages expects phase numbers like 11,13-15, got {text!r}") from None
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        try:
+            first, last = int(lo), int(hi or lo)
+        except ValueError:
+            raise TcforgeError(f"--stages expects phase numbers like 11,13-15, got {text!r}") from None
+        if last < first:
+            raise TcforgeError(f"--stages: the range {part!r} runs backwards (write {last}-{first})")
+        out += list(range(first, last + 1))
     return tuple(out)
+
+
+def _seed(text: str) -> int:
+    """A --seed value: a non-negative integer (numpy's generators take no negative seed)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v}")
+    return v
 
 
 def load_weights(spec: str, seed: int, asm: Assumptions) -> WeightImage:
@@ -282,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", metavar="{run,phases,assumptions,layout,weights}")
     run = sub.add_parser("run", help="run the layer; write arena.bin, surface.npy, PNGs and summary.json")
     run.add_argument("--weights", default="synthetic", help="'synthetic' or a 431,136-byte weight-image file")
-    run.add_argument("--seed", type=int, default=0, help="seed of the synthetic weights / inputs")
+    run.add_argument("--seed", type=_seed, default=0, help="seed of the synthetic weights / inputs")
     run.add_argument("--extent", default="40x23", help="token extents EXxEY (default 40x23 = 1280x720 input)")
     run.add_argument("--origin", default="0,0", help="block-origin offsets OX,OY (param+80)")
     run.add_argument("--input", default=None, help="raw input arena file (5·ey·ex·32 bytes); default synthetic")
@@ -311,7 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     lay.add_argument("--extent", default="40x23", help="token extents EXxEY of the launch (default 40x23)")
     lay.set_defaults(fn=_cmd_layout)
     wts = sub.add_parser("weights", help="write a synthetic weight image file")
-    wts.add_argument("--seed", type=int, default=0, help="seed of the synthetic image (default 0)")
+    wts.add_argument("--seed", type=_seed, default=0, help="seed of the synthetic image (default 0)")
     wts.add_argument("--out", required=True, help="file to write (431,136 bytes)")
     wts.set_defaults(fn=_cmd_weights)
     return ap

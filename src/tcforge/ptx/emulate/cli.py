@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def load_args(path: Path) -> dict:
     """The argument dict of an .npz (0-d unicode arrays are buffer names)."""
+    if Path(path).is_file() and not zipfile.is_zipfile(path):
+        raise EmulationError(f"{path}: not an .npz archive (numpy.savez writes one: one array per argument)")
     try:
         with np.load(path, allow_pickle=False) as z:
             return {k: z[k] for k in z.files}
