@@ -961,6 +961,14 @@ def _tma_replace(kernel: str, zeros: bool, x: int, y: int):
     return make
 
 
+def _mufu16(rng):
+    """`mufu16` over every 16-bit pattern (x = 0..65535 in order; y a random permutation for the .x2 forms' high
+    halves)."""
+    x = np.arange(65536, dtype=np.uint16)
+    return [("x", x), ("y", rng.permutation(x)), ("out0", np.zeros((65536, 4), np.uint32)),
+            ("out1", np.zeros((65536, 4), np.uint32)), 65536]
+
+
 def _weights(choices: list[int]) -> list[float]:
     w = np.array([{0: 0.05, 1: 0.35, 2: 0.15, 3: 0.15, 4: 0.15, 5: 0.15}[c] for c in choices])
     return list(w / w.sum())
@@ -1497,6 +1505,7 @@ def _samples() -> list[Entry]:
             _tma_box(*TMA_BOXES[label], 0, 8, "nan"), ("dump", "out")) for label in ("plain_f16", "sw32_f32")),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (128, 1, 1), _tma_replace(k, z, x, y), ("dump", "status"))
           for name, (k, z, x, y) in TMA_REPLACE_ENTRIES.items()),
+        e("cu_mufu16_all", "samples_sm90a", "mufu16", (512, 1, 1), (128, 1, 1), _mufu16, ("out0", "out1")),
         e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
           lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
@@ -1578,4 +1587,4 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES))
+    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all"})

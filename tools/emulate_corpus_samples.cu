@@ -1152,6 +1152,29 @@ TMA_REPLACE(tma_replace_f64_sw64, 9, 2, 0)     // code 9: f64 in the PTX table (
 TMA_REPLACE(tma_replace_u8_none, 0, 0, 0)      // u8, no swizzle
 #endif
 
+// The half-precision MUFU approximations over inputs x (16-bit patterns; all 65536 make the table a model can be built
+// from): out0 = {tanh.approx.f16, ex2.approx.f16, tanh.approx.bf16, ex2.approx.ftz.bf16} of x, out1 the same ops'
+// .x2 forms on the pair {x, y} (low half x).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void mufu16(const unsigned short* x, const unsigned short* y, uint4* out0, uint4* out1, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned short a = x[i], r0, r1, r2, r3;
+    unsigned p = a | (unsigned(y[i]) << 16), q0, q1, q2, q3;
+    asm("tanh.approx.f16 %0, %1;" : "=h"(r0) : "h"(a));
+    asm("ex2.approx.f16 %0, %1;" : "=h"(r1) : "h"(a));
+    asm("tanh.approx.bf16 %0, %1;" : "=h"(r2) : "h"(a));
+    asm("ex2.approx.ftz.bf16 %0, %1;" : "=h"(r3) : "h"(a));
+    asm("tanh.approx.f16x2 %0, %1;" : "=r"(q0) : "r"(p));
+    asm("ex2.approx.f16x2 %0, %1;" : "=r"(q1) : "r"(p));
+    asm("tanh.approx.bf16x2 %0, %1;" : "=r"(q2) : "r"(p));
+    asm("ex2.approx.ftz.bf16x2 %0, %1;" : "=r"(q3) : "r"(p));
+    out0[i] = make_uint4(r0, r1, r2, r3);
+    out1[i] = make_uint4(q0, q1, q2, q3);
+}
+#endif
+
 // Bulk copies without a tensor map: thread 0 copies `bytes` bytes from src + off into shared memory (completing on
 // an mbarrier the others wait on), then the shared bytes to dst + off2 (bulk group).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
