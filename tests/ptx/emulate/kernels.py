@@ -93,6 +93,28 @@ def round_f32(q: Fraction, mode: str = "rn") -> np.uint32:
     return np.float32(r).view(np.uint32)
 
 
+# PTX shared by the TMA test kernels (%r1 = %tid.x, %r2 = the mbarrier, %r3 = the 8 KB box in shared memory): wait
+# for the box's phase, then every thread copies its 16-byte chunks of the box to the global buffer DUMP
+TMA_WAIT_AND_DUMP = """$Lwait:
+	mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+	@!%p2 bra $Lwait;
+	bar.sync 0;
+	ld.param.u64 %rd1, [DUMP];
+	cvta.to.global.u64 %rd2, %rd1;
+	mov.u32 %r10, %r1;
+$Lcopy:
+	shl.b32 %r11, %r10, 4;
+	add.s32 %r12, %r3, %r11;
+	ld.shared.v4.u32 {%r20, %r21, %r22, %r23}, [%r12];
+	cvt.u64.u32 %rd3, %r11;
+	add.s64 %rd4, %rd2, %rd3;
+	st.global.v4.u32 [%rd4], {%r20, %r21, %r22, %r23};
+	add.s32 %r10, %r10, 128;
+	setp.lt.u32 %p3, %r10, 512;
+	@%p3 bra $Lcopy;
+"""
+
+
 def tma_box_reference(src: np.ndarray, out: np.ndarray, dtype, span: int, x: int, y: int) -> tuple[np.ndarray,
                                                                                                np.ndarray]:
     """(shared-memory bytes, destination after the store) of an 8 KB TMA box of rows of `span` bytes (64 without a

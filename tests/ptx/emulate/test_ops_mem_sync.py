@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import HEADER, kernel_text, run_body, tma_box_reference
+from tests.ptx.emulate.kernels import HEADER, TMA_WAIT_AND_DUMP, kernel_text, run_body, tma_box_reference
 
 from tcforge import numerics as nx
 
@@ -681,25 +681,7 @@ _TMA_KERNEL = HEADER + """
 $Lsync:
 	bar.sync 0;
 	@%p1 bra $Lissue;
-$Lwait:
-	mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
-	@!%p2 bra $Lwait;
-	bar.sync 0;
-	// every thread copies its 16-byte chunks of the box to the dump, in shared-memory order
-	ld.param.u64 %rd1, [tma_dump];
-	cvta.to.global.u64 %rd2, %rd1;
-	mov.u32 %r10, %r1;
-$Lcopy:
-	shl.b32 %r11, %r10, 4;
-	add.s32 %r12, %r3, %r11;
-	ld.shared.v4.u32 {%r20, %r21, %r22, %r23}, [%r12];
-	cvt.u64.u32 %rd3, %r11;
-	add.s64 %rd4, %rd2, %rd3;
-	st.global.v4.u32 [%rd4], {%r20, %r21, %r22, %r23};
-	add.s32 %r10, %r10, 128;
-	setp.lt.u32 %p3, %r10, 512;
-	@%p3 bra $Lcopy;
-	@!%p1 bra $Lend;
+""" + TMA_WAIT_AND_DUMP.replace("DUMP", "tma_dump") + """	@!%p1 bra $Lend;
 	mov.b64 %rd5, tma_map_out;
 	cvta.param.u64 %rd6, %rd5;
 	cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd6, {%r5, %r4}], [%r3];

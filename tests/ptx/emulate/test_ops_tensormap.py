@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import HEADER, tma_box_reference
+from tests.ptx.emulate.kernels import HEADER, TMA_WAIT_AND_DUMP, tma_box_reference
 
 from tcforge.ptx.emulate import EmulationError, TensorMap, emulate
 from tcforge.ptx.emulate.ops_tensormap import ELEMTYPES
@@ -61,23 +61,7 @@ $Lcopied:
 $Lsync:
 	bar.sync 0;
 	@%p1 bra $Lissue;
-$Lwait:
-	mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
-	@!%p2 bra $Lwait;
-	ld.param.u64 %rd1, [tmr_dump];
-	cvta.to.global.u64 %rd2, %rd1;
-	mov.u32 %r10, %r1;
-$Lcopy:
-	shl.b32 %r11, %r10, 4;
-	add.s32 %r12, %r3, %r11;
-	ld.shared.v4.u32 {{%r20, %r21, %r22, %r23}}, [%r12];
-	cvt.u64.u32 %rd3, %r11;
-	add.s64 %rd4, %rd2, %rd3;
-	st.global.v4.u32 [%rd4], {{%r20, %r21, %r22, %r23}};
-	add.s32 %r10, %r10, 128;
-	setp.lt.u32 %p3, %r10, 512;
-	@%p3 bra $Lcopy;
-	ret;
+""" + TMA_WAIT_AND_DUMP.replace("DUMP", "tmr_dump").replace("{", "{{").replace("}", "}}") + """	ret;
 $Lissue:
 	mov.u32 %r30, 8192;
 	mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], %r30;
