@@ -78,7 +78,7 @@ for phase in "$@"; do
     corpus|fresh)
       # fresh: only the entries not yet run on a GPU (AWAITING_GPU), in groups, each in its own process (a faulting
       # kernel ends only its group); corpus: the rest of the corpus first, in one process
-      fresh=$(python3 -c "from tools.emulate_corpus_entries import AWAITING_GPU as A; print(' '.join(sorted(A)))")
+      fresh=$(python3 -c "from tools.corpus.entries import AWAITING_GPU as A; print(' '.join(sorted(A)))")
       if [ "$phase" = corpus ]; then
         timeout 300 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz --out "$L/corpus.npz" \
           --skip $fresh > "$L/corpus_generate.txt" 2>&1; echo "corpus generate rc=$?"; tail -3 "$L/corpus_generate.txt"

@@ -3,7 +3,7 @@ Triton-generated `mma.sync` matmuls (f16 / bf16 / e4m3, sm_80 / sm_89, several t
 softmax, layer norm and reductions; nvcc-built CUDA-sample-style kernels (tools/emulate_corpus_samples.cu: shuffles,
 shared-memory reductions and tiling, atomics, scans, divergent loops, sorting, special-value float math); inline-PTX
 `mma.sync` fed NaN, infinities, subnormals and exact cancellations. The modules and entries (launches, input
-generators, outputs) are listed in tools/emulate_corpus_entries.py.
+generators, outputs) are listed in tools/corpus/ (modules.py, entries.py and the families' input generators).
 
     python3 -m tools.emulate_corpus build [--out PTX.npz]       # PTX of every module (Triton + nvcc; no GPU)
     python3 -m tools.emulate_corpus smoke [--ptx PTX.npz]       # every entry in the emulator, fresh inputs
@@ -35,14 +35,15 @@ import numpy as np
 
 from tcforge.ptx.emulate import Surface, TensorMap, Texture
 from tcforge.ptx.emulate.api import object_arg
-from tools.emulate_corpus_entries import ENTRIES, MODULES, Entry, Nvcc, Triton
+from tools.corpus.entries import ENTRIES, Entry
+from tools.corpus.modules import MODULES, Nvcc, Triton
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tools" / "emulate_corpus_samples.cu"
 CORPUS = ROOT / "tests" / "data" / "emulate" / "corpus.npz"
 BUILD = ROOT / "build" / "emulate_corpus_ptx.npz"
 
-# ---- building: each module's PTX (the modules and entries are tools/emulate_corpus_entries.py) -----------------------
+# ---- building: each module's PTX (the modules are tools/corpus/modules.py, the entries tools/corpus/entries.py) ------
 
 def _triton_kernels() -> dict:
     """The Triton kernels (defined here so that importing this module needs no Triton)."""

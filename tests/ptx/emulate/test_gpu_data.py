@@ -27,8 +27,34 @@ import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import round_f32, run_body, tma_box_reference
 from tools import emulate_corpus as ec
-from tools import emulate_corpus_entries as ece
 from tools import emulate_families as ef
+from tools.corpus.asyncproxy import TMA_BOXES
+from tools.corpus.entries import AWAITING_GPU, ENTRIES
+from tools.corpus.mma import (
+    F64_M16_K,
+    INT_BITS,
+    INT_MMA_ENTRIES,
+    M884_FORMS,
+    SP_FORMS,
+    _special_f16_tiles,
+    a_fragments,
+    b_fragments,
+    c32_fragments,
+    c_fragments,
+    f64_m16_tiles,
+    f64_m16_words,
+    int_mma_tiles,
+    int_mma_words,
+    m884_name,
+    m884_tiles,
+    m884_words,
+    sp_tiles,
+    sp_types,
+    sp_words,
+)
+from tools.corpus.modules import MODULES
+from tools.corpus.values import _wg_codes
+from tools.corpus.wgmma import WG_FORMS, wg_expected, wg_fragments, wg_image, wg_name, wg_tiles
 
 from tcforge.gemm import ladder
 from tcforge.numerics.tensorcore import FORM_NAMES as TC_FORM_NAMES
@@ -51,7 +77,7 @@ _FAMILIES_ABSENT = pytest.mark.skipif(not FAMILIES_NPZ.is_file(),
 # ---- the corpus ------------------------------------------------------------------------------------------------------
 
 def _corpus_params() -> list:
-    slow = {e.name for e in ece.ENTRIES if e.slow}  # the tool's current flags (the stored meta has the old ones)
+    slow = {e.name for e in ENTRIES if e.slow}  # the tool's current flags (the stored meta has the old ones)
     out = [pytest.param(it, id=it["name"], marks=[pytest.mark.slow] if it["name"] in slow else []) for it in _ITEMS]
     return out or [pytest.param(None, id="absent", marks=_CORPUS_ABSENT)]
 
@@ -70,16 +96,16 @@ def test_corpus_shape() -> None:
     assert {it["meta"]["source"] for it in _ITEMS} == {"nvcc", "triton"}
     # the corpus holds GPU data for every entry the tool defines but those it lists as awaiting the next device run
     # (their checks run on the emulator's outputs meanwhile: the *_emulated_* tests below)
-    assert {e.name for e in ece.ENTRIES} - ece.AWAITING_GPU == {it["name"] for it in _ITEMS}
+    assert {e.name for e in ENTRIES} - AWAITING_GPU == {it["name"] for it in _ITEMS}
 
 
 @pytest.mark.parametrize("item", _entries("mma_int_"))
 def test_integer_mma_on_the_gpu_is_the_exact_sum_wrapped_or_clamped_once(item) -> None:
     """Apart from the emulator: the GPU's integer D is C + A·B exactly, wrapped, or clamped once with .satfinite —
     also where a running sum over k leaves the s32 range and the exact sum comes back into it."""
-    _, m, k, ta, tb, sat, op = ece.INT_MMA_ENTRIES[item["name"]]
-    a, b, c = ece.int_mma_tiles(np.random.default_rng(item["meta"]["seed"]), 16, k, ta, tb)
-    words = ece.int_mma_words(a, b, c, bits=ece.INT_BITS[ta])
+    _, m, k, ta, tb, sat, op = INT_MMA_ENTRIES[item["name"]]
+    a, b, c = int_mma_tiles(np.random.default_rng(item["meta"]["seed"]), 16, k, ta, tb)
+    words = int_mma_words(a, b, c, bits=INT_BITS[ta])
     for name, w in zip("abc", words, strict=True):  # the tiles are the ones the GPU was given
         np.testing.assert_array_equal(w, item["buffers"][name])
     if op == "xor":  # b1: the popcount of A's row XOR B's column, a sum of a(1 - b) + (1 - a)b terms
@@ -91,7 +117,7 @@ def test_integer_mma_on_the_gpu_is_the_exact_sum_wrapped_or_clamped_once(item) -
     d = np.clip(exact, lo, hi) if sat else (exact - lo) % 2**32 + lo
     if m == 8:  # an m8n8 D is rows 0-7 in the first 2 words; the others keep C
         d[:, 8:] = c[:, 8:]
-    np.testing.assert_array_equal(ece.c32_fragments(d.astype(np.int32)), item["gpu"]["d"])
+    np.testing.assert_array_equal(c32_fragments(d.astype(np.int32)), item["gpu"]["d"])
     outside = ((exact < lo) | (exact > hi))[:, :m]
     running = c[:, :, None, :] + np.cumsum(terms, axis=2)
     crossed = ((running < lo) | (running > hi)).any(2)[:, :m] & ~outside
@@ -111,10 +137,10 @@ def test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(item) -> None:
     """Apart from the emulator: tiles placed by the PTX ISA's canonical layouts (registers, 64- / 128-byte swizzles,
     no swizzle), D from numerics.tensorcore step by step (imm-scale -1 as sign flips, scale-d 0 as C = +0); integer
     forms: each step's exact sum, wrapped or clamped with .satfinite."""
-    form = next(f for f in ece.WG_FORMS if item["name"] == ece.wg_name(f))
-    a, b, c = ece.wg_tiles(np.random.default_rng(item["meta"]["seed"]), form)
-    np.testing.assert_array_equal(ece.wg_image(form, a, b).reshape(-1), item["buffers"]["img"].reshape(-1))
-    want = ece.wg_fragments(ece.wg_expected(form, a, b, c), form.acc)
+    form = next(f for f in WG_FORMS if item["name"] == wg_name(f))
+    a, b, c = wg_tiles(np.random.default_rng(item["meta"]["seed"]), form)
+    np.testing.assert_array_equal(wg_image(form, a, b).reshape(-1), item["buffers"]["img"].reshape(-1))
+    want = wg_fragments(wg_expected(form, a, b, c), form.acc)
     np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
 
 
@@ -162,12 +188,12 @@ def test_m884_on_the_gpu_is_ptxas_ffma_sequence(item) -> None:
     layout, f16 / f32 / mixed accumulators) is the FFMA sequence ptxas lowers the instruction to, evaluated with
     exact fractions and one rounding per op."""
     form = int(item["meta"]["params"]["mma_m884_special_param_4"])
-    lay_a, lay_b, d_type, c_type = ece.M884_FORMS[form]
-    a, b, c = ece.m884_tiles(np.random.default_rng(item["meta"]["seed"]), 16, c_type)
-    for name, w in zip("abc", ece.m884_words(a, b, c, lay_a, lay_b), strict=True):
+    lay_a, lay_b, d_type, c_type = M884_FORMS[form]
+    a, b, c = m884_tiles(np.random.default_rng(item["meta"]["seed"]), 16, c_type)
+    for name, w in zip("abc", m884_words(a, b, c, lay_a, lay_b), strict=True):
         np.testing.assert_array_equal(w.reshape(-1), item["buffers"][name].reshape(-1))
     d = _m884_reference(a, b, c, d_type)
-    want = ece.m884_words(a, b, d, lay_a, lay_b)[2]
+    want = m884_words(a, b, d, lay_a, lay_b)[2]
     np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
 
 
@@ -194,9 +220,9 @@ def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
     fma.rn.f64 chained over k in order from C, each step rounded once (`_fma_f64`),
     and the data tell that chain from one rounding of the exact sum and from the reverse order."""
     form = int(item["meta"]["params"]["mma_f64_m16_special_param_4"])
-    a, b, c = ece.f64_m16_tiles(np.random.default_rng(item["meta"]["seed"]), 16, ece.F64_M16_K[form])
+    a, b, c = f64_m16_tiles(np.random.default_rng(item["meta"]["seed"]), 16, F64_M16_K[form])
     for name, x in (("a", a), ("b", b), ("c", c)):
-        w = ece.f64_m16_words(x, name)
+        w = f64_m16_words(x, name)
         np.testing.assert_array_equal(w, item["buffers"][name][:, :w.shape[1]])
     av, bv, cv = (x.view(np.float64) for x in (a, b, c))
     got = item["gpu"]["d"].view(np.float64)
@@ -215,7 +241,7 @@ def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
             differs["reversed"] += chains["reversed"] != chains["k"]
             exact = sum((Fraction(x) * Fraction(y) for x, y in terms), Fraction(cv[idx]))
             differs["once"] += _f64_of(exact) != chains["k"]
-    words = ece.f64_m16_words(want.view(np.uint64), "c")
+    words = f64_m16_words(want.view(np.uint64), "c")
     nan = np.isnan(words.view(np.float64))
     np.testing.assert_array_equal(np.isnan(got), nan)
     np.testing.assert_array_equal(words[~nan], item["gpu"]["d"][~nan])
@@ -263,12 +289,12 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
     takes no part), one step of K for 16-bit types, the FP8 lowering's two steps (even, odd chunks) then C; integers
     the exact sum, wrapped or clamped once."""
     form = int(item["meta"]["params"]["mma_sp_special_param_5"])
-    k, d, _, sel = ece.SP_FORMS[form]
-    ta, tb, sat = ece.sp_types(form)
+    k, d, _, sel = SP_FORMS[form]
+    ta, tb, sat = sp_types(form)
     probe = item["name"].endswith("_probe")
-    a, b, c, meta = ece.sp_tiles(np.random.default_rng(item["meta"]["seed"]), 16, form, probe)
+    a, b, c, meta = sp_tiles(np.random.default_rng(item["meta"]["seed"]), 16, form, probe)
     four = ta in ("s4", "u4")
-    for name, w in zip("abc", ece.sp_words(a, b, c, 4 if four else None), strict=True):
+    for name, w in zip("abc", sp_words(a, b, c, 4 if four else None), strict=True):
         np.testing.assert_array_equal(w, item["buffers"][name])
     np.testing.assert_array_equal(meta, item["buffers"]["e"])
     dense, keep = (_sp_dense4 if four else _sp_dense)(a, meta, k, sel)
@@ -281,7 +307,7 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
         want = np.clip(exact, lo, hi) if sat else (exact - lo) % 2**32 + lo
         if sat and not probe:
             assert ((exact < lo) | (exact > hi)).sum() > 20  # the clamp is reached
-        np.testing.assert_array_equal(ece.c32_fragments(want.astype(np.int32)), item["gpu"]["d"])
+        np.testing.assert_array_equal(c32_fragments(want.astype(np.int32)), item["gpu"]["d"])
         return
     bm = np.where(keep[..., None], b[:, None], 0).astype(b.dtype)  # (W, 16, K, 8): row r's B
     if ta in ("e4m3", "e5m2"):
@@ -292,7 +318,7 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
     else:
         f = replace(get_form(f"mma.m16n8k16.{d}.{ta}.{tb}"), m=1, k=k, groups=(tuple(range(k)),))
     dd = tc_mma(f, dense[:, :, None], bm, c[:, :, None])[:, :, 0]
-    want = ece.c_fragments(dd) if d == "f16" else ece.c32_fragments(dd)
+    want = c_fragments(dd) if d == "f16" else c32_fragments(dd)
     np.testing.assert_array_equal(want, item["gpu"]["d"][:, :want.shape[1]])
 
 
@@ -302,18 +328,18 @@ def test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(item) -> None:
     {0, 1} and {2, 3} from +0, then C) on the operands zero-padded to K = 32 (tiles packed by the ISA formulas)."""
     form = int(item["meta"]["params"]["mma_a2b1_special_param_4"])
     rng = np.random.default_rng(item["meta"]["seed"])
-    a, b, c = ece._special_f16_tiles(rng, 16, 16, True)
+    a, b, c = _special_f16_tiles(rng, 16, 16, True)
     ta, d = ("e5m2", "f16") if form == 4 else ("e4m3", "f32")
     if form == 4:
-        a = ece._wg_codes(rng, "e5m2", a.shape, 0.03)
+        a = _wg_codes(rng, "e5m2", a.shape, 0.03)
     else:
         c = c.view(np.float16).astype(np.float32).view(np.uint32)
-    np.testing.assert_array_equal(ece.a_fragments(a), item["buffers"]["a"])
-    np.testing.assert_array_equal(ece.b_fragments(b), item["buffers"]["b"])
+    np.testing.assert_array_equal(a_fragments(a), item["buffers"]["a"])
+    np.testing.assert_array_equal(b_fragments(b), item["buffers"]["b"])
     a32, b32 = np.zeros((16, 16, 32), np.uint8), np.zeros((16, 32, 8), np.uint8)
     a32[..., :16], b32[:, :16] = a, b
     dd = tc_mma(f"mma.m16n8k32.{d}.{ta}.e4m3", a32, b32, c)
-    want = ece.c_fragments(dd) if d == "f16" else ece.c32_fragments(dd)
+    want = c_fragments(dd) if d == "f16" else c32_fragments(dd)
     np.testing.assert_array_equal(want, item["gpu"]["d"][:, :want.shape[1]])
 
 
@@ -381,7 +407,7 @@ def test_tma_box_on_the_gpu_is_the_swizzled_box(item) -> None:
     """TMA on the GPU: a box partly out of bounds loads zeros there, lands in shared memory by the swizzle's row rule
     (32, 64, 128 bytes, or none), and its store writes only in-bounds elements."""
     label = "_".join(item["name"].split("_")[3:5])
-    span, dtype = ece.TMA_BOXES[label]
+    span, dtype = TMA_BOXES[label]
     x, y = (item["meta"]["params"][f"tma_box_param_{i}"] for i in (3, 4))
     dump, out = tma_box_reference(item["buffers"]["src"], item["buffers"]["out"], _TMA_DTYPES[dtype], span, x, y)
     np.testing.assert_array_equal(item["gpu"]["dump"].reshape(-1), dump)
@@ -399,7 +425,7 @@ def test_bulk_copy_on_the_gpu_moves_the_bytes(item) -> None:
 
 
 def test_bulk_copy_emulated_moves_the_bytes(samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == "cu_bulk_copy")
+    entry = next(e for e in ENTRIES if e.name == "cu_bulk_copy")
     test_bulk_copy_on_the_gpu_moves_the_bytes(_emulated_item(entry, samples("sm90a"), 79))
 
 
@@ -415,7 +441,7 @@ def test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(item) -> Non
     """Triton's Hopper matmuls (cp.async, wgmma with B MN-major — K-major for tf32 —, A from shared memory): C on the
     GPU is the cast of a chain of numerics.tensorcore m64n8 wgmma steps over K (zero-padded to the block, as the
     kernel loads it); f32 operands as tf32 (Triton's default precision)."""
-    spec = ece.MODULES[item["name"]]
+    spec = MODULES[item["name"]]
     (m, k), n = item["buffers"]["A"].shape, item["buffers"]["B"].shape[1]
     in_t = {"*fp16": "f16", "*bf16": "bf16", "*fp8e4nv": "e4m3", "*fp32": "tf32"}[spec.types["a_ptr"]]
     acc = {"fp32": "f32", "fp16": "f16"}[spec.constexprs["ACC"]]
@@ -451,56 +477,56 @@ def samples():
     """samples(arch): the nvcc-built samples module for sm_80, sm_89 or sm_90a (each built once)."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    return functools.cache(lambda arch: ec._build_nvcc(ece.MODULES[f"samples_{arch}"]))
+    return functools.cache(lambda arch: ec._build_nvcc(MODULES[f"samples_{arch}"]))
 
 
-@pytest.mark.parametrize("form", range(len(ece.M884_FORMS)))
+@pytest.mark.parametrize("form", range(len(M884_FORMS)))
 def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == ece.m884_name(form))
+    entry = next(e for e in ENTRIES if e.name == m884_name(form))
     test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples("sm80"), 31 + form))
 
 
-@pytest.mark.parametrize("k", ece.F64_M16_K)
+@pytest.mark.parametrize("k", F64_M16_K)
 def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == f"mma_f64_m16n8k{k}")
+    entry = next(e for e in ENTRIES if e.name == f"mma_f64_m16n8k{k}")
     test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples("sm90a"), 41 + k))
 
 
-@pytest.mark.parametrize("name", [e.name for e in ece.ENTRIES if e.name.startswith("mma_sp_")])
+@pytest.mark.parametrize("name", [e.name for e in ENTRIES if e.name.startswith("mma_sp_")])
 def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == name)
+    entry = next(e for e in ENTRIES if e.name == name)
     test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples("sm90a"), 53))
 
 
 @pytest.mark.parametrize("name", ["mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3"])
 def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == name)
+    entry = next(e for e in ENTRIES if e.name == name)
     test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples("sm89"), 61))
 
 
-@pytest.mark.parametrize("form", ece.WG_FORMS, ids=lambda f: f"form{f.form}")
+@pytest.mark.parametrize("form", WG_FORMS, ids=lambda f: f"form{f.form}")
 def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == ece.wg_name(form))
+    entry = next(e for e in ENTRIES if e.name == wg_name(form))
     test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), 17 + form.form))
 
 
-@pytest.mark.parametrize("name", [e.name for e in ece.ENTRIES if e.name.startswith("cu_tma_box")][::4])
+@pytest.mark.parametrize("name", [e.name for e in ENTRIES if e.name.startswith("cu_tma_box")][::4])
 def test_tma_box_emulated_is_the_swizzled_box(name: str, samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == name)
+    entry = next(e for e in ENTRIES if e.name == name)
     test_tma_box_on_the_gpu_is_the_swizzled_box(_emulated_item(entry, samples("sm90a"), 73))
 
 
 def test_mbarrier_steps_emulated_follow_the_phase_rules(samples) -> None:
-    entry = next(e for e in ece.ENTRIES if e.name == "cu_mbarrier_steps")
+    entry = next(e for e in ENTRIES if e.name == "cu_mbarrier_steps")
     test_mbarrier_steps_on_the_gpu_follow_the_phase_rules(_emulated_item(entry, samples("sm90a"), 71))
 
 
-@pytest.mark.parametrize("name", [n for n in ece.MODULES if "_sm90_" in n])
+@pytest.mark.parametrize("name", [n for n in MODULES if "_sm90_" in n])
 def test_triton_sm90_matmuls_emulated_are_the_chained_wgmma_model(name: str) -> None:
     """Triton lays out its operands itself (B MN-major): its PTX, emulated, gives the chained model's C."""
     pytest.importorskip("triton")
-    module = ec._build_triton(ece.MODULES[name], ec._triton_kernels())
-    entry = next(e for e in ece.ENTRIES if e.name == name)
+    module = ec._build_triton(MODULES[name], ec._triton_kernels())
+    entry = next(e for e in ENTRIES if e.name == name)
     test_triton_sm90_matmuls_on_the_gpu_are_the_chained_wgmma_model(_emulated_item(entry, module, 23))
 
 
@@ -691,11 +717,11 @@ def test_fragments_follow_the_mma_layout() -> None:
     for dt, k in ((np.uint16, 16), (np.uint8, 32)):
         a = rng.integers(0, np.iinfo(dt).max + 1, (2, 16, k)).astype(dt)
         b = rng.integers(0, np.iinfo(dt).max + 1, (2, k, 8)).astype(dt)
-        af, bf = ece.a_fragments(a), ece.b_fragments(b)
+        af, bf = a_fragments(a), b_fragments(b)
         np.testing.assert_array_equal(om._gather_a(list(af.transpose(1, 0, 2)), a.itemsize), a)
         np.testing.assert_array_equal(om._gather_b(list(bf.transpose(1, 0, 2)), b.itemsize), b)
     c = rng.integers(0, 2**16, (2, 16, 8)).astype(np.uint16)
-    np.testing.assert_array_equal(om._gather_c(list(ece.c_fragments(c).transpose(1, 0, 2))), c)
+    np.testing.assert_array_equal(om._gather_c(list(c_fragments(c).transpose(1, 0, 2))), c)
 
 
 def test_gpu_parameter_bytes() -> None:

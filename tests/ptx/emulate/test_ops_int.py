@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import HEADER, run_body
-from tools import emulate_corpus_entries as ece
+from tools.corpus.mma import INT_BITS, int_mma_tiles, int_mma_words
 
 from tcforge.ptx.module import read_module
 from tcforge.ptx.operands import Imm, Pair, Reg, parse_operand
@@ -156,7 +156,7 @@ def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int, m: int = 16, o
     """A body with one integer mma.sync per warp, its inputs in fragment order (the corpus tool's packer, written from
     the PTX ISA's index formulas apart from the emulator's gathers) and the exact D it must give, (W, 16, 8) (m8n8:
     rows 0-7 hold it). `op`: "and" or "xor", the b1 forms' popcount operation."""
-    bits = ece.INT_BITS[ta]
+    bits = INT_BITS[ta]
     na, nb, nd = (k * bits // 64 if m == 16 else 1), k * bits // 128, m // 4  # A, B and C / D words per lane
     regs = [f"%r{10 + i}" for i in range(na + nb + nd)]
     d = [f"%r{40 + i}" for i in range(nd)]
@@ -166,8 +166,8 @@ def _int_mma_case(k: int, ta: str, tb: str, sat: bool, seed: int, m: int = 16, o
     body = "\n".join(f"ld.global.u32 {r}, [%rd4+{4 * i}];" for i, r in enumerate(regs)) + f"""
 {form} {groups};
 """ + "\n".join(f"st.global.u32 [%rd6+{4 * i}], {r};" for i, r in enumerate(d))
-    a, b, c = ece.int_mma_tiles(np.random.default_rng(seed), 4, k, ta, tb)
-    aw, bw, cw = ece.int_mma_words(a, b, c, bits)
+    a, b, c = int_mma_tiles(np.random.default_rng(seed), 4, k, ta, tb)
+    aw, bw, cw = int_mma_words(a, b, c, bits)
     words = np.concatenate([aw[:, :na], bw[:, :nb], cw[:, :nd]], axis=1).transpose(0, 2, 1).reshape(4 * 32, -1)
     if op == "xor":  # popc(a ^ b) of 0/1 elements
         prod = np.einsum("wmk,wkn->wmn", a, 1 - b) + np.einsum("wmk,wkn->wmn", 1 - a, b)
