@@ -17,6 +17,7 @@
 #            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
 #            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_freshN.npz, a process per group
 #   fresh    only those entries not yet run on a GPU
+#   mufu     MUFU.SQRT's table and its whole-domain check, MUFU.LG2 study data (tools.truth.mufu_f32, CuPy)
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 mkdir -p "$OUT/logs"
@@ -94,6 +95,9 @@ for phase in "$@"; do
         timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_fresh$i.npz" > "$L/corpus_fresh${i}_check.txt" 2>&1
         grep -v " 0 bits" "$L/corpus_fresh${i}_check.txt" | tail -30 | cut -c1-160
       done; set +f ;;
+    mufu)
+      timeout 200 python3 -m tools.truth.mufu_f32 --out "$L/mufu_f32.npz" > "$L/mufu_f32.txt" 2>&1
+      echo "mufu_f32 rc=$? (0: the SQRT model holds on all 2^32 inputs)"; tail -3 "$L/mufu_f32.txt" | cut -c1-400 ;;
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
       summary cpa-tests "$L/cpa_tests.txt"
