@@ -115,6 +115,6 @@ for phase in "$@"; do
     *) echo "device_round: error: unknown phase $phase"; exit 2 ;;
   esac
   echo "-- $phase took $(( $(date +%s) - t0 )) s"
+  tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null  # after every phase: a call cut short keeps what is done
 done
-tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null
 true
