@@ -7,8 +7,9 @@ of numerics/approx.py:
   Measured: `sqrt_corr` (int8, 2^24) = T - float32(sqrt(float64(1.m * 2^p))) in ulps, then every one of the 2^32
   inputs checked on the device against that model (specials: +-0 and subnormals -> +-0, negative -> NaN,
   +inf -> +inf, NaN -> 0x7fffffff, all assumed and counted): `sqrt_mismatches`, `sqrt_first` (input, device result).
-- LG2, study data for a model to be fitted on the CPU: the device's results at every 16th mantissa of E = 0
-  (`lg2_e0`, uint32) and every 1024th at a spread of exponents (`lg2_sampled`, rows = `lg2_exponents`).
+- Study data for models to be fitted on the CPU (uint32 results): LG2 at every 16th mantissa of E = 0 (`lg2_e0`)
+  and every 1024th at a spread of exponents (`lg2_sampled`, rows = `lg2_exponents`); `tanh.approx.f32` and
+  `sin` / `cos.approx.ftz.f32` at every 1024th mantissa of E = -14..4 (`*_sampled`, rows = `study_exponents`).
 """
 
 from __future__ import annotations
@@ -58,18 +59,23 @@ extern "C" __global__ void sqrt_verify(const signed char* corr, unsigned long lo
     }
 }
 
-extern "C" __global__ void lg2_rows(const int* exps, int n_exp, unsigned step, unsigned* out)
+// op 0: lg2, 1: tanh, 2: sin, 3: cos (.approx.ftz.f32) at every step-th mantissa of each exponent in exps
+extern "C" __global__ void mufu_rows(int op, const int* exps, int n_exp, unsigned step, unsigned* out)
 {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x, per = (1u << 23) / step;
     if (i >= per * unsigned(n_exp)) return;
     unsigned row = i / per, m = (i % per) * step;
     float x = __uint_as_float((unsigned(127 + exps[row]) << 23) | m), r;
-    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    if (op == 0) asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    else if (op == 1) asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
+    else if (op == 2) asm("sin.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+    else asm("cos.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
     out[i] = __float_as_uint(r);
 }
 """
 
 LG2_EXPONENTS = (-126, -100, -24, -8, -2, -1, 1, 2, 3, 8, 23, 24, 100, 127)
+STUDY_EXPONENTS = tuple(range(-14, 5))  # tanh / sin / cos: where they are neither x nor constant
 
 
 def measure(out: Path) -> int:
@@ -86,25 +92,26 @@ def measure(out: Path) -> int:
         mod.get_function("sqrt_verify")((chunk // 256,), (256,), (corr, np.uint64(start), bad, first))
     cp.cuda.runtime.deviceSynchronize()
     mismatches = int(bad.get()[0])
-    step = 1024
-    exps = np.array(LG2_EXPONENTS, np.int32)
-    per = (1 << 23) // step
-    sampled = cp.zeros(per * len(exps), cp.uint32)
-    mod.get_function("lg2_rows")(((per * len(exps) + 255) // 256,), (256,),
-                                 (cp.asarray(exps), np.int32(len(exps)), np.uint32(step), sampled))
-    e0 = cp.zeros(1 << 19, cp.uint32)
-    mod.get_function("lg2_rows")(((1 << 19) // 256,), (256,), (cp.asarray(np.zeros(1, np.int32)), np.int32(1),
-                                                              np.uint32(16), e0))
-    cp.cuda.runtime.deviceSynchronize()
+    def rows(op: int, exps: tuple, step: int) -> np.ndarray:
+        per = (1 << 23) // step
+        res = cp.zeros(per * len(exps), cp.uint32)
+        mod.get_function("mufu_rows")(((per * len(exps) + 255) // 256,), (256,),
+                                      (np.int32(op), cp.asarray(np.array(exps, np.int32)), np.int32(len(exps)),
+                                       np.uint32(step), res))
+        return res.get().reshape(len(exps), per)
+
+    study = {"lg2_sampled": rows(0, LG2_EXPONENTS, 1024), "lg2_e0": rows(0, (0,), 16)[0],
+             "tanh_sampled": rows(1, STUDY_EXPONENTS, 1024), "sin_sampled": rows(2, STUDY_EXPONENTS, 1024),
+             "cos_sampled": rows(3, STUDY_EXPONENTS, 1024)}
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     np.savez_compressed(out, sqrt_corr=corr.get(), sqrt_clipped=clipped.get(), sqrt_mismatches=np.array(mismatches),
-                        sqrt_first=first.get()[:2 * min(mismatches, 256)].reshape(-1, 2), lg2_e0=e0.get(),
-                        lg2_sampled=sampled.get().reshape(len(exps), per), lg2_exponents=exps,
-                        lg2_step=np.array(step), gpu=np.array(name))
+                        sqrt_first=first.get()[:2 * min(mismatches, 256)].reshape(-1, 2), **study,
+                        lg2_exponents=np.array(LG2_EXPONENTS), study_exponents=np.array(STUDY_EXPONENTS),
+                        gpu=np.array(name))
     values, counts = np.unique(corr.get(), return_counts=True)
     spread = ", ".join(f"{int(v):+d} x{int(n)}" for v, n in zip(values, counts, strict=True))
     print(f"{name}: sqrt corrections {spread} (clipped {int(clipped.get()[0])}); whole-domain check: {mismatches} "
-          f"mismatches of 2^32; lg2 captured; {time.time() - t0:.1f} s -> {out}")
+          f"mismatches of 2^32; study data captured; {time.time() - t0:.1f} s -> {out}")
     return 0 if mismatches == 0 else 1
 
 
