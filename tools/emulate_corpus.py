@@ -160,8 +160,21 @@ def _triton_kernels() -> dict:
         tl.store(outi_ptr + 2 * row + 1, tl.reduce(xi, 0, _xor))
         tl.store(cum_ptr + row * n + cols, tl.cumsum(xi, axis=0), mask=m)
 
+    @triton.jit
+    def desc_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        # tensor descriptors made on the device (tensormap.replace into global scratch), TMA loads and store
+        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+        c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
+        c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
     return {"matmul": matmul, "attn_fwd": attn_fwd, "softmax": softmax, "layernorm": layernorm,
-            "reduce_rows": reduce_rows}
+            "reduce_rows": reduce_rows, "desc_matmul": desc_matmul}
 
 
 def _build_triton(spec: Triton, kernels: dict) -> dict:

@@ -94,6 +94,23 @@ def test_header_and_declarations() -> None:
     assert [(d.space, d.name, d.size, d.align) for d in k.decls] == [("shared", "smem", 1024, 4)]
 
 
+def test_pointer_parameter_align_is_the_pointees() -> None:
+    """`.ptr .global .align 1` (Triton's pointer parameters) names the pointee's alignment: a .u64 after an odd
+    number of .u32 parameters still sits 8-byte aligned, as the driver lays the block out."""
+    text = """.version 8.8
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u64 .ptr .global .align 1 k_a, .param .u32 k_n, .param .u64 .ptr .global .align 16 k_s,
+                  .param .align 8 .b8 k_b[12], .param .u32 k_m)
+{
+ret;
+}
+"""
+    k = read_module(text, "p.ptx").function("k")
+    assert [(p.name, p.offset, p.align) for p in k.params] == [("k_a", 0, 8), ("k_n", 8, 4), ("k_s", 16, 8),
+                                                               ("k_b", 24, 8), ("k_m", 36, 4)]
+
+
 def test_statement_numbering_follows_the_analysis_convention() -> None:
     k = _module().function("k")
     got = [(s.index, s.line, s.end_line, s.opcode) for s in k.statements]

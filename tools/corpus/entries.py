@@ -106,6 +106,19 @@ def _mm_entry(name: str, dtype: str, m: int, n: int, k: int, slow: bool = False)
     return Entry(name, name, None, _grid_mm(name, m, n), None, _matmul(dtype, m, n, k), ("C",), None, slow)
 
 
+def _desc_matmul(m: int, n: int, k: int):
+    """`desc_matmul`: f16 A (m x k) and B (k x n) with specials in a row and a column, ragged against the 64 x 64 x
+    32 tiles (TMA fills and clips); the global scratch the device descriptors are written to."""
+    def make(rng):
+        a = f16(rng, (m, k), 1.0, 0.0, 0.01)
+        b = f16(rng, (k, n), 1.0, 0.0, 0.01)
+        a[1] = _sprinkle(rng, a[1].view(np.uint16), 0.1, F16_SPECIAL).view(np.float16)
+        b[:, 2] = _sprinkle(rng, b[:, 2].view(np.uint16), 0.1, F16_SPECIAL).view(np.float16)
+        return [("A", a), ("B", b), ("C", np.full((m, n), 0x7E00, np.uint16).view(np.float16)), m, n, k,
+                ("gscratch", np.zeros(4096, np.uint8))]
+    return make
+
+
 def _attn(heads: int, length: int):
     def make(rng):
         q, k, v = (f16(rng, (heads, length, 64), 1.0, 0.0, 0.005) for _ in range(3))
@@ -410,6 +423,7 @@ def _triton_entries() -> list[Entry]:
         e("layernorm_sm80", "layernorm_sm80", None, (4, 1, 1), None, _layernorm(4, 384), ("y", "stats"), None),
         e("reduce_rows_sm89", "reduce_rows_sm89", None, (6, 1, 1), None, _reduce_rows(6, 200),
           ("out", "outi", "cum"), None),
+        e("desc_mm_f16_sm90", "desc_mm_f16_sm90", None, (2, 2, 1), None, _desc_matmul(100, 72, 136), ("C",), None),
     ]
 
 
@@ -419,4 +433,4 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all"})
+    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "desc_mm_f16_sm90"})

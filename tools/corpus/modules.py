@@ -72,4 +72,6 @@ MODULES: dict[str, Triton | Nvcc] = {
     "reduce_rows_sm89": Triton("reduce_rows", {"x_ptr": "*fp32", "xi_ptr": "*i32", "out_ptr": "*fp32",
                                                "outi_ptr": "*i32", "cum_ptr": "*i32", "n": "i32"},
                                {"BLOCK": 256}, 89, 4),
+    "desc_mm_f16_sm90": Triton("desc_matmul", {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
+                                               "N": "i32", "K": "i32"}, {"BM": 64, "BN": 64, "BK": 32}, 90, 4, 3),
 }

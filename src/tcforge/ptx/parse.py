@@ -90,14 +90,15 @@ def parse_params(file: str, text: str, line: int, col: int) -> list[Param]:
         words = piece.split()
         if not words or words[0] not in (".param", ".reg"):
             raise PTXSyntaxError(file, line, col, f"malformed parameter {piece.strip()!r}")
-        ptype, align, space = None, None, None
+        ptype, align, space, pointer = None, None, None, False
         i = 1
         while i < len(words) - 1:
             w = words[i]
             if w == ".align":
                 if i + 1 >= len(words) or not words[i + 1].isdigit():
                     raise PTXSyntaxError(file, line, col, f"malformed .align in {piece.strip()!r}")
-                align = int(words[i + 1])
+                if not pointer:  # after .ptr (`.ptr .global .align 1`) it is the pointee's, not the parameter's
+                    align = int(words[i + 1])
                 i += 2
                 continue
             if w.startswith(".") and w[1:] in TYPE_BYTES:
@@ -105,6 +106,7 @@ def parse_params(file: str, text: str, line: int, col: int) -> list[Param]:
             elif w in (".global", ".shared", ".const", ".local"):
                 space = w[1:]
             elif w in (".ptr", ".texref", ".surfref", ".samplerref"):
+                pointer = pointer or w == ".ptr"
                 if w != ".ptr":
                     ptype = w[1:]
             elif w.startswith(".v") and w[2:].isdigit():
