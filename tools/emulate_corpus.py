@@ -173,8 +173,22 @@ def _triton_kernels() -> dict:
             acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([k * BK, pid_n * BN]), acc)
         c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
+    @triton.jit
+    def ws_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        # C = A B^T on device-made descriptors, the K loop warp-specialized (a producer warpgroup loads, mbarriers)
+        a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+        b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in tl.range(0, tl.cdiv(K, BK), warp_specialize=True, num_stages=3):
+            acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([pid_n * BN, k * BK]).T, acc)
+        om = pid_m * BM + tl.arange(0, BM)
+        on = pid_n * BN + tl.arange(0, BN)
+        tl.store(c_ptr + om[:, None] * N + on[None, :], acc, mask=(om[:, None] < M) & (on[None, :] < N))
+
     return {"matmul": matmul, "attn_fwd": attn_fwd, "softmax": softmax, "layernorm": layernorm,
-            "reduce_rows": reduce_rows, "desc_matmul": desc_matmul}
+            "reduce_rows": reduce_rows, "desc_matmul": desc_matmul, "ws_matmul": ws_matmul}
 
 
 def _build_triton(spec: Triton, kernels: dict) -> dict:
@@ -191,7 +205,8 @@ def _build_triton(spec: Triton, kernels: dict) -> dict:
     src = triton.compiler.ASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs)
     k = triton.compile(src, target=GPUTarget("cuda", spec.arch, 32),
                        options={"num_warps": spec.warps, "num_stages": spec.stages})
-    return {"ptx": k.asm["ptx"], "kernel": k.metadata.name, "shared": int(k.metadata.shared), "warps": spec.warps,
+    warps = int(getattr(k.metadata, "num_warps", spec.warps))  # warp specialization adds the producer's warps
+    return {"ptx": k.asm["ptx"], "kernel": k.metadata.name, "shared": int(k.metadata.shared), "warps": warps,
             "tool": f"triton {triton.__version__}", "target": f"sm_{spec.arch}"}
 
 

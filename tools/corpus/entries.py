@@ -119,6 +119,23 @@ def _desc_matmul(m: int, n: int, k: int):
     return make
 
 
+def _ws_matmul(dtype: str, m: int, n: int, k: int):
+    """`ws_matmul`: A (m x k) and B (n x k), f16 or e4m3 codes, specials in a row of A and of B; f32 C poisoned
+    with NaN; the global scratch of the device descriptors."""
+    def make(rng):
+        if dtype == "e4m3":
+            a, b = e4m3(rng, (m, k), 1.0, 0.0), e4m3(rng, (n, k), 1.0, 0.0)
+            a[1] = _sprinkle(rng, a[1], 0.2, E4M3_SPECIAL)
+            b[2] = _sprinkle(rng, b[2], 0.2, E4M3_SPECIAL)
+        else:
+            a, b = f16(rng, (m, k), 1.0, 0.0, 0.01), f16(rng, (n, k), 1.0, 0.0, 0.01)
+            a[1] = _sprinkle(rng, a[1].view(np.uint16), 0.1, F16_SPECIAL).view(np.float16)
+            b[2] = _sprinkle(rng, b[2].view(np.uint16), 0.1, F16_SPECIAL).view(np.float16)
+        return [("A", a), ("B", b), ("C", np.full((m, n), np.nan, np.float32)), m, n, k,
+                ("gscratch", np.zeros(8192, np.uint8))]
+    return make
+
+
 def _attn(heads: int, length: int):
     def make(rng):
         q, k, v = (f16(rng, (heads, length, 64), 1.0, 0.0, 0.005) for _ in range(3))
@@ -424,6 +441,8 @@ def _triton_entries() -> list[Entry]:
         e("reduce_rows_sm89", "reduce_rows_sm89", None, (6, 1, 1), None, _reduce_rows(6, 200),
           ("out", "outi", "cum"), None),
         e("desc_mm_f16_sm90", "desc_mm_f16_sm90", None, (2, 2, 1), None, _desc_matmul(100, 72, 136), ("C",), None),
+        *(e(f"ws_mm_{t}_sm90", f"ws_mm_{t}_sm90", None, (2, 2, 1), None, _ws_matmul(t, 200, 72, 192), ("C",), None)
+          for t in ("f16", "e4m3")),
     ]
 
 
@@ -433,4 +452,5 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "desc_mm_f16_sm90"})
+    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "desc_mm_f16_sm90"}
+    | {"ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})

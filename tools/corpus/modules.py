@@ -74,4 +74,7 @@ MODULES: dict[str, Triton | Nvcc] = {
                                {"BLOCK": 256}, 89, 4),
     "desc_mm_f16_sm90": Triton("desc_matmul", {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
                                                "N": "i32", "K": "i32"}, {"BM": 64, "BN": 64, "BK": 32}, 90, 4, 3),
+    **{f"ws_mm_{name}_sm90": Triton("ws_matmul", {"a_ptr": t, "b_ptr": t, "c_ptr": "*fp32", "M": "i32", "N": "i32",
+                                                  "K": "i32"}, {"BM": 128, "BN": 64, "BK": 64}, 90, 4, 3)
+       for name, t in (("f16", "*fp16"), ("e4m3", "*fp8e4nv"))},
 }
