@@ -1175,6 +1175,28 @@ extern "C" __global__ void mufu16(const unsigned short* x, const unsigned short*
 }
 #endif
 
+// set in its forms (and add.u16x2): each thread compares its words x[2i], x[2i+1] as s32, u32, f32 (with .ftz and a
+// predicate combined by .and / .xor) and as f16x2 / bf16x2 pairs, writing out[8i .. 8i+7].
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void set_forms(const unsigned* x, uint4* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned a = x[2 * i], b = x[2 * i + 1], r[8];
+    asm("set.lt.u32.s32 %0, %1, %2;" : "=r"(r[0]) : "r"(a), "r"(b));
+    asm("{.reg .pred p; setp.ne.u32 p, %1, 0; set.ge.and.f32.u32 %0, %1, %2, p;}" : "=r"(r[1]) : "r"(a), "r"(b));
+    asm("set.gtu.ftz.s32.f32 %0, %1, %2;" : "=r"(r[2]) : "f"(__uint_as_float(a)), "f"(__uint_as_float(b)));
+    asm("{.reg .pred p; setp.lt.s32 p, %1, 0; set.num.xor.f32.f32 %0, %1, %2, !p;}"
+        : "=r"(r[3]) : "r"(a), "r"(b));
+    asm("set.eq.f16x2.f16x2 %0, %1, %2;" : "=r"(r[4]) : "r"(a), "r"(b));
+    asm("set.neu.u32.f16x2 %0, %1, %2;" : "=r"(r[5]) : "r"(a), "r"(b));
+    asm("set.le.bf16x2.bf16x2 %0, %1, %2;" : "=r"(r[6]) : "r"(a), "r"(b));
+    asm("add.u16x2 %0, %1, %2;" : "=r"(r[7]) : "r"(a), "r"(b));
+    out[2 * i] = make_uint4(r[0], r[1], r[2], r[3]);
+    out[2 * i + 1] = make_uint4(r[4], r[5], r[6], r[7]);
+}
+#endif
+
 // Bulk copies without a tensor map: thread 0 copies `bytes` bytes from src + off into shared memory (completing on
 // an mbarrier the others wait on), then the shared bytes to dst + off2 (bulk group).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

@@ -193,6 +193,18 @@ def _elect_masks(rng):
     return [("masks", masks), ("leader", np.zeros(16 * 32, np.uint32)), ("elected", np.zeros(16 * 32, np.uint32))]
 
 
+def _set_words(rng):
+    """`set_forms`: 1024 word pairs — random bits, equal pairs, f32 specials and subnormals, f16 / bf16 lanes that are
+    NaN, infinite, signed zeros or equal."""
+    x = rng.integers(0, 2**32, (1024, 2), dtype=np.uint64).astype(np.uint32)
+    x[:128, 1] = x[:128, 0]  # equal
+    f32s = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 1.0, -1.0, 3e38], np.float32).view(np.uint32)
+    x[128:384] = rng.choice(f32s, (256, 2))
+    halves = np.array([0x7E00, 0x7C00, 0xFC00, 0x0000, 0x8000, 0x3C00, 0x0001, 0x7FC0, 0xFF80, 0x3F80], np.uint32)
+    x[384:640] = rng.choice(halves, (256, 2)) | (rng.choice(halves, (256, 2)) << np.uint32(16))
+    return [("x", x), ("out", np.zeros((1024, 8), np.uint32)), 1024]
+
+
 def _mufu16(rng):
     """`mufu16` over every 16-bit pattern (x = 0..65535 in order; y a random permutation for the .x2 forms' high
     halves)."""
@@ -381,6 +393,7 @@ def _samples() -> list[Entry]:
         *(e(name, "samples_sm90a", k, (1, 1, 1), (128, 1, 1), _tma_replace(k, z, x, y), ("dump", "status"))
           for name, (k, z, x, y) in TMA_REPLACE_ENTRIES.items()),
         e("cu_mufu16_all", "samples_sm90a", "mufu16", (512, 1, 1), (128, 1, 1), _mufu16, ("out0", "out1")),
+        e("cu_set_forms", "samples_sm90a", "set_forms", (8, 1, 1), (128, 1, 1), _set_words, ("out",)),
         e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
           lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
@@ -452,5 +465,5 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "desc_mm_f16_sm90"}
+    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "desc_mm_f16_sm90"}
     | {"ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})

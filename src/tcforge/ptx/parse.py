@@ -246,6 +246,8 @@ class BodyReader:
                 parts = []
                 if vec:
                     raise self.err(sline, scol, "unbalanced '{' in statement")
+                if body.startswith(".reg."):  # `.reg.b16 hl, hu;` as cuda_fp16's inline asm writes it (ptxas takes it)
+                    body = ".reg " + body[4:]
                 if directive:
                     if scopes and body.split(None, 1)[0] == ".reg":
                         self._scoped_regs(body, sline, scol, local_regs, reg_types, scopes[-1])

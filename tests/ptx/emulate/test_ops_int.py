@@ -123,6 +123,35 @@ st.global.v4.u32 [%rd6], {%r12, %r13, %r14, %r15};"""
     np.testing.assert_array_equal(got[:, 3], a | (8 << 16))
 
 
+def test_set_writes_all_ones_or_one_and_add_u16x2_wraps_per_lane() -> None:
+    """set: u32 / s32 destinations all ones, f32 1.0, combined with a predicate; an f16x2 source sets each 16-bit
+    lane (1.0 in f16, or 0xFFFF for u32), NaN lanes unordered; add.u16x2 wraps each half on its own. In a `{ }`
+    block, `.reg.b16` written without a space (cuda_fp16's inline asm) declares registers."""
+    x = _operands(3)
+    x[:4, 1] = [0x3C00_7E00, 0xFFFF_0001, 0x8000_0000, 0x7FFF_FFFF]  # f16x2 pairs: (NaN, 1.0), ...
+    x[:4, 0] = [0x3C00_7E00, 0x0001_FFFF, 0x0000_8000, 0x7FFF_FFFF]
+    body = """ld.global.u32 %r10, [%rd4];
+ld.global.u32 %r11, [%rd4+4];
+setp.ne.u32 %p2, %r10, 0;
+set.lt.u32.s32 %r12, %r10, %r11;
+set.ge.and.f32.u32 %r13, %r10, %r11, %p2;
+set.eq.f16x2.f16x2 %r14, %r10, %r11;
+set.neu.u32.f16x2 %r15, %r10, %r11;
+{ .reg.b32 t; add.u16x2 t, %r10, %r11; st.global.u32 [%rd6+16], t; }
+st.global.v4.u32 [%rd6], {%r12, %r13, %r14, %r15};"""
+    got = run_body(body, x, 8)
+    a, b = x[:, 0], x[:, 1]
+    np.testing.assert_array_equal(got[:, 0], np.where(_s(a) < _s(b), 0xFFFFFFFF, 0))
+    np.testing.assert_array_equal(got[:, 1], np.where((a >= b) & (a != 0), 0x3F800000, 0))
+    ha, hb = (np.stack([v & 0xFFFF, v >> 16], 1).astype(np.uint16).view(np.float16) for v in (a, b))
+    eq, neu = ha == hb, ~(ha == hb)  # neu: not equal or unordered
+    np.testing.assert_array_equal(got[:, 2], (eq[:, 0] * 0x3C00) | (eq[:, 1] * 0x3C00 << 16))
+    np.testing.assert_array_equal(got[:, 3], (neu[:, 0] * 0xFFFF) | (neu[:, 1] * 0xFFFF << 16))
+    assert got[0, 2] == 0x3C00_0000 and got[0, 3] == 0x0000_FFFF  # NaN low lane: eq false, neu true
+    lo, hi = ((a & 0xFFFF) + (b & 0xFFFF)) & 0xFFFF, (((a >> 16) + (b >> 16)) & 0xFFFF) << 16
+    np.testing.assert_array_equal(got[:, 4], lo | hi)
+
+
 # ---------------------------------------------------------------- constant expressions in operands
 @pytest.mark.parametrize("text,value", [("((128 >> 4) << 16)", 524288), ("1 << 5 | 3", 35), ("-(1 << 3)", -8),
                                         ("~0", -1), ("(-7 / 2)", -3), ("(7 % -3)", 1), ("(0x10 + 0b11) * 2U", 38)])

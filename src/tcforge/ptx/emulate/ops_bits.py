@@ -1,5 +1,5 @@
 """Bit, compare and select instructions: and or xor not cnot lop3, shl shr shf, bfe bfi bmsk szext prmt, popc clz brev
-bfind; setp (integer and float compares), selp and slct."""
+bfind; setp and set (integer and float compares; set writes all ones or 1.0), selp and slct."""
 
 from __future__ import annotations
 
@@ -280,67 +280,91 @@ def compare(cmp: str, x: np.ndarray, y: np.ndarray, is_float: bool) -> np.ndarra
     return r
 
 
-def b_setp(ctx, st, parts):
-    ptype = _type(parts)
+def _comparisons(ctx, st, parts, ptype: str, a, b):
+    """`lanes()`: the comparison of setp / set (parts[1]) on operands a, b of `ptype` (.ftz: subnormals as zero), one
+    bool array per 16-bit lane of an f16x2 / bf16x2 pair (low first), else one."""
     cmp = parts[1]
-    bop = next((p for p in parts[2:] if p in _BOOL), None)
-    ops = st.operands
-    dst = ops[0]
-    dp, dq = (dst.first, dst.second) if hasattr(dst, "first") else (dst, None)
-    a, b = ops[1], ops[2]
-    rc = ctx.src(ops[3], "pred") if bop is not None else None
     is_float = ptype in ("f32", "f64", "f16", "bf16", "f16x2", "bf16x2")
     tiny = {"f32": 2.0 ** -126, "f16": 2.0 ** -14, "f16x2": 2.0 ** -14}.get(ptype, 0.0) if "ftz" in parts else 0.0
 
-    def flush(v):  # .ftz: subnormal inputs compare as zero
+    def flush(v):
         return np.where(np.abs(v) < tiny, np.zeros_like(v), v) if tiny else v
     if ptype in ("f16x2", "bf16x2"):
-        ra, rb = ctx.src(a, "b32"), ctx.src(b, "b32")
-        wp, wq = ctx.dst(dp, "pred"), ctx.dst(dq, "pred")
+        ra, rb = ctx.src_full(a, "b32"), ctx.src_full(b, "b32")
         half = ctx.half_values(ptype[:-2])
 
-        def conv(v):
-            return flush(half(v))
-
-        def run2(m):
+        def pair():
             x, y = np.asarray(ra()), np.asarray(rb())
-            lo = compare(cmp, conv(x & np.uint32(0xFFFF)), conv(y & np.uint32(0xFFFF)), True)
-            hi = compare(cmp, conv(x >> np.uint32(16)), conv(y >> np.uint32(16)), True)
-            if rc is not None:
-                lo, hi = _BOOL[bop](lo, rc()), _BOOL[bop](hi, rc())
-            wp(lo, m)
-            wq(hi, m)
-        return run2
-    if not is_float and rc is None and dq is None:
-        f = _CMP[cmp]
-        xa, xb = ctx.srcv(a, ptype), ctx.srcv(b, ptype)
-        wp0 = ctx.dst(dp, "pred")
-        return lambda m: wp0(f(xa(), xb()), m)
+            return [compare(cmp, flush(half((x >> np.uint32(k)) & np.uint32(0xFFFF))),
+                            flush(half((y >> np.uint32(k)) & np.uint32(0xFFFF))), True) for k in (0, 16)]
+        return pair
+    if not is_float:
+        f, xa, xb = _CMP[cmp], ctx.srcv(a, ptype), ctx.srcv(b, ptype)
+        return lambda: [np.asarray(f(xa(), xb()))]
     ra, rb = ctx.src(a, ptype), ctx.src(b, ptype)
-    if ptype == "bf16":
-        conv = ctx.half_values("bf16")
-        vd = None
-    else:
-        vd = view_dtype(ptype)
+    conv = ctx.half_values("bf16") if ptype == "bf16" else None
+    vd = view_dtype(ptype)
+
+    def one():
+        x, y = ra(), rb()
+        x, y = (conv(x), conv(y)) if conv is not None else (flush(x.view(vd)), flush(y.view(vd)))
+        return [compare(cmp, x, y, True)]
+    return one
+
+
+def b_setp(ctx, st, parts):
+    """setp.CmpOp{.BoolOp}{.ftz}.type p{|q}, a, b{, {!}c}: f16x2 / bf16x2 set p from the low and q from the high
+    lane; otherwise q is the complement of the comparison (both combined with c)."""
+    bop = next((p for p in parts[2:] if p in _BOOL), None)
+    ops = st.operands
+    dp, dq = (ops[0].first, ops[0].second) if hasattr(ops[0], "first") else (ops[0], None)
+    lanes = _comparisons(ctx, st, parts, _type(parts), ops[1], ops[2])
+    rc = ctx.src(ops[3], "pred") if bop is not None else None
     wp = ctx.dst(dp, "pred")
     wq = ctx.dst(dq, "pred") if dq is not None else None
+    packed = _type(parts) in ("f16x2", "bf16x2")
 
     def run(m):
-        x, y = ra(), rb()
-        if vd is None:
-            x, y = conv(x), conv(y)
-        else:
-            x, y = flush(x.view(vd)), flush(y.view(vd))
-        t = compare(cmp, x, y, is_float)
+        ts = lanes()
+        if wq is not None and not packed:
+            ts = [ts[0], ~ts[0]]
         if rc is not None:
             c = rc()
-            wp(_BOOL[bop](t, c), m)
-            if wq is not None:
-                wq(_BOOL[bop](~t, c), m)
-        else:
-            wp(t, m)
-            if wq is not None:
-                wq(~t, m)
+            ts = [_BOOL[bop](t, c) for t in ts]
+        wp(ts[0], m)
+        if wq is not None:
+            wq(ts[1], m)
+    return run
+
+
+# what set writes for true, per destination type (per 16-bit lane for f16x2 / bf16x2 sources); false is zero
+_SET_TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "f32": 0x3F800000, "f16": 0x3C00, "bf16": 0x3F80, "u16": 0xFFFF,
+             "s16": 0xFFFF}
+_SET_TRUE_LANE = {"u32": 0xFFFF, "s32": 0xFFFF, "f16x2": 0x3C00, "bf16x2": 0x3F80}
+
+
+def b_set(ctx, st, parts):
+    """set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}: all ones (integers) or 1.0 (floats) where the comparison
+    (combined with c) holds, else 0; an f16x2 / bf16x2 source sets each 16-bit lane of d on its own."""
+    dtype, stype = parts[-2], parts[-1]
+    bop = next((p for p in parts[2:] if p in _BOOL), None)
+    ops = st.operands
+    packed = stype in ("f16x2", "bf16x2")
+    true = (_SET_TRUE_LANE if packed else _SET_TRUE).get(dtype)
+    if true is None:
+        ctx.unsupported(st, f"{st.opcode} (set writes u32, s32, f32 or, from 16-bit sources, their types)")
+    lanes = _comparisons(ctx, st, parts, stype, ops[1], ops[2])
+    rc = ctx.src(ops[3], "pred") if bop is not None else None
+    width = "b32" if packed or dtype in ("u32", "s32", "f32") else "b16"
+    w, dt = ctx.dst(ops[0], width), UINT[TYPE_BYTES[width]]
+
+    def run(m):
+        out = np.zeros(ctx.n, dt)
+        for k, t in enumerate(lanes()):
+            if rc is not None:
+                t = _BOOL[bop](t, rc())
+            out |= np.where(t, dt(true), dt(0)) << dt(16 * k)
+        w(out, m)
     return run
 
 
@@ -366,5 +390,5 @@ BUILDERS = {
     "not": b_bit_unary, "cnot": b_bit_unary, "popc": b_bit_unary, "clz": b_bit_unary, "brev": b_bit_unary,
     "bfind": b_bit_unary, "shl": b_shift, "shr": b_shift, "shf": b_shf, "and": b_logic, "or": b_logic,
     "xor": b_logic, "lop3": b_lop3, "bfe": b_bfe, "bfi": b_bfi, "bmsk": b_bmsk, "szext": b_szext, "prmt": b_prmt,
-    "selp": b_selp, "setp": b_setp, "slct": b_slct,
+    "selp": b_selp, "setp": b_setp, "set": b_set, "slct": b_slct,
 }

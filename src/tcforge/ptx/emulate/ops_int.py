@@ -1,6 +1,6 @@
-"""Integer arithmetic and moves: add sub mul mad (lo/hi/wide, sat), mul24 mad24, the carry chains (add.cc addc sub.cc
-subc mad.cc madc), sad, dp4a dp2a, div rem, min max (relu, 16x2 SIMD), abs neg, and mov (incl. vector pack/unpack).
-The bit, compare and select instructions are in ops_bits.py."""
+"""Integer arithmetic and moves: add sub mul mad (lo/hi/wide, sat; add.u16x2 / .s16x2), mul24 mad24, the carry
+chains (add.cc addc sub.cc subc mad.cc madc), sad, dp4a dp2a, div rem, min max (relu, 16x2 SIMD), abs neg, and mov
+(incl. vector pack/unpack). The bit, compare and select instructions are in ops_bits.py."""
 
 from __future__ import annotations
 
@@ -106,6 +106,12 @@ def _simple(op):
             return ctx.float_op(st, parts)
         if "cc" in parts or parts[0] in ("addc", "subc"):
             return _carry_chain(ctx, st, parts)
+        if ptype in ("u16x2", "s16x2"):  # add.{u,s}16x2 (sm_90): each 16-bit lane wraps on its own
+            def halves(a, b):
+                lo = (a + b) & np.uint32(0xFFFF)
+                hi = ((a >> np.uint32(16)) + (b >> np.uint32(16))) << np.uint32(16)
+                return (lo | hi).astype(np.uint32)
+            return _binary(ctx, st, halves, "b32")
         if "sat" in parts:
             def sat(a, b):
                 r = op(a.astype(np.int64), b.astype(np.int64))
