@@ -8,7 +8,7 @@
 #   ladder   the teaching ladder's rungs against torch (tests/gemm/test_ladder.py --slow)
 #   truth    the numerics truth tests on the GPU (tests/numerics -m gpu)
 #   eager    host time per call, eager and graph-replay times against torch (bench.eager), torch.compile check
-#   eagerbig the 4096³ / 8192³ rows of bench.eager alone with 41 rounds (do_bench against graph-replay ratios)
+#   eagerbig the 4096³ / 8192³ rows of bench.eager alone, 41 rounds or $EAGER_ROUNDS (do_bench against graph replays)
 #   enc5bench  the enc5 kernel forms' graph-replay and eager µs per frame (bench.enc5_native; carry .enc5refs)
 #   ab       the old tree in .abold against this one: same output bits, time old / new (tools.ab_commits)
 #   san      compute-sanitizer memcheck / racecheck / synccheck shots of the enc5 forms
@@ -64,7 +64,7 @@ for phase in "$@"; do
       timeout 400 python3 -m bench.eager --compile-check --breakdown --out "$L/eager.json" > "$L/eager.txt" 2>&1
       echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;
     eagerbig)
-      timeout 420 python3 -m bench.eager --shapes 4096x4096x4096,8192x8192x8192 --rounds 41 --no-enc5 \
+      timeout 420 python3 -m bench.eager --shapes 4096x4096x4096,8192x8192x8192 --rounds "${EAGER_ROUNDS:-41}" --no-enc5 \
         --out "$L/eager_big.json" > "$L/eager_big.txt" 2>&1; echo "bench.eager rc=$?"; tail -12 "$L/eager_big.txt" ;;
     enc5bench)
       TCFORGE_CACHE_DIR=$PWD/.enc5refs/cache timeout 200 python3 -m bench.enc5_native --json "$L/enc5_native.json" \
@@ -94,6 +94,7 @@ for phase in "$@"; do
         echo "fresh group $i ($group) rc=$?: $(tail -1 "$L/corpus_fresh$i.txt" | cut -c1-150)"
         timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_fresh$i.npz" > "$L/corpus_fresh${i}_check.txt" 2>&1
         grep -v " 0 bits" "$L/corpus_fresh${i}_check.txt" | tail -30 | cut -c1-160
+        tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null  # each group's files kept if the call is cut
       done; set +f ;;
     mufu)
       timeout 200 python3 -m tools.truth.mufu_f32 --out "$L/mufu_f32.npz" > "$L/mufu_f32.txt" 2>&1
