@@ -16,6 +16,7 @@ from tcforge.ptx.emulate import (
     ops_int,
     ops_matrix,
     ops_mem,
+    ops_printf,
     ops_sync,
     ops_tensormap,
     ops_tex,
@@ -218,6 +219,11 @@ def _statement(ctx, module, fn, st, labels, starts):
             rets = tuple(o.name for o in ops.pop(0).items)
         callee = ops[0].name if ops and isinstance(ops[0], Sym) else None
         args = tuple(o.name for o in ops[1].items) if len(ops) > 1 and isinstance(ops[1], Paren) else ()
+        if callee == "vprintf" and callee not in starts:  # CUDA's device printf
+            try:
+                return (PLAIN, _guarded(g, ops_printf.b_vprintf(ctx, st, args, rets)), None, st, None)
+            except EmulationError as exc:
+                return (PLAIN, _raiser(exc), None, st, None)
         if callee not in starts:
             return (PLAIN, _raiser(EmulationError(f"{module.file}:{st.line}: call of {callee!r}, which has no body "
                                                   "in this module (indirect or external calls are not supported)")),
