@@ -1197,6 +1197,34 @@ extern "C" __global__ void set_forms(const unsigned* x, uint4* out, int n)
 }
 #endif
 
+// fns over word triples {mask, base, offset} of w, and isspacep of a global, a local, a shared and a parameter
+// address (bits 0-3: global, local, shared, param of the global pointer; 4-7 of the local; 8-11 of the shared;
+// 12-15 of the parameter's), into out[2i], out[2i+1].
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned spaces(const void* p)
+{
+    unsigned r;
+    asm("{.reg .pred g, l, s, q; isspacep.global g, %1; isspacep.local l, %1; isspacep.shared s, %1;"
+        " isspacep.param q, %1; selp.u32 %0, 1, 0, g; @l or.b32 %0, %0, 2; @s or.b32 %0, %0, 4;"
+        " @q or.b32 %0, %0, 8;}" : "=r"(r) : "l"(p));
+    return r;
+}
+extern "C" __global__ void fns_spaces(const uint4* w, unsigned* out, const __grid_constant__ int4 q, int n)
+{
+    __shared__ unsigned sm[128];
+    unsigned loc[4];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    uint4 t = w[i];
+    unsigned d;
+    asm("fns.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(t.x), "r"(t.y), "r"(t.z));
+    loc[i & 3] = d;
+    sm[threadIdx.x] = d;
+    out[2 * i] = d;
+    out[2 * i + 1] = spaces(w) | spaces(loc) << 4 | spaces(sm) << 8 | spaces(&q) << 12 | (loc[i & 3] == sm[threadIdx.x]) << 16;
+}
+#endif
+
 // Bulk copies without a tensor map: thread 0 copies `bytes` bytes from src + off into shared memory (completing on
 // an mbarrier the others wait on), then the shared bytes to dst + off2 (bulk group).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

@@ -205,6 +205,16 @@ def _set_words(rng):
     return [("x", x), ("out", np.zeros((1024, 8), np.uint32)), 1024]
 
 
+def _fns_words(rng):
+    """`fns_spaces`: 1024 {mask, base, offset} triples (edge masks, every base, offsets -33..33)."""
+    w = np.zeros((1024, 4), np.uint32)
+    w[:, 0] = rng.integers(0, 2**32, 1024, dtype=np.uint64).astype(np.uint32)
+    w[:64, 0] = rng.choice(np.array([0, 0xFFFFFFFF, 1, 0x80000000, 0xAAAAAAAA, 0x55555555], np.uint32), 64)
+    w[:, 1] = rng.integers(0, 32, 1024)
+    w[:, 2] = rng.integers(-33, 34, 1024).astype(np.int32).view(np.uint32)
+    return [("w", w), ("out", np.zeros((1024, 2), np.uint32)), np.zeros(16, np.uint8), 1024]
+
+
 def _mufu16(rng):
     """`mufu16` over every 16-bit pattern (x = 0..65535 in order; y a random permutation for the .x2 forms' high
     halves)."""
@@ -394,6 +404,7 @@ def _samples() -> list[Entry]:
           for name, (k, z, x, y) in TMA_REPLACE_ENTRIES.items()),
         e("cu_mufu16_all", "samples_sm90a", "mufu16", (512, 1, 1), (128, 1, 1), _mufu16, ("out0", "out1")),
         e("cu_set_forms", "samples_sm90a", "set_forms", (8, 1, 1), (128, 1, 1), _set_words, ("out",)),
+        e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
         e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
           lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
@@ -465,5 +476,5 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "desc_mm_f16_sm90"}
-    | {"ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})
+    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces"}
+    | {"desc_mm_f16_sm90", "ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})

@@ -152,6 +152,73 @@ st.global.v4.u32 [%rd6], {%r12, %r13, %r14, %r15};"""
     np.testing.assert_array_equal(got[:, 4], lo | hi)
 
 
+def _fns(mask: int, base: int, offset: int) -> int:
+    """fns by the PTX ISA's loop: walk from base in offset's direction, counting set bits."""
+    if offset == 0:
+        return base if (mask >> base) & 1 else 0xFFFFFFFF
+    pos, count, step = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if (mask >> pos) & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += step
+    return 0xFFFFFFFF
+
+
+def test_fns_finds_the_nth_set_bit_from_base_both_ways() -> None:
+    rng = np.random.default_rng(9)
+    x = np.zeros((256, 4), np.uint32)
+    x[:, 0] = rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)
+    x[:8, 0] = [0, 0xFFFFFFFF, 1, 0x80000000, 0x00010000, 0xAAAAAAAA, 0x55555555, 7]
+    x[:, 1] = rng.integers(0, 32, 256)
+    x[:, 2] = rng.integers(-33, 34, 256).astype(np.int32).view(np.uint32)
+    body = """ld.global.v2.u32 {%r10, %r11}, [%rd4];
+ld.global.u32 %r12, [%rd4+8];
+fns.b32 %r13, %r10, %r11, %r12;
+st.global.u32 [%rd6], %r13;"""
+    got = run_body(body, x, 1)[:, 0]
+    want = [_fns(int(m), int(b), int(o)) for m, b, o in zip(x[:, 0], x[:, 1], x[:, 2].view(np.int32), strict=True)]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_isspacep_classifies_generic_addresses() -> None:
+    """A global buffer's address, a local array's, a shared array's (own window; the cluster's), the parameter
+    block's: each true only for its space."""
+    body = """mov.u64 %rd10, loc;
+cvta.local.u64 %rd11, %rd10;
+mov.u64 %rd12, sm;
+cvta.shared.u64 %rd13, %rd12;
+mov.u64 %rd14, k_in;
+cvta.param.u64 %rd15, %rd14;
+isspacep.global %p1, %rd4;
+isspacep.local %p2, %rd11;
+isspacep.shared %p3, %rd13;
+isspacep.shared::cluster %p4, %rd13;
+isspacep.param %p5, %rd15;
+isspacep.global %p6, %rd13;
+isspacep.shared %p7, %rd4;
+isspacep.local %p8, %rd15;
+selp.u32 %r10, 1, 0, %p1;
+selp.u32 %r11, 2, 0, %p2;
+selp.u32 %r12, 4, 0, %p3;
+selp.u32 %r13, 8, 0, %p4;
+selp.u32 %r14, 16, 0, %p5;
+selp.u32 %r15, 32, 0, %p6;
+selp.u32 %r16, 64, 0, %p7;
+selp.u32 %r17, 128, 0, %p8;
+add.u32 %r10, %r10, %r11;
+add.u32 %r10, %r10, %r12;
+add.u32 %r10, %r10, %r13;
+add.u32 %r10, %r10, %r14;
+add.u32 %r10, %r10, %r15;
+add.u32 %r10, %r10, %r16;
+add.u32 %r10, %r10, %r17;
+st.global.u32 [%rd6], %r10;"""
+    got = run_body(body, np.zeros(32, np.uint32), 1, decls=".local .align 4 .b8 loc[16];\n.shared .align 4 .b8 sm[64];")
+    np.testing.assert_array_equal(got[:, 0], 1 + 2 + 4 + 8 + 16)
+
+
 # ---------------------------------------------------------------- constant expressions in operands
 @pytest.mark.parametrize("text,value", [("((128 >> 4) << 16)", 524288), ("1 << 5 | 3", 35), ("-(1 << 3)", -8),
                                         ("~0", -1), ("(-7 / 2)", -3), ("(7 % -3)", 1), ("(0x10 + 0b11) * 2U", 38)])

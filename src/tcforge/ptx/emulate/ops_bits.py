@@ -1,5 +1,5 @@
 """Bit, compare and select instructions: and or xor not cnot lop3, shl shr shf, bfe bfi bmsk szext prmt, popc clz brev
-bfind; setp and set (integer and float compares; set writes all ones or 1.0), selp and slct."""
+bfind fns; setp and set (integer and float compares; set writes all ones or 1.0), selp and slct."""
 
 from __future__ import annotations
 
@@ -368,6 +368,28 @@ def b_set(ctx, st, parts):
     return run
 
 
+def b_fns(ctx, st, parts):
+    """fns.b32 d, mask, base, offset: the position of the |offset|-th set bit of mask counted from bit base upwards
+    (offset > 0) or downwards (offset < 0), bit base itself when offset is 0 and it is set; 0xffffffff if none."""
+    d, a, b, c = st.operands[:4]
+    rm, rb, ro, w = ctx.src_full(a, "b32"), ctx.src_full(b, "u32"), ctx.src_full(c, "s32"), ctx.dst(d, "b32")
+    pos = np.arange(32, dtype=np.int64)
+
+    def run(m):
+        mask, base = np.asarray(rm()).astype(np.uint32), rb().astype(np.int64)[:, None]
+        off = ro().view(np.int32).astype(np.int64)[:, None]
+        bits = (mask[:, None] >> pos.astype(np.uint32)) & 1 == 1
+        up = bits & (pos >= base)
+        down = bits & (pos <= base)
+        rank_up = np.cumsum(up, axis=1)  # how many set bits from base up to each position
+        rank_down = np.cumsum(down[:, ::-1], axis=1)[:, ::-1]
+        hit = np.where(off > 0, up & (rank_up == off), np.where(off < 0, down & (rank_down == -off),
+                                                               bits & (pos == base)))
+        out = np.where(hit.any(axis=1), np.argmax(hit, axis=1), 0xFFFFFFFF).astype(np.uint32)
+        w(out, m)
+    return run
+
+
 def b_slct(ctx, st, parts):
     """slct.dtype.s32 / slct{.ftz}.dtype.f32 d, a, b, c: a where c >= 0 (-0 included, NaN: b), else b."""
     dtype, ctype = parts[-2], parts[-1]
@@ -390,5 +412,5 @@ BUILDERS = {
     "not": b_bit_unary, "cnot": b_bit_unary, "popc": b_bit_unary, "clz": b_bit_unary, "brev": b_bit_unary,
     "bfind": b_bit_unary, "shl": b_shift, "shr": b_shift, "shf": b_shf, "and": b_logic, "or": b_logic,
     "xor": b_logic, "lop3": b_lop3, "bfe": b_bfe, "bfi": b_bfi, "bmsk": b_bmsk, "szext": b_szext, "prmt": b_prmt,
-    "selp": b_selp, "setp": b_setp, "set": b_set, "slct": b_slct,
+    "selp": b_selp, "setp": b_setp, "set": b_set, "slct": b_slct, "fns": b_fns,
 }

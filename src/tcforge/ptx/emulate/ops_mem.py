@@ -1,13 +1,20 @@
 """Memory instructions: ld / ldu / st (global, shared, local, param, generic; vectors; ld.const of module .const
-variables, which live among the global buffers), ld.global.nc, cp.async
-(performed at issue; commit/wait groups are then satisfied), atom / red (in lane order), cvta, and the no-op hints
-(prefetch, fence, membar, createpolicy)."""
+variables, which live among the global buffers), ld.global.nc, cp.async (performed at issue; commit/wait groups are
+then satisfied), atom / red (in lane order), cvta, isspacep, and the no-op hints (prefetch, fence, membar,
+createpolicy)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcforge.ptx.emulate.memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
+from tcforge.ptx.emulate.memory import (
+    GLOBAL_BASE,
+    LOCAL_WINDOW,
+    PARAM_WINDOW,
+    RANK_SHIFT,
+    SHARED_WINDOW,
+    WINDOW_SIZE,
+)
 from tcforge.ptx.emulate.ops_float import atom_add_f64, atom_add_float
 from tcforge.ptx.emulate.state import TYPE_BYTES, UINT, view_dtype
 from tcforge.ptx.operands import Addr, Imm, Reg, Sym, Vec
@@ -307,6 +314,36 @@ def b_cvta(ctx, st, parts):
     return lambda m: w(ra() + base, m)
 
 
+def b_isspacep(ctx, st, parts):
+    """isspacep.space p, a: whether generic address a lies in global memory (the buffers), the parameter block, the
+    thread's local memory, the CTA's shared memory (.shared / .shared::cta: its own window, also reached through its
+    cluster rank) or any shared memory of the cluster (.shared::cluster)."""
+    space = ".".join(parts[1:])
+    if space not in ("global", "local", "param", "param::entry", "shared", "shared::cta", "shared::cluster"):
+        ctx.unsupported(st, f"{st.opcode} (isspacep of global, local, param, shared, shared::cta, shared::cluster)")
+    d, a = st.operands[:2]
+    ra, w = ctx.src_full(a, "u64"), ctx.dst(d, "pred")
+    mem = ctx.mem
+
+    def run(m):
+        x = ra().astype(np.int64)
+        if space == "global":
+            w(x >= GLOBAL_BASE, m)
+            return
+        base = {"local": LOCAL_WINDOW, "param": PARAM_WINDOW, "param::entry": PARAM_WINDOW}.get(space, SHARED_WINDOW)
+        rel = x - base
+        inside = (rel >= 0) & (rel < WINDOW_SIZE)
+        if base == SHARED_WINDOW:
+            rank, off = rel >> RANK_SHIFT, rel & ((1 << RANK_SHIFT) - 1)
+            inside &= off < mem.shared_size
+            if space == "shared::cluster":
+                inside &= rank <= ctx.cluster_size
+            else:
+                inside &= (rank == 0) | (rank == ctx.specials["%cluster_ctarank"].astype(np.int64) + 1)
+        w(inside, m)
+    return run
+
+
 def b_nop(ctx, st, parts):
     if parts[0] == "createpolicy":
         w = ctx.dst(st.operands[0], "b64")
@@ -317,4 +354,4 @@ def b_nop(ctx, st, parts):
 # st and cp are dispatched by ops_async (st.async, the bulk copies, cp.async.mbarrier), which hands the rest here
 BUILDERS = {"ld": b_ld, "ldu": b_ld, "atom": b_atom, "red": b_atom, "cvta": b_cvta,
             "prefetch": b_nop, "prefetchu": b_nop, "fence": b_nop, "membar": b_nop, "createpolicy": b_nop,
-            "discard": b_nop, "applypriority": b_nop}
+            "discard": b_nop, "applypriority": b_nop, "isspacep": b_isspacep}
