@@ -1225,6 +1225,22 @@ extern "C" __global__ void fns_spaces(const uint4* w, unsigned* out, const __gri
 }
 #endif
 
+// The saturating integer packs: each thread packs its words x[3i], x[3i+1] (s32) with x[3i+2] as c into out[4i..].
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+extern "C" __global__ void int_packs(const int* x, uint4* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    int a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2];
+    uint4 r;
+    asm("cvt.pack.sat.u8.s32.b32 %0, %1, %2, %3;" : "=r"(r.x) : "r"(a), "r"(b), "r"(c));
+    asm("cvt.pack.sat.s16.s32 %0, %1, %2;" : "=r"(r.y) : "r"(a), "r"(b));
+    asm("cvt.pack.sat.s4.s32.b32 %0, %1, %2, %3;" : "=r"(r.z) : "r"(a), "r"(b), "r"(c));
+    asm("cvt.pack.sat.u2.s32.b32 %0, %1, %2, %3;" : "=r"(r.w) : "r"(a), "r"(b), "r"(c));
+    out[i] = r;
+}
+#endif
+
 // Bulk copies without a tensor map: thread 0 copies `bytes` bytes from src + off into shared memory (completing on
 // an mbarrier the others wait on), then the shared bytes to dst + off2 (bulk group).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900

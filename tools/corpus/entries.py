@@ -405,6 +405,10 @@ def _samples() -> list[Entry]:
         e("cu_mufu16_all", "samples_sm90a", "mufu16", (512, 1, 1), (128, 1, 1), _mufu16, ("out0", "out1")),
         e("cu_set_forms", "samples_sm90a", "set_forms", (8, 1, 1), (128, 1, 1), _set_words, ("out",)),
         e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
+        e("cu_int_packs", "samples_sm90a", "int_packs", (4, 1, 1), (128, 1, 1),
+          lambda rng: [("x", np.concatenate([rng.integers(-300, 300, (512, 2)), rng.integers(-2**31, 2**31, (512, 1))],
+                                            1).astype(np.int32)), ("out", np.zeros((512, 4), np.uint32)), 512],
+          ("out",)),
         e("cu_bulk_copy", "samples_sm90a", "bulk_copy", (1, 1, 1), (64, 1, 1),
           lambda rng: [("src", rng.integers(0, 2**32, (96, 4), dtype=np.uint32)),
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
@@ -477,4 +481,5 @@ AWAITING_GPU: set[str] = (
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
     | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces"}
+    | {"cu_int_packs"}
     | {"desc_mm_f16_sm90", "ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})

@@ -219,6 +219,32 @@ st.global.u32 [%rd6], %r10;"""
     np.testing.assert_array_equal(got[:, 0], 1 + 2 + 4 + 8 + 16)
 
 
+def test_cvt_pack_clamps_and_chains() -> None:
+    """cvt.pack.sat: a and b clamped to the type, b low, a above, c's low bits above both (two u8 packs make four
+    bytes)."""
+    x = np.array([[300, -5, 0x0000BEEF, 0], [7, 255, 0x12345678, 0], [-129, 128, 0, 0], [40000, -40000, 1, 0]],
+                 np.int32).view(np.uint32)
+    body = """ld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd4];
+cvt.pack.sat.u8.s32.b32 %r14, %r10, %r11, %r12;
+cvt.pack.sat.s16.s32 %r15, %r10, %r11;
+cvt.pack.sat.s4.s32.b32 %r16, %r10, %r11, %r12;
+cvt.pack.sat.u8.s32.b32 %r17, %r11, %r10, %r14;
+st.global.v4.u32 [%rd6], {%r14, %r15, %r16, %r17};"""
+    got = run_body(body, x, 4, block=4)
+    a, b, c = x[:, 0].view(np.int32).astype(np.int64), x[:, 1].view(np.int32).astype(np.int64), x[:, 2]
+
+    def pack(lo, hi, n, signed):
+        rng = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if signed else (0, (1 << n) - 1)
+        f = (1 << n) - 1
+        return (np.clip(lo, *rng) & f) | ((np.clip(hi, *rng) & f) << n)
+    u8 = pack(b, a, 8, False) | (c.astype(np.int64) << 16)
+    np.testing.assert_array_equal(got[:, 0], u8 & 0xFFFFFFFF)
+    np.testing.assert_array_equal(got[:, 1], pack(b, a, 16, True))
+    np.testing.assert_array_equal(got[:, 2], (pack(b, a, 4, True) | (c.astype(np.int64) << 8)) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(got[:, 3], (pack(a, b, 8, False) | (u8 << 16)) & 0xFFFFFFFF)
+    assert got[0, 0] == 0xBEEF_FF00  # a = 300 -> 255 above, b = -5 -> 0 low
+
+
 # ---------------------------------------------------------------- constant expressions in operands
 @pytest.mark.parametrize("text,value", [("((128 >> 4) << 16)", 524288), ("1 << 5 | 3", 35), ("-(1 << 3)", -8),
                                         ("~0", -1), ("(-7 / 2)", -3), ("(7 % -3)", 1), ("(0x10 + 0b11) * 2U", 38)])

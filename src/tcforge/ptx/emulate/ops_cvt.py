@@ -1,7 +1,7 @@
 """`cvt`: integer <-> integer (extend, truncate, .sat), float <-> float (f16/bf16/f32/f64 with rounding modes, ftz,
 sat, relu, satfinite), float -> integer (rni/rzi/rmi/rpi, saturating, the PTX ISA's NaN results), integer -> float
-(one rounding in every mode, 64-bit sources included), packed f16x2/bf16x2 from two f32, and e4m3x2/e5m2x2 from
-f16x2 or two f32 and back (satfinite, relu)."""
+(one rounding in every mode, 64-bit sources included), packed f16x2/bf16x2 from two f32, e4m3x2/e5m2x2 from f16x2
+or two f32 and back (satfinite, relu), and the saturating integer packs (cvt.pack.sat)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,36 @@ def _int_range(t: str) -> tuple[int, int]:
     return (-(1 << (n - 1)), (1 << (n - 1)) - 1) if t[0] == "s" else (0, (1 << n) - 1)
 
 
+_PACK_BITS = {"u2": 2, "s2": 2, "u4": 4, "s4": 4, "u8": 8, "s8": 8, "u16": 16, "s16": 16}
+
+
+def _pack(ctx, st, parts):
+    """cvt.pack.sat.T.s32{.b32} d, a, b{, c}: a and b clamped to T's range, b in the low bits, a above it, and (for
+    the types narrower than 16 bits) the low bits of c above both, so that packs chain into one register."""
+    ctype = next((p for p in parts[3:] if p in _PACK_BITS), None)
+    if parts[1:3] != ["pack", "sat"] or ctype is None or "s32" not in parts[4:]:
+        ctx.unsupported(st, f"{st.opcode} (cvt.pack.sat.{{u,s}}{{2,4,8,16}}.s32 is emulated)")
+    n = _PACK_BITS[ctype]
+    lo, hi = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if ctype[0] == "s" else (0, (1 << n) - 1)
+    ops = st.operands
+    ra, rb = ctx.src_full(ops[1], "s32"), ctx.src_full(ops[2], "s32")
+    rc = ctx.src_full(ops[3], "b32") if n < 16 and len(ops) > 3 else None
+    w = ctx.dst(ops[0], "b32")
+    field = np.int64((1 << n) - 1)
+
+    def run(m):
+        a = np.clip(ra().view(np.int32).astype(np.int64), lo, hi) & field
+        b = np.clip(rb().view(np.int32).astype(np.int64), lo, hi) & field
+        d = b | (a << n)
+        if rc is not None:
+            d |= rc().astype(np.int64) << (2 * n)
+        w((d & 0xFFFFFFFF).astype(np.uint32), m)
+    return run
+
+
 def build(ctx, st, parts):
+    if len(parts) > 1 and parts[1] == "pack":
+        return _pack(ctx, st, parts)
     mods = [p for p in parts[1:-2]]
     dt, at = parts[-2], parts[-1]
     known = {"rn", "rna", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "ftz", "sat", "satfinite", "relu"}
