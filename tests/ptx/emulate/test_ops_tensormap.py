@@ -140,3 +140,24 @@ def test_bad_edits_are_one_line_errors_at_the_edit_or_the_use(edit, match: str) 
     the hardware would reject (a box past 256) fails where a TMA instruction uses the map, naming line and thread."""
     with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*" + match):
         emulate(_kernel([*_EDITS, edit]), "tmr", 1, 128, _args(0, 0, np.zeros((50, 144), np.uint8)), file="k.ptx")
+
+
+def test_triton_matmul_on_device_made_descriptors() -> None:
+    """Triton 3.8's PTX for a matmul whose three tensor descriptors are made on the device (tensormap.replace into
+    its global scratch, cp_fenceproxy, TMA loads past the edges, wgmma, a clipped TMA store), ragged against its
+    64 x 64 x 32 tiles: every element of C written, equal to the float64 product to f16 rounding. (Its pointer
+    parameters are `.ptr .global .align 1`: the scratch pointer after three .u32 must sit 8-byte aligned.)"""
+    from pathlib import Path
+
+    ptx = (Path(__file__).resolve().parents[2] / "data" / "emulate" / "triton_desc_mm_sm90.ptx").read_text()
+    m, n, k = 100, 72, 136
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = np.full((m, n), np.nan, np.float16)
+    args = {f"desc_matmul_param_{i}": v for i, v in enumerate((a, b, c, m, n, k, np.zeros(4096, np.uint8),
+                                                               np.zeros(256, np.uint8)))}
+    got = emulate(ptx, "desc_matmul", (2, 2, 1), (128, 1, 1), args, dynamic_shared=24600)["desc_matmul_param_2"]
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-2)
