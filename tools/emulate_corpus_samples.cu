@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <mma.h>
 #include <stdint.h>
 
 #define FULL 0xffffffffu
@@ -1238,6 +1239,57 @@ extern "C" __global__ void int_packs(const int* x, uint4* out, int n)
     asm("cvt.pack.sat.s4.s32.b32 %0, %1, %2, %3;" : "=r"(r.z) : "r"(a), "r"(b), "r"(c));
     asm("cvt.pack.sat.u2.s32.b32 %0, %1, %2, %3;" : "=r"(r.w) : "r"(a), "r"(b), "r"(c));
     out[i] = r;
+}
+#endif
+
+// The warp-level matrix API: one warp per 16-row band multiplies A (16 x 64, row-major) by B (64 x 16, column-major)
+// in four k16 steps from C (f16 -> f32), stores D; the same for s8 -> s32 (satfinite) and for tf32 m16n16k8 over
+// K = 32.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+namespace wmma = nvcuda::wmma;
+extern "C" __global__ void wmma_f16(const half* a, const half* b, const float* c, float* d)
+{
+    const int band = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::load_matrix_sync(fc, c + band * 256, 16, wmma::mem_row_major);
+    for (int k = 0; k < 64; k += 16) {
+        wmma::load_matrix_sync(fa, a + band * 16 * 64 + k, 64);
+        wmma::load_matrix_sync(fb, b + k, 64);
+        wmma::mma_sync(fc, fa, fb, fc);
+    }
+    wmma::store_matrix_sync(d + band * 256, fc, 16, wmma::mem_col_major);
+}
+extern "C" __global__ void wmma_s8(const signed char* a, const signed char* b, const int* c, int* d)
+{
+    const int band = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, signed char, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, signed char, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, int> fc;
+    wmma::load_matrix_sync(fc, c + band * 256, 16, wmma::mem_row_major);
+    for (int k = 0; k < 64; k += 16) {
+        wmma::load_matrix_sync(fa, a + band * 16 * 64 + k, 64);
+        wmma::load_matrix_sync(fb, b + k, 64);
+        wmma::mma_sync(fc, fa, fb, fc, true);
+    }
+    wmma::store_matrix_sync(d + band * 256, fc, 16, wmma::mem_row_major);
+}
+extern "C" __global__ void wmma_tf32(const float* a, const float* b, const float* c, float* d)
+{
+    const int band = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 8, float> fc;
+    wmma::load_matrix_sync(fc, c + band * 256, 16, wmma::mem_row_major);
+    for (int k = 0; k < 32; k += 8) {
+        wmma::load_matrix_sync(fa, a + band * 16 * 32 + k, 32);
+        wmma::load_matrix_sync(fb, b + k, 32);
+        for (int i = 0; i < fa.num_elements; i++) fa.x[i] = wmma::__float_to_tf32(fa.x[i]);
+        for (int i = 0; i < fb.num_elements; i++) fb.x[i] = wmma::__float_to_tf32(fb.x[i]);
+        wmma::mma_sync(fc, fa, fb, fc);
+    }
+    wmma::store_matrix_sync(d + band * 256, fc, 16, wmma::mem_row_major);
 }
 #endif
 

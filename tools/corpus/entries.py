@@ -193,6 +193,25 @@ def _elect_masks(rng):
     return [("masks", masks), ("leader", np.zeros(16 * 32, np.uint32)), ("elected", np.zeros(16 * 32, np.uint32))]
 
 
+def _wmma_inputs(t: str):
+    """`wmma_*`: four 16-row bands of A (16 x K each, row-major), B (K x 16, column-major: 16 rows of K), C per band;
+    f16 with specials and subnormals, s8 over its range with C near the s32 ends, f32 words for tf32."""
+    k = 32 if t == "tf32" else 64
+
+    def make(rng):
+        if t == "f16":
+            a, b = f16(rng, (64, k), 1.0, 0.02, 0.01), f16(rng, (16, k), 1.0, 0.02, 0.01)
+            c = f32(rng, (64, 16), 4.0)
+        elif t == "s8":
+            a, b = (rng.integers(-128, 128, s).astype(np.int8) for s in ((64, k), (16, k)))
+            c = rng.integers(-2**31, 2**31, (64, 16)).astype(np.int32)
+            c[::5] = np.where(c[::5] > 0, 2**31 - 1000, -2**31 + 1000)
+        else:
+            a, b, c = f32(rng, (64, k), 1.0), f32(rng, (16, k), 1.0), f32(rng, (64, 16), 4.0)
+        return [("a", a), ("b", b), ("c", c), ("d", np.zeros_like(c))]
+    return make
+
+
 def _set_words(rng):
     """`set_forms`: 1024 word pairs — random bits, equal pairs, f32 specials and subnormals, f16 / bf16 lanes that are
     NaN, infinite, signed zeros or equal."""
@@ -404,6 +423,8 @@ def _samples() -> list[Entry]:
           for name, (k, z, x, y) in TMA_REPLACE_ENTRIES.items()),
         e("cu_mufu16_all", "samples_sm90a", "mufu16", (512, 1, 1), (128, 1, 1), _mufu16, ("out0", "out1")),
         e("cu_set_forms", "samples_sm90a", "set_forms", (8, 1, 1), (128, 1, 1), _set_words, ("out",)),
+        *(e(f"cu_wmma_{t}", "samples_sm90a", f"wmma_{t}", (4, 1, 1), (32, 1, 1), _wmma_inputs(t), ("d",))
+          for t in ("f16", "s8", "tf32")),
         e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
         e("cu_int_packs", "samples_sm90a", "int_packs", (4, 1, 1), (128, 1, 1),
           lambda rng: [("x", np.concatenate([rng.integers(-300, 300, (512, 2)), rng.integers(-2**31, 2**31, (512, 1))],
@@ -481,5 +502,5 @@ AWAITING_GPU: set[str] = (
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
     | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces"}
-    | {"cu_int_packs"}
+    | {"cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32"}
     | {"desc_mm_f16_sm90", "ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})

@@ -101,3 +101,27 @@ def test_int_packs_kernel(samples) -> None:
     np.testing.assert_array_equal(o[:, 1], pack(16, True))
     np.testing.assert_array_equal(o[:, 2], (pack(4, True) | c << 8) & 0xFFFFFFFF)
     np.testing.assert_array_equal(o[:, 3], (pack(2, False) | c << 4) & 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("t", ["f16", "s8", "tf32"])
+def test_wmma_kernels_multiply_each_band(t: str, samples) -> None:
+    """The wmma API kernels: D of each 16-row band is C + A·B (s8: exact, clamped after each k16 step; f16 / tf32: to
+    the product's rounding, NaN and infinities where float64 has them)."""
+    inputs, out = _run(f"cu_wmma_{t}", samples)
+    a, b, c = (inputs[x].astype(np.float64 if t != "s8" else np.int64) for x in ("a", "b", "c"))
+    with np.errstate(invalid="ignore"):
+        want = c + np.concatenate([a[16 * i:16 * i + 16] @ b.T for i in range(4)])
+    d = out["d"].reshape(64, 16)
+    if t == "s8":  # .satfinite clamps after each k16 step
+        acc = c
+        for k0 in range(0, 64, 16):
+            acc = np.clip(acc + np.concatenate([a[16 * i:16 * i + 16, k0:k0 + 16] @ b[:, k0:k0 + 16].T
+                                                for i in range(4)]), -2**31, 2**31 - 1)
+        np.testing.assert_array_equal(d, acc)
+        return
+    if t == "f16":  # stored column-major per band
+        d = d.reshape(4, 16, 16).transpose(0, 2, 1).reshape(64, 16)
+    fin = np.isfinite(want)
+    np.testing.assert_array_equal(np.isfinite(d), fin)
+    tol = (2e-3, 1e-2) if t == "tf32" else (1e-5, 1e-4)
+    np.testing.assert_allclose(d[fin], want[fin], rtol=tol[0], atol=tol[1])

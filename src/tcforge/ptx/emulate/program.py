@@ -21,6 +21,7 @@ from tcforge.ptx.emulate import (
     ops_tensormap,
     ops_tex,
     ops_wgmma,
+    ops_wmma,
 )
 from tcforge.ptx.emulate.machine import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
@@ -29,7 +30,7 @@ PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrie
 
 BUILDERS: dict = {}
 for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async, ops_tex,
-             ops_tensormap):
+             ops_tensormap, ops_wmma):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 

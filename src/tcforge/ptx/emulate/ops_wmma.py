@@ -1,0 +1,183 @@
+"""wmma (the warp-level matrix API): load.a / load.b / load.c, mma and store.d for m16n16k16, m32n8k16 and m8n32k16
+(f16 or bf16 A / B; f32 or f16 C and D; s8 / u8 with s32, .satfinite too) and m16n16k8 tf32.
+
+The products are the mma.sync forms ptxas lowers wmma to (numerics.tensorcore's m16n8k16 / m16n8k8 tiles, rows and
+columns independent; integers exact), so the results are the Hopper model's bits. The fragment's element order is
+the emulator's own, because the PTX ISA leaves it unspecified: the matrix in row-major order, thread t holding
+elements t*E .. t*E + E - 1, repeated where the fragment has more registers than elements (f16 A and B). Code that
+loads, multiplies, stores, or changes every element alike therefore runs as on the GPU; code that reads meaning into
+which element sits in which register does not."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcforge.numerics.tensorcore import tc_mma
+from tcforge.ptx.emulate.ops_matrix import _FORMS, _regs, int_products, s32_sum
+from tcforge.ptx.emulate.ops_mem import address, space_of
+from tcforge.ptx.operands import Addr
+
+_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16), "m16n16k8": (16, 16, 8)}
+_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s32": 4, "s8": 1, "u8": 1}
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def _dims(operand: str, shape: tuple[int, int, int]) -> tuple[int, int]:
+    m, n, k = shape
+    return {"a": (m, k), "b": (k, n), "c": (m, n), "d": (m, n)}[operand]
+
+
+def _parse(ctx, st, parts) -> tuple[tuple[int, int, int], str, str]:
+    shape = next((_SHAPES[p] for p in parts if p in _SHAPES), None)
+    etype = parts[-1]
+    if shape is None or etype not in _BYTES or (shape[2] == 8) != (etype in ("tf32", "f32") and "m16n16k8" in parts):
+        ctx.unsupported(st, f"{st.opcode} (wmma m16n16k16 / m32n8k16 / m8n32k16 with f16, bf16, s8, u8, f32, s32 and "
+                            "m16n16k8 with tf32, f32)")
+    layout = "col" if "col" in parts else "row"
+    return shape, etype, layout
+
+
+def _to_regs(mat: np.ndarray, nregs: int) -> list[np.ndarray]:
+    """(W, R, C) elements -> the fragment's registers, each (W, 32) uint32: row-major, E per thread, repeated."""
+    w = mat.shape[0]
+    flat = np.ascontiguousarray(mat).reshape(w, 32, -1)
+    slots = nregs * 4 // mat.itemsize
+    flat = np.tile(flat, (1, 1, slots // flat.shape[2]))
+    return list(np.ascontiguousarray(flat).view(np.uint32).reshape(w, 32, nregs).transpose(2, 0, 1))
+
+
+def _from_regs(regs: list[np.ndarray], rows: int, cols: int, esize: int) -> np.ndarray:
+    """The fragment's registers -> (W, rows, cols) elements (the first copy)."""
+    words = np.stack(regs, axis=-1)  # (W, 32, nregs)
+    per = rows * cols // 32
+    elems = np.ascontiguousarray(words).view(_UINT[esize]).reshape(words.shape[0], 32, -1)[:, :, :per]
+    return elems.reshape(words.shape[0], rows, cols)
+
+
+def _mem_matrix(ctx, st, op: Addr, space: str, stride_r, rows: int, cols: int, esize: int, layout: str, fail):
+    """(addresses(warps) -> (W, rows, cols) byte offsets into the space's memory and the reading lane per warp)."""
+    at = address(ctx, st, op, space)
+
+    def where(warps: np.ndarray, m) -> tuple[np.ndarray, np.ndarray]:
+        lanes = warps * 32 if m is None else np.array([w * 32 + int(np.argmax(m[w * 32:w * 32 + 32])) for w in warps])
+        base = at(lanes).astype(np.int64)
+        ld = stride_r()[lanes].astype(np.int64) if stride_r is not None else np.full(len(lanes), cols if layout ==
+                                                                                       "row" else rows, np.int64)
+        i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+        offs = (i * ld[:, None, None] + j) if layout == "row" else (j * ld[:, None, None] + i)
+        return base[:, None, None] + offs * esize, lanes
+    return where
+
+
+def b_wmma(ctx, st, parts):
+    """wmma.load.{a,b,c} / wmma.store.d / wmma.mma (see the module's docstring)."""
+    if parts[1] in ("load", "store"):
+        return _load_store(ctx, st, parts)
+    if parts[1] == "mma":
+        return _mma(ctx, st, parts)
+    ctx.unsupported(st, st.opcode)
+
+
+def _load_store(ctx, st, parts):
+    operand = parts[2]
+    shape, etype, layout = _parse(ctx, st, parts)
+    rows, cols = _dims(operand, shape)
+    esize = 4 if etype == "tf32" else _BYTES[etype]
+    space = space_of(parts)
+    space = "generic" if space not in ("global", "shared") else space
+    store = parts[1] == "store"
+    frag, mem_op = (st.operands[1], st.operands[0]) if store else (st.operands[0], st.operands[1])
+    stride_r = ctx.src_full(st.operands[2], "u32") if len(st.operands) > 2 else None
+    regs = _regs(frag)
+    fail = ctx.failer(st)
+    where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout, fail)
+    mem = ctx.mem
+
+    def locate(addrs: np.ndarray, lane: int):
+        sp, a = space, addrs
+        if space == "generic":
+            (sp, (_, a)), = mem.split_generic(addrs).items()
+        return mem.locate(sp, np.asarray(a, np.int64), np.full(len(addrs), lane), esize, fail, store)
+
+    if store:
+        rs = [ctx.src_full(r, "b32") for r in regs]
+
+        def run_store(m):
+            warps = ctx.warps(m, st)
+            mats = _from_regs([r().reshape(-1, 32)[warps] for r in rs], rows, cols, esize)
+            addrs, lanes = where(warps, m)
+            for k, lane in enumerate(lanes.tolist()):
+                flat, offs = locate(addrs[k].reshape(-1), lane)
+                mem.write(flat, offs, esize, mats[k].reshape(-1, 1))
+        return run_store
+
+    ws = [ctx.dst(r, "b32") for r in regs]
+
+    def run_load(m):
+        warps = ctx.warps(m, st)
+        addrs, lanes = where(warps, m)
+        mats = np.zeros((len(warps), rows, cols), _UINT[esize])
+        for k, lane in enumerate(lanes.tolist()):
+            flat, offs = locate(addrs[k].reshape(-1), lane)
+            mats[k] = mem.read(flat, offs, esize, 1).reshape(rows, cols)
+        for w, x in zip(ws, _to_regs(mats, len(ws)), strict=True):
+            full = np.zeros(ctx.n, np.uint32)
+            full.reshape(-1, 32)[warps] = x
+            w(full, m)
+    return run_load
+
+
+def _mma(ctx, st, parts):
+    shape = next((_SHAPES[p] for p in parts if p in _SHAPES), None)
+    types = [p for p in parts[3:] if p in _BYTES]
+    if shape is None or len(types) not in (2, 4):
+        ctx.unsupported(st, f"{st.opcode} (wmma.mma: see the emulator's wmma shapes and types)")
+    m, n, k = shape
+    d_t, c_t = types[0], types[-1]
+    ab = types[1] if len(types) == 4 else {8: "tf32"}.get(k, "f16")
+    if len(types) == 4 and types[1] != types[2]:
+        ctx.unsupported(st, f"{st.opcode} (A and B of one type)")
+    if d_t != c_t:
+        ctx.unsupported(st, f"{st.opcode} (D and C of one type; the mixed forms are not modelled)")
+    integer = ab in ("s8", "u8")
+    if not integer:
+        name = f"mma.m16n8k{k}.{d_t}.{ab}.{ab}"
+        if name not in _FORMS or (ab == "tf32") != (k == 8):
+            ctx.unsupported(st, f"{st.opcode} (no Hopper mma.sync form {name} to lower it to)")
+        form = _FORMS[name]
+    esize = {"tf32": 4}.get(ab, _BYTES[ab])
+    desize = _BYTES[d_t]
+    d, a, b, c = st.operands[:4]
+    ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
+    ws = [ctx.dst(x, "b32") for x in _regs(d)]
+    sat = "satfinite" in parts
+
+    def product(A, B, C):
+        if integer:
+            return s32_sum(C, int_products(A, B, ab, ab), sat)
+        mp = max(m, 16)  # m8n32k16: A padded to the m16 tiles ptxas uses
+        A16 = np.zeros((A.shape[0], -(-mp // 16) * 16, k), A.dtype)
+        A16[:, :m] = A
+        C16 = np.zeros((C.shape[0], A16.shape[1], n), C.dtype)
+        C16[:, :m] = C
+        out = np.zeros_like(C16)
+        for r0 in range(0, A16.shape[1], 16):
+            for c0 in range(0, n, 8):
+                out[:, r0:r0 + 16, c0:c0 + 8] = tc_mma(form, A16[:, r0:r0 + 16], B[:, :, c0:c0 + 8],
+                                                       C16[:, r0:r0 + 16, c0:c0 + 8])
+        return out[:, :m]
+
+    def run(mk):
+        warps = ctx.warps(mk, st)
+        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], m, k, esize)
+        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], k, n, esize)
+        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], m, n, desize)
+        D = np.asarray(product(A, B, C)).astype(_UINT[desize])
+        for w, x in zip(ws, _to_regs(D, len(ws)), strict=True):
+            full = np.zeros(ctx.n, np.uint32)
+            full.reshape(-1, 32)[warps] = x
+            w(full, mk)
+    return run
+
+
+BUILDERS = {"wmma": b_wmma}
