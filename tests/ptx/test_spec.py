@@ -111,6 +111,18 @@ ret;
                                                                ("k_b", 24, 8), ("k_m", 36, 4)]
 
 
+@pytest.mark.parametrize("decl", [".global .align \u00b2 .b8 t[4];", ".shared .b8 s[\u00b2];",
+                                  ".global .b32 \u0663x;"])
+def test_non_ascii_digits_are_syntax_errors_not_crashes(decl: str) -> None:
+    """str.isdigit() holds for '²', which int() refuses: the reader reads only decimal digits as numbers, so such a
+    declaration is a one-line syntax error or is read without its number, never a ValueError from int()."""
+    text = f".version 8.4\n.target sm_90a\n.address_size 64\n{decl}\n"
+    try:
+        read_module(text, "u.ptx")
+    except PTXSyntaxError as exc:
+        assert str(exc).startswith("u.ptx:4:")
+
+
 def test_statement_numbering_follows_the_analysis_convention() -> None:
     k = _module().function("k")
     got = [(s.index, s.line, s.end_line, s.opcode) for s in k.statements]

@@ -283,7 +283,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, int | bool]]:
         low = value.lower()
         if low in ("true", "false"):
             overrides[field] = low == "true"
-        elif value.lstrip("-").isdigit():
+        elif value.lstrip("-").isdecimal():
             overrides[field] = int(value)
         else:
             raise TcforgeError(f"variant spec {spec!r}: {field}={value} is neither an integer nor true / false")

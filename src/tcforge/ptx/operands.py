@@ -101,7 +101,7 @@ def const_expr(text: str) -> int | None:
 
     s = text.strip()
     if not s or not _EXPR_CHARS.fullmatch(s) or not any(c in s for c in "()<>+-*/%&|^~!") \
-            or not any(c.isdigit() for c in s):
+            or not any(c.isdecimal() for c in s):
         return None
     py = _EXPR_LIT.sub(lambda m: str(parse_int(m.group(0))), s).replace("!", " not ").replace("&&", " and ")
     try:
@@ -282,7 +282,7 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
             return Imm(v, s)
         a, b = s.split("|", 1)
         return Pair(parse_operand(a, regs), parse_operand(b, regs))
-    if c.isdigit() or c in "+-":
+    if c.isdecimal() or c in "+-":
         if _HEXF.fullmatch(s):
             return Imm(_hex_float(s, 32), s)
         if _HEXD.fullmatch(s):

@@ -95,7 +95,7 @@ def parse_params(file: str, text: str, line: int, col: int) -> list[Param]:
         while i < len(words) - 1:
             w = words[i]
             if w == ".align":
-                if i + 1 >= len(words) or not words[i + 1].isdigit():
+                if i + 1 >= len(words) or not words[i + 1].isdecimal():
                     raise PTXSyntaxError(file, line, col, f"malformed .align in {piece.strip()!r}")
                 if not pointer:  # after .ptr (`.ptr .global .align 1`) it is the pointee's, not the parameter's
                     align = int(words[i + 1])
@@ -109,7 +109,7 @@ def parse_params(file: str, text: str, line: int, col: int) -> list[Param]:
                 pointer = pointer or w == ".ptr"
                 if w != ".ptr":
                     ptype = w[1:]
-            elif w.startswith(".v") and w[2:].isdigit():
+            elif w.startswith(".v") and w[2:].isdecimal():
                 pass
             else:
                 raise PTXSyntaxError(file, line, col, f"unknown parameter attribute {w!r}")
@@ -141,7 +141,7 @@ def parse_decl(file: str, text: str, line: int, col: int) -> Decl | None:
     if space in ("texref", "surfref", "samplerref"):
         dtype = space
     for i, w in enumerate(words[:-1]):
-        if w == ".align" and i + 1 < len(words) and words[i + 1].isdigit():
+        if w == ".align" and i + 1 < len(words) and words[i + 1].isdecimal():
             align = int(words[i + 1])
         elif (w.startswith(".") and w[1:] in TYPE_BYTES) or w in (".texref", ".surfref", ".samplerref"):
             dtype = w[1:]  # a type, or the kind of `.global .texref t;`

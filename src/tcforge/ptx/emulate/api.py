@@ -78,7 +78,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         if "@" in key:
             pname, off = key.rsplit("@", 1)
             target = arg_name(v)
-            if pname not in pnames or not off.isdigit() or (target is None and not isinstance(v, (Texture, Surface))):
+            if pname not in pnames or not off.isdecimal() or (target is None and not isinstance(v, (Texture, Surface))):
                 raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, texture or surface, "
                                      f"with PARAM one of {', '.join(sorted(pnames))}")
             if isinstance(v, (Texture, Surface)):

@@ -91,7 +91,7 @@ class Regs(dict):
         t = self.types.get(name)
         if t is None:
             i = len(name)
-            while i > 0 and name[i - 1].isdigit():
+            while i > 0 and name[i - 1].isdecimal():
                 i -= 1
             t = self.types.get(name[:i] + "<>")
         return t
