@@ -30,7 +30,8 @@ def _dims(operand: str, shape: tuple[int, int, int]) -> tuple[int, int]:
 def _parse(ctx, st, parts) -> tuple[tuple[int, int, int], str, str]:
     shape = next((_SHAPES[p] for p in parts if p in _SHAPES), None)
     etype = parts[-1]
-    if shape is None or etype not in _BYTES or (shape[2] == 8) != (etype in ("tf32", "f32") and "m16n16k8" in parts):
+    k8 = shape is not None and shape[2] == 8  # m16n16k8 takes tf32 A / B and f32 C / D; tf32 goes with it alone
+    if shape is None or etype not in _BYTES or (k8 and etype not in ("tf32", "f32")) or (not k8 and etype == "tf32"):
         ctx.unsupported(st, f"{st.opcode} (wmma m16n16k16 / m32n8k16 / m8n32k16 with f16, bf16, s8, u8, f32, s32 and "
                             "m16n16k8 with tf32, f32)")
     layout = "col" if "col" in parts else "row"
@@ -54,8 +55,9 @@ def _from_regs(regs: list[np.ndarray], rows: int, cols: int, esize: int) -> np.n
     return elems.reshape(words.shape[0], rows, cols)
 
 
-def _mem_matrix(ctx, st, op: Addr, space: str, stride_r, rows: int, cols: int, esize: int, layout: str, fail):
-    """(addresses(warps) -> (W, rows, cols) byte offsets into the space's memory and the reading lane per warp)."""
+def _mem_matrix(ctx, st, op: Addr, space: str, stride_r, rows: int, cols: int, esize: int, layout: str):
+    """`where(warps, mask)`: (W, rows, cols) addresses of the matrix elements in `space` (the stride in elements,
+    by default the matrix's own leading extent) and the lane of each warp whose address operand is read."""
     at = address(ctx, st, op, space)
 
     def where(warps: np.ndarray, m) -> tuple[np.ndarray, np.ndarray]:
@@ -90,7 +92,7 @@ def _load_store(ctx, st, parts):
     stride_r = ctx.src_full(st.operands[2], "u32") if len(st.operands) > 2 else None
     regs = _regs(frag)
     fail = ctx.failer(st)
-    where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout, fail)
+    where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout)
     mem = ctx.mem
 
     def locate(addrs: np.ndarray, lane: int):
