@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge.numerics.tensorcore import tc_mma
-from tcforge.ptx.emulate.ops_matrix import _FORMS, _regs, int_products, s32_sum
+from tcforge.ptx.emulate.ops_matrix import _FORMS, _regs, _scatter, int_products, s32_sum
 from tcforge.ptx.emulate.ops_mem import address, space_of
 from tcforge.ptx.operands import Addr
 
@@ -123,9 +123,7 @@ def _load_store(ctx, st, parts):
             flat, offs = locate(addrs[k].reshape(-1), lane)
             mats[k] = mem.read(flat, offs, esize, 1).reshape(rows, cols)
         for w, x in zip(ws, _to_regs(mats, len(ws)), strict=True):
-            full = np.zeros(ctx.n, np.uint32)
-            full.reshape(-1, 32)[warps] = x
-            w(full, m)
+            _scatter(ctx, warps, x, w, m)
     return run_load
 
 
@@ -176,9 +174,7 @@ def _mma(ctx, st, parts):
         C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], m, n, desize)
         D = np.asarray(product(A, B, C)).astype(_UINT[desize])
         for w, x in zip(ws, _to_regs(D, len(ws)), strict=True):
-            full = np.zeros(ctx.n, np.uint32)
-            full.reshape(-1, 32)[warps] = x
-            w(full, mk)
+            _scatter(ctx, warps, x, w, mk)
     return run
 
 
