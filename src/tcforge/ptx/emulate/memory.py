@@ -170,6 +170,15 @@ class Memory:
             out["global"] = (idx, a[idx])
         return out
 
+    def locate_generic(self, addr: np.ndarray, lanes: np.ndarray, size: int, fail, store: bool):
+        """`locate` for generic addresses of one access that lie in one state space (an address in no window is
+        taken as global, where `locate` names it); an access spanning spaces fails."""
+        parts = self.split_generic(np.asarray(addr, np.int64))
+        if len(parts) > 1:
+            fail(int(lanes[0]), f"one access spans the {' and '.join(parts)} state spaces")
+        space, (_, at) = next(iter(parts.items()), ("global", (None, np.asarray(addr, np.int64))))
+        return self.locate(space, at, lanes, size, fail, store)
+
     def read(self, flat: np.ndarray, off: np.ndarray, width: int, count: int) -> np.ndarray:
         """(k, count) elements of `width` bytes at byte offsets `off` (aligned)."""
         view = flat.view(UINT[width]) if width > 1 else flat

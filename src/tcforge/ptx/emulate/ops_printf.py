@@ -22,8 +22,7 @@ def _reader(ctx, fail):
     mem = ctx.mem
 
     def read(lane: int, addr: int, n: int) -> bytes:
-        (space, (_, at)), = mem.split_generic(np.array([addr], np.int64)).items() or (("global", (0, [addr])),)
-        flat, offs = mem.locate(space, np.asarray(at, np.int64), np.array([lane]), n, fail, False)
+        flat, offs = mem.locate_generic(np.array([addr]), np.array([lane]), n, fail, False)
         return bytes(mem.read(flat, offs, 1, n)[0])
     return read
 

@@ -96,10 +96,10 @@ def _load_store(ctx, st, parts):
     mem = ctx.mem
 
     def locate(addrs: np.ndarray, lane: int):
-        sp, a = space, addrs
+        lanes = np.full(len(addrs), lane)
         if space == "generic":
-            (sp, (_, a)), = mem.split_generic(addrs).items()
-        return mem.locate(sp, np.asarray(a, np.int64), np.full(len(addrs), lane), esize, fail, store)
+            return mem.locate_generic(addrs, lanes, esize, fail, store)
+        return mem.locate(space, addrs, lanes, esize, fail, store)
 
     if store:
         rs = [ctx.src_full(r, "b32") for r in regs]
