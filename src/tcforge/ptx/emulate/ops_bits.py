@@ -360,9 +360,10 @@ def b_set(ctx, st, parts):
 
     def run(m):
         out = np.zeros(ctx.n, dt)
+        c = rc() if rc is not None else None
         for k, t in enumerate(lanes()):
-            if rc is not None:
-                t = _BOOL[bop](t, rc())
+            if c is not None:
+                t = _BOOL[bop](t, c)
             out |= np.where(t, dt(true), dt(0)) << dt(16 * k)
         w(out, m)
     return run

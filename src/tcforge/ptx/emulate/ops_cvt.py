@@ -39,8 +39,9 @@ def _to_f64(x: np.ndarray, t: str) -> np.ndarray:
     return x.view(np.float64)
 
 
-def _int_range(t: str) -> tuple[int, int]:
-    n = 8 * TYPE_BYTES[t]
+def _int_range(t: str, bits: int | None = None) -> tuple[int, int]:
+    """(lowest, highest) of integer type t, or of its `bits`-wide namesake (u4, s2: the packs)."""
+    n = bits or 8 * TYPE_BYTES[t]
     return (-(1 << (n - 1)), (1 << (n - 1)) - 1) if t[0] == "s" else (0, (1 << n) - 1)
 
 
@@ -54,7 +55,7 @@ def _pack(ctx, st, parts):
     if parts[1:3] != ["pack", "sat"] or ctype is None or "s32" not in parts[4:]:
         ctx.unsupported(st, f"{st.opcode} (cvt.pack.sat.{{u,s}}{{2,4,8,16}}.s32 is emulated)")
     n = _PACK_BITS[ctype]
-    lo, hi = (-(1 << (n - 1)), (1 << (n - 1)) - 1) if ctype[0] == "s" else (0, (1 << n) - 1)
+    lo, hi = _int_range(ctype, n)
     ops = st.operands
     ra, rb = ctx.src_full(ops[1], "s32"), ctx.src_full(ops[2], "s32")
     rc = ctx.src_full(ops[3], "b32") if n < 16 and len(ops) > 3 else None
