@@ -1,7 +1,8 @@
 """Hand-written PTX test kernels: `run_body(BODY, inputs)` wraps a body into an entry in which thread t reads its
 operands at `[%rd4 + 4*i]` (row t of `inputs`, u32 words) and writes its results at `[%rd6 + 4*i]` (row t of the
 output); %r0 is the global thread index. Also `round_f32`, the exact-rational f32 rounding the tests hold results to,
-and `tma_box_reference`, what a TMA box load and store give by the swizzle's row rule."""
+`tma_box_reference`, what a TMA box load and store give by the swizzle's row rule, and `fns_reference`, fns by the
+PTX ISA's loop."""
 
 from __future__ import annotations
 
@@ -142,3 +143,17 @@ def tma_box_reference(src: np.ndarray, out: np.ndarray, dtype, span: int, x: int
         for c in range(span // 16):
             swz[r, c ^ (r // (128 // span) % (span // 16))] = chunks[r, c]
     return swz.reshape(-1), o
+
+
+def fns_reference(mask: int, base: int, offset: int) -> int:
+    """fns by the PTX ISA's loop: walk from base in offset's direction, counting set bits."""
+    if offset == 0:
+        return base if (mask >> base) & 1 else 0xFFFFFFFF
+    pos, count, step = base, abs(offset) - 1, 1 if offset > 0 else -1
+    while 0 <= pos < 32:
+        if (mask >> pos) & 1:
+            if count == 0:
+                return pos
+            count -= 1
+        pos += step
+    return 0xFFFFFFFF

@@ -9,8 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import tma_box_reference
-from tests.ptx.emulate.test_ops_int import _fns
+from tests.ptx.emulate.kernels import fns_reference, tma_box_reference
 from tools import emulate_corpus as ec
 from tools.corpus.asyncproxy import TMA_REPLACE, TMA_REPLACE_ENTRIES
 from tools.corpus.entries import AWAITING_GPU, ENTRIES
@@ -83,7 +82,8 @@ def test_fns_and_isspacep_kernel(samples) -> None:
     inputs, out = _run("cu_fns_spaces", samples)
     w = inputs["w"]
     o = out["out"].reshape(-1, 2)
-    want = [_fns(int(m), int(b), int(c)) for m, b, c in zip(w[:, 0], w[:, 1], w[:, 2].view(np.int32), strict=True)]
+    want = [fns_reference(int(m), int(b), int(c))
+            for m, b, c in zip(w[:, 0], w[:, 1], w[:, 2].view(np.int32), strict=True)]
     np.testing.assert_array_equal(o[:, 0], want)
     assert (o[:, 1] == (1 | 2 << 4 | 4 << 8 | 8 << 12 | 1 << 16)).all()  # global, local, shared, param; loc == sm
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import HEADER, run_body
+from tests.ptx.emulate.kernels import HEADER, fns_reference, run_body
 from tools.corpus.mma import INT_BITS, int_mma_tiles, int_mma_words
 
 from tcforge.ptx.module import read_module
@@ -152,20 +152,6 @@ st.global.v4.u32 [%rd6], {%r12, %r13, %r14, %r15};"""
     np.testing.assert_array_equal(got[:, 4], lo | hi)
 
 
-def _fns(mask: int, base: int, offset: int) -> int:
-    """fns by the PTX ISA's loop: walk from base in offset's direction, counting set bits."""
-    if offset == 0:
-        return base if (mask >> base) & 1 else 0xFFFFFFFF
-    pos, count, step = base, abs(offset) - 1, 1 if offset > 0 else -1
-    while 0 <= pos < 32:
-        if (mask >> pos) & 1:
-            if count == 0:
-                return pos
-            count -= 1
-        pos += step
-    return 0xFFFFFFFF
-
-
 def test_fns_finds_the_nth_set_bit_from_base_both_ways() -> None:
     rng = np.random.default_rng(9)
     x = np.zeros((256, 4), np.uint32)
@@ -178,7 +164,8 @@ ld.global.u32 %r12, [%rd4+8];
 fns.b32 %r13, %r10, %r11, %r12;
 st.global.u32 [%rd6], %r13;"""
     got = run_body(body, x, 1)[:, 0]
-    want = [_fns(int(m), int(b), int(o)) for m, b, o in zip(x[:, 0], x[:, 1], x[:, 2].view(np.int32), strict=True)]
+    want = [fns_reference(int(m), int(b), int(o))
+            for m, b, o in zip(x[:, 0], x[:, 1], x[:, 2].view(np.int32), strict=True)]
     np.testing.assert_array_equal(got, want)
 
 
