@@ -17,7 +17,8 @@
 #            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
 #            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_freshN.npz, a process per group
 #   fresh    only those entries not yet run on a GPU
-#   mufu     MUFU.SQRT's table and its whole-domain check, MUFU.LG2 study data (tools.truth.mufu_f32, CuPy)
+#   mufu     MUFU.SQRT's, RCP64H's and RSQ64H's tables with whole-domain checks, LG2 / TANH / SIN / COS study data
+#            (tools.truth.mufu, CuPy)
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 mkdir -p "$OUT/logs"
@@ -87,7 +88,7 @@ for phase in "$@"; do
         echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8
       fi
       set -f; i=0
-      for group in "tex* tld4* cu_image_queries" "sul* sus* sured*" "tma_reduce* bulk_reduce* cu_tma_nanfill* cu_tma_replace*" "wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*" "cu_mufu16* cu_set_forms cu_fns_spaces cu_int_packs cu_wmma*"; do
+      for group in "tex* tld4* cu_image_queries" "sul* sus* sured*" "tma_reduce* bulk_reduce* cu_tma_nanfill* cu_tma_replace*" "wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*" "cu_mufu16* cu_set_forms cu_fns_spaces cu_int_packs cu_wmma* cu_video*"; do
         i=$((i + 1))
         timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
           --out "$L/corpus_fresh$i.npz" --only $group > "$L/corpus_fresh$i.txt" 2>&1
@@ -97,8 +98,8 @@ for phase in "$@"; do
         tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null  # each group's files kept if the call is cut
       done; set +f ;;
     mufu)
-      timeout 200 python3 -m tools.truth.mufu_f32 --out "$L/mufu_f32.npz" > "$L/mufu_f32.txt" 2>&1
-      echo "mufu_f32 rc=$? (0: the SQRT model holds on all 2^32 inputs)"; tail -3 "$L/mufu_f32.txt" | cut -c1-400 ;;
+      timeout 240 python3 -m tools.truth.mufu --out "$L/mufu.npz" > "$L/mufu.txt" 2>&1
+      echo "mufu rc=$? (0: the SQRT model holds on all 2^32 inputs)"; tail -4 "$L/mufu.txt" | cut -c1-400 ;;
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
       summary cpa-tests "$L/cpa_tests.txt"

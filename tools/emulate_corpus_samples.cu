@@ -1242,6 +1242,38 @@ extern "C" __global__ void int_packs(const int* x, uint4* out, int n)
 }
 #endif
 
+// The SIMD video instructions: each thread runs the 16 forms of VIDEO_FORMS (tools/corpus/entries.py, same order)
+// on its words a = x[3i], b = x[3i+1], c = x[3i+2], into out[16i .. 16i+15].
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define VIDEO(k, form) asm(form " %0, %1, %2, %3;" : "=r"(r[k]) : "r"(a), "r"(b), "r"(c))
+#define VIDEO_SEL(k, form, dm, as, bs) asm(form " %0" dm ", %1" as ", %2" bs ", %3;" : "=r"(r[k]) : "r"(a), "r"(b), "r"(c))
+extern "C" __global__ void video_forms(const unsigned* x, uint4* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2], r[16];
+    VIDEO(0, "vabsdiff4.u32.u32.u32");
+    VIDEO(1, "vadd4.s32.s32.s32.sat");
+    VIDEO(2, "vsub4.u32.u32.u32.sat");
+    VIDEO(3, "vavrg4.s32.s32.s32");
+    VIDEO(4, "vmin4.s32.u32.s32");
+    VIDEO(5, "vmax4.u32.s32.u32.sat");
+    VIDEO_SEL(6, "vabsdiff4.s32.s32.s32.add", ".b20", "", "");
+    VIDEO_SEL(7, "vadd4.u32.u32.u32", ".b31", ".b0123", ".b4567");
+    VIDEO(8, "vset4.s32.s32.lt");
+    VIDEO(9, "vset4.u32.u32.ge.add");
+    VIDEO(10, "vabsdiff2.u32.u32.u32.add");
+    VIDEO(11, "vadd2.s32.s32.s32.sat");
+    VIDEO_SEL(12, "vavrg2.u32.u32.u32", ".h1", ".h23", ".h01");
+    VIDEO(13, "vmin2.s32.s32.s32");
+    VIDEO(14, "vset2.s32.u32.ne");
+    VIDEO(15, "vsub2.s32.s32.s32.add");
+    for (int k = 0; k < 4; ++k) out[4 * i + k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
+}
+#undef VIDEO
+#undef VIDEO_SEL
+#endif
+
 // The warp-level matrix API: one warp per 16-row band multiplies A (16 x 64, row-major) by B (64 x 16, column-major)
 // in four k16 steps from C (f16 -> f32), stores D; the same for s8 -> s32 (satfinite) and for tf32 m16n16k8 over
 // K = 32.

@@ -224,6 +224,26 @@ def _set_words(rng):
     return [("x", x), ("out", np.zeros((1024, 8), np.uint32)), 1024]
 
 
+VIDEO_FORMS = (  # video_forms' 16 instructions in output order (tools/emulate_corpus_samples.cu)
+    "vabsdiff4.u32.u32.u32 d, a, b, c", "vadd4.s32.s32.s32.sat d, a, b, c", "vsub4.u32.u32.u32.sat d, a, b, c",
+    "vavrg4.s32.s32.s32 d, a, b, c", "vmin4.s32.u32.s32 d, a, b, c", "vmax4.u32.s32.u32.sat d, a, b, c",
+    "vabsdiff4.s32.s32.s32.add d.b20, a, b, c", "vadd4.u32.u32.u32 d.b31, a.b0123, b.b4567, c",
+    "vset4.s32.s32.lt d, a, b, c", "vset4.u32.u32.ge.add d, a, b, c", "vabsdiff2.u32.u32.u32.add d, a, b, c",
+    "vadd2.s32.s32.s32.sat d, a, b, c", "vavrg2.u32.u32.u32 d.h1, a.h23, b.h01, c", "vmin2.s32.s32.s32 d, a, b, c",
+    "vset2.s32.u32.ne d, a, b, c", "vsub2.s32.s32.s32.add d, a, b, c",
+)
+
+
+def _video_words(rng):
+    """`video_forms`: 1024 {a, b, c} triples, the first half built from edge bytes (0, 1, 0x7f, 0x80, 0x81, 0xfe,
+    0xff, 0x40), every fifth with b = a."""
+    x = rng.integers(0, 2**32, (1024, 3), dtype=np.uint64).astype(np.uint32)
+    edge = rng.choice(np.array([0x00, 0x01, 0x7F, 0x80, 0x81, 0xFE, 0xFF, 0x40], np.uint32), (512, 3, 4))
+    x[:512] = (edge << np.array([0, 8, 16, 24], np.uint32)).sum(axis=2, dtype=np.uint32)
+    x[::5, 1] = x[::5, 0]
+    return [("x", x), ("out", np.zeros((1024, 16), np.uint32)), 1024]
+
+
 def _fns_words(rng):
     """`fns_spaces`: 1024 {mask, base, offset} triples (edge masks, every base, offsets -33..33)."""
     w = np.zeros((1024, 4), np.uint32)
@@ -426,6 +446,7 @@ def _samples() -> list[Entry]:
         *(e(f"cu_wmma_{t}", "samples_sm90a", f"wmma_{t}", (4, 1, 1), (32, 1, 1), _wmma_inputs(t), ("d",))
           for t in ("f16", "s8", "tf32")),
         e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
+        e("cu_video_forms", "samples_sm90a", "video_forms", (8, 1, 1), (128, 1, 1), _video_words, ("out",)),
         e("cu_int_packs", "samples_sm90a", "int_packs", (4, 1, 1), (128, 1, 1),
           lambda rng: [("x", np.concatenate([rng.integers(-300, 300, (512, 2)), rng.integers(-2**31, 2**31, (512, 1))],
                                             1).astype(np.int32)), ("out", np.zeros((512, 4), np.uint32)), 512],
@@ -502,5 +523,5 @@ AWAITING_GPU: set[str] = (
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
     | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces"}
-    | {"cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32"}
+    | {"cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32", "cu_video_forms"}
     | {"desc_mm_f16_sm90", "ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})

@@ -11,7 +11,7 @@ from bisect import bisect_left
 
 from tcforge.ptx.ir import Function, Statement
 from tcforge.ptx.opcodes import is_branch, root, writes_first_operand
-from tcforge.ptx.operands import Addr, Not, Pair, Paren, Reg, Sym, Vec, iter_regs
+from tcforge.ptx.operands import Addr, Not, Pair, Paren, Reg, Sel, Sym, Vec, iter_regs
 
 SPECIAL_PREFIXES = (
     "%tid", "%ntid", "%laneid", "%warpid", "%nwarpid", "%ctaid", "%nctaid", "%smid", "%nsmid", "%gridid", "%clock",
@@ -35,6 +35,8 @@ def _dest_regs(op) -> list[str]:
         return out
     if isinstance(op, Pair):
         return _dest_regs(op.first) + _dest_regs(op.second)
+    if isinstance(op, Sel):  # a video instruction's masked destination: written whole (merged with c)
+        return [op.reg.name]
     return []
 
 

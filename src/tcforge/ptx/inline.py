@@ -9,7 +9,7 @@ import dataclasses
 from tcforge.ptx.dataflow import is_special
 from tcforge.ptx.ir import Function, Module, Statement
 from tcforge.ptx.opcodes import TYPE_BYTES, is_mma
-from tcforge.ptx.operands import Addr, Not, Pair, Paren, Reg, Sym, Vec
+from tcforge.ptx.operands import Addr, Not, Pair, Paren, Reg, Sel, Sym, Vec
 
 MAX_DEPTH = 8
 
@@ -123,6 +123,8 @@ def _rename(st: Statement, tag: str, syms: dict[str, str], end: str) -> Statemen
             return Pair(op(o.first), op(o.second))
         if isinstance(o, Not):
             return Not(op(o.reg))
+        if isinstance(o, Sel):
+            return Sel(op(o.reg), o.sel)
         return o
 
     guard = st.guard

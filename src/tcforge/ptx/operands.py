@@ -68,6 +68,14 @@ class Not:
 
 
 @dataclass(frozen=True, slots=True)
+class Sel:
+    """A video instruction's register with a byte or half-word selector (`%r1.b3210`, `%r2.h10`, `%r3.b0`)."""
+
+    reg: Reg
+    sel: str
+
+
+@dataclass(frozen=True, slots=True)
 class Sink:
     """The `_` sink operand."""
 
@@ -75,6 +83,7 @@ class Sink:
 SINK = Sink()
 
 _REG = re.compile(r"%[A-Za-z_$][\w$]*(?:\.[xyzw])?")
+_SEL = re.compile(r"(%[A-Za-z_$][\w$]*)\.(b[0-7]{1,4}|h[0-3]{1,2})")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _SYM_OFF = re.compile(r"([A-Za-z_$][\w$]*)\s*([+-])\s*([+-]?(?:0[xX][0-9a-fA-F]+|\d+))")
 _INT = re.compile(r"[+-]?(?:0[xX][0-9a-fA-F]+|0[bB][01]+|\d+)[Uu]?")
@@ -228,6 +237,9 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
     if c == "%":
         if _REG.fullmatch(s):
             return Reg(s)
+        m = _SEL.fullmatch(s)
+        if m:
+            return Sel(Reg(m.group(1)), m.group(2))
         if "|" in s:
             a, b = s.split("|", 1)
             return Pair(parse_operand(a, regs), parse_operand(b, regs))
@@ -323,6 +335,6 @@ def iter_regs(op) -> list[Reg]:
         return out
     if isinstance(op, Pair):
         return iter_regs(op.first) + iter_regs(op.second)
-    if isinstance(op, Not):
+    if isinstance(op, (Not, Sel)):
         return [op.reg]
     return []

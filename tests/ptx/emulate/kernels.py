@@ -1,11 +1,12 @@
 """Hand-written PTX test kernels: `run_body(BODY, inputs)` wraps a body into an entry in which thread t reads its
 operands at `[%rd4 + 4*i]` (row t of `inputs`, u32 words) and writes its results at `[%rd6 + 4*i]` (row t of the
 output); %r0 is the global thread index. Also `round_f32`, the exact-rational f32 rounding the tests hold results to,
-`tma_box_reference`, what a TMA box load and store give by the swizzle's row rule, and `fns_reference`, fns by the
-PTX ISA's loop."""
+`tma_box_reference`, what a TMA box load and store give by the swizzle's row rule, `fns_reference`, fns by the
+PTX ISA's loop, and `video_reference`, a SIMD video instruction by the PTX ISA's pseudocode."""
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -157,3 +158,51 @@ def fns_reference(mask: int, base: int, offset: int) -> int:
             count -= 1
         pos += step
     return 0xFFFFFFFF
+
+
+def video_reference(text: str, a: int, b: int, c: int) -> int:
+    """One thread of the SIMD video instruction `text` (`vop4.dtype.atype.btype d{.mask}, a{.asel}, b{.bsel}, c`) as
+    the PTX ISA's pseudocode states it, on Python integers."""
+    head, *ops = re.split(r"[\s,]+", text.strip().rstrip(";"))
+    parts = head.split(".")
+    n = 4 if parts[0].endswith("4") else 2
+    width, base = 32 // n, parts[0][:-1]
+    types = [p for p in parts if p in ("u32", "s32")]
+    dtype = "u32" if base == "vset" else types[0]
+
+    def sel(op: str, default: str) -> str:
+        return op.split(".", 1)[1] if "." in op else default
+
+    def pick(selector: str, signed: bool) -> list[int]:
+        word = (b << 32) | a
+        out = []
+        for digit in reversed(selector[1:]):
+            v = (word >> (width * int(digit))) & ((1 << width) - 1)
+            out.append(v - (1 << width) if signed and v >> (width - 1) else v)
+        return out
+
+    va = pick(sel(ops[1], "b3210" if n == 4 else "h10"), types[-2] == "s32")
+    vb = pick(sel(ops[2], "b7654" if n == 4 else "h32"), types[-1] == "s32")
+    mask_sel = sel(ops[0], "")
+    keep = [not mask_sel or str(i) in mask_sel[1:] for i in range(n)]
+    t = []
+    for x, y in zip(va, vb, strict=True):
+        if base == "vset":
+            cmp = next(p for p in parts if p in ("eq", "ne", "lt", "le", "gt", "ge"))
+            r = int({"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[cmp])
+        elif base == "vavrg":
+            r = (x + y + 1) >> 1 if x + y >= 0 else (x + y) >> 1
+        else:
+            r = {"vadd": x + y, "vsub": x - y, "vabsdiff": abs(x - y), "vmin": min(x, y), "vmax": max(x, y)}[base]
+        if "sat" in parts:
+            lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if dtype == "s32" else (0, (1 << width) - 1)
+            r = min(max(r, lo), hi)
+        t.append(r)
+    if "add" in parts:
+        d = c + sum(r for r, k in zip(t, keep, strict=True) if k)
+    else:
+        d = c
+        for i, (r, k) in enumerate(zip(t, keep, strict=True)):
+            if k:
+                d = (d & ~(((1 << width) - 1) << (width * i))) | ((r & ((1 << width) - 1)) << (width * i))
+    return d & 0xFFFFFFFF

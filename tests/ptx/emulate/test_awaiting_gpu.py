@@ -1,6 +1,7 @@
 """Corpus kernels that wait for a device run (`AWAITING_GPU`), built with nvcc here and run in the emulator against
 references written apart from it: numpy folds of the surface reductions, the PTX ISA's loop for fns, the TMA box
-rule for edited tensor maps, numpy packs. The device run then pins the same kernels' bits."""
+rule for edited tensor maps, numpy packs, the PTX ISA's pseudocode of the SIMD video instructions. The device run
+then pins the same kernels' bits."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ import shutil
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import fns_reference, tma_box_reference
+from tests.ptx.emulate.kernels import fns_reference, tma_box_reference, video_reference
 from tools import emulate_corpus as ec
 from tools.corpus.asyncproxy import TMA_REPLACE, TMA_REPLACE_ENTRIES
-from tools.corpus.entries import AWAITING_GPU, ENTRIES
+from tools.corpus.entries import AWAITING_GPU, ENTRIES, VIDEO_FORMS
 from tools.corpus.images import SURED_ENTRIES
 from tools.corpus.modules import MODULES
 
@@ -125,3 +126,11 @@ def test_wmma_kernels_multiply_each_band(t: str, samples) -> None:
     np.testing.assert_array_equal(np.isfinite(d), fin)
     tol = (2e-3, 1e-2) if t == "tf32" else (1e-5, 1e-4)
     np.testing.assert_allclose(d[fin], want[fin], rtol=tol[0], atol=tol[1])
+
+
+def test_video_forms_kernel(samples) -> None:
+    inputs, out = _run("cu_video_forms", samples)
+    got = out["out"].reshape(-1, 16)
+    for k, form in enumerate(VIDEO_FORMS):
+        want = [video_reference(form, int(a), int(b), int(c)) for a, b, c in inputs["x"]]
+        np.testing.assert_array_equal(got[:, k], want, err_msg=form)

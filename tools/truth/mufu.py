@@ -1,7 +1,6 @@
-"""MUFU.SQRT and MUFU.LG2 (`sqrt.approx.ftz.f32`, `lg2.approx.ftz.f32`) measured on the GPU, for models in the style
-of numerics/approx.py:
+"""MUFU ops without a model yet, measured on the GPU for models in the style of numerics/approx.py:
 
-    python3 -m tools.truth.mufu_f32 --out FILE.npz     # on the GPU (CuPy); seconds
+    python3 -m tools.truth.mufu --out FILE.npz     # on the GPU (CuPy); seconds
 
 - SQRT, hypothesis (as MUFU.RSQ): x = 1.m * 2^E, p = E & 1, result = T[p, m] * 2^((E - p) / 2) with T over [1, 4).
   Measured: `sqrt_corr` (int8, 2^24) = T - float32(sqrt(float64(1.m * 2^p))) in ulps, then every one of the 2^32
@@ -10,6 +9,14 @@ of numerics/approx.py:
 - Study data for models to be fitted on the CPU (uint32 results): LG2 at every 16th mantissa of E = 0 (`lg2_e0`)
   and every 1024th at a spread of exponents (`lg2_sampled`, rows = `lg2_exponents`); `tanh.approx.f32` and
   `sin` / `cos.approx.ftz.f32` at every 1024th mantissa of E = -14..4 (`*_sampled`, rows = `study_exponents`).
+- MUFU.RCP64H and MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: ptxas reads the input's high word only
+  and returns the result's high word over a zero low word), functions of 32 bits: hypothesis as for the f32 ops,
+  a table over the 20-bit mantissa (rsqrt: and the exponent's parity) and exact exponent scaling. Measured:
+  `rcp64h_corr` (int16, 2^20) and `rsq64h_corr` (int16, 2^21) = table - the high word of the f64 nearest the exact
+  value, then all 2^32 high words checked on the device against that model (specials assumed as for f32: +-0 and
+  subnormals -> +-inf, rcp of +-inf -> +-0, NaN -> 0x7fffffff, rsqrt of a negative -> NaN, results below the
+  normal range -> +-0): mismatches per sign-and-exponent (`*_bad_by_exp`, 4096) and the first 1024 (input, result);
+  `*_rows` the results at 16 mantissas of every sign-and-exponent, for fitting what the model gets wrong.
 """
 
 from __future__ import annotations
@@ -59,6 +66,65 @@ extern "C" __global__ void sqrt_verify(const signed char* corr, unsigned long lo
     }
 }
 
+__device__ unsigned mufu64h(int op, unsigned hi)
+{
+    double x = __hiloint2double(int(hi), 0), r;
+    if (op == 0) asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+    else asm("rsqrt.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
+    return unsigned(__double2hiint(r));
+}
+
+__device__ double mufu64h_input(int op, unsigned i)  // i = p << 20 | m: 1.m * 2^p
+{
+    return __hiloint2double(int(((1023u + (i >> 20)) << 20) | (i & 0xfffffu)), 0);
+}
+
+extern "C" __global__ void f64_corr(int op, short* corr, unsigned* clipped)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x, n = op == 0 ? 1u << 20 : 1u << 21;
+    if (i >= n) return;
+    double x = mufu64h_input(op, i);
+    double exact = op == 0 ? 1.0 / x : 1.0 / sqrt(x);
+    unsigned hi = unsigned(__double2hiint(x)), base = unsigned(__double2hiint(exact));
+    int d = int(mufu64h(op, hi)) - int(base);
+    if (d > 32767 || d < -32768) atomicAdd(clipped, 1u);
+    corr[i] = short(d > 32767 ? 32767 : (d < -32768 ? -32768 : d));
+}
+
+__device__ unsigned f64_model(int op, unsigned u, const short* corr)
+{
+    unsigned s = u & 0x80000000u, e = (u >> 20) & 0x7ffu, m = u & 0xfffffu;
+    if (e == 0x7ffu) return m ? 0x7fffffffu : (op == 1 && s ? 0x7fffffffu : s);
+    if (e == 0u) return s | 0x7ff00000u;
+    if (op == 1 && s) return 0x7fffffffu;
+    int E = int(e) - 1023, p = op == 1 ? (E & 1) : 0, shift = op == 1 ? (E - p) / 2 : E;
+    unsigned i = (unsigned(p) << 20) | m;
+    double x = mufu64h_input(op, i), exact = op == 0 ? 1.0 / x : 1.0 / sqrt(x);
+    unsigned t = unsigned(__double2hiint(exact) + int(corr[i]));
+    int re = int((t >> 20) & 0x7ffu) - shift;
+    if (re <= 0) return s;
+    return s | (unsigned(re) << 20) | (t & 0xfffffu);
+}
+
+extern "C" __global__ void f64_verify(int op, const short* corr, unsigned long long start, unsigned* bad_by_exp,
+                                      unsigned* bad, unsigned* first)
+{
+    unsigned u = unsigned(start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x);
+    unsigned got = mufu64h(op, u);
+    if (got != f64_model(op, u, corr)) {
+        atomicAdd(&bad_by_exp[u >> 20], 1u);
+        unsigned k = atomicAdd(bad, 1u);
+        if (k < 1024) { first[2 * k] = u; first[2 * k + 1] = got; }
+    }
+}
+
+extern "C" __global__ void f64_rows(int op, const unsigned* mants, unsigned* out)  // 4096 sign-exponents x 16
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= 4096u * 16u) return;
+    out[i] = mufu64h(op, ((i >> 4) << 20) | mants[i & 15u]);
+}
+
 // op 0: lg2, 1: tanh, 2: sin, 3: cos (.approx.ftz.f32) at every step-th mantissa of each exponent in exps
 extern "C" __global__ void mufu_rows(int op, const int* exps, int n_exp, unsigned step, unsigned* out)
 {
@@ -79,7 +145,7 @@ STUDY_EXPONENTS = tuple(range(-14, 5))  # tanh / sin / cos: where they are neith
 
 
 def measure(out: Path) -> int:
-    """Run the captures and the whole-domain check on the GPU; write `out`; 0 when the SQRT model holds."""
+    """Run the captures and the whole-domain checks on the GPU; write `out`; 0 when the SQRT model holds."""
     import cupy as cp
 
     mod = cp.RawModule(code=_SRC, options=("-std=c++17",))
@@ -103,11 +169,32 @@ def measure(out: Path) -> int:
     study = {"lg2_sampled": rows(0, LG2_EXPONENTS, 1024), "lg2_e0": rows(0, (0,), 16)[0],
              "tanh_sampled": rows(1, STUDY_EXPONENTS, 1024), "sin_sampled": rows(2, STUDY_EXPONENTS, 1024),
              "cos_sampled": rows(3, STUDY_EXPONENTS, 1024)}
+    f64 = {}
+    mants = np.array([0, 1, 2, 0x7FFFF, 0x80000, 0x80001, 0xFFFFE, 0xFFFFF]
+                     + list(np.random.default_rng(7).integers(3, 0xFFFFD, 8)), np.uint32)
+    for op, key in ((0, "rcp64h"), (1, "rsq64h")):
+        n = 1 << (20 + op)
+        corr64, clip64 = cp.zeros(n, cp.int16), cp.zeros(1, cp.uint32)
+        mod.get_function("f64_corr")(((n + 255) // 256,), (256,), (np.int32(op), corr64, clip64))
+        by_exp, bad64, first64 = cp.zeros(4096, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
+        for start in range(0, 1 << 32, chunk):
+            mod.get_function("f64_verify")((chunk // 256,), (256,), (np.int32(op), corr64, np.uint64(start), by_exp,
+                                                                      bad64, first64))
+        rows64 = cp.zeros(4096 * 16, cp.uint32)
+        mod.get_function("f64_rows")((4096 * 16 // 256,), (256,), (np.int32(op), cp.asarray(mants), rows64))
+        k = int(bad64.get()[0])
+        f64 |= {f"{key}_corr": corr64.get(), f"{key}_clipped": clip64.get(), f"{key}_mismatches": np.array(k),
+                f"{key}_bad_by_exp": by_exp.get(), f"{key}_first": first64.get()[:2 * min(k, 1024)].reshape(-1, 2),
+                f"{key}_rows": rows64.get().reshape(4096, 16)}
+        c = corr64.get()
+        print(f"{key}: corrections {int(c.min()):+d}..{int(c.max()):+d} (clipped {int(clip64.get()[0])}); "
+              f"whole-domain check: {k} mismatches of 2^32 in {int((by_exp.get() > 0).sum())} sign-exponents")
+    f64["f64_row_mantissas"] = mants
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     np.savez_compressed(out, sqrt_corr=corr.get(), sqrt_clipped=clipped.get(), sqrt_mismatches=np.array(mismatches),
                         sqrt_first=first.get()[:2 * min(mismatches, 256)].reshape(-1, 2), **study,
                         lg2_exponents=np.array(LG2_EXPONENTS), study_exponents=np.array(STUDY_EXPONENTS),
-                        gpu=np.array(name))
+                        gpu=np.array(name), **f64)
     values, counts = np.unique(corr.get(), return_counts=True)
     spread = ", ".join(f"{int(v):+d} x{int(n)}" for v, n in zip(values, counts, strict=True))
     print(f"{name}: sqrt corrections {spread} (clipped {int(clipped.get()[0])}); whole-domain check: {mismatches} "
@@ -116,7 +203,7 @@ def measure(out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m tools.truth.mufu_f32", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python3 -m tools.truth.mufu", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="the .npz to write")
     return measure(ap.parse_args(argv).out)
 

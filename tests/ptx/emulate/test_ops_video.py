@@ -1,0 +1,122 @@
+"""SIMD video instructions (vadd4 ... vset2) against a per-thread reference written from the PTX ISA's pseudocode
+with Python integers, and CUDA's SIMD intrinsics (nvcc's PTX for sm_90) against their documented meaning."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from tests.ptx.emulate.kernels import run_body, video_reference
+
+from tcforge.ptx.emulate import emulate
+from tcforge.ptx.emulate.machine import EmulationError
+from tcforge.ptx.operands import Reg, Sel, parse_operand
+
+EDGE_BYTES = np.array([0x00, 0x01, 0x7F, 0x80, 0x81, 0xFE, 0xFF, 0x40], np.uint32)
+
+
+def _words(seed: int, n: int = 96) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 1 << 32, size=(n, 3), dtype=np.uint64).astype(np.uint32)
+    edge = rng.choice(EDGE_BYTES, size=(n // 2, 3, 4))
+    x[: n // 2] = (edge << np.array([0, 8, 16, 24], np.uint32)).sum(axis=2, dtype=np.uint32)
+    return x
+
+
+FORMS = [
+    *(f"{op}4.{d}.{a}.{b} %r13, %r10, %r11, %r12;" for op in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax")
+      for d, a, b in (("u32", "u32", "u32"), ("s32", "s32", "s32"), ("s32", "u32", "s32"), ("u32", "s32", "u32"))),
+    *(f"{op}2.{d}.{a}.{b} %r13, %r10, %r11, %r12;" for op in ("vadd", "vsub", "vavrg", "vabsdiff", "vmin", "vmax")
+      for d, a, b in (("u32", "u32", "u32"), ("s32", "s32", "s32"), ("u32", "s32", "u32"))),
+    *(f"{op}4.{t}.{t}.{t}.sat %r13, %r10, %r11, %r12;" for op in ("vadd", "vsub", "vavrg") for t in ("u32", "s32")),
+    *(f"{op}2.{t}.{t}.{t}.sat %r13, %r10, %r11, %r12;" for op in ("vadd", "vsub") for t in ("u32", "s32")),
+    "vadd4.s32.u32.u32.sat %r13, %r10, %r11, %r12;", "vsub2.u32.s32.s32.sat %r13, %r10, %r11, %r12;",
+    "vabsdiff4.u32.u32.u32.add %r13, %r10, %r11, %r12;", "vsub4.s32.s32.s32.add %r13, %r10, %r11, %r12;",
+    "vabsdiff2.u32.u32.u32.add %r13, %r10, %r11, %r12;", "vmin2.s32.s32.s32.add %r13, %r10, %r11, %r12;",
+    "vadd4.u32.u32.u32.add %r13.b31, %r10, %r11, %r12;", "vabsdiff4.s32.s32.s32.add %r13.b20, %r10, %r11, %r12;",
+    "vmax4.u32.u32.u32 %r13.b21, %r10, %r11, %r12;", "vsub4.s32.s32.s32 %r13.b3, %r10, %r11, %r12;",
+    "vavrg2.s32.s32.s32 %r13.h1, %r10, %r11, %r12;", "vadd2.u32.u32.u32 %r13.h0, %r10, %r11, %r12;",
+    "vadd4.u32.u32.u32 %r13, %r10.b0123, %r11.b4567, %r12;", "vsub4.s32.s32.s32 %r13, %r10.b7410, %r11.b0000, %r12;",
+    "vabsdiff2.s32.s32.s32 %r13, %r10.h23, %r11.h01, %r12;", "vmax2.u32.u32.u32 %r13, %r10.h11, %r11.h30, %r12;",
+    *(f"vset4.{t}.{t}.{c} %r13, %r10, %r11, %r12;" for t in ("u32", "s32") for c in ("eq", "ne", "lt", "le", "gt",
+                                                                                         "ge")),
+    *(f"vset2.{t}.{t}.{c} %r13, %r10, %r11, %r12;" for t in ("u32", "s32") for c in ("lt", "ge", "ne")),
+    "vset4.s32.u32.gt.add %r13, %r10, %r11, %r12;", "vset2.u32.u32.eq.add %r13.h1, %r10, %r11, %r12;",
+    "vset4.u32.u32.le %r13.b30, %r10.b5476, %r11, %r12;",
+]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_simd_video_against_pseudocode(form: str) -> None:
+    x = _words(sum(map(ord, form)))
+    if form.split(".")[0] in ("vadd2", "vadd4") and "add" not in form.split()[0]:
+        x[::7, 1] = x[::7, 0]  # some equal operands for the comparisons and sums
+    x[::5, 1] = x[::5, 0]
+    body = ("ld.global.u32 %r10, [%rd4];\nld.global.u32 %r11, [%rd4+4];\nld.global.u32 %r12, [%rd4+8];\n"
+            f"{form}\nst.global.u32 [%rd6], %r13;")
+    got = run_body(body, x, 1)[:, 0]
+    want = np.array([video_reference(form, int(a), int(b), int(c)) for a, b, c in x], np.uint32)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{form}: {bad.size} lanes differ, first a,b,c={[hex(v) for v in x[bad[0]]]} " \
+                          f"got {got[bad[0]]:#x} want {want[bad[0]]:#x}"
+
+
+def test_selector_operands_parse() -> None:
+    assert parse_operand("%r2.b3210") == Sel(Reg("%r2"), "b3210")
+    assert parse_operand("%r7.h1") == Sel(Reg("%r7"), "h1")
+    assert parse_operand("%tid.x") == Reg("%tid.x")
+
+
+@pytest.mark.parametrize("form, message", [
+    ("vadd4.u32.u32.u32 %r13, %r10.h10, %r11, %r12;", "selector .h10"),
+    ("vadd2.u32.u32.u32 %r13, %r10.h4, %r11, %r12;", "malformed register"),
+    ("vadd4.u32.u32.u32 %r13, %r10.b012, %r11, %r12;", "selector .b012"),
+    ("vadd4.u32.u32.u32 %r13.b44, %r10, %r11, %r12;", "destination mask .b44"),
+    ("vadd4.u32.u32.u32.sat.add %r13, %r10, %r11, %r12;", ".sat together with .add"),
+    ("vset4.u32.u32 %r13, %r10, %r11, %r12;", "SIMD video forms"),
+    ("vadd4.u32.u32.u32 %r13, %r10, %r11;", "with 3 operands"),
+])
+def test_bad_forms_are_one_line_errors(form: str, message: str) -> None:
+    body = f"ld.global.u32 %r10, [%rd4];\n{form}\nst.global.u32 [%rd6], %r13;"
+    with pytest.raises(Exception, match=re.escape(message)) as info:
+        run_body(body, np.zeros((32, 1), np.uint32), 1)
+    assert "\n" not in str(info.value)
+
+
+INTRINSICS = {  # CUDA's SIMD intrinsics as the CUDA Math API documents them, per byte / half-word
+    "__vabsdiffu4": lambda a, b: np.abs(a.view(np.uint8).astype(int) - b.view(np.uint8)).astype(np.uint8),
+    "__vabs4": lambda a, b: np.abs(a.view(np.int8).astype(int)).astype(np.uint8),
+    "__vabsss4": lambda a, b: np.minimum(np.abs(a.view(np.int8).astype(int)), 127).astype(np.uint8),
+    "__vsads4": lambda a, b: np.abs(a.view(np.int8).astype(int) - b.view(np.int8)).reshape(-1, 4).sum(1),
+    "__vsadu2": lambda a, b: np.abs(a.view(np.uint16).astype(int) - b.view(np.uint16)).reshape(-1, 2).sum(1),
+}
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not found")
+def test_cuda_simd_intrinsics(tmp_path) -> None:
+    src = "\n".join(f'extern "C" __global__ void k{f}(const unsigned* x, const unsigned* z, unsigned* y) '
+                    f'{{ int i = threadIdx.x; y[i] = {f}(x[i]{", z[i]" if "abs4" not in f and "ss4" not in f else ""});'
+                    f' }}' for f in INTRINSICS)
+    (tmp_path / "v.cu").write_text(src + "\n")
+    subprocess.run(["nvcc", "-arch=sm_90", "-ptx", str(tmp_path / "v.cu"), "-o", str(tmp_path / "v.ptx")],
+                   check=True, capture_output=True)
+    ptx = (tmp_path / "v.ptx").read_text()
+    assert "vabsdiff4" in ptx and "vabsdiff2" in ptx
+    x = _words(5, 128)
+    a, b = x[:, 0].copy(), x[:, 1].copy()
+    for f, meaning in INTRINSICS.items():
+        y = np.zeros(128, np.uint32)
+        got = emulate(ptx, f"k{f}", (1, 1, 1), (128, 1, 1), {f"k{f}_param_0": a, f"k{f}_param_1": b,
+                                                               f"k{f}_param_2": y}, "hopper")[f"k{f}_param_2"]
+        want = meaning(a, b)
+        want = want.view(np.uint32) if want.dtype == np.uint8 else want.astype(np.uint32)
+        np.testing.assert_array_equal(got, want, err_msg=f)
+
+
+def test_scalar_video_is_refused() -> None:
+    body = "ld.global.u32 %r10, [%rd4];\nvadd.u32.u32.u32 %r13, %r10, %r10;\nst.global.u32 [%rd6], %r13;"
+    with pytest.raises(EmulationError, match="not supported"):
+        run_body(body, np.zeros((32, 1), np.uint32), 1)
