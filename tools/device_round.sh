@@ -99,7 +99,7 @@ for phase in "$@"; do
       done; set +f ;;
     mufu)
       timeout 240 python3 -m tools.truth.mufu --out "$L/mufu.npz" > "$L/mufu.txt" 2>&1
-      echo "mufu rc=$? (0: the SQRT model holds on all 2^32 inputs)"; tail -4 "$L/mufu.txt" | cut -c1-400 ;;
+      echo "mufu rc=$? (0: the SQRT model holds on all 2^32 inputs; then: python3 -m tools.truth.mufu --pack FILE)"; tail -4 "$L/mufu.txt" | cut -c1-400 ;;
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
       summary cpa-tests "$L/cpa_tests.txt"

@@ -1,6 +1,7 @@
 """MUFU ops without a model yet, measured on the GPU for models in the style of numerics/approx.py:
 
     python3 -m tools.truth.mufu --out FILE.npz     # on the GPU (CuPy); seconds
+    python3 -m tools.truth.mufu --pack FILE.npz    # here: ship the tables whose whole-domain check passed
 
 - SQRT, hypothesis (as MUFU.RSQ): x = 1.m * 2^E, p = E & 1, result = T[p, m] * 2^((E - p) / 2) with T over [1, 4).
   Measured: `sqrt_corr` (int8, 2^24) = T - float32(sqrt(float64(1.m * 2^p))) in ulps, then every one of the 2^32
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from tcforge.numerics.approx import TABLES_PATH
 
 _SRC = r"""
 extern "C" __global__ void sqrt_corr(signed char* corr, unsigned* clipped)
@@ -202,10 +205,38 @@ def measure(out: Path) -> int:
     return 0 if mismatches == 0 else 1
 
 
+def pack(measured: Path, archive: Path) -> int:
+    """Add the measured tables whose whole-domain check found no mismatch to the shipped archive (numerics/data);
+    0 when all three went in."""
+    with np.load(measured) as z:
+        got = {k: z[k] for k in z.files}
+    with np.load(archive) as z:
+        tables = {k: z[k] for k in z.files}
+    added = 0
+    for op, key in (("sqrt", "sqrt_corr"), ("rcp64h", "rcp64h_corr"), ("rsq64h", "rsq64h_corr")):
+        bad, clipped = int(got[f"{op}_mismatches"]), int(np.asarray(got[f"{op}_clipped"]).sum())
+        if bad or clipped:
+            print(f"{op}: not packed ({bad} mismatches of 2^32, {clipped} clipped corrections)")
+            continue
+        corr = got[key].astype(np.int64)
+        small = corr.min() >= -128 and corr.max() <= 127
+        tables[key] = corr.astype(np.int8 if small else np.int16)
+        added += 1
+        print(f"{op}: packed ({corr.size} corrections in {int(corr.min()):+d}..{int(corr.max()):+d})")
+    np.savez_compressed(archive, **tables)
+    print(f"{archive}: {archive.stat().st_size / 1e6:.2f} MB")
+    return 0 if added == 3 else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m tools.truth.mufu", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True, help="the .npz to write")
-    return measure(ap.parse_args(argv).out)
+    ap.add_argument("--out", type=Path, help="measure on the GPU and write this .npz")
+    ap.add_argument("--pack", type=Path, metavar="MEASURED", help="add a measured .npz's checked tables to --archive")
+    ap.add_argument("--archive", type=Path, default=TABLES_PATH, help="the table archive (default: the package's)")
+    args = ap.parse_args(argv)
+    if (args.out is None) == (args.pack is None):
+        ap.error("give one of --out (measure) or --pack MEASURED")
+    return measure(args.out) if args.out else pack(args.pack, args.archive)
 
 
 if __name__ == "__main__":

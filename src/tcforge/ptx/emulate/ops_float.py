@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge import numerics as nx
+from tcforge.numerics import approx_pending as pending
 from tcforge.ptx.emulate.rounding import (
     bf16_bits_to_f64,
     div_round_odd,
@@ -124,6 +125,12 @@ def _f32(ctx, st, parts, op):
         if op in table and ftz:
             (ra,) = _reads(ctx, st, 1, "f32")
             f = table[op]
+            return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
+        if op == "sqrt" and "approx" in parts:
+            if not pending.available("sqrt"):
+                ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.SQRT's table is not measured yet: tools/truth/mufu.py)")
+            (ra,) = _reads(ctx, st, 1, "f32")
+            f = pending.sqrt_approx_ftz_f32 if ftz else _sqrt_approx
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
         seq = _MUFU_SEQUENCES.get((op, "full" if "full" in parts else "approx", ftz))
         if seq is not None:
@@ -246,6 +253,13 @@ def _rsqrt_approx(x: np.ndarray) -> np.ndarray:
     return np.where(small, _fmul(r, 4096.0), r)
 
 
+def _sqrt_approx(x: np.ndarray) -> np.ndarray:
+    """sqrt.approx.f32: |x| < 2^-126 gives MUFU.SQRT(x * 2^24) * 2^-12, else MUFU.SQRT(x)."""
+    small = np.abs(x) < _TINY
+    r = np.asarray(pending.sqrt_approx_ftz_f32(np.where(small, _fmul(x, 2.0 ** 24), x).astype(np.float32)))
+    return np.where(small, _fmul(r, 2.0 ** -12), r)
+
+
 def _ex2_approx(x: np.ndarray) -> np.ndarray:
     """ex2.approx.f32: x < -126 gives MUFU.EX2(x / 2) squared by an FMUL (subnormal results), else MUFU.EX2(x)."""
     low = x < np.float32(-126)
@@ -281,11 +295,55 @@ def fma_f64_bits(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str = "rn") 
     return _f64_nan(np.asarray(r, np.float64), xs, _F64_NAN_ORDER.get("fma", (0,)))
 
 
+def _f64_seed(seed, u: np.ndarray) -> np.ndarray:
+    """A MUFU f64 seed on f64 bits: the op on the high word, over a zero low word."""
+    return seed((u >> np.uint64(32)).astype(np.uint32)).astype(np.uint64) << np.uint64(32)
+
+
+def _rsqrt_approx_f64(u: np.ndarray) -> np.ndarray:
+    """rsqrt.approx.f64 as ptxas lowers it: y = MUFU.RSQ64H, then y + (0.375 e + 0.5) (y e) with e = 1 - x y^2 (DMUL,
+    DFMA); +-0 gives +-inf, NaN x + x, a negative NaN, +inf +0, a subnormal x the same on x * 2^54, times 2^27."""
+    x = u.view(np.float64)
+
+    def newton(v: np.ndarray) -> np.ndarray:
+        y = _f64_seed(pending.rsq64h, v.view(np.uint64)).view(np.float64)
+        with np.errstate(all="ignore"):
+            e = fma_f64_rn(v, -(y * y), np.float64(1))
+            return fma_f64_rn(fma_f64_rn(e, np.float64(0.375), np.float64(0.5)), y * e, y)
+
+    hi = (u >> np.uint64(32)).astype(np.uint32)
+    special = (hi - np.uint32(0x00100000)) >= np.uint32(0x7FE00000)
+    with np.errstate(all="ignore"):
+        scaled = newton(np.where(special, x * 2.0 ** 54, x))
+        out = np.where(special, scaled * 2.0 ** 27, scaled).view(np.uint64)
+    sign = u & np.uint64(1 << 63)
+    out = np.where(special & (hi >> np.uint32(31) == 1), np.uint64(0xFFF8000000000000), out)
+    out = np.where(np.isposinf(x), np.uint64(0), out)
+    out = np.where(np.isnan(x), u | _Q64, out)
+    return np.where(x == 0, sign | np.uint64(0x7FF0000000000000), out).astype(np.uint64)
+
+
+def _f64_approx(ctx, st, parts, op, w):
+    """rcp.approx.ftz.f64 (MUFU.RCP64H), rsqrt.approx.ftz.f64 (MUFU.RSQ64H) and rsqrt.approx.f64 (its sequence)."""
+    ftz = "ftz" in parts
+    key = {"rcp": "rcp64h", "rsqrt": "rsq64h"}.get(op)
+    if key is None or (op == "rcp" and not ftz):
+        ctx.unsupported(st, f"{'.'.join(parts)} (f64 approximations: rcp.approx.ftz.f64, rsqrt.approx{{.ftz}}.f64)")
+    if not pending.available(key):
+        ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{key.upper()}'s table is not measured yet: "
+                            "tools/truth/mufu.py)")
+    (ra,) = _reads(ctx, st, 1, "f64")
+    if ftz:
+        seed = pending.rcp64h if op == "rcp" else pending.rsq64h
+        return lambda m: w(_f64_seed(seed, ra()), m)
+    return lambda m: w(_rsqrt_approx_f64(ra()), m)
+
+
 def _f64(ctx, st, parts, op):
     mode = _mode(parts)
     w = ctx.dst(st.operands[0], "f64")
     if "approx" in parts:
-        ctx.unsupported(st, f"{'.'.join(parts)} (f64 approximations are not modelled)")
+        return _f64_approx(ctx, st, parts, op, w)
     k = {"add": 2, "sub": 2, "mul": 2, "div": 2, "fma": 3, "min": 2, "max": 2, "abs": 1, "neg": 1, "sqrt": 1,
          "rcp": 1}.get(op)
     if k is None:

@@ -1,0 +1,90 @@
+"""MUFU ops whose tables are measured by `tools/truth/mufu.py` but not yet shipped: `sqrt.approx.ftz.f32`
+(MUFU.SQRT) and the f64 seeds MUFU.RCP64H / MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high
+word in, the high word of the result out).
+
+The model is the one the device tool checks on all 2^32 inputs, as for numerics/approx.py's ops: a table per
+mantissa (and exponent parity for the square roots), stored as corrections to the nearest value of the exact
+function, with exact exponent scaling and the specials the tool counts. `available(op)` says whether the shipped
+archive holds the op's table; until the device run is packed in (`python3 -m tools.truth.mufu pack`), it does not
+and the emulator refuses the instruction."""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from tcforge.errors import TcforgeError
+from tcforge.numerics.approx import TABLES_PATH, _bits
+
+_KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr"}
+_NAN = np.uint32(0x7FFFFFFF)
+
+
+def available(op: str) -> bool:
+    """True when the shipped table archive holds `op`'s measured corrections (op: sqrt, rcp64h, rsq64h)."""
+    if not TABLES_PATH.is_file():
+        return False
+    with np.load(TABLES_PATH) as z:
+        return _KEYS[op] in z.files
+
+
+@cache
+def _table(op: str) -> np.ndarray:
+    """The op's full result table (uint32), expanded from its corrections."""
+    if not available(op):
+        raise TcforgeError(f"MUFU {op}: no measured table in {TABLES_PATH.name} yet (tools/truth/mufu.py)")
+    with np.load(TABLES_PATH) as z:
+        corr = z[_KEYS[op]].astype(np.int64)
+    if op == "sqrt":
+        i = np.arange(1 << 24, dtype=np.uint32)
+        x = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & np.uint32(0x7FFFFF))).view(np.float32)
+        base = np.sqrt(x.astype(np.float64)).astype(np.float32).view(np.int32).astype(np.int64)
+    else:
+        i = np.arange(1 << (20 if op == "rcp64h" else 21), dtype=np.uint64)
+        x = (((np.uint64(1023) + (i >> np.uint64(20))) << np.uint64(52)) | ((i & np.uint64(0xFFFFF)) << np.uint64(32)))
+        xv = x.view(np.float64)
+        exact = 1.0 / xv if op == "rcp64h" else 1.0 / np.sqrt(xv)
+        base = (exact.view(np.uint64) >> np.uint64(32)).astype(np.int64)
+    return (base + corr).astype(np.uint32)
+
+
+def sqrt_approx_ftz_f32(x: object) -> np.ndarray:
+    """`sqrt.approx.ftz.f32` (MUFU.SQRT): T[parity, mantissa] * 2^((E - parity) / 2); +-0 and subnormals give +-0,
+    negatives NaN, +inf +inf."""
+    u = _bits(x, "x")
+    s, e, m = u >> np.uint32(31), (u >> np.uint32(23)) & np.uint32(255), u & np.uint32(0x7FFFFF)
+    big_e = e.astype(np.int64) - 127
+    p = big_e & 1
+    t = _table("sqrt")[(p.astype(np.uint32) << np.uint32(23)) | m].astype(np.int64) + ((big_e - p) // 2 << 23)
+    out = np.where(s == 1, _NAN, t.astype(np.uint32))
+    out = np.where(e == 0, s << np.uint32(31), out)
+    out = np.where(e == 255, np.where((m != 0) | (s == 1), _NAN, np.uint32(0x7F800000)), out)
+    return out.astype(np.uint32).view(np.float32)
+
+
+def _f64_seed(op: str, hi: np.ndarray) -> np.ndarray:
+    s, e, m = hi & np.uint32(0x80000000), (hi >> np.uint32(20)) & np.uint32(0x7FF), hi & np.uint32(0xFFFFF)
+    big_e = e.astype(np.int64) - 1023
+    rsq = op == "rsq64h"
+    p = (big_e & 1) if rsq else np.zeros_like(big_e)
+    shift = (big_e - p) // 2 if rsq else big_e
+    t = _table(op)[(p.astype(np.uint32) << np.uint32(20)) | m]
+    re = ((t >> np.uint32(20)) & np.uint32(0x7FF)).astype(np.int64) - shift
+    sign = np.uint32(0) if rsq else s
+    out = np.where(re <= 0, sign, sign | (np.clip(re, 0, 2047).astype(np.uint32) << np.uint32(20)) | (t & 0xFFFFF))
+    if rsq:
+        out = np.where(s != 0, _NAN, out)
+    out = np.where(e == 0, s | np.uint32(0x7FF00000), out)
+    inf = np.where(rsq & (s != 0), _NAN, np.uint32(0) if rsq else s)
+    return np.where(e == 0x7FF, np.where(m != 0, _NAN, inf), out).astype(np.uint32)
+
+
+def rcp64h(hi: np.ndarray) -> np.ndarray:
+    """MUFU.RCP64H on high words (uint32): the high word of `rcp.approx.ftz.f64`'s result."""
+    return _f64_seed("rcp64h", np.asarray(hi, np.uint32))
+
+
+def rsq64h(hi: np.ndarray) -> np.ndarray:
+    """MUFU.RSQ64H on high words (uint32): the high word of `rsqrt.approx.ftz.f64`'s result."""
+    return _f64_seed("rsq64h", np.asarray(hi, np.uint32))
