@@ -11,6 +11,7 @@ from pathlib import Path
 from tcforge.cliutil import ArgumentParser, Counter, output_file, show_progress
 from tcforge.errors import TcforgeError
 from tcforge.extract import ptx_sources
+from tcforge.layers import rr_stack
 from tcforge.ptx.analysis import Analysis
 from tcforge.ptx.ir import Function, Module
 from tcforge.ptx.module import read_module
@@ -35,6 +36,8 @@ def build_parser() -> ArgumentParser:
                    help="how MMA statements group into phases (docs/spec.md; default stream)")
     p.add_argument("--block", type=_block, help="launch block shape X[,Y[,Z]] bounding %%tid.* (default: .reqntid, "
                    "else the .maxntid thread count per dimension)")
+    p.add_argument("--layer", metavar="NAME", help="compare each entry with a denoiser Swin layer's public facts "
+                   "(enc0..enc5, dec0..dec4; auto: the layer the entry's name names)")
     p.add_argument("--strict", action="store_true", help="exit 1 when a reported entry has no tensor-core instruction")
     p.add_argument("--quiet", action="store_true", help="no progress and no warnings on stderr")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report here instead of stdout")
@@ -119,6 +122,7 @@ def main(argv: list[str]) -> int:
     """Run the command; malformed PTX raises PTXSyntaxError (`FILE:LINE:COL: message`, exit 2 via the dispatcher)."""
     args = build_parser().parse_args(argv)
     out_path = output_file(args.output, "-o")
+    fixed = None if args.layer in (None, "auto") else rr_stack.lookup(args.layer)
     modules = read_inputs(args.files, args.quiet)
     several = len(modules) > 1
     if args.list:
@@ -141,14 +145,27 @@ def main(argv: list[str]) -> int:
                     print(f"tcforge spec: warning: {_no_mma_warning(an)}", file=sys.stderr)
             reports.append(an)
             bar.update()
+    docs = [an.to_dict() for an in reports]
+    layers = [None if args.layer is None else fixed or rr_stack.layer_of(an.fn.name) for an in reports]
+    facts = [None if layer is None else rr_stack.compare(layer, doc) for layer, doc in zip(layers, docs, strict=True)]
     if args.format == "json":
-        docs = [an.to_dict() for an in reports]
+        for doc, layer, fs in zip(docs, layers, facts, strict=True):
+            if layer is not None:
+                doc["public_facts"] = {"layer": layer.name, "facts": [vars(f) for f in fs]}
         text = json.dumps(docs[0] if len(docs) == 1 else docs, indent=1) + "\n"
     else:
         render = render_text if args.format == "text" else render_markdown
-        text = "\n".join(render(an) for an in reports)
+        parts = []
+        for an, layer, fs in zip(reports, layers, facts, strict=True):
+            block = "" if layer is None else rr_stack.render(layer, fs)
+            parts.append(render(an) + (block if args.format == "text" else _facts_markdown(block)))
+        text = "\n".join(parts)
     _emit(text, out_path)
     return 1 if args.strict and without_mma else 0
+
+
+def _facts_markdown(block: str) -> str:
+    return f"\n## Public facts\n\n```\n{block}```\n" if block else ""
 
 
 def _emit(text: str, path: Path | None) -> int:
