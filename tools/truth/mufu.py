@@ -2,6 +2,7 @@
 
     python3 -m tools.truth.mufu --out FILE.npz     # on the GPU (CuPy); seconds
     python3 -m tools.truth.mufu --pack FILE.npz    # here: ship the tables whose whole-domain check passed
+    python3 -m tools.truth.mufu --pack CORPUS.npz  # here: ship tanh / ex2 f16 / bf16 from cu_mufu16_all's run
 
 - SQRT, hypothesis (as MUFU.RSQ): x = 1.m * 2^E, p = E & 1, result = T[p, m] * 2^((E - p) / 2) with T over [1, 4).
   Measured: `sqrt_corr` (int8, 2^24) = T - float32(sqrt(float64(1.m * 2^p))) in ulps, then every one of the 2^32
@@ -205,15 +206,43 @@ def measure(out: Path) -> int:
     return 0 if mismatches == 0 else 1
 
 
+def _pack_half(got: dict, tables: dict) -> int:
+    """The half-precision tables from a corpus file holding `cu_mufu16_all` (x = every 16-bit pattern in order): the
+    scalar forms' results as the table, once the x2 forms' lanes are checked to be the same lookups."""
+    x, y = got["cu_mufu16_all/in/x"], got["cu_mufu16_all/in/y"]
+    out0, out1 = got["cu_mufu16_all/gpu/out0"], got["cu_mufu16_all/gpu/out1"]
+    if not np.array_equal(x, np.arange(1 << 16)):
+        print("half-precision ops: not packed (x is not every 16-bit pattern in order)")
+        return 0
+    added = 0
+    for col, op in enumerate(("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")):
+        table = (out0[:, col] & 0xFFFF).astype(np.uint16)
+        pair = out1[:, col]
+        lanes_ok = np.array_equal(pair & 0xFFFF, table[x]) and np.array_equal(pair >> 16, table[y])
+        if not lanes_ok:
+            print(f"{op}: not packed (the x2 form's lanes are not the scalar form's lookups)")
+            continue
+        tables[f"{op}_table"] = table
+        added += 1
+        print(f"{op}: packed (65536 results; the x2 form's lanes agree)")
+    return added
+
+
 def pack(measured: Path, archive: Path) -> int:
-    """Add the measured tables whose whole-domain check found no mismatch to the shipped archive (numerics/data);
-    0 when all three went in."""
+    """Add the measured tables whose checks passed to the shipped archive (numerics/data): the MUFU tool's (whole-
+    domain check without a mismatch) and, from a corpus file, the half-precision ones; 0 when all went in."""
     with np.load(measured) as z:
         got = {k: z[k] for k in z.files}
     with np.load(archive) as z:
         tables = {k: z[k] for k in z.files}
-    added = 0
+    added, wanted = 0, 0
+    if "cu_mufu16_all/gpu/out0" in got:
+        wanted += 4
+        added += _pack_half(got, tables)
     for op, key in (("sqrt", "sqrt_corr"), ("rcp64h", "rcp64h_corr"), ("rsq64h", "rsq64h_corr")):
+        if f"{op}_mismatches" not in got:
+            continue
+        wanted += 1
         bad, clipped = int(got[f"{op}_mismatches"]), int(np.asarray(got[f"{op}_clipped"]).sum())
         if bad or clipped:
             print(f"{op}: not packed ({bad} mismatches of 2^32, {clipped} clipped corrections)")
@@ -223,9 +252,12 @@ def pack(measured: Path, archive: Path) -> int:
         tables[key] = corr.astype(np.int8 if small else np.int16)
         added += 1
         print(f"{op}: packed ({corr.size} corrections in {int(corr.min()):+d}..{int(corr.max()):+d})")
+    if not wanted:
+        print(f"{measured}: neither a MUFU measurement nor a corpus file with cu_mufu16_all")
+        return 2
     np.savez_compressed(archive, **tables)
     print(f"{archive}: {archive.stat().st_size / 1e6:.2f} MB")
-    return 0 if added == 3 else 1
+    return 0 if added == wanted else 1
 
 
 def main(argv: list[str] | None = None) -> int:

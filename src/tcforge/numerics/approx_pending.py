@@ -1,6 +1,7 @@
-"""MUFU ops whose tables are measured by `tools/truth/mufu.py` but not yet shipped: `sqrt.approx.ftz.f32`
-(MUFU.SQRT) and the f64 seeds MUFU.RCP64H / MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high
-word in, the high word of the result out).
+"""MUFU ops whose tables are measured on the GPU but not yet shipped: `sqrt.approx.ftz.f32` (MUFU.SQRT), the f64
+seeds MUFU.RCP64H / MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high word in, the high word of
+the result out) — measured by `tools/truth/mufu.py` — and the half-precision `tanh.approx.f16` / `.bf16`,
+`ex2.approx.f16` and `ex2.approx.ftz.bf16`, whole 65,536-entry tables read off the corpus entry `cu_mufu16_all`.
 
 The model is the one the device tool checks on all 2^32 inputs, as for numerics/approx.py's ops: a table per
 mantissa (and exponent parity for the square roots), stored as corrections to the nearest value of the exact
@@ -17,7 +18,9 @@ import numpy as np
 from tcforge.errors import TcforgeError
 from tcforge.numerics.approx import TABLES_PATH, _bits
 
-_KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr"}
+HALF_OPS = ("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")  # cu_mufu16_all's out0 columns, in order
+_KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr",
+         **{op: f"{op}_table" for op in HALF_OPS}}
 _NAN = np.uint32(0x7FFFFFFF)
 
 
@@ -36,6 +39,8 @@ def _table(op: str) -> np.ndarray:
         raise TcforgeError(f"MUFU {op}: no measured table in {TABLES_PATH.name} yet (tools/truth/mufu.py)")
     with np.load(TABLES_PATH) as z:
         corr = z[_KEYS[op]].astype(np.int64)
+    if op in HALF_OPS:
+        return corr.astype(np.uint16)  # the whole table, one result per 16-bit input
     if op == "sqrt":
         i = np.arange(1 << 24, dtype=np.uint32)
         x = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & np.uint32(0x7FFFFF))).view(np.float32)
@@ -88,3 +93,8 @@ def rcp64h(hi: np.ndarray) -> np.ndarray:
 def rsq64h(hi: np.ndarray) -> np.ndarray:
     """MUFU.RSQ64H on high words (uint32): the high word of `rsqrt.approx.ftz.f64`'s result."""
     return _f64_seed("rsq64h", np.asarray(hi, np.uint32))
+
+
+def half_op(op: str, bits: np.ndarray) -> np.ndarray:
+    """One of HALF_OPS on 16-bit float bits (uint16): the measured result of every input."""
+    return _table(op)[np.asarray(bits, np.uint16)]

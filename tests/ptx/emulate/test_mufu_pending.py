@@ -98,3 +98,83 @@ def test_sqrt_approx_f32_sequence(stand_in) -> None:
     assert (got[sub, 1] == 0).all() and not np.signbit(got[sub, 1]).any()  # .ftz: subnormals read as +0
     assert np.isnan(got[x < 0, 0]).all() and np.isnan(got[np.isnan(x), 1]).all()
     assert np.signbit(got[(x == 0) & np.signbit(x), 0]).all() and (got[np.isposinf(x)] == np.inf).all()
+
+
+def _half_stand_in(op: str) -> np.ndarray:
+    """A stand-in half-precision table: the exact function rounded to the format (f16 by numpy; bf16 by truncating an
+    f32 that is already near, good enough to tell lanes and forms apart)."""
+    x = np.arange(1 << 16, dtype=np.uint16)
+    fn = np.tanh if op.startswith("tanh") else np.exp2
+    with np.errstate(all="ignore"):
+        if op.endswith("_f16"):
+            return fn(x.view(np.float16).astype(np.float64)).astype(np.float16).view(np.uint16)
+        f32 = (x.astype(np.uint32) << np.uint32(16)).view(np.float32)
+        return (fn(f32.astype(np.float64)).astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+
+
+HALF_BODY = ("ld.global.b16 %h1, [%rd4];\nld.global.b32 %r10, [%rd4+4];\n{op}.{t} %h2, %h1;\n{op}.{t}x2 %r11, %r10;\n"
+             "st.global.b16 [%rd6], %h2;\nst.global.b32 [%rd6+4], %r11;")
+
+
+@pytest.mark.parametrize("op, t", [("tanh.approx", "f16"), ("ex2.approx", "f16"), ("tanh.approx", "bf16"),
+                                   ("ex2.approx.ftz", "bf16")])
+def test_half_mufu_lookups(op: str, t: str, monkeypatch) -> None:
+    name = f"{op.split('.')[0]}_{t}"
+    monkeypatch.setattr(approx_pending, "available", lambda o: True)
+    monkeypatch.setattr(approx_pending, "_table", _half_stand_in)
+    rng = np.random.default_rng(4)
+    words = rng.integers(0, 1 << 16, (64, 3), dtype=np.uint32)
+    words[:, 1] |= words[:, 2] << np.uint32(16)
+    got = run_body(HALF_BODY.format(op=op, t=t), words[:, :2].copy(), 2)
+    table = _half_stand_in(name)
+    np.testing.assert_array_equal(got[:, 0] & 0xFFFF, table[words[:, 0]])
+    np.testing.assert_array_equal(got[:, 1] & 0xFFFF, table[words[:, 1] & 0xFFFF])
+    np.testing.assert_array_equal(got[:, 1] >> 16, table[words[:, 2]])
+    monkeypatch.setattr(approx_pending, "available", lambda o: False)
+    with pytest.raises(EmulationError, match="cu_mufu16_all"):
+        run_body(HALF_BODY.format(op=op, t=t), words[:, :2].copy(), 2)
+
+
+def test_half_mufu_forms_ptx_lacks_are_refused(monkeypatch) -> None:
+    monkeypatch.setattr(approx_pending, "available", lambda o: True)
+    with pytest.raises(EmulationError, match="ex2.approx.ftz.bf16 and x2"):
+        run_body(HALF_BODY.format(op="ex2.approx", t="bf16"), np.zeros((32, 2), np.uint32), 2)
+
+
+def test_pack_then_load(tmp_path, monkeypatch) -> None:
+    """tools.truth.mufu --pack on a measurement and a corpus file, then the loader: the tables come back as packed."""
+    from tools.truth import mufu
+
+    archive = tmp_path / "tables.npz"
+    np.savez(archive, rcp_corr=np.zeros(4, np.int8))
+    measured = tmp_path / "measured.npz"
+    rsq = np.random.default_rng(6).integers(-2, 3, 1 << 21).astype(np.int16)
+    np.savez(measured, sqrt_corr=np.zeros(1 << 24, np.int8), sqrt_mismatches=np.array(0), sqrt_clipped=np.array([0]),
+             rcp64h_corr=np.zeros(1 << 20, np.int16), rcp64h_mismatches=np.array(0), rcp64h_clipped=np.array([0]),
+             rsq64h_corr=rsq, rsq64h_mismatches=np.array(0), rsq64h_clipped=np.array([0]))
+    assert mufu.main(["--pack", str(measured), "--archive", str(archive)]) == 0
+    x = np.arange(1 << 16, dtype=np.uint16)
+    y = np.random.default_rng(7).permutation(x)
+    tabs = [_half_stand_in(op) for op in approx_pending.HALF_OPS]
+    out0 = np.stack([t[x] for t in tabs], 1).astype(np.uint32)
+    out1 = np.stack([t[x].astype(np.uint32) | (t[y].astype(np.uint32) << 16) for t in tabs], 1)
+    corpus = tmp_path / "fresh.npz"
+    np.savez(corpus, **{"cu_mufu16_all/in/x": x, "cu_mufu16_all/in/y": y, "cu_mufu16_all/gpu/out0": out0,
+                        "cu_mufu16_all/gpu/out1": out1})
+    assert mufu.main(["--pack", str(corpus), "--archive", str(archive)]) == 0
+    with np.load(archive) as z:
+        assert z["rcp64h_corr"].dtype == np.int8 and z["rsq64h_corr"].dtype == np.int8 and "rcp_corr" in z.files
+    monkeypatch.setattr(approx_pending, "TABLES_PATH", archive)
+    approx_pending._table.cache_clear()
+    try:
+        assert all(approx_pending.available(op) for op in ("sqrt", "rcp64h", "rsq64h", *approx_pending.HALF_OPS))
+        np.testing.assert_array_equal(approx_pending._table("rcp64h"), _stand_in("rcp64h"))
+        np.testing.assert_array_equal(approx_pending._table("rsq64h").astype(np.int64),
+                                      _stand_in("rsq64h").astype(np.int64) + rsq)
+        np.testing.assert_array_equal(approx_pending._table("sqrt"), _stand_in("sqrt"))
+        np.testing.assert_array_equal(approx_pending.half_op("tanh_bf16", x), tabs[2])
+    finally:
+        approx_pending._table.cache_clear()
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **{**dict(np.load(measured)), "rsq64h_mismatches": np.array(3)})
+    assert mufu.main(["--pack", str(bad), "--archive", str(archive)]) == 1

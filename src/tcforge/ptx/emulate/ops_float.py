@@ -437,6 +437,8 @@ def _half(ctx, st, parts, op, ptype):
     """f16/f16x2/bf16/bf16x2 add sub mul fma (rn, f16 ftz/sat, relu), min max (ftz, NaN, xorsign.abs), neg abs."""
     kind = ptype[:-2] if ptype.endswith("x2") else ptype
     mods = {p for p in parts[1:-1]}
+    if op in ("tanh", "ex2") and "approx" in mods:
+        return _half_mufu(ctx, st, parts, f"{op}_{kind}", ptype.endswith("x2"))
     if op not in _HALF_OPS or _mode(parts) != "rn" or "approx" in mods or (kind == "bf16" and mods & {"ftz", "sat"}):
         ctx.unsupported(st, f"{'.'.join(parts)}")
     k = {"fma": 3, "neg": 1, "abs": 1}.get(op, 2)
@@ -458,6 +460,25 @@ def _half(ctx, st, parts, op, ptype):
         lo = lane([(v & np.uint32(0xFFFF)).astype(np.uint16) for v in vals])
         hi = lane([(v >> np.uint32(16)).astype(np.uint16) for v in vals])
         w(lo.astype(np.uint32) | (hi.astype(np.uint32) << np.uint32(16)), m)
+    return run
+
+
+def _half_mufu(ctx, st, parts, op: str, packed: bool):
+    """tanh.approx.f16 / .bf16, ex2.approx.f16, ex2.approx.ftz.bf16 and their x2 forms: one lookup per 16-bit lane in
+    the measured table (`numerics.approx_pending`)."""
+    if (op == "ex2_bf16") != ("ftz" in parts) or not {"approx", "ftz"}.issuperset(parts[1:-1]):
+        ctx.unsupported(st, f"{'.'.join(parts)} (tanh.approx.f16/bf16, ex2.approx.f16, ex2.approx.ftz.bf16 and x2)")
+    if not pending.available(op):
+        ctx.unsupported(st, f"{'.'.join(parts)} (its table is not measured yet: the corpus entry cu_mufu16_all)")
+    (ra,) = _reads(ctx, st, 1, "b32" if packed else "b16")
+    w = ctx.dst(st.operands[0], "b32" if packed else "b16")
+    if not packed:
+        return lambda m: w(pending.half_op(op, ra()), m)
+
+    def run(m):
+        v = np.asarray(ra())
+        lo = pending.half_op(op, (v & np.uint32(0xFFFF)).astype(np.uint16)).astype(np.uint32)
+        w(lo | (pending.half_op(op, (v >> np.uint32(16)).astype(np.uint16)).astype(np.uint32) << np.uint32(16)), m)
     return run
 
 
