@@ -21,8 +21,9 @@
 #            (tools.truth.mufu, CuPy)
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
-mkdir -p "$OUT/logs"
-L=$OUT/logs
+L=${ROUND_LOGS:-$OUT/logs}  # ROUND_LOGS outside $OUT: only logs.tgz (and mufu.npz) come back, within the 8-file limit
+mkdir -p "$L"
+pack() { tar czf "$OUT/logs.tgz" --exclude=mufu.npz -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null; }
 if ! python3 -c "import cuda.bindings.driver, pynvml" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site
@@ -95,10 +96,11 @@ for phase in "$@"; do
         echo "fresh group $i ($group) rc=$?: $(tail -1 "$L/corpus_fresh$i.txt" | cut -c1-150)"
         timeout 60 python3 -m tools.emulate_corpus check "$L/corpus_fresh$i.npz" > "$L/corpus_fresh${i}_check.txt" 2>&1
         grep -v " 0 bits" "$L/corpus_fresh${i}_check.txt" | tail -30 | cut -c1-160
-        tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null  # each group's files kept if the call is cut
+        pack  # each group's files kept if the call is cut
       done; set +f ;;
     mufu)
       timeout 240 python3 -m tools.truth.mufu --out "$L/mufu.npz" > "$L/mufu.txt" 2>&1
+      [ -f "$L/mufu.npz" ] && [ "$L" != "$OUT/logs" ] && cp "$L/mufu.npz" "$OUT/mufu.npz"  # its own file back
       echo "mufu rc=$? (0: the SQRT model holds on all 2^32 inputs; then: python3 -m tools.truth.mufu --pack FILE)"; tail -4 "$L/mufu.txt" | cut -c1-400 ;;
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
@@ -117,6 +119,6 @@ for phase in "$@"; do
     *) echo "device_round: error: unknown phase $phase"; exit 2 ;;
   esac
   echo "-- $phase took $(( $(date +%s) - t0 )) s"
-  tar czf "$OUT/logs.tgz" -C "$OUT" logs 2>/dev/null  # after every phase: a call cut short keeps what is done
+  pack  # after every phase: a call cut short keeps what is done
 done
 true
