@@ -1018,3 +1018,29 @@ def test_tma_and_bulk_reductions() -> None:
     assert got["out"][6, 0] == 0.0 and got["out"].view(np.uint32)[6, 1] == 0x7FFFFFFF
     np.testing.assert_array_equal(got["red_dst"][:128], np.minimum(dst[:128], src.view(np.int32)[:128]))
     np.testing.assert_array_equal(got["red_dst"][128:], dst[128:])
+
+
+def test_tensor_maps_inside_a_struct_parameter() -> None:
+    """CUTLASS-style Params: both maps inside one by-value struct (`PARAM@OFFSET` -> TensorMap), reached through
+    `cvta.param` of the struct plus the field's offset, load and store as the separate parameters do; a map that
+    would straddle the struct's end or sit off 64-byte alignment is a one-line error."""
+    from tcforge.ptx.emulate import EmulationError, TensorMap, emulate
+
+    kernel = _TMA_KERNEL.replace("\t.param .align 64 .b8 tma_map_in[128],\n\t.param .align 64 .b8 tma_map_out[128],",
+                                 "\t.param .align 64 .b8 tma_p[320],")
+    kernel = kernel.replace("mov.b64 %rd5, tma_map_out;", "mov.b64 %rd5, tma_p;\n\tadd.s64 %rd5, %rd5, 192;")
+    kernel = kernel.replace("mov.b64 %rd7, tma_map_in;", "mov.b64 %rd7, tma_p;\n\tadd.s64 %rd7, %rd7, 64;")
+    assert "tma_map_in" not in kernel and "tma_map_out" not in kernel
+    src = np.random.default_rng(5).integers(1, 255, (50, 144), dtype=np.uint8)
+    out = np.full((60, 80), 0xAB, np.uint8)
+    m_in = TensorMap("src", "f16", (72, 50), (144,), (64, 64), 128)
+    m_out = TensorMap("out", "f16", (40, 60), (80,), (64, 64), 128)
+    base = {"tma_p": np.zeros(320, np.uint8), "src": src, "out": out, "tma_dump": np.zeros(8192, np.uint8),
+            "tma_x": 8, "tma_y": 3}
+    res = emulate(kernel, "tma", 1, 128, {**base, "tma_p@64": m_in, "tma_p@192": m_out.text()})
+    dump, stored = tma_box_reference(src, out, np.float16, 128, 8, 3)
+    np.testing.assert_array_equal(res["tma_dump"], dump)
+    np.testing.assert_array_equal(res["out"], stored)
+    for off in (32, 256):
+        with pytest.raises(EmulationError, match=f"tma_p@{off}: a tensor map needs 128 bytes, 64-byte aligned"):
+            emulate(kernel, "tma", 1, 128, {**base, f"tma_p@{off}": m_in, "tma_p@192": m_out})

@@ -10,7 +10,8 @@ buffers it wrote (numpy arrays, same dtype and shape as given).
 - a texture or surface handle (a `.u64` parameter used by tex / suld / sust ...) -> a `Texture` / `Surface` over a
   buffer given elsewhere in `args` (or its text form, `Texture.parse` / `Surface.parse`);
 - `"PARAM@OFFSET"` -> a buffer name: the buffer's address is written (u64) at byte OFFSET of struct parameter PARAM
-  (or a `Texture` / `Surface`: its handle);
+  (a `Texture` / `Surface`: its handle; a `TensorMap`: its 128 bytes, 64-byte aligned, as CUTLASS's Params carry
+  them);
 - any other name -> a numpy array: a global buffer.
 Module-scope `.global` and `.const` variables not given in `args` are buffers holding their initializers (zeros
 without one); an array given under a `.const` variable's name is its contents (as cudaMemcpyToSymbol sets them).
@@ -74,14 +75,18 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     args = {k: object_arg(v) for k, v in args.items()}
     images: dict[int, tuple] = {}
     handles_at: list[tuple[str, int, Texture | Surface]] = []  # (struct parameter, offset, object)
+    maps_at: list[tuple[str, int, TensorMap]] = []  # tensor maps inside a struct parameter (CUTLASS-style Params)
     for key, v in args.items():
         if "@" in key:
             pname, off = key.rsplit("@", 1)
             target = arg_name(v)
-            if pname not in pnames or not off.isdecimal() or (target is None and not isinstance(v, (Texture, Surface))):
-                raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, texture or surface, "
-                                     f"with PARAM one of {', '.join(sorted(pnames))}")
-            if isinstance(v, (Texture, Surface)):
+            objects = (Texture, Surface, TensorMap)
+            if pname not in pnames or not off.isdecimal() or (target is None and not isinstance(v, objects)):
+                raise EmulationError(f"argument {key!r}: expected PARAM@OFFSET -> buffer name, texture, surface or "
+                                     f"tensor map, with PARAM one of {', '.join(sorted(pnames))}")
+            if isinstance(v, TensorMap):
+                maps_at.append((pname, int(off), v))
+            elif isinstance(v, (Texture, Surface)):
                 handles_at.append((pname, int(off), v))
             else:
                 fixups.setdefault(pname, []).append((int(off), target))
@@ -134,6 +139,13 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
         handle = HANDLE_BASE + 16 * len(images)
         images[handle] = (obj, obj.buffer)
         block_bytes[p.offset + off:p.offset + off + 8] = np.uint64(handle).tobytes()
+    for pname, off, tm in maps_at:
+        p = next(q for q in fn.params if q.name == pname)
+        if p.array is None or off + 128 > p.size or (p.offset + off) % 64:
+            raise EmulationError(f"argument {pname}@{off}: a tensor map needs 128 bytes, 64-byte aligned, inside a "
+                                 f"struct parameter ({pname} is {p.size} bytes at parameter offset {p.offset})")
+        block_bytes[p.offset + off:p.offset + off + 128] = tm.encode()
+        fixups.setdefault(pname, []).append((off, tm.buffer))
     for pname, fx in fixups.items():
         p = next(q for q in fn.params if q.name == pname)
         for off, target in fx:

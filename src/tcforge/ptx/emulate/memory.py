@@ -77,11 +77,13 @@ class Memory:
         self.local = np.zeros(max(ctas * lanes_per_cta * self.local_size, 16), np.uint8)
 
     # ---- address resolution: (flat byte array, byte index per lane) ----------------------------------------------
-    def locate(self, space: str, addr: np.ndarray, lanes: np.ndarray, size: int, fail, store: bool):
-        """Flat array and byte offsets for `size`-byte accesses at `addr` by `lanes`; `fail(lane, msg)` raises."""
+    def locate(self, space: str, addr: np.ndarray, lanes: np.ndarray, size: int, fail, store: bool, align: int = 0):
+        """Flat array and byte offsets for `size`-byte accesses at `addr` by `lanes`, aligned to `size` (or to
+        `align`); `fail(lane, msg)` raises."""
         addr = addr.astype(np.int64, copy=False) if addr.dtype != np.int64 else addr
-        if size > 1:
-            bad = (addr & (size - 1)) != 0
+        align = align or size
+        if align > 1:
+            bad = (addr & (align - 1)) != 0
             if bad.any():
                 k = int(np.argmax(bad))
                 fail(int(lanes[k]), f"misaligned {space} {'store' if store else 'load'} of {size} bytes at "

@@ -358,7 +358,7 @@ class _Tma:
     def __init__(self, ctx, st, op) -> None:
         self.ctx, self.st, self.fail = ctx, st, ctx.failer(st)
         self.addr = address(ctx, st, op, "generic")
-        self.load = _access(ctx, st, "generic", self.addr, 1, 128, False)
+        self.load = _access(ctx, st, "generic", self.addr, 1, 128, False, align=64)  # CUtensorMap's alignment
         self.cache: dict[bytes, tuple[TensorMap, int]] = {}
 
     def map(self, lane: int) -> tuple[TensorMap, int]:

@@ -90,8 +90,9 @@ def _param_access(ctx, st, op: Addr, width: int, count: int, store: bool):
     return fload
 
 
-def _access(ctx, st, space, addr_fn, width, count, store):
-    """load(lanes) -> (k, count) or store(lanes, values) through address resolution of any space."""
+def _access(ctx, st, space, addr_fn, width, count, store, align: int = 0):
+    """load(lanes) -> (k, count) or store(lanes, values) through address resolution of any space (aligned to the
+    access's size, or to `align`)."""
     fail = ctx.failer(st)
     mem = ctx.mem
     size = width * count
@@ -115,7 +116,7 @@ def _access(ctx, st, space, addr_fn, width, count, store):
     if store:
         def do_store(lanes, vals):
             for sp, idx, a in resolve(lanes):
-                flat, offs = mem.locate(sp, a, lanes[idx], size, fail, True)
+                flat, offs = mem.locate(sp, a, lanes[idx], size, fail, True, align)
                 mem.write(flat, offs, width, vals[idx])
         return do_store
 
@@ -123,11 +124,11 @@ def _access(ctx, st, space, addr_fn, width, count, store):
         parts = resolve(lanes)
         if len(parts) == 1:
             sp, idx, a = parts[0]
-            flat, offs = mem.locate(sp, a, lanes, size, fail, False)
+            flat, offs = mem.locate(sp, a, lanes, size, fail, False, align)
             return mem.read(flat, offs, width, count)
         out = np.zeros((len(lanes), count), UINT[width])
         for sp, idx, a in parts:
-            flat, offs = mem.locate(sp, a, lanes[idx], size, fail, False)
+            flat, offs = mem.locate(sp, a, lanes[idx], size, fail, False, align)
             out[idx] = mem.read(flat, offs, width, count)
         return out
     return do_load
