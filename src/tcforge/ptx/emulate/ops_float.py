@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge import numerics as nx
-from tcforge.numerics import approx_pending as pending
+from tcforge.numerics import mufu_tables
 from tcforge.ptx.emulate.rounding import (
     bf16_bits_to_f64,
     div_round_odd,
@@ -127,10 +127,10 @@ def _f32(ctx, st, parts, op):
             f = table[op]
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
         if op == "sqrt" and "approx" in parts:
-            if not pending.available("sqrt"):
+            if not mufu_tables.available("sqrt"):
                 ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.SQRT's table is not measured yet: tools/truth/mufu.py)")
             (ra,) = _reads(ctx, st, 1, "f32")
-            f = pending.sqrt_approx_ftz_f32 if ftz else _sqrt_approx
+            f = mufu_tables.sqrt_approx_ftz_f32 if ftz else _sqrt_approx
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
         seq = _MUFU_SEQUENCES.get((op, "full" if "full" in parts else "approx", ftz))
         if seq is not None:
@@ -256,7 +256,7 @@ def _rsqrt_approx(x: np.ndarray) -> np.ndarray:
 def _sqrt_approx(x: np.ndarray) -> np.ndarray:
     """sqrt.approx.f32: |x| < 2^-126 gives MUFU.SQRT(x * 2^24) * 2^-12, else MUFU.SQRT(x)."""
     small = np.abs(x) < _TINY
-    r = np.asarray(pending.sqrt_approx_ftz_f32(np.where(small, _fmul(x, 2.0 ** 24), x).astype(np.float32)))
+    r = np.asarray(mufu_tables.sqrt_approx_ftz_f32(np.where(small, _fmul(x, 2.0 ** 24), x).astype(np.float32)))
     return np.where(small, _fmul(r, 2.0 ** -12), r)
 
 
@@ -306,7 +306,7 @@ def _rsqrt_approx_f64(u: np.ndarray) -> np.ndarray:
     x = u.view(np.float64)
 
     def newton(v: np.ndarray) -> np.ndarray:
-        y = _f64_seed(pending.rsq64h, v.view(np.uint64)).view(np.float64)
+        y = _f64_seed(mufu_tables.rsq64h, v.view(np.uint64)).view(np.float64)
         with np.errstate(all="ignore"):
             e = fma_f64_rn(v, -(y * y), np.float64(1))
             return fma_f64_rn(fma_f64_rn(e, np.float64(0.375), np.float64(0.5)), y * e, y)
@@ -329,12 +329,12 @@ def _f64_approx(ctx, st, parts, op, w):
     key = {"rcp": "rcp64h", "rsqrt": "rsq64h"}.get(op)
     if key is None or (op == "rcp" and not ftz):
         ctx.unsupported(st, f"{'.'.join(parts)} (f64 approximations: rcp.approx.ftz.f64, rsqrt.approx{{.ftz}}.f64)")
-    if not pending.available(key):
+    if not mufu_tables.available(key):
         ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{key.upper()}'s table is not measured yet: "
                             "tools/truth/mufu.py)")
     (ra,) = _reads(ctx, st, 1, "f64")
     if ftz:
-        seed = pending.rcp64h if op == "rcp" else pending.rsq64h
+        seed = mufu_tables.rcp64h if op == "rcp" else mufu_tables.rsq64h
         return lambda m: w(_f64_seed(seed, ra()), m)
     return lambda m: w(_rsqrt_approx_f64(ra()), m)
 
@@ -465,20 +465,20 @@ def _half(ctx, st, parts, op, ptype):
 
 def _half_mufu(ctx, st, parts, op: str, packed: bool):
     """tanh.approx.f16 / .bf16, ex2.approx.f16, ex2.approx.ftz.bf16 and their x2 forms: one lookup per 16-bit lane in
-    the measured table (`numerics.approx_pending`)."""
+    the measured table (`numerics.mufu_tables`)."""
     if (op == "ex2_bf16") != ("ftz" in parts) or not {"approx", "ftz"}.issuperset(parts[1:-1]):
         ctx.unsupported(st, f"{'.'.join(parts)} (tanh.approx.f16/bf16, ex2.approx.f16, ex2.approx.ftz.bf16 and x2)")
-    if not pending.available(op):
+    if not mufu_tables.available(op):
         ctx.unsupported(st, f"{'.'.join(parts)} (its table is not measured yet: the corpus entry cu_mufu16_all)")
     (ra,) = _reads(ctx, st, 1, "b32" if packed else "b16")
     w = ctx.dst(st.operands[0], "b32" if packed else "b16")
     if not packed:
-        return lambda m: w(pending.half_op(op, ra()), m)
+        return lambda m: w(mufu_tables.half_op(op, ra()), m)
 
     def run(m):
         v = np.asarray(ra())
-        lo = pending.half_op(op, (v & np.uint32(0xFFFF)).astype(np.uint16)).astype(np.uint32)
-        w(lo | (pending.half_op(op, (v >> np.uint32(16)).astype(np.uint16)).astype(np.uint32) << np.uint32(16)), m)
+        lo = mufu_tables.half_op(op, (v & np.uint32(0xFFFF)).astype(np.uint16)).astype(np.uint32)
+        w(lo | (mufu_tables.half_op(op, (v >> np.uint32(16)).astype(np.uint16)).astype(np.uint32) << np.uint32(16)), m)
     return run
 
 

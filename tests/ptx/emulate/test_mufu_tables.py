@@ -1,4 +1,4 @@
-"""The MUFU ops whose tables wait for a device run (`numerics.approx_pending`): refused in one line while the shipped
+"""The MUFU ops whose tables wait for a device run (`numerics.mufu_tables`): refused in one line while the shipped
 archive lacks them; with a stand-in table (the exact value's nearest high word, no correction) the emulator's
 wiring — the seed on the high word over a zero low word, ptxas's `rsqrt.approx.f64` and `sqrt.approx.f32`
 sequences, the specials — is held to the exact functions."""
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import run_body
 
-from tcforge.numerics import approx_pending
+from tcforge.numerics import mufu_tables
 from tcforge.ptx.emulate.machine import EmulationError
 
 F64_BODY = "ld.global.f64 %fd1, [%rd4];\n{op} %fd2, %fd1;\nst.global.f64 [%rd6], %fd2;"
@@ -28,13 +28,13 @@ def _stand_in(op: str) -> np.ndarray:
 
 @pytest.fixture
 def stand_in(monkeypatch):
-    monkeypatch.setattr(approx_pending, "available", lambda op: True)
-    monkeypatch.setattr(approx_pending, "_table", _stand_in)
+    monkeypatch.setattr(mufu_tables, "available", lambda op: True)
+    monkeypatch.setattr(mufu_tables, "_table", _stand_in)
 
 
 @pytest.mark.parametrize("op", ["rcp.approx.ftz.f64", "rsqrt.approx.ftz.f64", "rsqrt.approx.f64"])
 def test_unmeasured_f64_seeds_are_refused(op: str, monkeypatch) -> None:
-    monkeypatch.setattr(approx_pending, "available", lambda name: False)
+    monkeypatch.setattr(mufu_tables, "available", lambda name: False)
     with pytest.raises(EmulationError, match="table is not measured yet") as info:
         run_body(F64_BODY.format(op=op), np.zeros((32, 2), np.uint32), 2)
     assert "\n" not in str(info.value)
@@ -120,8 +120,8 @@ HALF_BODY = ("ld.global.b16 %h1, [%rd4];\nld.global.b32 %r10, [%rd4+4];\n{op}.{t
                                    ("ex2.approx.ftz", "bf16")])
 def test_half_mufu_lookups(op: str, t: str, monkeypatch) -> None:
     name = f"{op.split('.')[0]}_{t}"
-    monkeypatch.setattr(approx_pending, "available", lambda o: True)
-    monkeypatch.setattr(approx_pending, "_table", _half_stand_in)
+    monkeypatch.setattr(mufu_tables, "available", lambda o: True)
+    monkeypatch.setattr(mufu_tables, "_table", _half_stand_in)
     rng = np.random.default_rng(4)
     words = rng.integers(0, 1 << 16, (64, 3), dtype=np.uint32)
     words[:, 1] |= words[:, 2] << np.uint32(16)
@@ -130,13 +130,13 @@ def test_half_mufu_lookups(op: str, t: str, monkeypatch) -> None:
     np.testing.assert_array_equal(got[:, 0] & 0xFFFF, table[words[:, 0]])
     np.testing.assert_array_equal(got[:, 1] & 0xFFFF, table[words[:, 1] & 0xFFFF])
     np.testing.assert_array_equal(got[:, 1] >> 16, table[words[:, 2]])
-    monkeypatch.setattr(approx_pending, "available", lambda o: False)
+    monkeypatch.setattr(mufu_tables, "available", lambda o: False)
     with pytest.raises(EmulationError, match="cu_mufu16_all"):
         run_body(HALF_BODY.format(op=op, t=t), words[:, :2].copy(), 2)
 
 
 def test_half_mufu_forms_ptx_lacks_are_refused(monkeypatch) -> None:
-    monkeypatch.setattr(approx_pending, "available", lambda o: True)
+    monkeypatch.setattr(mufu_tables, "available", lambda o: True)
     with pytest.raises(EmulationError, match="ex2.approx.ftz.bf16 and x2"):
         run_body(HALF_BODY.format(op="ex2.approx", t="bf16"), np.zeros((32, 2), np.uint32), 2)
 
@@ -155,7 +155,7 @@ def test_pack_then_load(tmp_path, monkeypatch) -> None:
     assert mufu.main(["--pack", str(measured), "--archive", str(archive)]) == 0
     x = np.arange(1 << 16, dtype=np.uint16)
     y = np.random.default_rng(7).permutation(x)
-    tabs = [_half_stand_in(op) for op in approx_pending.HALF_OPS]
+    tabs = [_half_stand_in(op) for op in mufu_tables.HALF_OPS]
     out0 = np.stack([t[x] for t in tabs], 1).astype(np.uint32)
     out1 = np.stack([t[x].astype(np.uint32) | (t[y].astype(np.uint32) << 16) for t in tabs], 1)
     corpus = tmp_path / "fresh.npz"
@@ -164,17 +164,32 @@ def test_pack_then_load(tmp_path, monkeypatch) -> None:
     assert mufu.main(["--pack", str(corpus), "--archive", str(archive)]) == 0
     with np.load(archive) as z:
         assert z["rcp64h_corr"].dtype == np.int8 and z["rsq64h_corr"].dtype == np.int8 and "rcp_corr" in z.files
-    monkeypatch.setattr(approx_pending, "TABLES_PATH", archive)
-    approx_pending._table.cache_clear()
+    monkeypatch.setattr(mufu_tables, "TABLES_PATH", archive)
+    mufu_tables._table.cache_clear()
     try:
-        assert all(approx_pending.available(op) for op in ("sqrt", "rcp64h", "rsq64h", *approx_pending.HALF_OPS))
-        np.testing.assert_array_equal(approx_pending._table("rcp64h"), _stand_in("rcp64h"))
-        np.testing.assert_array_equal(approx_pending._table("rsq64h").astype(np.int64),
+        assert all(mufu_tables.available(op) for op in ("sqrt", "rcp64h", "rsq64h", *mufu_tables.HALF_OPS))
+        np.testing.assert_array_equal(mufu_tables._table("rcp64h"), _stand_in("rcp64h"))
+        np.testing.assert_array_equal(mufu_tables._table("rsq64h").astype(np.int64),
                                       _stand_in("rsq64h").astype(np.int64) + rsq)
-        np.testing.assert_array_equal(approx_pending._table("sqrt"), _stand_in("sqrt"))
-        np.testing.assert_array_equal(approx_pending.half_op("tanh_bf16", x), tabs[2])
+        np.testing.assert_array_equal(mufu_tables._table("sqrt"), _stand_in("sqrt"))
+        np.testing.assert_array_equal(mufu_tables.half_op("tanh_bf16", x), tabs[2])
     finally:
-        approx_pending._table.cache_clear()
+        mufu_tables._table.cache_clear()
     bad = tmp_path / "bad.npz"
     np.savez(bad, **{**dict(np.load(measured)), "rsq64h_mismatches": np.array(3)})
     assert mufu.main(["--pack", str(bad), "--archive", str(archive)]) == 1
+
+
+def test_shipped_f64_seeds_match_the_h100_rows() -> None:
+    """The shipped RCP64H / RSQ64H tables with their exponent rules against the H100's results at 16 mantissas of
+    every sign-and-exponent high word (specials, subnormals and the flush to zero included)."""
+    from pathlib import Path
+
+    mufu_tables._table.cache_clear()
+    assert all(mufu_tables.available(op) for op in ("sqrt", "rcp64h", "rsq64h"))
+    path = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_f64_rows.npz"
+    with np.load(path) as z:
+        assert int(z["rcp64h_mismatches"]) == int(z["rsq64h_mismatches"]) == int(z["sqrt_mismatches"]) == 0
+        hi = ((np.arange(4096, dtype=np.uint32)[:, None] << np.uint32(20)) | z["mantissas"][None, :]).reshape(-1)
+        np.testing.assert_array_equal(mufu_tables.rcp64h(hi), z["rcp64h_rows"].reshape(-1))
+        np.testing.assert_array_equal(mufu_tables.rsq64h(hi), z["rsq64h_rows"].reshape(-1))

@@ -1,13 +1,13 @@
-"""MUFU ops whose tables are measured on the GPU but not yet shipped: `sqrt.approx.ftz.f32` (MUFU.SQRT), the f64
-seeds MUFU.RCP64H / MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high word in, the high word of
-the result out) — measured by `tools/truth/mufu.py` — and the half-precision `tanh.approx.f16` / `.bf16`,
-`ex2.approx.f16` and `ex2.approx.ftz.bf16`, whole 65,536-entry tables read off the corpus entry `cu_mufu16_all`.
+"""MUFU ops from tables measured on the GPU: `sqrt.approx.ftz.f32` (MUFU.SQRT) and the f64 seeds MUFU.RCP64H /
+MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high word in, the high word of the result out) —
+measured by `tools/truth/mufu.py` on an H100 and proved there on all 2^32 inputs — and the half-precision
+`tanh.approx.f16` / `.bf16`, `ex2.approx.f16` and `ex2.approx.ftz.bf16`, whole 65,536-entry tables read off the
+corpus entry `cu_mufu16_all` (not shipped yet).
 
-The model is the one the device tool checks on all 2^32 inputs, as for numerics/approx.py's ops: a table per
-mantissa (and exponent parity for the square roots), stored as corrections to the nearest value of the exact
-function, with exact exponent scaling and the specials the tool counts. `available(op)` says whether the shipped
-archive holds the op's table; until the device run is packed in (`python3 -m tools.truth.mufu pack`), it does not
-and the emulator refuses the instruction."""
+The model is the one the device tool checks, as for numerics/approx.py's ops: a table per mantissa (and exponent
+parity for the square roots), stored as corrections to the nearest value of the exact function, with exact exponent
+scaling and the specials the tool counts. `available(op)` says whether the shipped archive holds the op's table; the
+emulator refuses an instruction whose table it does not hold (`python3 -m tools.truth.mufu --pack FILE` adds one)."""
 
 from __future__ import annotations
 
