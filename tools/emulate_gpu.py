@@ -126,6 +126,25 @@ def _make_image(img, host: np.ndarray) -> tuple[object, object]:
     return driver.call("cuTexObjectCreate", res, td, None), array
 
 
+_SPLIT: dict[int, dict[str, str]] = {}  # modules the driver refused whole: their entries' texts, loaded one by one
+
+
+def _load(ptx: str, entry: str):
+    """The module holding `entry`: the whole PTX, or, where the driver refuses it (one kernel it cannot JIT fails
+    every other), the entry alone with the module's declarations and functions (tools/jit_entries.py)."""
+    key = hash(ptx)
+    if key not in _SPLIT:
+        try:
+            return driver.Module(ptx.encode() + b"\0")
+        except Exception as exc:  # noqa: BLE001 - only the driver's refusal to load is handled here
+            if "cuModuleLoadData" not in str(exc):
+                raise
+            from tools.jit_entries import split
+
+            _SPLIT[key] = split(ptx)
+    return driver.Module(_SPLIT[key][entry].encode() + b"\0")
+
+
 def run(ptx: str, entry: str, grid, block, args: dict, dynamic_shared: int = 0, device: int = 0) -> dict:
     """Launch `entry` of `ptx` once on the GPU with `args`; returns {buffer name: array after the launch}."""
     fn = read_module(ptx).function(entry)
@@ -135,7 +154,7 @@ def run(ptx: str, entry: str, grid, block, args: dict, dynamic_shared: int = 0, 
     buffers = {k: np.ascontiguousarray(v) for k, v in args.items()
                if isinstance(v, np.ndarray) and v.ndim >= 1 and "@" not in k and k not in structs}
     driver.ensure_context(device)
-    module = driver.Module(ptx.encode() + b"\0")
+    module = _load(ptx, entry)
     kernel = module.function(entry)
     if dynamic_shared > 48 * 1024:
         kernel.set_max_dynamic_shared(dynamic_shared)
