@@ -519,9 +519,8 @@ def _triton_entries() -> list[Entry]:
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
 AWAITING_GPU: set[str] = (
-    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "mm_f32_tf32", "cu_tma_nanfill"))}
+    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
     | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces"}
-    | {"cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32", "cu_video_forms"}
-    | {"desc_mm_f16_sm90", "ws_mm_f16_sm90", "ws_mm_e4m3_sm90"})
+    | {"cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32", "cu_video_forms"})
