@@ -256,3 +256,41 @@ def test_eager_table_of_no_result_is_one_line(spec: str, capsys: pytest.CaptureF
     assert eager.main(["--table", spec]) == 2
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and out[0].startswith(f"bench.eager: error: --table {spec}: not a written result")
+
+
+def test_jit_entries_split_keeps_declarations_and_functions_per_entry() -> None:
+    """tools/jit_entries.py: each entry alone with the module's header, declarations and every .func; each piece reads
+    back as a module holding exactly that entry."""
+    from tools.jit_entries import split
+
+    from tcforge.ptx.module import read_module
+
+    ptx = """.version 8.0
+.target sm_90a
+.address_size 64
+.global .align 4 .u32 table[4] = {1, 2, 3, 4};
+.func (.param .b32 r) twice(.param .b32 x)
+{
+	.reg .b32 %r<2>;
+	ld.param.b32 %r0, [x];
+	add.s32 %r1, %r0, %r0;
+	st.param.b32 [r], %r1;
+	ret;
+}
+.visible .entry first(.param .u64 p)
+{
+	ret;
+}
+.visible .entry second(.param .u64 q)
+{
+	.reg .b32 %r<3>;
+	ld.global.u32 %r0, [table];
+	ret;
+}
+"""
+    parts = split(ptx)
+    assert list(parts) == ["first", "second"]
+    for name, text in parts.items():
+        module = read_module(text, name)
+        assert [f.name for f in module.functions if f.kind == "entry"] == [name]
+        assert "twice" in [f.name for f in module.functions] and ".global .align 4 .u32 table[4]" in text
