@@ -19,6 +19,11 @@
   subnormals -> +-inf, rcp of +-inf -> +-0, NaN -> 0x7fffffff, rsqrt of a negative -> NaN, results below the
   normal range -> +-0): mismatches per sign-and-exponent (`*_bad_by_exp`, 4096) and the first 1024 (input, result);
   `*_rows` the results at 16 mantissas of every sign-and-exponent, for fitting what the model gets wrong.
+- LG2 (`lg2.approx.ftz.f32`), hypothesis from the study data: one fraction table F in sign-magnitude fixed point,
+  result = (E + F[m]) rounded toward zero; the rows E = 0 (F from below) and E = -1 (F from above, as 1 + row) over
+  all 2^23 mantissas (`lg2_t0_d1`, `lg2_t1_d1`: first differences of the bit patterns, int32), then all 2^32 inputs
+  checked against that model (±0 and subnormals -> -inf, negatives and NaN -> NaN, +inf -> +inf):
+  `lg2_mismatches`, `lg2_bad_by_exp` (by sign and exponent, 512), `lg2_first`.
 """
 
 from __future__ import annotations
@@ -129,6 +134,57 @@ extern "C" __global__ void f64_rows(int op, const unsigned* mants, unsigned* out
     out[i] = mufu64h(op, ((i >> 4) << 20) | mants[i & 15u]);
 }
 
+__device__ unsigned lg2_ftz(unsigned u)
+{
+    float r;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__uint_as_float(u)));
+    return __float_as_uint(r);
+}
+
+extern "C" __global__ void lg2_row(int E, unsigned* out)  // every mantissa of exponent E
+{
+    unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m < (1u << 23)) out[m] = lg2_ftz((unsigned(127 + E) << 23) | m);
+}
+
+__device__ unsigned rz_fixed48(long long v)  // v * 2^-48 rounded toward zero to f32 bits
+{
+    unsigned s = v < 0 ? 0x80000000u : 0u;
+    unsigned long long M = v < 0 ? (unsigned long long)(-v) : (unsigned long long)v;
+    if (M == 0ull) return s;
+    int p = 63 - __clzll((long long)M);
+    unsigned long long mant = p >= 23 ? (M >> (p - 23)) : (M << (23 - p));
+    return s | (unsigned(p - 48 + 127) << 23) | (unsigned(mant) & 0x7fffffu);
+}
+
+// LG2, hypothesis: one fraction table F (sign-magnitude fixed point), result = rz(E + F[m]); the E = 0 row gives F
+// from below (rz), the E = -1 row gives 1 + row = F from above: E >= 1 from the first, E <= -2 from the second
+__device__ unsigned lg2_model(unsigned u, const unsigned* t0, const unsigned* t1)
+{
+    unsigned s = u >> 31, e = (u >> 23) & 0xffu, m = u & 0x7fffffu;
+    if (e == 255u) return (m || s) ? 0x7fffffffu : 0x7f800000u;
+    if (e == 0u) return 0xff800000u;
+    if (s) return 0x7fffffffu;
+    int E = int(e) - 127;
+    if (E == 0) return t0[m];
+    if (E == -1) return t1[m];
+    long long f = E > 0 ? (long long)ldexp((double)__uint_as_float(t0[m]), 48)
+                        : (1ll << 48) + (long long)ldexp((double)__uint_as_float(t1[m]), 48);
+    return rz_fixed48((long long)E * (1ll << 48) + f);
+}
+
+extern "C" __global__ void lg2_verify(const unsigned* t0, const unsigned* t1, unsigned long long start,
+                                      unsigned* bad_by_exp, unsigned* bad, unsigned* first)
+{
+    unsigned u = unsigned(start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x);
+    unsigned got = lg2_ftz(u);
+    if (got != lg2_model(u, t0, t1)) {
+        atomicAdd(&bad_by_exp[u >> 23], 1u);
+        unsigned k = atomicAdd(bad, 1u);
+        if (k < 1024) { first[2 * k] = u; first[2 * k + 1] = got; }
+    }
+}
+
 // op 0: lg2, 1: tanh, 2: sin, 3: cos (.approx.ftz.f32) at every step-th mantissa of each exponent in exps
 extern "C" __global__ void mufu_rows(int op, const int* exps, int n_exp, unsigned step, unsigned* out)
 {
@@ -194,6 +250,20 @@ def measure(out: Path) -> int:
         print(f"{key}: corrections {int(c.min()):+d}..{int(c.max()):+d} (clipped {int(clip64.get()[0])}); "
               f"whole-domain check: {k} mismatches of 2^32 in {int((by_exp.get() > 0).sum())} sign-exponents")
     f64["f64_row_mantissas"] = mants
+    n23 = 1 << 23
+    t0, t1 = cp.zeros(n23, cp.uint32), cp.zeros(n23, cp.uint32)
+    mod.get_function("lg2_row")((n23 // 256,), (256,), (np.int32(0), t0))
+    mod.get_function("lg2_row")((n23 // 256,), (256,), (np.int32(-1), t1))
+    by_exp, bad_l, first_l = cp.zeros(512, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
+    for start in range(0, 1 << 32, chunk):
+        mod.get_function("lg2_verify")((chunk // 256,), (256,), (t0, t1, np.uint64(start), by_exp, bad_l, first_l))
+    k = int(bad_l.get()[0])
+    f64 |= {"lg2_t0_d1": np.diff(t0.get().astype(np.int64), prepend=0).astype(np.int32),
+            "lg2_t1_d1": np.diff(t1.get().astype(np.int64), prepend=0).astype(np.int32),
+            "lg2_mismatches": np.array(k), "lg2_clipped": np.array([0]), "lg2_bad_by_exp": by_exp.get(),
+            "lg2_first": first_l.get()[: 2 * min(k, 1024)].reshape(-1, 2)}
+    print(f"lg2: rows E = 0 and -1 captured; whole-domain check: {k} mismatches of 2^32 in "
+          f"{int((by_exp.get() > 0).sum())} sign-exponents")
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     np.savez_compressed(out, sqrt_corr=corr.get(), sqrt_clipped=clipped.get(), sqrt_mismatches=np.array(mismatches),
                         sqrt_first=first.get()[:2 * min(mismatches, 256)].reshape(-1, 2), **study,
@@ -239,7 +309,8 @@ def pack(measured: Path, archive: Path) -> int:
     if "cu_mufu16_all/gpu/out0" in got:
         wanted += 4
         added += _pack_half(got, tables)
-    for op, key in (("sqrt", "sqrt_corr"), ("rcp64h", "rcp64h_corr"), ("rsq64h", "rsq64h_corr")):
+    for op, key in (("sqrt", "sqrt_corr"), ("rcp64h", "rcp64h_corr"), ("rsq64h", "rsq64h_corr"),
+                    ("lg2", "lg2_t0_d1"), ("lg2", "lg2_t1_d1")):
         if f"{op}_mismatches" not in got:
             continue
         wanted += 1
@@ -249,7 +320,7 @@ def pack(measured: Path, archive: Path) -> int:
             continue
         corr = got[key].astype(np.int64)
         small = corr.min() >= -128 and corr.max() <= 127
-        tables[key] = corr.astype(np.int8 if small else np.int16)
+        tables[key] = corr.astype(np.int32) if op == "lg2" else corr.astype(np.int8 if small else np.int16)
         added += 1
         print(f"{op}: packed ({corr.size} corrections in {int(corr.min()):+d}..{int(corr.max()):+d})")
     if not wanted:

@@ -19,17 +19,17 @@ from tcforge.errors import TcforgeError
 from tcforge.numerics.approx import TABLES_PATH, _bits
 
 HALF_OPS = ("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")  # cu_mufu16_all's out0 columns, in order
-_KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr",
-         **{op: f"{op}_table" for op in HALF_OPS}}
+_KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr", "lg2_t0": "lg2_t0_d1",
+         "lg2_t1": "lg2_t1_d1", **{op: f"{op}_table" for op in HALF_OPS}}
 _NAN = np.uint32(0x7FFFFFFF)
 
 
 def available(op: str) -> bool:
-    """True when the shipped table archive holds `op`'s measured corrections (op: sqrt, rcp64h, rsq64h)."""
+    """True when the shipped table archive holds `op`'s measured table (sqrt, rcp64h, rsq64h, lg2, HALF_OPS)."""
     if not TABLES_PATH.is_file():
         return False
     with np.load(TABLES_PATH) as z:
-        return _KEYS[op] in z.files
+        return all(_KEYS[k] in z.files for k in (("lg2_t0", "lg2_t1") if op == "lg2" else (op,)))
 
 
 @cache
@@ -41,6 +41,8 @@ def _table(op: str) -> np.ndarray:
         corr = z[_KEYS[op]].astype(np.int64)
     if op in HALF_OPS:
         return corr.astype(np.uint16)  # the whole table, one result per 16-bit input
+    if op in ("lg2_t0", "lg2_t1"):
+        return np.cumsum(corr).astype(np.uint32)  # the row's bit patterns, from their first differences
     if op == "sqrt":
         i = np.arange(1 << 24, dtype=np.uint32)
         x = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & np.uint32(0x7FFFFF))).view(np.float32)
@@ -98,3 +100,34 @@ def rsq64h(hi: np.ndarray) -> np.ndarray:
 def half_op(op: str, bits: np.ndarray) -> np.ndarray:
     """One of HALF_OPS on 16-bit float bits (uint16): the measured result of every input."""
     return _table(op)[np.asarray(bits, np.uint16)]
+
+
+def _rz_fixed48(v: np.ndarray) -> np.ndarray:
+    """v * 2^-48 (int64) rounded toward zero to f32 bits."""
+    sign = np.where(v < 0, np.uint32(0x80000000), np.uint32(0))
+    mag = np.abs(v)
+    _, ex = np.frexp(mag.astype(np.float64))
+    p = ex.astype(np.int64) - 1
+    p = np.where((mag >> np.maximum(p, 0)) == 0, p - 1, p)  # the float conversion may have rounded up a power of 2
+    p = np.maximum(p, 0)
+    mant = np.where(p >= 23, mag >> np.maximum(p - 23, 0), mag << np.maximum(23 - p, 0)) & 0x7FFFFF
+    out = sign | ((p - 48 + 127).astype(np.uint32) << np.uint32(23)) | mant.astype(np.uint32)
+    return np.where(mag == 0, sign, out).astype(np.uint32)
+
+
+def lg2_approx_ftz_f32(x: object) -> np.ndarray:
+    """`lg2.approx.ftz.f32` (MUFU.LG2): (E + F[m]) rounded toward zero, F from the measured rows E = 0 (from below)
+    and E = -1 (from above, 1 + row), exact in 2^-48 fixed point; ±0 and subnormals give -inf, negatives NaN."""
+    u = _bits(x, "x")
+    s, e, m = u >> np.uint32(31), (u >> np.uint32(23)) & np.uint32(255), u & np.uint32(0x7FFFFF)
+    t0, t1 = _table("lg2_t0")[m], _table("lg2_t1")[m]
+    big_e = e.astype(np.int64) - 127
+    with np.errstate(all="ignore"):
+        f0 = np.ldexp(t0.view(np.float32).astype(np.float64), 48).astype(np.int64)
+        f1 = (1 << 48) + np.ldexp(t1.view(np.float32).astype(np.float64), 48).astype(np.int64)
+    out = _rz_fixed48((big_e << 48) + np.where(big_e > 0, f0, f1))
+    out = np.where(big_e == 0, t0, np.where(big_e == -1, t1, out))
+    out = np.where(s == 1, _NAN, out)
+    out = np.where(e == 0, np.uint32(0xFF800000), out)
+    out = np.where(e == 255, np.where((m != 0) | (s == 1), _NAN, np.uint32(0x7F800000)), out)
+    return out.astype(np.uint32).view(np.float32)

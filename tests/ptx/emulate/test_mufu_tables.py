@@ -16,6 +16,10 @@ F64_BODY = "ld.global.f64 %fd1, [%rd4];\n{op} %fd2, %fd1;\nst.global.f64 [%rd6],
 
 
 def _stand_in(op: str) -> np.ndarray:
+    if op in ("lg2_t0", "lg2_t1"):  # log2 of 1.m (E = 0) or of 1.m / 2 (E = -1), to the nearest f32
+        m = np.arange(1 << 23, dtype=np.uint32)
+        x = ((np.uint32(127 if op == "lg2_t0" else 126) << np.uint32(23)) | m).view(np.float32)
+        return np.log2(x.astype(np.float64)).astype(np.float32).view(np.uint32)
     if op == "sqrt":
         i = np.arange(1 << 24, dtype=np.uint32)
         x = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & np.uint32(0x7FFFFF))).view(np.float32)
@@ -187,9 +191,49 @@ def test_shipped_f64_seeds_match_the_h100_rows() -> None:
 
     mufu_tables._table.cache_clear()
     assert all(mufu_tables.available(op) for op in ("sqrt", "rcp64h", "rsq64h"))
-    path = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_f64_rows.npz"
+    path = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_rows.npz"
     with np.load(path) as z:
         assert int(z["rcp64h_mismatches"]) == int(z["rsq64h_mismatches"]) == int(z["sqrt_mismatches"]) == 0
         hi = ((np.arange(4096, dtype=np.uint32)[:, None] << np.uint32(20)) | z["mantissas"][None, :]).reshape(-1)
         np.testing.assert_array_equal(mufu_tables.rcp64h(hi), z["rcp64h_rows"].reshape(-1))
         np.testing.assert_array_equal(mufu_tables.rsq64h(hi), z["rsq64h_rows"].reshape(-1))
+
+
+def test_lg2_model_reproduces_the_h100_rows(monkeypatch) -> None:
+    """MUFU.LG2's model — (E + F[m]) rounded toward zero, F from the rows E = 0 (from below) and E = -1 (from above) —
+    from those two rows at every 4096th mantissa reproduces the H100's results at those mantissas for 12 other
+    exponents, -126 to 127 (the whole-domain check and the full rows wait for a device run)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_rows.npz"
+    with np.load(path) as z:
+        exps, rows, e0, step = [int(e) for e in z["lg2_exponents"]], z["lg2_rows"], z["lg2_e0_rows"], int(z["lg2_step"])
+    m = np.arange(0, 1 << 23, step, dtype=np.uint32)
+    t0, t1 = np.zeros(1 << 23, np.uint32), np.zeros(1 << 23, np.uint32)
+    t0[m], t1[m] = e0, rows[exps.index(-1)]
+    monkeypatch.setattr(mufu_tables, "_table", lambda op: {"lg2_t0": t0, "lg2_t1": t1}[op])
+    for e, row in zip(exps, rows, strict=True):
+        x = ((np.uint32(127 + e) << np.uint32(23)) | m).view(np.float32)
+        np.testing.assert_array_equal(mufu_tables.lg2_approx_ftz_f32(x).view(np.uint32), row, err_msg=f"E={e}")
+    specials = np.array([0.0, -0.0, 1e-40, -1.0, np.inf, -np.inf, np.nan], np.float32)
+    np.testing.assert_array_equal(mufu_tables.lg2_approx_ftz_f32(specials).view(np.uint32),
+                                  [0xFF800000, 0xFF800000, 0xFF800000, 0x7FFFFFFF, 0x7F800000, 0x7FFFFFFF, 0x7FFFFFFF])
+
+
+def test_lg2_approx_wiring_and_sequence(stand_in) -> None:
+    """lg2.approx.ftz.f32 is the model; lg2.approx.f32 takes |x| < 2^-126 through x * 2^24 and an FADD of -24."""
+    rng = np.random.default_rng(8)
+    scale = np.float32(2.0) ** rng.integers(-60, 60, 40)
+    x = np.concatenate([np.abs(rng.standard_normal(40)).astype(np.float32) * scale,
+                        np.array([1e-45, 3e-39, 1e-38, 0.0, -0.0, 1.0, 0.5, np.inf, -2.0, np.nan], np.float32)])
+    x = np.concatenate([x, np.ones(64 - len(x), np.float32)]).astype(np.float32)
+    body = "ld.global.f32 %f1, [%rd4];\nlg2.approx.f32 %f2, %f1;\nlg2.approx.ftz.f32 %f3, %f1;\n" \
+           "st.global.f32 [%rd6], %f2;\nst.global.f32 [%rd6+4], %f3;"
+    got = run_body(body, x.view(np.uint32)[:, None], 2)
+    model = mufu_tables.lg2_approx_ftz_f32(x).view(np.uint32)
+    np.testing.assert_array_equal(got[:, 1], model)
+    sub = (np.abs(x) < np.float32(2.0 ** -126)) & (x != 0)
+    scaled = mufu_tables.lg2_approx_ftz_f32((x[sub] * np.float32(2.0 ** 24)).astype(np.float32))
+    np.testing.assert_array_equal(got[sub, 0].view(np.float32), scaled - np.float32(24))
+    np.testing.assert_array_equal(got[~sub, 0], model[~sub])
+    assert np.abs(got[:40, 1].view(np.float32) - np.log2(x[:40].astype(np.float64))).max() < 1e-5

@@ -126,11 +126,13 @@ def _f32(ctx, st, parts, op):
             (ra,) = _reads(ctx, st, 1, "f32")
             f = table[op]
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
-        if op == "sqrt" and "approx" in parts:
-            if not mufu_tables.available("sqrt"):
-                ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.SQRT's table is not measured yet: tools/truth/mufu.py)")
+        if op in ("sqrt", "lg2") and "approx" in parts:
+            if not mufu_tables.available(op):
+                ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{op.upper()}'s table is not measured yet: "
+                                    "tools/truth/mufu.py)")
             (ra,) = _reads(ctx, st, 1, "f32")
-            f = mufu_tables.sqrt_approx_ftz_f32 if ftz else _sqrt_approx
+            f = {("sqrt", True): mufu_tables.sqrt_approx_ftz_f32, ("sqrt", False): _sqrt_approx,
+                 ("lg2", True): mufu_tables.lg2_approx_ftz_f32, ("lg2", False): _lg2_approx}[op, ftz]
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
         seq = _MUFU_SEQUENCES.get((op, "full" if "full" in parts else "approx", ftz))
         if seq is not None:
@@ -258,6 +260,14 @@ def _sqrt_approx(x: np.ndarray) -> np.ndarray:
     small = np.abs(x) < _TINY
     r = np.asarray(mufu_tables.sqrt_approx_ftz_f32(np.where(small, _fmul(x, 2.0 ** 24), x).astype(np.float32)))
     return np.where(small, _fmul(r, 2.0 ** -12), r)
+
+
+def _lg2_approx(x: np.ndarray) -> np.ndarray:
+    """lg2.approx.f32: |x| < 2^-126 gives MUFU.LG2(x * 2^24) - 24 (FADD), else MUFU.LG2(x)."""
+    small = np.abs(x) < _TINY
+    r = np.asarray(mufu_tables.lg2_approx_ftz_f32(np.where(small, _fmul(x, 2.0 ** 24), x).astype(np.float32)))
+    with np.errstate(all="ignore"):
+        return np.where(small, (r - np.float32(24)).astype(np.float32), r)
 
 
 def _ex2_approx(x: np.ndarray) -> np.ndarray:
