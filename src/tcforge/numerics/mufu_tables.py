@@ -1,8 +1,9 @@
 """MUFU ops from tables measured on the GPU: `sqrt.approx.ftz.f32` (MUFU.SQRT) and the f64 seeds MUFU.RCP64H /
 MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high word in, the high word of the result out) —
-measured by `tools/truth/mufu.py` on an H100 and proved there on all 2^32 inputs — and the half-precision
-`tanh.approx.f16` / `.bf16`, `ex2.approx.f16` and `ex2.approx.ftz.bf16`, whole 65,536-entry tables read off the
-corpus entry `cu_mufu16_all` (not shipped yet).
+measured by `tools/truth/mufu.py` on an H100 and proved there on all 2^32 inputs — and, not shipped yet, MUFU.LG2
+(`lg2.approx.ftz.f32`: the rows E = 0 and E = -1, from which the exponent's sum rounded toward zero gives every other
+result; the same tool captures them) and the half-precision `tanh.approx.f16` / `.bf16`, `ex2.approx.f16` and
+`ex2.approx.ftz.bf16`, whole 65,536-entry tables read off the corpus entry `cu_mufu16_all`.
 
 The model is the one the device tool checks, as for numerics/approx.py's ops: a table per mantissa (and exponent
 parity for the square roots), stored as corrections to the nearest value of the exact function, with exact exponent
