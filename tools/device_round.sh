@@ -17,13 +17,13 @@
 #            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
 #            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_freshN.npz, a process per group
 #   fresh    only those entries not yet run on a GPU
-#   mufu     MUFU.SQRT's, RCP64H's and RSQ64H's tables with whole-domain checks, LG2 / TANH / SIN / COS study data
-#            (tools.truth.mufu, CuPy)
+#   mufu     MUFU.SQRT's, RCP64H's, RSQ64H's, LG2's, SIN's and COS's tables with whole-domain checks, TANH study
+#            data (tools.truth.mufu, CuPy; mufu.npz, mufu_sin.npz, mufu_cos.npz)
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
-L=${ROUND_LOGS:-$OUT/logs}  # ROUND_LOGS outside $OUT: only logs.tgz (and mufu.npz) come back, within the 8-file limit
+L=${ROUND_LOGS:-$OUT/logs}  # ROUND_LOGS outside $OUT: only logs.tgz (and mufu*.npz) come back, within the 8-file limit
 mkdir -p "$L"
-pack() { tar czf "$OUT/logs.tgz" --exclude=mufu.npz -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null; }
+pack() { tar czf "$OUT/logs.tgz" --exclude='mufu*.npz' -C "$(dirname "$L")" "$(basename "$L")" 2>/dev/null; }
 if ! python3 -c "import cuda.bindings.driver, pynvml" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
   export PYTHONPATH=/tmp/site
@@ -99,9 +99,10 @@ for phase in "$@"; do
         pack  # each group's files kept if the call is cut
       done; set +f ;;
     mufu)
-      timeout 240 python3 -m tools.truth.mufu --out "$L/mufu.npz" > "$L/mufu.txt" 2>&1
-      [ -f "$L/mufu.npz" ] && [ "$L" != "$OUT/logs" ] && cp "$L/mufu.npz" "$OUT/mufu.npz"  # its own file back
-      echo "mufu rc=$? (0: the SQRT model holds on all 2^32 inputs; then: python3 -m tools.truth.mufu --pack FILE)"; tail -4 "$L/mufu.txt" | cut -c1-400 ;;
+      timeout 240 python3 -m tools.truth.mufu --out "$L/mufu.npz" > "$L/mufu.txt" 2>&1; rc=$?
+      [ "$L" != "$OUT/logs" ] && cp "$L"/mufu*.npz "$OUT"/ 2>/dev/null  # each its own file back (16 MiB each)
+      echo "mufu rc=$rc (0: the SQRT model holds on all 2^32 inputs; then: python3 -m tools.truth.mufu --pack FILE)"
+      tail -6 "$L/mufu.txt" | cut -c1-400 ;;
     cpa)
       timeout 200 python3 -m pytest -q -m gpu tests/gemm/test_gpu_launch.py -k cp_async > "$L/cpa_tests.txt" 2>&1
       summary cpa-tests "$L/cpa_tests.txt"

@@ -24,6 +24,12 @@
   all 2^23 mantissas (`lg2_t0_d1`, `lg2_t1_d1`: first differences of the bit patterns, int32), then all 2^32 inputs
   checked against that model (±0 and subnormals -> -inf, negatives and NaN -> NaN, +inf -> +inf):
   `lg2_mismatches`, `lg2_bad_by_exp` (by sign and exponent, 512), `lg2_first`.
+- SIN / COS (`sin` / `cos.approx.ftz.f32`: FMUL.RZ by 1/2pi, then MUFU.SIN / COS), hypothesis from the study data:
+  the result is T[q] of the revolutions' fraction truncated to 25 bits, q = trunc(frac(|r|) * 2^25), odd in x for sin
+  and even for cos. Every non-negative finite input fills its bucket (`*_conflicts`: a bucket given two values), then
+  all 2^32 inputs are checked (infinities and NaN -> NaN). Written beside FILE as FILE_sin.npz / FILE_cos.npz:
+  `*_t_d1` (first differences of the 2^25 bit patterns, unreached buckets holding the value before), `*_reached`,
+  `*_mismatches`, `*_bad_by_exp`, `*_first`.
 """
 
 from __future__ import annotations
@@ -185,6 +191,48 @@ extern "C" __global__ void lg2_verify(const unsigned* t0, const unsigned* t1, un
     }
 }
 
+__device__ unsigned trig_ftz(int op, unsigned u)  // op 0: sin, 1: cos (.approx.ftz.f32)
+{
+    float r;
+    if (op == 0) asm("sin.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__uint_as_float(u)));
+    else asm("cos.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__uint_as_float(u)));
+    return __float_as_uint(r);
+}
+
+__device__ unsigned rev_bucket(unsigned u)  // trunc(frac(|x * (1/2pi)|, the product rounded toward zero) * 2^25)
+{
+    double r = fabs((double)__fmul_rz(__uint_as_float(u), 0.15915493667125701904f));
+    return (unsigned)((r - floor(r)) * 33554432.0);
+}
+
+// SIN / COS, hypothesis from the study data: the result is a function T[q] of the bucket q, odd (sin) or even (cos)
+// in x; every non-negative finite x fills its bucket (a second, different value counts as a conflict)
+extern "C" __global__ void trig_fill(int op, unsigned long long start, unsigned* table, unsigned* conflicts)
+{
+    unsigned long long i = start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    if (i >= 0x7f800000ull) return;
+    unsigned u = unsigned(i), v = trig_ftz(op, u);
+    unsigned old = atomicCAS(&table[rev_bucket(u)], 0xffffffffu, v);
+    if (old != 0xffffffffu && old != v) atomicAdd(conflicts, 1u);
+}
+
+extern "C" __global__ void trig_verify(int op, const unsigned* table, unsigned long long start, unsigned* bad_by_exp,
+                                       unsigned* bad, unsigned* first)
+{
+    unsigned u = unsigned(start + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x);
+    unsigned got = trig_ftz(op, u), want;
+    if (((u >> 23) & 0xffu) == 255u) want = 0x7fffffffu;
+    else {
+        want = table[rev_bucket(u)];
+        if (op == 0 && (u >> 31)) want ^= 0x80000000u;
+    }
+    if (got != want) {
+        atomicAdd(&bad_by_exp[u >> 23], 1u);
+        unsigned k = atomicAdd(bad, 1u);
+        if (k < 1024) { first[2 * k] = u; first[2 * k + 1] = got; }
+    }
+}
+
 // op 0: lg2, 1: tanh, 2: sin, 3: cos (.approx.ftz.f32) at every step-th mantissa of each exponent in exps
 extern "C" __global__ void mufu_rows(int op, const int* exps, int n_exp, unsigned step, unsigned* out)
 {
@@ -264,6 +312,25 @@ def measure(out: Path) -> int:
             "lg2_first": first_l.get()[: 2 * min(k, 1024)].reshape(-1, 2)}
     print(f"lg2: rows E = 0 and -1 captured; whole-domain check: {k} mismatches of 2^32 in "
           f"{int((by_exp.get() > 0).sum())} sign-exponents")
+    for op, key in ((0, "sin"), (1, "cos")):
+        table, conflicts = cp.full(1 << 25, 0xFFFFFFFF, cp.uint32), cp.zeros(1, cp.uint32)
+        for start in range(0, 0x7F800000, chunk):
+            mod.get_function("trig_fill")((chunk // 256,), (256,), (np.int32(op), np.uint64(start), table, conflicts))
+        by_exp, bad_t, first_t = cp.zeros(512, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
+        for start in range(0, 1 << 32, chunk):
+            mod.get_function("trig_verify")((chunk // 256,), (256,), (np.int32(op), table, np.uint64(start), by_exp,
+                                                                      bad_t, first_t))
+        t = table.get()
+        reached = t != 0xFFFFFFFF
+        filled = t[np.maximum.accumulate(np.where(reached, np.arange(t.size), 0))]  # unreached: the last value before
+        k = int(bad_t.get()[0])
+        arrays = {f"{key}_t_d1": np.diff(filled.astype(np.int64), prepend=0).astype(np.int32),
+                  f"{key}_mismatches": np.array(k), f"{key}_clipped": np.array([0]),
+                  f"{key}_conflicts": conflicts.get(), f"{key}_reached": np.array(reached.sum()),
+                  f"{key}_bad_by_exp": by_exp.get(), f"{key}_first": first_t.get()[: 2 * min(k, 1024)].reshape(-1, 2)}
+        np.savez_compressed(out.with_name(f"{out.stem}_{key}.npz"), **arrays)
+        print(f"{key}: {int(reached.sum())} of 2^25 buckets reached, {int(conflicts.get()[0])} conflicts; whole-domain "
+              f"check: {k} mismatches of 2^32 in {int((by_exp.get() > 0).sum())} sign-exponents")
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     np.savez_compressed(out, sqrt_corr=corr.get(), sqrt_clipped=clipped.get(), sqrt_mismatches=np.array(mismatches),
                         sqrt_first=first.get()[:2 * min(mismatches, 256)].reshape(-1, 2), **study,
@@ -310,17 +377,19 @@ def pack(measured: Path, archive: Path) -> int:
         wanted += 4
         added += _pack_half(got, tables)
     for op, key in (("sqrt", "sqrt_corr"), ("rcp64h", "rcp64h_corr"), ("rsq64h", "rsq64h_corr"),
-                    ("lg2", "lg2_t0_d1"), ("lg2", "lg2_t1_d1")):
+                    ("lg2", "lg2_t0_d1"), ("lg2", "lg2_t1_d1"), ("sin", "sin_t_d1"), ("cos", "cos_t_d1")):
         if f"{op}_mismatches" not in got:
             continue
         wanted += 1
-        bad, clipped = int(got[f"{op}_mismatches"]), int(np.asarray(got[f"{op}_clipped"]).sum())
+        bad = int(got[f"{op}_mismatches"]) + int(np.asarray(got.get(f"{op}_conflicts", 0)).sum())
+        clipped = int(np.asarray(got[f"{op}_clipped"]).sum())
         if bad or clipped:
             print(f"{op}: not packed ({bad} mismatches of 2^32, {clipped} clipped corrections)")
             continue
         corr = got[key].astype(np.int64)
         small = corr.min() >= -128 and corr.max() <= 127
-        tables[key] = corr.astype(np.int32) if op == "lg2" else corr.astype(np.int8 if small else np.int16)
+        wide = op in ("lg2", "sin", "cos")  # whole rows as first differences
+        tables[key] = corr.astype(np.int32) if wide else corr.astype(np.int8 if small else np.int16)
         added += 1
         print(f"{op}: packed ({corr.size} corrections in {int(corr.min()):+d}..{int(corr.max()):+d})")
     if not wanted:

@@ -21,7 +21,7 @@ from tcforge.numerics.approx import TABLES_PATH, _bits
 
 HALF_OPS = ("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")  # cu_mufu16_all's out0 columns, in order
 _KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr", "lg2_t0": "lg2_t0_d1",
-         "lg2_t1": "lg2_t1_d1", **{op: f"{op}_table" for op in HALF_OPS}}
+         "lg2_t1": "lg2_t1_d1", "sin": "sin_t_d1", "cos": "cos_t_d1", **{op: f"{op}_table" for op in HALF_OPS}}
 _NAN = np.uint32(0x7FFFFFFF)
 
 
@@ -42,7 +42,7 @@ def _table(op: str) -> np.ndarray:
         corr = z[_KEYS[op]].astype(np.int64)
     if op in HALF_OPS:
         return corr.astype(np.uint16)  # the whole table, one result per 16-bit input
-    if op in ("lg2_t0", "lg2_t1"):
+    if op in ("lg2_t0", "lg2_t1", "sin", "cos"):
         return np.cumsum(corr).astype(np.uint32)  # the row's bit patterns, from their first differences
     if op == "sqrt":
         i = np.arange(1 << 24, dtype=np.uint32)
@@ -132,3 +132,26 @@ def lg2_approx_ftz_f32(x: object) -> np.ndarray:
     out = np.where(e == 0, np.uint32(0xFF800000), out)
     out = np.where(e == 255, np.where((m != 0) | (s == 1), _NAN, np.uint32(0x7F800000)), out)
     return out.astype(np.uint32).view(np.float32)
+
+
+REVOLUTION = np.float32(0.15915493667125701904)  # 1/2pi as ptxas's FMUL.RZ ahead of MUFU.SIN / COS takes it
+
+
+def revolution_bucket(x: np.ndarray) -> np.ndarray:
+    """q = trunc(frac(|r|) * 2^25) of r = x * (1/2pi) rounded toward zero (FMUL.RZ), for float32 x."""
+    with np.errstate(all="ignore"):
+        p = np.abs(np.asarray(x, np.float32).astype(np.float64) * np.float64(REVOLUTION))  # exact: 24 x 24 bits
+        r = p.astype(np.float32)
+        r = np.where(r.astype(np.float64) > p, np.nextafter(r, np.float32(0)), r).astype(np.float64)
+        q = np.floor((r - np.floor(r)) * 2.0**25)
+    return np.where(np.isfinite(q), q, 0).astype(np.int64)
+
+
+def trig_approx_f32(op: str, x: object) -> np.ndarray:
+    """`sin` / `cos.approx(.ftz).f32` (FMUL.RZ by 1/2pi, MUFU.SIN / COS): T[q] of the revolution bucket, odd in x
+    for sin and even for cos; infinities and NaN give NaN."""
+    u = _bits(x, "x")
+    t = _table(op)[revolution_bucket(u.view(np.float32))]
+    if op == "sin":
+        t = t ^ (u & np.uint32(0x80000000))
+    return np.where((u & np.uint32(0x7F800000)) == np.uint32(0x7F800000), _NAN, t).astype(np.uint32).view(np.float32)

@@ -237,3 +237,56 @@ def test_lg2_approx_wiring_and_sequence(stand_in) -> None:
     np.testing.assert_array_equal(got[sub, 0].view(np.float32), scaled - np.float32(24))
     np.testing.assert_array_equal(got[~sub, 0], model[~sub])
     assert np.abs(got[:40, 1].view(np.float32) - np.log2(x[:40].astype(np.float64))).max() < 1e-5
+
+
+def test_revolution_bucket_is_exact() -> None:
+    """The bucket of sin / cos: FMUL.RZ by 1/2pi, the fraction of |r|, 25 bits — against exact rationals."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(9)
+    edges = [0.0, -0.0, 1e-45, -3e-39, 6.2831855, 3.4e38, -1.5707964, 2.0**24, 2.0**-20]
+    x = np.concatenate([rng.standard_normal(200) * 10.0 ** rng.integers(-40, 38, 200), edges]).astype(np.float32)
+    x = x[np.isfinite(x)]
+    got = mufu_tables.revolution_bucket(x)
+    c = Fraction(float(mufu_tables.REVOLUTION))
+    for xi, q in zip(x, got, strict=True):
+        p = abs(Fraction(float(xi)) * c)
+        r = Fraction(float(np.float32(float(p)))) if p else Fraction(0)
+        while r > p:  # round toward zero in f32
+            r = Fraction(float(np.nextafter(np.float32(float(r)), np.float32(0))))
+        if p and r < p and Fraction(float(np.nextafter(np.float32(float(r)), np.float32(np.inf)))) <= p:
+            r = Fraction(float(np.nextafter(np.float32(float(r)), np.float32(np.inf))))
+        frac = r - (r.numerator // r.denominator)
+        assert q == int(frac * 2**25), (xi, q)
+
+
+def _trig_stand_in(op: str) -> np.ndarray:
+    centre = 2 * np.pi * (np.arange(1 << 25) + 0.5) / 2.0**25
+    return (np.sin(centre) if op == "sin" else np.cos(centre)).astype(np.float32).view(np.uint32)
+
+
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_trig_wiring_and_symmetry(op: str, monkeypatch) -> None:
+    """sin / cos.approx (with or without .ftz) is T[bucket], odd (sin) or even (cos) in x; refused without a table."""
+    table = _trig_stand_in(op)
+    monkeypatch.setattr(mufu_tables, "available", lambda o: True)
+    monkeypatch.setattr(mufu_tables, "_table", lambda o: table)
+    rng = np.random.default_rng(10)
+    x = (rng.standard_normal(64) * 10.0 ** rng.integers(-6, 5, 64)).astype(np.float32)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]
+    x[6:32] = -x[32:58]
+    body = f"ld.global.f32 %f1, [%rd4];\n{op}.approx.f32 %f2, %f1;\n{op}.approx.ftz.f32 %f3, %f1;\n" \
+           "st.global.f32 [%rd6], %f2;\nst.global.f32 [%rd6+4], %f3;"
+    got = run_body(body, x.view(np.uint32)[:, None], 2)
+    want = mufu_tables.trig_approx_f32(op, x).view(np.uint32)
+    np.testing.assert_array_equal(got[:, 0], want)
+    np.testing.assert_array_equal(got[:, 1], want)
+    sign = np.uint32(0x80000000) if op == "sin" else np.uint32(0)
+    np.testing.assert_array_equal(want[6:32], want[32:58] ^ sign)
+    assert (want[2:5] == 0x7FFFFFFF).all()
+    fin = np.isfinite(x)
+    ref = np.sin(x[fin].astype(np.float64)) if op == "sin" else np.cos(x[fin].astype(np.float64))
+    assert np.abs(want[fin].view(np.float32) - ref).max() < 1e-6 * (1 + np.abs(x[fin]).max())
+    monkeypatch.setattr(mufu_tables, "available", lambda o: False)
+    with pytest.raises(EmulationError, match=f"MUFU.{op.upper()}'s table is not measured yet"):
+        run_body(body, x.view(np.uint32)[:, None], 2)

@@ -126,6 +126,12 @@ def _f32(ctx, st, parts, op):
             (ra,) = _reads(ctx, st, 1, "f32")
             f = table[op]
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
+        if op in ("sin", "cos") and "approx" in parts:  # the same FMUL.RZ and MUFU op with or without .ftz
+            if not mufu_tables.available(op):
+                ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{op.upper()}'s table is not measured yet: "
+                                    "tools/truth/mufu.py)")
+            (ra,) = _reads(ctx, st, 1, "f32")
+            return lambda m: w(np.asarray(mufu_tables.trig_approx_f32(op, ra().view(np.float32))).view(np.uint32), m)
         if op in ("sqrt", "lg2") and "approx" in parts:
             if not mufu_tables.available(op):
                 ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{op.upper()}'s table is not measured yet: "
