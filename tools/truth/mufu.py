@@ -392,7 +392,8 @@ def pack(measured: Path, archive: Path) -> int:
         wide = op in ("lg2", "sin", "cos")  # whole rows as first differences
         tables[key] = corr.astype(np.int32) if wide else corr.astype(np.int8 if small else np.int16)
         added += 1
-        print(f"{op}: packed ({corr.size} corrections in {int(corr.min()):+d}..{int(corr.max()):+d})")
+        what = "first differences" if wide else f"corrections in {int(corr.min()):+d}..{int(corr.max()):+d}"
+        print(f"{op}: packed ({corr.size} {what})")
     if not wanted:
         print(f"{measured}: neither a MUFU measurement nor a corpus file with cu_mufu16_all")
         return 2
