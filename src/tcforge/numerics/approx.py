@@ -34,6 +34,12 @@ def _load(*keys: str) -> list[np.ndarray]:
         raise TcforgeError(f"approx tables unreadable: {TABLES_PATH} ({exc})") from exc
 
 
+def parity_inputs() -> np.ndarray:
+    """The 2^24 float32 inputs x' = 1.m * 2^p in [1, 4) that the square-root tables are indexed by (i = p << 23 | m)."""
+    i = np.arange(1 << 24, dtype=np.uint32)
+    return (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & _MANT)).view(np.float32)
+
+
 @cache
 def _table(name: str) -> np.ndarray:
     """Expand one shipped correction table into its full uint32 result table (cached per op)."""
@@ -44,9 +50,7 @@ def _table(name: str) -> np.ndarray:
         return (base.view(np.int32).astype(np.int64) + corr).astype(np.uint32)
     if name == "rsqrt":
         (corr,) = _load("rsqrt_corr")
-        i = np.arange(1 << 24, dtype=np.uint32)
-        xq = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & _MANT)).view(np.float32)
-        base = (1.0 / np.sqrt(xq.astype(np.float64))).astype(np.float32)
+        base = (1.0 / np.sqrt(parity_inputs().astype(np.float64))).astype(np.float32)
         return (base.view(np.int32).astype(np.int64) + corr).astype(np.uint32)
     if name in ("ex2_pos", "ex2_neg"):
         t0, delta = _load(f"{name}_t0", f"{name}_delta")

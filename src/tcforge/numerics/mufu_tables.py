@@ -17,7 +17,7 @@ from functools import cache
 import numpy as np
 
 from tcforge.errors import TcforgeError
-from tcforge.numerics.approx import TABLES_PATH, _bits
+from tcforge.numerics.approx import TABLES_PATH, _bits, parity_inputs
 
 HALF_OPS = ("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")  # cu_mufu16_all's out0 columns, in order
 _KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr", "lg2_t0": "lg2_t0_d1",
@@ -45,9 +45,7 @@ def _table(op: str) -> np.ndarray:
     if op in ("lg2_t0", "lg2_t1", "sin", "cos"):
         return np.cumsum(corr).astype(np.uint32)  # the row's bit patterns, from their first differences
     if op == "sqrt":
-        i = np.arange(1 << 24, dtype=np.uint32)
-        x = (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & np.uint32(0x7FFFFF))).view(np.float32)
-        base = np.sqrt(x.astype(np.float64)).astype(np.float32).view(np.int32).astype(np.int64)
+        base = np.sqrt(parity_inputs().astype(np.float64)).astype(np.float32).view(np.int32).astype(np.int64)
     else:
         i = np.arange(1 << (20 if op == "rcp64h" else 21), dtype=np.uint64)
         x = (((np.uint64(1023) + (i >> np.uint64(20))) << np.uint64(52)) | ((i & np.uint64(0xFFFFF)) << np.uint64(32)))

@@ -6,6 +6,8 @@ without .ftz) and div.full.f32 (tcforge.numerics.approx, inside ptxas's sm_90 lo
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from tcforge import numerics as nx
@@ -126,26 +128,17 @@ def _f32(ctx, st, parts, op):
             (ra,) = _reads(ctx, st, 1, "f32")
             f = table[op]
             return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
-        if op in ("sin", "cos") and "approx" in parts:  # the same FMUL.RZ and MUFU op with or without .ftz
-            if not mufu_tables.available(op):
-                ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{op.upper()}'s table is not measured yet: "
-                                    "tools/truth/mufu.py)")
+        measured = _MEASURED_F32.get((op, ftz)) if "approx" in parts else None
+        if measured is not None:
+            _require_table(ctx, st, parts, op)
             (ra,) = _reads(ctx, st, 1, "f32")
-            return lambda m: w(np.asarray(mufu_tables.trig_approx_f32(op, ra().view(np.float32))).view(np.uint32), m)
-        if op in ("sqrt", "lg2") and "approx" in parts:
-            if not mufu_tables.available(op):
-                ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{op.upper()}'s table is not measured yet: "
-                                    "tools/truth/mufu.py)")
-            (ra,) = _reads(ctx, st, 1, "f32")
-            f = {("sqrt", True): mufu_tables.sqrt_approx_ftz_f32, ("sqrt", False): _sqrt_approx,
-                 ("lg2", True): mufu_tables.lg2_approx_ftz_f32, ("lg2", False): _lg2_approx}[op, ftz]
-            return lambda m: w(np.asarray(f(ra().view(np.float32))).view(np.uint32), m)
+            return lambda m: w(np.asarray(measured(ra().view(np.float32))).view(np.uint32), m)
         seq = _MUFU_SEQUENCES.get((op, "full" if "full" in parts else "approx", ftz))
         if seq is not None:
             rs = _reads(ctx, st, 2 if op == "div" else 1, "f32")
             return lambda m: w(seq(*(r().view(np.float32) for r in rs)).view(np.uint32), m)
-        ctx.unsupported(st, f"{'.'.join(parts)} (MUFU models: rcp/rsqrt/ex2/div .approx.f32 with or without .ftz, "
-                            "div.full.f32)")
+        ctx.unsupported(st, f"{'.'.join(parts)} (MUFU models: rcp/rsqrt/ex2/div/sqrt/lg2/sin/cos .approx.f32 with or "
+                            "without .ftz, div.full.f32)")
     if op in ("add", "sub", "mul"):
         ra, rb = _reads(ctx, st, 2, "f32")
         if mode == "rn" and not ftz:
@@ -283,6 +276,17 @@ def _ex2_approx(x: np.ndarray) -> np.ndarray:
     return np.where(low, _fmul(r, r), r)
 
 
+def _require_table(ctx, st, parts, table: str, source: str = "tools/truth/mufu.py") -> None:
+    """Refuse the instruction in one line while the shipped archive lacks the measured table it runs on."""
+    if not mufu_tables.available(table):
+        ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{table.upper()}'s table is not measured yet: {source})")
+
+
+_MEASURED_F32 = {  # (op, .ftz): the f32 MUFU forms on numerics.mufu_tables; sin / cos lower alike with or without .ftz
+    ("sqrt", True): mufu_tables.sqrt_approx_ftz_f32, ("sqrt", False): _sqrt_approx,
+    ("lg2", True): mufu_tables.lg2_approx_ftz_f32, ("lg2", False): _lg2_approx,
+    **{(op, ftz): partial(mufu_tables.trig_approx_f32, op) for op in ("sin", "cos") for ftz in (True, False)},
+}
 _MUFU_SEQUENCES = {("div", "full", False): _div_full, ("div", "full", True): lambda a, b: _div_full(a, b, True),
                    ("div", "approx", False): _div_approx, ("rcp", "approx", False): _rcp_approx,
                    ("rsqrt", "approx", False): _rsqrt_approx, ("ex2", "approx", False): _ex2_approx}
@@ -345,9 +349,7 @@ def _f64_approx(ctx, st, parts, op, w):
     key = {"rcp": "rcp64h", "rsqrt": "rsq64h"}.get(op)
     if key is None or (op == "rcp" and not ftz):
         ctx.unsupported(st, f"{'.'.join(parts)} (f64 approximations: rcp.approx.ftz.f64, rsqrt.approx{{.ftz}}.f64)")
-    if not mufu_tables.available(key):
-        ctx.unsupported(st, f"{'.'.join(parts)} (MUFU.{key.upper()}'s table is not measured yet: "
-                            "tools/truth/mufu.py)")
+    _require_table(ctx, st, parts, key)
     (ra,) = _reads(ctx, st, 1, "f64")
     if ftz:
         seed = mufu_tables.rcp64h if op == "rcp" else mufu_tables.rsq64h
@@ -484,8 +486,7 @@ def _half_mufu(ctx, st, parts, op: str, packed: bool):
     the measured table (`numerics.mufu_tables`)."""
     if (op == "ex2_bf16") != ("ftz" in parts) or not {"approx", "ftz"}.issuperset(parts[1:-1]):
         ctx.unsupported(st, f"{'.'.join(parts)} (tanh.approx.f16/bf16, ex2.approx.f16, ex2.approx.ftz.bf16 and x2)")
-    if not mufu_tables.available(op):
-        ctx.unsupported(st, f"{'.'.join(parts)} (its table is not measured yet: the corpus entry cu_mufu16_all)")
+    _require_table(ctx, st, parts, op, "the corpus entry cu_mufu16_all")
     (ra,) = _reads(ctx, st, 1, "b32" if packed else "b16")
     w = ctx.dst(st.operands[0], "b32" if packed else "b16")
     if not packed:
