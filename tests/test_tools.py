@@ -294,3 +294,42 @@ def test_jit_entries_split_keeps_declarations_and_functions_per_entry() -> None:
         module = read_module(text, name)
         assert [f.name for f in module.functions if f.kind == "entry"] == [name]
         assert "twice" in [f.name for f in module.functions] and ".global .align 4 .u32 table[4]" in text
+
+
+def test_mufu_tool_host_side_with_a_stand_in_cupy(tmp_path: Path, monkeypatch) -> None:
+    """tools/truth/mufu.py's host side (launch loops, files, keys) with kernels that do nothing: every file it writes
+    goes through --pack, so a device run is not spent on a Python slip."""
+    import sys
+    import types
+
+    from tools.truth import mufu
+
+    class Device(np.ndarray):
+        def get(self) -> np.ndarray:
+            return np.array(self).view(np.ndarray)
+
+    def on_device(a: np.ndarray) -> Device:
+        return np.asarray(a).view(Device)
+
+    class Module:
+        def __init__(self, **_: object) -> None:
+            pass
+
+        def get_function(self, _name: str):
+            return lambda *_args: None
+
+    runtime = types.SimpleNamespace(deviceSynchronize=lambda: None, getDeviceProperties=lambda _i: {"name": b"stub"})
+    cupy = types.SimpleNamespace(zeros=lambda n, dt: on_device(np.zeros(n, dt)),
+                                 full=lambda n, v, dt: on_device(np.full(n, v, dt)), asarray=on_device,
+                                 uint32=np.uint32, int8=np.int8, int16=np.int16, RawModule=Module,
+                                 cuda=types.SimpleNamespace(runtime=runtime))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    assert mufu.main(["--out", str(tmp_path / "mufu.npz")]) == 0
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["mufu.npz", "mufu_cos.npz", "mufu_sin.npz"]
+    archive = tmp_path / "tables.npz"
+    np.savez(archive, rcp_corr=np.zeros(4, np.int8))
+    for name in ("mufu.npz", "mufu_sin.npz", "mufu_cos.npz"):
+        assert mufu.main(["--pack", str(tmp_path / name), "--archive", str(archive)]) == 0
+    shipped = {"sqrt_corr", "rcp64h_corr", "rsq64h_corr", "lg2_t0_d1", "lg2_t1_d1", "sin_t_d1", "cos_t_d1"}
+    with np.load(archive) as z:
+        assert shipped <= set(z.files)

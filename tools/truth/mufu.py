@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from tcforge.numerics.approx import TABLES_PATH
+from tcforge.numerics.mufu_tables import HALF_OPS
 
 _SRC = r"""
 extern "C" __global__ void sqrt_corr(signed char* corr, unsigned* clipped)
@@ -267,6 +268,15 @@ def measure(out: Path) -> int:
         mod.get_function("sqrt_verify")((chunk // 256,), (256,), (corr, np.uint64(start), bad, first))
     cp.cuda.runtime.deviceSynchronize()
     mismatches = int(bad.get()[0])
+    def whole_domain(kernel: str, *lead) -> tuple[int, np.ndarray, np.ndarray]:
+        """A verify kernel (lead arguments, start, bad_by_exp, bad, first) over all 2^32 inputs: (mismatches, the
+        counts by sign and exponent field, the first 1024 (input, result) pairs)."""
+        by_exp, count, pairs = cp.zeros(4096, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
+        for start in range(0, 1 << 32, chunk):
+            mod.get_function(kernel)((chunk // 256,), (256,), (*lead, np.uint64(start), by_exp, count, pairs))
+        k = int(count.get()[0])
+        return k, by_exp.get(), pairs.get()[: 2 * min(k, 1024)].reshape(-1, 2)
+
     def rows(op: int, exps: tuple, step: int) -> np.ndarray:
         per = (1 << 23) // step
         res = cp.zeros(per * len(exps), cp.uint32)
@@ -285,53 +295,39 @@ def measure(out: Path) -> int:
         n = 1 << (20 + op)
         corr64, clip64 = cp.zeros(n, cp.int16), cp.zeros(1, cp.uint32)
         mod.get_function("f64_corr")(((n + 255) // 256,), (256,), (np.int32(op), corr64, clip64))
-        by_exp, bad64, first64 = cp.zeros(4096, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
-        for start in range(0, 1 << 32, chunk):
-            mod.get_function("f64_verify")((chunk // 256,), (256,), (np.int32(op), corr64, np.uint64(start), by_exp,
-                                                                      bad64, first64))
+        k, by_exp, first64 = whole_domain("f64_verify", np.int32(op), corr64)
         rows64 = cp.zeros(4096 * 16, cp.uint32)
         mod.get_function("f64_rows")((4096 * 16 // 256,), (256,), (np.int32(op), cp.asarray(mants), rows64))
-        k = int(bad64.get()[0])
         f64 |= {f"{key}_corr": corr64.get(), f"{key}_clipped": clip64.get(), f"{key}_mismatches": np.array(k),
-                f"{key}_bad_by_exp": by_exp.get(), f"{key}_first": first64.get()[:2 * min(k, 1024)].reshape(-1, 2),
-                f"{key}_rows": rows64.get().reshape(4096, 16)}
+                f"{key}_bad_by_exp": by_exp, f"{key}_first": first64, f"{key}_rows": rows64.get().reshape(4096, 16)}
         c = corr64.get()
         print(f"{key}: corrections {int(c.min()):+d}..{int(c.max()):+d} (clipped {int(clip64.get()[0])}); "
-              f"whole-domain check: {k} mismatches of 2^32 in {int((by_exp.get() > 0).sum())} sign-exponents")
+              f"whole-domain check: {k} mismatches of 2^32 in {int((by_exp > 0).sum())} sign-exponents")
     f64["f64_row_mantissas"] = mants
     n23 = 1 << 23
-    t0, t1 = cp.zeros(n23, cp.uint32), cp.zeros(n23, cp.uint32)
-    mod.get_function("lg2_row")((n23 // 256,), (256,), (np.int32(0), t0))
-    mod.get_function("lg2_row")((n23 // 256,), (256,), (np.int32(-1), t1))
-    by_exp, bad_l, first_l = cp.zeros(512, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
-    for start in range(0, 1 << 32, chunk):
-        mod.get_function("lg2_verify")((chunk // 256,), (256,), (t0, t1, np.uint64(start), by_exp, bad_l, first_l))
-    k = int(bad_l.get()[0])
-    f64 |= {"lg2_t0_d1": np.diff(t0.get().astype(np.int64), prepend=0).astype(np.int32),
-            "lg2_t1_d1": np.diff(t1.get().astype(np.int64), prepend=0).astype(np.int32),
-            "lg2_mismatches": np.array(k), "lg2_clipped": np.array([0]), "lg2_bad_by_exp": by_exp.get(),
-            "lg2_first": first_l.get()[: 2 * min(k, 1024)].reshape(-1, 2)}
+    row0, row1 = cp.zeros(n23, cp.uint32), cp.zeros(n23, cp.uint32)  # E = 0 and E = -1
+    mod.get_function("lg2_row")((n23 // 256,), (256,), (np.int32(0), row0))
+    mod.get_function("lg2_row")((n23 // 256,), (256,), (np.int32(-1), row1))
+    k, by_exp, first_l = whole_domain("lg2_verify", row0, row1)
+    f64 |= {"lg2_t0_d1": _first_differences(row0.get()), "lg2_t1_d1": _first_differences(row1.get()),
+            "lg2_mismatches": np.array(k), "lg2_clipped": np.array([0]), "lg2_bad_by_exp": by_exp[:512],
+            "lg2_first": first_l}
     print(f"lg2: rows E = 0 and -1 captured; whole-domain check: {k} mismatches of 2^32 in "
-          f"{int((by_exp.get() > 0).sum())} sign-exponents")
+          f"{int((by_exp > 0).sum())} sign-exponents")
     for op, key in ((0, "sin"), (1, "cos")):
         table, conflicts = cp.full(1 << 25, 0xFFFFFFFF, cp.uint32), cp.zeros(1, cp.uint32)
         for start in range(0, 0x7F800000, chunk):
             mod.get_function("trig_fill")((chunk // 256,), (256,), (np.int32(op), np.uint64(start), table, conflicts))
-        by_exp, bad_t, first_t = cp.zeros(512, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
-        for start in range(0, 1 << 32, chunk):
-            mod.get_function("trig_verify")((chunk // 256,), (256,), (np.int32(op), table, np.uint64(start), by_exp,
-                                                                      bad_t, first_t))
+        k, by_exp, first_t = whole_domain("trig_verify", np.int32(op), table)
         t = table.get()
         reached = t != 0xFFFFFFFF
         filled = t[np.maximum.accumulate(np.where(reached, np.arange(t.size), 0))]  # unreached: the last value before
-        k = int(bad_t.get()[0])
-        arrays = {f"{key}_t_d1": np.diff(filled.astype(np.int64), prepend=0).astype(np.int32),
-                  f"{key}_mismatches": np.array(k), f"{key}_clipped": np.array([0]),
-                  f"{key}_conflicts": conflicts.get(), f"{key}_reached": np.array(reached.sum()),
-                  f"{key}_bad_by_exp": by_exp.get(), f"{key}_first": first_t.get()[: 2 * min(k, 1024)].reshape(-1, 2)}
+        arrays = {f"{key}_t_d1": _first_differences(filled), f"{key}_mismatches": np.array(k),
+                  f"{key}_clipped": np.array([0]), f"{key}_conflicts": conflicts.get(),
+                  f"{key}_reached": np.array(reached.sum()), f"{key}_bad_by_exp": by_exp[:512], f"{key}_first": first_t}
         np.savez_compressed(out.with_name(f"{out.stem}_{key}.npz"), **arrays)
         print(f"{key}: {int(reached.sum())} of 2^25 buckets reached, {int(conflicts.get()[0])} conflicts; whole-domain "
-              f"check: {k} mismatches of 2^32 in {int((by_exp.get() > 0).sum())} sign-exponents")
+              f"check: {k} mismatches of 2^32 in {int((by_exp > 0).sum())} sign-exponents")
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     np.savez_compressed(out, sqrt_corr=corr.get(), sqrt_clipped=clipped.get(), sqrt_mismatches=np.array(mismatches),
                         sqrt_first=first.get()[:2 * min(mismatches, 256)].reshape(-1, 2), **study,
@@ -344,6 +340,11 @@ def measure(out: Path) -> int:
     return 0 if mismatches == 0 else 1
 
 
+def _first_differences(bits: np.ndarray) -> np.ndarray:
+    """A row of result bit patterns as int32 first differences (the first entry as it is), as the archive keeps it."""
+    return np.diff(bits.astype(np.int64), prepend=0).astype(np.int32)
+
+
 def _pack_half(got: dict, tables: dict) -> int:
     """The half-precision tables from a corpus file holding `cu_mufu16_all` (x = every 16-bit pattern in order): the
     scalar forms' results as the table, once the x2 forms' lanes are checked to be the same lookups."""
@@ -353,7 +354,7 @@ def _pack_half(got: dict, tables: dict) -> int:
         print("half-precision ops: not packed (x is not every 16-bit pattern in order)")
         return 0
     added = 0
-    for col, op in enumerate(("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")):
+    for col, op in enumerate(HALF_OPS):  # cu_mufu16_all's out0 columns
         table = (out0[:, col] & 0xFFFF).astype(np.uint16)
         pair = out1[:, col]
         lanes_ok = np.array_equal(pair & 0xFFFF, table[x]) and np.array_equal(pair >> 16, table[y])
