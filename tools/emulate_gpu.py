@@ -136,9 +136,7 @@ def _load(ptx: str, entry: str):
     if key not in _SPLIT:
         try:
             return driver.Module(ptx.encode() + b"\0")
-        except Exception as exc:  # noqa: BLE001 - only the driver's refusal to load is handled here
-            if "cuModuleLoadData" not in str(exc):
-                raise
+        except driver.CudaError:  # cuModuleLoadData refused the module
             from tools.jit_entries import split
 
             _SPLIT[key] = split(ptx)
