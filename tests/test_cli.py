@@ -259,7 +259,7 @@ def _stderr_on_a_terminal(args: list[str], cwd: Path) -> str:
 
 
 def test_enc5_run_shows_progress_on_a_terminal_only(tmp_path) -> None:
-    argv = ["enc5", "run", "--backend", "cpu", "--extent", "24x8", "--out", str(tmp_path / "o")]
+    argv = ["enc5", "run", "--backend", "cpu", "--extent", "8x8", "--out", str(tmp_path / "o")]
     shown = _stderr_on_a_terminal(argv, ROOT)
     assert "enc5 reference" in shown and "window" in shown
     assert _stderr_on_a_terminal([*argv, "--quiet"], ROOT) == ""

@@ -296,6 +296,7 @@ def test_jit_entries_split_keeps_declarations_and_functions_per_entry() -> None:
         assert "twice" in [f.name for f in module.functions] and ".global .align 4 .u32 table[4]" in text
 
 
+@pytest.mark.slow
 def test_mufu_tool_host_side_with_a_stand_in_cupy(tmp_path: Path, monkeypatch) -> None:
     """tools/truth/mufu.py's host side (launch loops, files, keys) with kernels that do nothing: every file it writes
     goes through --pack, so a device run is not spent on a Python slip."""

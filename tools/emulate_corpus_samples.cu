@@ -1084,6 +1084,46 @@ extern "C" __global__ void tma_box(const __grid_constant__ CUtensorMap map_in, c
 }
 #endif
 
+// TMA im2col: thread 0 of CTA i loads the im2col box at args[8 i ..] (the rank's coordinates C first, then its rank - 2
+// im2col offsets W first) into 1024-byte-aligned shared memory; every thread copies its box_bytes to dump's i-th box.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+template <int R>
+__device__ __forceinline__ void tma_im2col(const CUtensorMap& map, const int* args, uint4* dump, unsigned box_bytes)
+{
+    __shared__ alignas(1024) uint4 box[1024];
+    __shared__ alignas(8) unsigned long long bar;
+    const unsigned b = static_cast<unsigned>(__cvta_generic_to_shared(box));
+    const unsigned m = one_shot_barrier(&bar);
+    const int* a = args + 8 * blockIdx.x;
+    if (threadIdx.x == 0) {
+        tcf::mbarrier_arrive_expect_tx(m, box_bytes);
+        const void* tm = &map;
+        if constexpr (R == 3)
+            asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                         " [%0], [%1, {%2, %3, %4}], [%5], {%6};"
+                         ::"r"(b), "l"(tm), "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(m), "h"((uint16_t)a[3]) : "memory");
+        else if constexpr (R == 4)
+            asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                         " [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};"
+                         ::"r"(b), "l"(tm), "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(m), "h"((uint16_t)a[4]),
+                         "h"((uint16_t)a[5]) : "memory");
+        else
+            asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes"
+                         " [%0], [%1, {%2, %3, %4, %5, %6}], [%7], {%8, %9, %10};"
+                         ::"r"(b), "l"(tm), "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(a[4]), "r"(m),
+                         "h"((uint16_t)a[5]), "h"((uint16_t)a[6]), "h"((uint16_t)a[7]) : "memory");
+    }
+    tcf::mbarrier_wait_parity(m, 0);
+    for (unsigned i = threadIdx.x; i < box_bytes / 16; i += blockDim.x) dump[blockIdx.x * (box_bytes / 16) + i] = box[i];
+}
+extern "C" __global__ void tma_im2col3(const __grid_constant__ CUtensorMap map, const int* args, uint4* dump,
+                                       unsigned box_bytes) { tma_im2col<3>(map, args, dump, box_bytes); }
+extern "C" __global__ void tma_im2col4(const __grid_constant__ CUtensorMap map, const int* args, uint4* dump,
+                                       unsigned box_bytes) { tma_im2col<4>(map, args, dump, box_bytes); }
+extern "C" __global__ void tma_im2col5(const __grid_constant__ CUtensorMap map, const int* args, uint4* dump,
+                                       unsigned box_bytes) { tma_im2col<5>(map, args, dump, box_bytes); }
+#endif
+
 // A tensor map edited on the device: warp 0 copies the map parameter into shared memory (or zeros, f[0] = 1, as
 // Triton's device-side descriptors start), lane 0 replaces every field (address src2, dims f[1..2], row stride f[3],
 // box f[4..5]; PTX elemtype code E, swizzle_mode S, fill_mode F: immediates, as ptxas requires), the warp publishes

@@ -19,9 +19,9 @@ import ctypes
 import numpy as np
 
 from tcforge.ptx.emulate.api import arg_name, object_arg
-from tcforge.ptx.emulate.ops_async import TensorMap
 from tcforge.ptx.emulate.ops_tex import ADDRESS_MODES, Surface, Texture
 from tcforge.ptx.emulate.state import view_dtype
+from tcforge.ptx.emulate.tensor_map import TensorMap
 from tcforge.ptx.module import read_module
 from tcforge.runtime import driver, tensormap
 
@@ -72,6 +72,10 @@ def _encode_map(v: TensorMap, addr: dict[str, int]) -> bytes:
     """The driver's CUtensorMap for the emulator's tensor-map description."""
     if v.dtype not in _CU_DTYPES:
         raise ValueError(f"tensor map element type {v.dtype!r}: the GPU side encodes {', '.join(_CU_DTYPES)}")
+    if v.im2col:
+        return tensormap.encode_im2col(_CU_DTYPES[v.dtype], addr[v.buffer], v.dims, v.strides, v.lower, v.upper,
+                                       v.box[0], v.box[1], v.traversal or (1,) * (len(v.dims) - 2),
+                                       swizzle=v.swizzle, oob_nan=v.fill == "nan").raw()
     return tensormap.encode_tiled(_CU_DTYPES[v.dtype], v.elem_bytes, addr[v.buffer], list(v.dims), list(v.strides),
                                   list(v.box), swizzle=v.swizzle, oob_nan=v.fill == "nan").raw()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.marks import thinned
 
 import tcforge.numerics as N
 from tcforge.errors import TcforgeError
@@ -83,7 +84,7 @@ def test_mma_hopper_full_tiles(mma_truth, kind):
     assert not bad.any(), _report(bad, f"kind {kind} ({T.MMA_KINDS[kind]}) tiles") + detail
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", thinned(KINDS, 3))
 def test_mma_hopper_all_tile_digests(mma_truth, kind):
     digests = mma_truth[f"k{kind}_digest"]
     bad = np.zeros(digests.size, dtype=bool)

@@ -339,9 +339,16 @@ def _check(data) -> None:
     assert time.perf_counter() - t0 < 5.0  # no hang
 
 
-@settings(max_examples=2500, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=600, deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated())
 def test_mutated_small_module(data) -> None:
+    _check(data)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(mutated())
+def test_mutated_small_module_at_length(data) -> None:
     _check(data)
 
 

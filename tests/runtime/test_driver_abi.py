@@ -178,6 +178,8 @@ class _FakeDriver:
         m.opaque = list(range(1, 17))
         return self.result, m
 
+    cuTensorMapEncodeIm2col = cuTensorMapEncodeTiled  # noqa: N815
+
 
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> _FakeDriver:
@@ -245,6 +247,25 @@ def test_encode_tiled_falls_back_to_the_aligned_entry_point(fake: _FakeDriver, m
     assert calls == [(ctypes.addressof(tm.param_buffer), 0, 2, 1 << 20, [4096, 4096], [4096], [128, 128], 3, 2)]
     assert tensormap.encode_tiled(tensormap.DTYPE_UINT8, 1, 1 << 20, [64], [], [64]).encoded_by == "cuGetProcAddress"
     assert len(fake.encodes) == 1  # once refused, later maps go straight to the entry point
+
+
+def test_encode_im2col_passes_the_corners_and_traversal_strides(fake: _FakeDriver) -> None:
+    """cuTensorMapEncodeIm2col's arguments: dims C, W, H, N; the corners as plain ints, W first; element strides 1
+    for C and N around the traversal strides; errors name the map."""
+    tm = tensormap.encode_im2col(tensormap.DTYPE_FLOAT16, 1 << 20, [64, 7, 5, 2], [128, 896, 4480], [-1, -1],
+                                 [-2, -1], 64, 32, [2, 2], swizzle=128, oob_nan=True)
+    assert tm.raw() == b"".join(struct.pack("<Q", v) for v in range(1, 17))
+    args = fake.encodes[0]
+    assert args[0] == cu.CUtensorMapDataType.CU_TENSOR_MAP_DATA_TYPE_FLOAT16 and args[1] == 4 and args[2] == 1 << 20
+    assert [int(d) for d in args[3]] == [64, 7, 5, 2] and [int(s) for s in args[4]] == [128, 896, 4480]
+    assert (args[5], args[6], args[7], args[8]) == ([-1, -1], [-2, -1], 64, 32)
+    assert [int(e) for e in args[9]] == [1, 2, 2, 1]
+    assert args[11] == cu.CUtensorMapSwizzle.CU_TENSOR_MAP_SWIZZLE_128B
+    assert args[13] == cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+    fake.result = cu.CUresult.CUDA_ERROR_NOT_INITIALIZED
+    with pytest.raises(driver.CudaError, match=r"cuTensorMapEncodeIm2col\(dims=\[64, 7, 5, 2\].*lower=\[-1, -1\]"):
+        tensormap.encode_im2col(tensormap.DTYPE_FLOAT16, 1 << 20, [64, 7, 5, 2], [128, 896, 4480], [-1, -1],
+                                [-2, -1], 64, 32, [2, 2])
 
 
 def test_missing_cuda_python_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

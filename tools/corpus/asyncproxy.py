@@ -104,6 +104,60 @@ def _tma_replace(kernel: str, zeros: bool, x: int, y: int):
     return make
 
 
+# ---- TMA im2col (samples_sm90a: tma_im2col3 / 4 / 5) ---------------------------------------------------------------
+# entry -> (rank, (N, [D, [H,]] W), C, element type, padding, stride, filter extent, pixels, channels, first channel,
+# swizzle, fill): a convolution's im2col tiles loaded by filter tap, tiles crossing into the next image
+TMA_IM2COL = {
+    "cu_tma_im2col_nhwc_s1": (4, (2, 5, 7), 16, "f16", 1, 1, 3, 16, 16, 0, 0, "zero"),
+    "cu_tma_im2col_nhwc_s2_sw32": (4, (2, 5, 7), 16, "f16", 1, 2, 3, 32, 16, 0, 32, "zero"),
+    "cu_tma_im2col_nhwc_sw128_nanfill": (4, (3, 4, 4), 64, "f16", 1, 1, 3, 64, 64, 0, 128, "nan"),
+    "cu_tma_im2col_nwc_channels_past_c": (3, (3, 11), 12, "f32", 2, 1, 5, 16, 8, 8, 32, "zero"),
+    "cu_tma_im2col_ndhwc_s2": (5, (1, 3, 4, 5), 8, "f16", 1, 2, 2, 16, 8, 0, 0, "zero"),
+}
+
+
+def im2col_geometry(case: tuple) -> tuple[tuple[int, ...], int, int]:
+    """(the convolution's output extents, outermost first; im2col rows; CTAs: one per filter tap and tile)."""
+    rank, dims_outer, _, _, pad, stride, filt, pixels = case[:8]
+    out = tuple((s + 2 * pad - filt) // stride + 1 for s in dims_outer[1:])
+    rows = dims_outer[0] * int(np.prod(out))
+    return out, rows, filt ** (rank - 2) * -(-rows // pixels)
+
+
+def im2col_conv(case: tuple, rng) -> tuple[np.ndarray, object, np.ndarray]:
+    """(input NHWC-like array, im2col TensorMap over buffer 'x', per-CTA rows of 8 s32: coordinates C first, then
+    the im2col offsets W first) for every filter tap (outer loop) and every `pixels`-row tile of the im2col
+    matrix: the tile's first filter corner as the coordinates, lower corners -padding, upper ones at the last
+    output's corner, traversal strides the convolution's."""
+    from tcforge.ptx.emulate import TensorMap
+
+    rank, dims_outer, c_total, dtype, pad, stride, filt, pixels, channels, c0, swizzle, fill = case
+    out, rows, _ = im2col_geometry(case)
+    n_img, spatial = dims_outer[0], dims_outer[1:]
+    es = {"f16": 2, "f32": 4}[dtype]
+    x = rng.integers(1, 0x3C00 if es == 2 else 2**31, (n_img, *spatial, c_total)).astype(f"u{es}")
+    dims = (c_total, *reversed(spatial), n_img)  # innermost first: C, W, H, D, N
+    strides = tuple(int(np.prod(dims[:i + 1])) * es for i in range(rank - 1))
+    upper = tuple((o - 1) * stride - pad - s + 1 for o, s in zip(reversed(out), reversed(spatial), strict=True))
+    tm = TensorMap("x", dtype, dims, strides, (channels, pixels), swizzle, fill, lower=(-pad,) * (rank - 2),
+                   upper=upper, traversal=(stride,) * (rank - 2))
+    args = []
+    for tap in np.ndindex(*(filt,) * (rank - 2)):
+        for m0 in range(0, rows, pixels):
+            n0, o = divmod(m0, int(np.prod(out)))
+            corner = [int(i) * stride - pad for i in np.unravel_index(o, out)]  # outermost first
+            args.append([c0, *reversed(corner), n0, *reversed(tap)] + [0] * (10 - 2 * rank))
+    return x, tm, np.array(args, np.int32)
+
+
+def _tma_im2col(name: str):
+    """`tma_im2col<rank>`: TMA_IM2COL[name]'s tiles, one CTA each, dumped in shared-memory order."""
+    def make(rng):
+        x, tm, args = im2col_conv(TMA_IM2COL[name], rng)
+        return [tm, ("args", args), ("dump", np.zeros(len(args) * tm.box_bytes, np.uint8)), tm.box_bytes, ("x", x)]
+    return make
+
+
 # ---- bulk reductions ------------------------------------------------------------------------------------------
 def _reduce_values(rng, ptype: str, n: int) -> np.ndarray:
     """n random words of a reduction's type: floats of mixed scale with specials and subnormals, integers over the

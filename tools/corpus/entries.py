@@ -13,6 +13,7 @@ from tools.corpus.asyncproxy import (
     LADDER,
     TMA_BOX_CASES,
     TMA_BOXES,
+    TMA_IM2COL,
     TMA_REDUCE_ENTRIES,
     TMA_REPLACE_ENTRIES,
     _bulk_reduce,
@@ -20,8 +21,10 @@ from tools.corpus.asyncproxy import (
     _ladder_tma,
     _mbarrier_scripts,
     _tma_box,
+    _tma_im2col,
     _tma_reduce,
     _tma_replace,
+    im2col_geometry,
 )
 from tools.corpus.images import (
     SULD_ENTRIES,
@@ -441,6 +444,8 @@ def _samples() -> list[Entry]:
             _tma_box(*TMA_BOXES[label], 0, 8, "nan"), ("dump", "out")) for label in ("plain_f16", "sw32_f32")),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (128, 1, 1), _tma_replace(k, z, x, y), ("dump", "status"))
           for name, (k, z, x, y) in TMA_REPLACE_ENTRIES.items()),
+        *(e(name, "samples_sm90a", f"tma_im2col{case[0]}", (im2col_geometry(case)[2], 1, 1), (128, 1, 1),
+            _tma_im2col(name), ("dump",)) for name, case in TMA_IM2COL.items()),
         e("cu_mufu16_all", "samples_sm90a", "mufu16", (512, 1, 1), (128, 1, 1), _mufu16, ("out0", "out1")),
         e("cu_set_forms", "samples_sm90a", "set_forms", (8, 1, 1), (128, 1, 1), _set_words, ("out",)),
         *(e(f"cu_wmma_{t}", "samples_sm90a", f"wmma_{t}", (4, 1, 1), (32, 1, 1), _wmma_inputs(t), ("d",))
@@ -522,5 +527,6 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(SURED_ENTRIES) | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces"}
-    | {"cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32", "cu_video_forms"})
+    | set(TMA_REPLACE_ENTRIES) | set(TMA_IM2COL) | set(SURED_ENTRIES)
+    | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces", "cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32",
+       "cu_video_forms"})

@@ -30,6 +30,7 @@ MAP_BYTES = 128
 MAP_ALIGN = 128  # alignas(CUtensorMap): 64 before CUDA 13, 128 since
 
 _direct: Any = None  # the driver's cuTensorMapEncodeTiled as a ctypes function (resolved on first need)
+_direct_im2col: Any = None  # the driver's cuTensorMapEncodeIm2col as a ctypes function (resolved on first need)
 _replace: Any = None  # the driver's cuTensorMapReplaceAddress as a ctypes function (resolved on first need)
 _use_direct = False  # set once cuda-python's output address was refused and the direct path then succeeded
 
@@ -189,18 +190,73 @@ def encode_tiled(
     (NaN with `oob_nan`, float types only)."""
     check_tiled_args(dims, strides_bytes, box, elem_bytes, swizzle, address)
     args = encoder_args(dtype, address, dims, strides_bytes, box, swizzle, l2_promotion, oob_nan)
+    return _encode("cuTensorMapEncodeTiled", args, lambda tm: _encode_direct(tm, args),
+                   _describe(dims, strides_bytes, box, swizzle))
+
+
+def _encode(name: str, args: tuple, direct: Any, what: str) -> TensorMap:
+    """A map from cuda-python's encoder NAME, or, once cuda-python's unaligned output has been refused, from the
+    driver's entry point writing into our aligned buffer (`direct(tm)` -> CUresult)."""
     global _use_direct
     tm = TensorMap()
     if not _use_direct:
-        err, cu_map = driver.api().cuTensorMapEncodeTiled(*args)
+        err, cu_map = getattr(driver.api(), name)(*args)
         if not err:
             ctypes.memmove(tm.param_buffer, cu_map.getPtr(), MAP_BYTES)
             tm.encoded_by = "cuda-python"
             return tm
         if err != driver.module().CUresult.CUDA_ERROR_INVALID_VALUE or cu_map.getPtr() % 64 == 0:
-            driver.check(err, _describe(dims, strides_bytes, box, swizzle))
+            driver.check(err, what)
     # cuda-python's unaligned output refused: encode in place
-    driver.check(_encode_direct(tm, args), _describe(dims, strides_bytes, box, swizzle))
+    driver.check(direct(tm), what)
     _use_direct = True
     tm.encoded_by = "cuGetProcAddress"
     return tm
+
+
+def encode_im2col(
+    dtype: int,
+    address: int,
+    dims: Sequence[int],
+    strides_bytes: Sequence[int],
+    lower: Sequence[int],
+    upper: Sequence[int],
+    channels: int,
+    pixels: int,
+    traversal: Sequence[int],
+    *,
+    swizzle: int = 0,
+    l2_promotion: int = L2_PROMOTION_256B,
+    oob_nan: bool = False,
+) -> TensorMap:
+    """Encode an im2col tensor map (`cuTensorMapEncodeIm2col`: dims C, W, [H, [D,]] N innermost first; the bounding
+    box's corners and traversal strides per spatial dimension, W first; C and N element strides 1)."""
+    cu = driver.module()
+    u32, u64 = cu.cuuint32_t, cu.cuuint64_t
+    rank = len(dims)
+    estr = [1, *traversal, 1]
+    tail = (_enum(cu.CUtensorMapSwizzle, SWIZZLE_BYTES[swizzle]), _enum(cu.CUtensorMapL2promotion, l2_promotion),
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if oob_nan else
+            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+    args = (_enum(cu.CUtensorMapDataType, dtype), rank, int(address), [u64(int(d)) for d in dims],
+            [u64(int(s)) for s in strides_bytes], [int(v) for v in lower], [int(v) for v in upper], channels, pixels,
+            [u32(int(e)) for e in estr], cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, *tail)
+
+    def direct(tm: TensorMap) -> int:
+        global _direct_im2col
+        if _direct_im2col is None:
+            c = ctypes
+            proto = c.CFUNCTYPE(c.c_int, c.c_void_p, c.c_int, c.c_uint32, c.c_void_p, c.POINTER(c.c_uint64),
+                                c.POINTER(c.c_uint64), c.POINTER(c.c_int), c.POINTER(c.c_int), c.c_uint32, c.c_uint32,
+                                c.POINTER(c.c_uint32), c.c_int, c.c_int, c.c_int, c.c_int)
+            _direct_im2col = _driver_function("cuTensorMapEncodeIm2col", proto)
+        c = ctypes
+        return int(_direct_im2col(
+            c.addressof(tm.param_buffer), int(dtype), rank, int(address), (c.c_uint64 * rank)(*dims),
+            (c.c_uint64 * (rank - 1))(*strides_bytes), (c.c_int * len(lower))(*lower), (c.c_int * len(upper))(*upper),
+            channels, pixels, (c.c_uint32 * rank)(*estr), 0, SWIZZLE_BYTES[swizzle], l2_promotion, int(oob_nan)))
+
+    what = (f"cuTensorMapEncodeIm2col(dims={list(dims)}, strides={list(strides_bytes)}, lower={list(lower)}, "
+            f"upper={list(upper)}, channels={channels}, pixels={pixels}, traversal={list(traversal)}, "
+            f"swizzle={swizzle})")
+    return _encode("cuTensorMapEncodeIm2col", args, direct, what)

@@ -10,6 +10,7 @@ import re
 from fractions import Fraction
 
 import numpy as np
+from tools.corpus.asyncproxy import im2col_geometry
 
 from tcforge.ptx.emulate import emulate
 
@@ -206,3 +207,46 @@ def video_reference(text: str, a: int, b: int, c: int) -> int:
             if k:
                 d = (d & ~(((1 << width) - 1) << (width * i))) | ((r & ((1 << width) - 1)) << (width * i))
     return d & 0xFFFFFFFF
+
+
+def _im2col_matrix(x: np.ndarray, pad: int, stride: int, out: tuple[int, ...], tap: tuple[int, ...],
+                   c0: int, channels: int, fill: int = 0) -> np.ndarray:
+    """Rows m = (n, then the output's spatial index, outermost first) of the convolution's im2col matrix for one
+    filter tap (outermost first): input[n, o · stride - pad + tap, c0 + j], `fill` where that leaves the input."""
+    n_img, spatial = x.shape[0], x.shape[1:-1]
+    rows = []
+    for n in range(n_img):
+        for o in np.ndindex(*out):
+            pos = [oi * stride - pad + t for oi, t in zip(o, tap, strict=True)]
+            row = np.full(channels, fill, x.dtype)
+            if all(0 <= p < s for p, s in zip(pos, spatial, strict=True)):
+                ch = np.arange(c0, c0 + channels)
+                inside = ch < x.shape[-1]
+                row[inside] = x[(n, *pos)][ch[inside]]
+            rows.append(row)
+    return np.array(rows)
+
+
+def im2col_boxes(case: tuple, x: np.ndarray) -> np.ndarray:
+    """The boxes tools.corpus's im2col entry CASE loads, one per CTA (filter taps outer, tiles of `pixels` rows
+    inner), from the convolution's im2col matrix: rows past the last image filled as out of bounds."""
+    rank, _, _, dtype, pad, stride, filt, pixels, channels, c0, _, fill = case
+    out, rows, _ = im2col_geometry(case)
+    nan = {"f16": 0x7FFF, "f32": 0x7FFFFFFF}[dtype] if fill == "nan" else 0
+    boxes = []
+    for tap in np.ndindex(*(filt,) * (rank - 2)):
+        want = _im2col_matrix(x, pad, stride, out, tap, c0, channels, nan)
+        want = np.concatenate([want, np.full((pixels, channels), nan, x.dtype)])
+        boxes += [want[m0:m0 + pixels] for m0 in range(0, rows, pixels)]
+    return np.array(boxes)
+
+
+def swizzle_rows(box: np.ndarray, span: int) -> np.ndarray:
+    """A box's bytes as a swizzled load lays them in 1024-byte-aligned shared memory: 16-byte chunk c of byte row r
+    at chunk c ^ (r / (128 / span)) % (span / 16)."""
+    raw = box.reshape(box.shape[0], -1).view(np.uint8).reshape(-1, span // 16, 16)
+    out = np.empty_like(raw)
+    for r in range(raw.shape[0]):
+        for c in range(raw.shape[1]):
+            out[r, c ^ (r // (128 // span)) % (span // 16)] = raw[r, c]
+    return out.reshape(-1)

@@ -10,9 +10,9 @@ import shutil
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import fns_reference, tma_box_reference, video_reference
+from tests.ptx.emulate.kernels import fns_reference, im2col_boxes, swizzle_rows, tma_box_reference, video_reference
 from tools import emulate_corpus as ec
-from tools.corpus.asyncproxy import TMA_REPLACE, TMA_REPLACE_ENTRIES
+from tools.corpus.asyncproxy import TMA_IM2COL, TMA_REPLACE, TMA_REPLACE_ENTRIES
 from tools.corpus.entries import AWAITING_GPU, ENTRIES, VIDEO_FORMS
 from tools.corpus.images import SURED_ENTRIES
 from tools.corpus.modules import MODULES
@@ -37,6 +37,16 @@ def _run(name: str, samples, seed: int = 5) -> tuple[dict, dict]:
     args, buffers, _ = ec.make_args(module["ptx"], kernel, values)
     out, _ = ec.emulate_entry(module["ptx"], kernel, grid, block, shared, args, entry.outputs, buffers)
     return {v[0]: v[1] for v in values if isinstance(v, tuple)}, out
+
+
+@pytest.mark.parametrize("name", sorted(TMA_IM2COL))
+def test_tma_im2col_entries_load_the_convolutions_im2col_matrix(name: str, samples) -> None:
+    """nvcc's im2col loads (inline PTX, 3d / 4d / 5d) give each CTA its tile of the convolution's im2col matrix."""
+    inputs, out = _run(name, samples)
+    boxes = im2col_boxes(TMA_IM2COL[name], inputs["x"])
+    swizzle = TMA_IM2COL[name][10]
+    want = np.concatenate([swizzle_rows(b, swizzle) if swizzle else b.reshape(-1).view(np.uint8) for b in boxes])
+    np.testing.assert_array_equal(out["dump"], want)
 
 
 @pytest.mark.parametrize("name", sorted(TMA_REPLACE_ENTRIES))

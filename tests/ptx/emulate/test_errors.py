@@ -18,10 +18,8 @@ def _line_of(text: str, needle: str) -> int:
 
 
 @pytest.mark.parametrize("instr", ["tcgen05.fence::before_thread_sync;",
-                                   "cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.im2col_no_offs.bulk_group "
-                                   "[%rd2, {%r1, %r1}], [%r20];",
-                                   "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes "
-                                   "[%r20], [%rd2, {%r1, %r1}], [%r21], {%h1};",
+                                   "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 "
+                                   "[%r20], %r1, [%r21];",
                                    "multimem.red.relaxed.gpu.global.add.u32 [%rd2], %r1;"])
 def test_out_of_scope_names_file_and_line(instr: str) -> None:
     body = f"mov.u32 %r20, 0;\nmov.u32 %r21, 0;\n{instr}"

@@ -25,10 +25,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import round_f32, run_body, tma_box_reference
+from tests.marks import thinned
+from tests.ptx.emulate.kernels import im2col_boxes, round_f32, run_body, swizzle_rows, tma_box_reference
 from tools import emulate_corpus as ec
 from tools import emulate_families as ef
-from tools.corpus.asyncproxy import TMA_BOXES
+from tools.corpus.asyncproxy import TMA_BOXES, TMA_IM2COL
 from tools.corpus.entries import AWAITING_GPU, ENTRIES
 from tools.corpus.mma import (
     F64_M16_K,
@@ -414,6 +415,16 @@ def test_tma_box_on_the_gpu_is_the_swizzled_box(item) -> None:
     np.testing.assert_array_equal(item["gpu"]["out"], out)
 
 
+@pytest.mark.parametrize("item", _entries("cu_tma_im2col"))
+def test_tma_im2col_on_the_gpu_is_the_convolutions_im2col_matrix(item) -> None:
+    """TMA im2col on the GPU: each CTA's box (a filter tap's offsets, a tile of output pixels from its first filter
+    corner) is that tile of the convolution's im2col matrix, laid out by the swizzle's row rule."""
+    case = TMA_IM2COL[item["name"]]
+    want = [swizzle_rows(b, case[10]) if case[10] else b.reshape(-1).view(np.uint8)
+            for b in im2col_boxes(case, item["buffers"]["x"])]
+    np.testing.assert_array_equal(item["gpu"]["dump"].reshape(-1), np.concatenate(want))
+
+
 @pytest.mark.parametrize("item", _entries("cu_bulk_copy"))
 def test_bulk_copy_on_the_gpu_moves_the_bytes(item) -> None:
     """cp.async.bulk global -> shared (complete_tx on an mbarrier) -> global (bulk group): 784 bytes from 16-byte
@@ -480,19 +491,19 @@ def samples():
     return functools.cache(lambda arch: ec._build_nvcc(MODULES[f"samples_{arch}"]))
 
 
-@pytest.mark.parametrize("form", range(len(M884_FORMS)))
+@pytest.mark.parametrize("form", thinned(list(range(len(M884_FORMS))), 2))
 def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == m884_name(form))
     test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples("sm80"), 31 + form))
 
 
-@pytest.mark.parametrize("k", F64_M16_K)
+@pytest.mark.parametrize("k", thinned(list(F64_M16_K), 2))
 def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == f"mma_f64_m16n8k{k}")
     test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples("sm90a"), 41 + k))
 
 
-@pytest.mark.parametrize("name", [e.name for e in ENTRIES if e.name.startswith("mma_sp_")])
+@pytest.mark.parametrize("name", thinned([e.name for e in ENTRIES if e.name.startswith("mma_sp_")], 4))
 def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == name)
     test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples("sm90a"), 53))
@@ -583,7 +594,7 @@ def wgmma_ptx() -> str:
     return text
 
 
-@pytest.mark.parametrize("name", WGMMA_FORMS)
+@pytest.mark.parametrize("name", thinned(WGMMA_FORMS, 3))
 def test_wgmma_truth_kernels_match_the_h100(name: str, wgmma_ptx: str) -> None:
     """The H100 tensor-core truth's own wgmma kernel (m64n8, A and B from descriptors), emulated on the truth's inputs
     (every full-D tile of the 9 families, one CTA each): D bit for bit the H100's. The H100 ran the 32-byte swizzle

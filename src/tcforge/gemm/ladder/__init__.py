@@ -297,7 +297,7 @@ def emulate(name: str | int, a: Any, b: Any, *, out_kind: str = "fp32", splits: 
 
     from tcforge.ptx.emulate import emulate as run_ptx
     from tcforge.ptx.emulate.api import module_global
-    from tcforge.ptx.emulate.ops_async import TensorMap
+    from tcforge.ptx.emulate.tensor_map import TensorMap
     from tcforge.ptx.module import read_module
     from tcforge.runtime.compile import compile_ptx
 

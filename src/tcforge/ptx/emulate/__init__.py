@@ -3,7 +3,7 @@ arithmetic of a chosen GPU (tcforge.numerics). See docs/emulate.md."""
 
 from tcforge.ptx.emulate.api import NUMERICS, emulate
 from tcforge.ptx.emulate.machine import EmulationError, OutOfScopeError
-from tcforge.ptx.emulate.ops_async import TensorMap
 from tcforge.ptx.emulate.ops_tex import Surface, Texture
+from tcforge.ptx.emulate.tensor_map import TensorMap
 
 __all__ = ["NUMERICS", "EmulationError", "OutOfScopeError", "Surface", "TensorMap", "Texture", "emulate"]

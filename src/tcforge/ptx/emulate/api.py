@@ -26,9 +26,9 @@ import numpy as np
 from tcforge.ptx.emulate.launch import MAX_BATCH_LANES, launch
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.memory import Memory
-from tcforge.ptx.emulate.ops_async import TensorMap
 from tcforge.ptx.emulate.ops_tex import HANDLE_BASE, Surface, Texture
 from tcforge.ptx.emulate.state import TYPE_BYTES, view_dtype
+from tcforge.ptx.emulate.tensor_map import TensorMap
 from tcforge.ptx.module import read_module
 
 NUMERICS = ("hopper", "ada")

@@ -14,8 +14,6 @@ parameter in place of the driver's opaque CUtensorMap."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from tcforge.ptx.emulate.machine import EmulationError
@@ -23,10 +21,10 @@ from tcforge.ptx.emulate.memory import RANK_SHIFT, SHARED_WINDOW, WINDOW_SIZE
 from tcforge.ptx.emulate.ops_mem import _access, address, b_cp_async, reduce_values, space_of
 from tcforge.ptx.emulate.ops_mem import b_st as b_st_plain
 from tcforge.ptx.emulate.state import TYPE_BYTES, UINT
+from tcforge.ptx.emulate.tensor_map import IM2COL_BITS, NAN_FILL, TensorMap, box_elements, swizzled
 from tcforge.ptx.operands import Addr, Imm, Sink, Vec
 
 _M21 = (1 << 21) - 1
-MAGIC = 0x4D46_4354  # "TCFM"
 _RANK_MASK = (1 << RANK_SHIFT) - 1
 
 
@@ -211,146 +209,6 @@ def b_test_wait(ctx, st, parts):
 
 
 # ---- TMA ----------------------------------------------------------------------------------------------------------
-_DTYPES = {"u8": 1, "u16": 2, "u32": 4, "s32": 4, "u64": 8, "s64": 8, "f16": 2, "f32": 4, "f64": 8, "bf16": 2,
-           "f32_ftz": 4, "tf32": 4, "tf32_ftz": 4, "e4m3": 1, "e5m2": 1}
-DTYPE_CODES = list(_DTYPES)
-# the encoding's fields: (byte offset, bytes) of one entry; ranked fields repeat per dimension (strides: dims 1..)
-MAP_LAYOUT = {"global_address": (0, 8), "magic": (8, 4), "rank": (12, 1), "elemtype": (13, 1), "swizzle_mode": (14, 1),
-              "fill_mode": (15, 1), "global_dim": (16, 8), "box_dim": (56, 4), "global_stride": (80, 8),
-              "element_stride": (112, 1), "interleave_layout": (117, 1)}
-# the NaN an out-of-bounds element loads as under fill=nan: the canonical NaN of the type (assumed; not yet pinned)
-_NAN_FILL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f32_ftz": 0x7FFFFFFF, "tf32": 0x7FFFFFFF,
-             "tf32_ftz": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
-
-
-@dataclass(frozen=True)
-class TensorMap:
-    """A tiled tensor map as `cuTensorMapEncodeTiled` takes it: `buffer` (a global buffer's name in the emulate
-    arguments), element type, `dims` and `box` innermost first, byte `strides` of dims 1.. , `swizzle` 0 / 32 / 64 /
-    128 bytes. Out-of-bounds elements load as zeros (or NaN: `fill`) and are not stored."""
-
-    buffer: str
-    dtype: str
-    dims: tuple[int, ...]
-    strides: tuple[int, ...]
-    box: tuple[int, ...]
-    swizzle: int = 0
-    fill: str = "zero"  # out-of-bounds loads: "zero", or "nan" (float types; the driver's NAN_REQUEST_ZERO_FMA)
-
-    def __post_init__(self) -> None:
-        rank = len(self.dims)
-        if self.dtype not in _DTYPES:
-            raise EmulationError(f"tensor map of {self.buffer!r}: element type {self.dtype!r} is not one of "
-                                 f"{', '.join(_DTYPES)}")
-        if not 1 <= rank <= 5 or len(self.box) != rank or len(self.strides) != rank - 1:
-            raise EmulationError(f"tensor map of {self.buffer!r}: {rank} dims need {rank} box extents and "
-                                 f"{rank - 1} strides")
-        es = _DTYPES[self.dtype]
-        if any(d < 1 for d in self.dims) or any(not 1 <= b <= 256 for b in self.box):
-            raise EmulationError(f"tensor map of {self.buffer!r}: dims must be positive and box extents 1..256")
-        if any(s % 16 for s in self.strides):
-            raise EmulationError(f"tensor map of {self.buffer!r}: strides {self.strides} must be multiples of 16")
-        if self.box[0] * es % 16:
-            raise EmulationError(f"tensor map of {self.buffer!r}: the box's inner extent is {self.box[0] * es} "
-                                 "bytes, not a multiple of 16")
-        if self.fill not in ("zero", "nan") or (self.fill == "nan" and self.dtype not in _NAN_FILL):
-            raise EmulationError(f"tensor map of {self.buffer!r}: fill {self.fill!r} is not zero, or nan for a float "
-                                 f"type ({', '.join(_NAN_FILL)})")
-        if self.swizzle not in (0, 32, 64, 128):
-            raise EmulationError(f"tensor map of {self.buffer!r}: swizzle {self.swizzle} is not 0, 32, 64 or 128")
-        if self.swizzle and self.box[0] * es != self.swizzle:
-            raise EmulationError(f"tensor map of {self.buffer!r}: a {self.swizzle}-byte swizzle with a "
-                                 f"{self.box[0] * es}-byte inner box extent is not emulated (only equal spans)")
-
-    @property
-    def elem_bytes(self) -> int:
-        return _DTYPES[self.dtype]
-
-    @property
-    def box_bytes(self) -> int:
-        return int(np.prod(self.box)) * self.elem_bytes
-
-    def encode(self, base: int = 0) -> bytes:
-        """The 128 bytes the kernel receives (MAP_LAYOUT): global address, magic, rank, element type, swizzle, fill,
-        dims, box, strides; element strides (minus one) and interleave zero."""
-        raw = bytearray(128)
-        raw[0:8] = int(base).to_bytes(8, "little")
-        raw[8:12] = MAGIC.to_bytes(4, "little")
-        raw[12], raw[13], raw[14] = len(self.dims), DTYPE_CODES.index(self.dtype), self.swizzle // 16
-        raw[15] = self.fill == "nan"
-        pad = (0,) * (5 - len(self.dims))
-        raw[16:56] = np.array(tuple(self.dims) + pad, np.uint64).tobytes()
-        raw[56:76] = np.array(tuple(self.box) + pad, np.uint32).tobytes()
-        raw[80:112] = np.array(tuple(self.strides) + pad, np.uint64).tobytes()
-        return bytes(raw)
-
-    @staticmethod
-    def decode(raw: bytes, name: str = "?") -> tuple[TensorMap, int]:
-        """(map, global address) of 128 bytes written by `encode` or edited by tensormap.replace; ValueError where
-        they are no tensor map, EmulationError where the map is one the emulator does not run."""
-        if len(raw) != 128 or int.from_bytes(raw[8:12], "little") != MAGIC:
-            raise ValueError("not a tcforge tensor map")
-        rank = raw[12]
-        if not 1 <= rank <= 5 or raw[13] >= len(DTYPE_CODES) or raw[14] not in (0, 2, 4, 8) or raw[15] > 1:
-            raise EmulationError(f"tensor map of {name!r}: rank {rank}, element type code {raw[13]}, swizzle code "
-                                 f"{raw[14]} or fill {raw[15]} is not valid")
-        if any(raw[112:112 + rank]) or raw[117]:
-            raise EmulationError(f"tensor map of {name!r}: element strides other than 1 and interleaved layouts are "
-                                 "not emulated")
-        dims = tuple(int(x) for x in np.frombuffer(raw[16:56], np.uint64)[:rank])
-        box = tuple(int(x) for x in np.frombuffer(raw[56:76], np.uint32)[:rank])
-        strides = tuple(int(x) for x in np.frombuffer(raw[80:112], np.uint64)[:rank - 1])
-        tm = TensorMap(name, DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16, "nan" if raw[15] else "zero")
-        return tm, int.from_bytes(raw[0:8], "little")
-
-    def text(self) -> str:
-        """The text form `parse` reads."""
-        j = lambda t: ",".join(map(str, t))  # noqa: E731
-        return (f"tensormap {self.buffer} {self.dtype} dims={j(self.dims)} strides={j(self.strides)} "
-                f"box={j(self.box)} swizzle={self.swizzle}" + (" fill=nan" if self.fill == "nan" else ""))
-
-    @staticmethod
-    def parse(text: str) -> TensorMap:
-        """`tensormap BUFFER TYPE dims=D0,D1 strides=S1 box=B0,B1 [swizzle=N] [fill=nan]` (the CLI's .npz form)."""
-        words = text.split()
-        try:
-            if words[0] != "tensormap" or len(words) < 5:
-                raise ValueError
-            kv = dict(w.split("=", 1) for w in words[3:])
-            fill = kv.pop("fill", "zero")
-            ints = {k: tuple(int(x) for x in v.split(",") if x) for k, v in kv.items()}
-            if set(ints) - {"dims", "strides", "box", "swizzle"}:
-                raise ValueError
-            args = (words[1], words[2], ints["dims"], ints.get("strides", ()), ints["box"],
-                    ints.get("swizzle", (0,))[0])
-        except (ValueError, KeyError, IndexError):
-            raise EmulationError(f"tensor map {text!r}: expected 'tensormap BUFFER TYPE dims=D0,.. strides=S1,.. "
-                                 "box=B0,.. [swizzle=0|32|64|128] [fill=nan]'") from None
-        return TensorMap(*args, fill)
-
-
-def _swizzled(offsets: np.ndarray, swizzle: int) -> np.ndarray:
-    """Shared-memory byte addresses under a TMA swizzle: the 16-byte chunk bits 4.. XOR the bits 7.. (as many
-    as the span has chunks' bits)."""
-    if not swizzle:
-        return offsets
-    bits = {32: 1, 64: 2, 128: 3}[swizzle]
-    mask = (1 << bits) - 1
-    return offsets ^ (((offsets >> 7) & mask) << 4)
-
-
-def _box_elements(tm: TensorMap, base: int, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(global addresses, in-bounds mask) of the box's elements in shared-memory order (innermost first)."""
-    grids = np.meshgrid(*[np.arange(b, dtype=np.int64) for b in reversed(tm.box)], indexing="ij")
-    pos = [g.reshape(-1) + int(c) for g, c in zip(reversed(grids), coords, strict=True)]
-    ok = np.ones(pos[0].shape, bool)
-    for p, d in zip(pos, tm.dims, strict=True):
-        ok &= (p >= 0) & (p < d)
-    addr = base + pos[0] * tm.elem_bytes
-    for p, s in zip(pos[1:], tm.strides, strict=True):
-        addr = addr + p * s
-    return addr, ok
-
 
 class _Tma:
     """Tensor-map reads of an instruction: the map's bytes at each lane's address, decoded once per map."""
@@ -376,8 +234,11 @@ class _Tma:
         return hit
 
 
-def _coords(ctx, vec: Vec):
-    rs = [ctx.src_full(x, "s32") for x in vec.items]
+def _coords(ctx, vec: Vec, ptype: str = "s32"):
+    """`coords(lane)`: a vector operand's values at one lane (tensor coordinates, or im2col offsets as u16)."""
+    rs = [ctx.src_full(x, ptype) for x in vec.items]
+    if ptype == "u16":
+        return lambda lane: np.array([int(r()[lane]) & 0xFFFF for r in rs], np.int64)
     return lambda lane: np.array([int(r()[lane].astype(np.uint32).view(np.int32)) for r in rs], np.int64)
 
 
@@ -409,7 +270,7 @@ def _shared_box(ctx, fail, lane: int, addr: int, tm: TensorMap) -> tuple[np.ndar
     box at shared::cluster `addr`, in the box's order with the map's swizzle."""
     cta, off = _shared_base(ctx, fail, lane, addr, tm.box_bytes, 128, "cp.async.bulk.tensor")
     es = tm.elem_bytes
-    at = _swizzled(off + np.arange(tm.box_bytes // es, dtype=np.int64) * es, tm.swizzle)
+    at = swizzled(off + np.arange(tm.box_bytes // es, dtype=np.int64) * es, tm.swizzle)
     return (cta * ctx.mem.shared_size + at)[:, None] + np.arange(es), at
 
 
@@ -434,35 +295,52 @@ def b_cp_bulk(ctx, st, parts):
     shared::cta (bulk_group), shared::cluster <- shared::cta; prefetches and the bulk groups' commit / wait."""
     if "prefetch" in parts or parts[3] in ("commit_group", "wait_group"):
         return lambda m: None
-    if any(p.startswith("im2col") for p in parts):
-        ctx.out_of_scope(st)
     if parts[3] != "tensor":
         return _bulk_copy(ctx, st, parts)
     ops = list(st.operands)
     if parts[5].split("::")[0] == "shared":
-        return _tma_load(ctx, st, ops, "multicast::cluster" in parts)
-    return _tma_store(ctx, st, ops)
+        return _tma_load(ctx, st, ops, parts)
+    return _tma_store(ctx, st, ops, parts)
 
 
-def _boxes(ctx, st, tmap):
+def _boxes(ctx, st, tmap, parts, offsets: Vec | None = None):
     """`boxes(m)`: for each executing lane, (lane, map, the box's global element addresses, in-bounds mask) of the
-    operand `[map, {coords}]`."""
+    operand `[map, {coords}]`; `.im2col` copies take their pixels' `{offsets}`, `.im2col_no_offs` ones none."""
     tma, coords = _Tma(ctx, st, Addr(tmap.base, tmap.offset)), _coords(ctx, tmap.index)
+    im2col = "im2col" in parts or "im2col_no_offs" in parts
+    offs = _coords(ctx, offsets, "u16") if offsets is not None else None
+    fail = ctx.failer(st)
 
     def boxes(m):
         for lane in ctx.lanes(m).tolist():
             tm, base = tma.map(lane)
-            yield (lane, tm, *_box_elements(tm, base, coords(lane)))
+            rank = len(tm.dims)
+            if tm.im2col != im2col:
+                kind = {True: "an im2col", False: "a tiled"}
+                fail(lane, f"{kind[im2col]} copy through {kind[tm.im2col]} tensor map")
+            if len(tmap.index.items) != rank:
+                fail(lane, f"{len(tmap.index.items)} coordinates for a rank-{rank} tensor map")
+            at = coords(lane)
+            o = offs(lane) if offs is not None else None
+            if o is not None and (len(o) != rank - 2 or (o >> IM2COL_BITS[rank]).any()):
+                fail(lane, f"im2col offsets {tuple(o.tolist())}: a rank-{rank} map takes {rank - 2}, each "
+                           f"0..{(1 << IM2COL_BITS[rank]) - 1}")
+            try:
+                elements = box_elements(tm, base, at, o)
+            except ValueError as exc:
+                fail(lane, str(exc))
+            yield (lane, tm, *elements)
     return boxes
 
 
-def _tma_load(ctx, st, ops, multicast: bool):
-    """[dst], [map, {coords}], [mbar]{, ctaMask}: the box into each destination CTA, its bytes on that CTA's
-    barrier at the same offset."""
+def _tma_load(ctx, st, ops, parts):
+    """[dst], [map, {coords}], [mbar]{, {im2colOffsets}}{, ctaMask}: the box into each destination CTA, its bytes on
+    that CTA's barrier at the same offset."""
     dst, tmap, bar = ops[0], ops[1], ops[2]
     rd, rb = address(ctx, st, dst, "shared"), address(ctx, st, bar, "shared")
-    boxes = _boxes(ctx, st, tmap)
-    mask_r = ctx.src_full(ops[3], "u16") if multicast else None
+    im2col = "im2col" in parts
+    boxes = _boxes(ctx, st, tmap, parts, ops[3] if im2col else None)
+    mask_r = ctx.src_full(ops[3 + im2col], "u16") if "multicast::cluster" in parts else None
     fail = ctx.failer(st)
 
     def run(m):
@@ -470,7 +348,7 @@ def _tma_load(ctx, st, ops, multicast: bool):
         for lane, tm, gaddr, ok in boxes(m):
             vals = np.zeros((len(gaddr), tm.elem_bytes), np.uint8)
             if tm.fill == "nan":
-                vals[:] = np.frombuffer(_NAN_FILL[tm.dtype].to_bytes(tm.elem_bytes, "little"), np.uint8)
+                vals[:] = np.frombuffer(NAN_FILL[tm.dtype].to_bytes(tm.elem_bytes, "little"), np.uint8)
             if ok.any():
                 vals[ok] = mem.gmem[_global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, False)]
                 _note(ctx, st, lane, "global", gaddr[ok], tm.elem_bytes, False)
@@ -484,11 +362,11 @@ def _tma_load(ctx, st, ops, multicast: bool):
     return run
 
 
-def _tma_store(ctx, st, ops):
+def _tma_store(ctx, st, ops, parts):
     """[map, {coords}], [src]: the box's in-bounds elements from the CTA's shared memory to global memory."""
     tmap, src = ops[0], ops[1]
     rs = address(ctx, st, src, "shared")
-    boxes = _boxes(ctx, st, tmap)
+    boxes = _boxes(ctx, st, tmap, parts)
     fail = ctx.failer(st)
 
     def run(m):
@@ -556,12 +434,12 @@ def b_cp_reduce(ctx, st, parts):
     shared::cluster memory, the latter completing on an mbarrier) by add / min / max / inc / dec / and / or / xor;
     done at issue, in element order."""
     op = next((p for p in parts if p in _REDUCE_OPS), None)
-    if op is None or any(p.startswith("im2col") for p in parts):
+    if op is None:
         ctx.out_of_scope(st)
     ops = list(st.operands)
     fail = ctx.failer(st)
     if parts[4] == "tensor":
-        boxes, rs = _boxes(ctx, st, ops[0]), address(ctx, st, ops[1], "shared")
+        boxes, rs = _boxes(ctx, st, ops[0], parts), address(ctx, st, ops[1], "shared")
 
         def run_tensor(m):
             mem = ctx.mem

@@ -1,5 +1,5 @@
 """tensormap.replace (a field of a tensor map in global or shared::cta memory) and tensormap.cp_fenceproxy (128
-bytes shared::cta -> global). The map is the emulator's own 128-byte encoding (ops_async.TensorMap), so a kernel
+bytes shared::cta -> global). The map is the emulator's own 128-byte encoding (tensor_map.TensorMap), so a kernel
 that copies its `__grid_constant__` map, edits it and launches TMA through the copy runs as on the GPU; a field
 edit is checked when a TMA instruction decodes the map, as the hardware checks it when it uses the map."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcforge.ptx.emulate.ops_async import DTYPE_CODES, MAGIC, MAP_LAYOUT
 from tcforge.ptx.emulate.ops_mem import _access, address, space_of
+from tcforge.ptx.emulate.tensor_map import DTYPE_CODES, MAGIC, MAP_LAYOUT
 
 # the PTX ISA's elemtype codes (not CUtensorMapDataType's order: f32.ftz and f64 trade places, bf16 follows)
 ELEMTYPES = ("u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f32_ftz", "f64", "bf16", "tf32", "tf32_ftz")
