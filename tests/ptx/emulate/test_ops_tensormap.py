@@ -142,6 +142,15 @@ def test_bad_edits_are_one_line_errors_at_the_edit_or_the_use(edit, match: str) 
         emulate(_kernel([*_EDITS, edit]), "tmr", 1, 128, _args(0, 0, np.zeros((50, 144), np.uint8)), file="k.ptx")
 
 
+def test_box_edit_of_an_im2col_map_is_refused() -> None:
+    """An im2col map's box is its channels and pixels (its corners beside them): tensormap.replace.tile.box_dim on one
+    fails at the edit."""
+    args = _args(0, 0, np.zeros((50, 144), np.uint8))
+    args["tmr_tmpl"] = TensorMap("src", "f16", (16, 9, 8, 1), (32, 288, 2304), (16, 64), lower=(-1, -1), upper=(0, 0))
+    with pytest.raises(EmulationError, match=r"k\.ptx:\d+: .*tensormap\.replace\.tile\.box_dim of an im2col map"):
+        emulate(_kernel([("box_dim", 0, 8)]), "tmr", 1, 128, args, file="k.ptx")
+
+
 def test_triton_matmul_on_device_made_descriptors() -> None:
     """Triton 3.8's PTX for a matmul whose three tensor descriptors are made on the device (tensormap.replace into
     its global scratch, cp_fenceproxy, TMA loads past the edges, wgmma, a clipped TMA store), ragged against its

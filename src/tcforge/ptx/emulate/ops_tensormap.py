@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge.ptx.emulate.ops_mem import _access, address, space_of
-from tcforge.ptx.emulate.tensor_map import DTYPE_CODES, MAGIC, MAP_LAYOUT
+from tcforge.ptx.emulate.tensor_map import DTYPE_CODES, IM2COL_AT, MAGIC, MAP_LAYOUT
 
 # the PTX ISA's elemtype codes (not CUtensorMapDataType's order: f32.ftz and f64 trade places, bf16 follows)
 ELEMTYPES = ("u8", "u16", "u32", "s32", "u64", "s64", "f16", "f32", "f32_ftz", "f64", "bf16", "tf32", "tf32_ftz")
@@ -74,6 +74,9 @@ def b_tensormap(ctx, st, parts):
             if isinstance(edit, str):
                 fail(lane, f"tensormap.replace: {edit}")
             off, data = edit
+            if raw[IM2COL_AT] == 1 and field in ("box_dim", "element_stride"):
+                fail(lane, f"tensormap.replace.tile.{field} of an im2col map (its box is channels and pixels, "
+                           "set when the map is made)")
             raw[off:off + len(data)] = data
             raw[8:12] = magic  # a zeroed buffer becomes a map as its fields are written
             store(one, np.frombuffer(bytes(raw), np.uint8)[None, :])

@@ -25,7 +25,7 @@ DTYPE_CODES = list(_DTYPES)
 MAP_LAYOUT = {"global_address": (0, 8), "magic": (8, 4), "rank": (12, 1), "elemtype": (13, 1), "swizzle_mode": (14, 1),
               "fill_mode": (15, 1), "global_dim": (16, 8), "box_dim": (56, 4), "global_stride": (80, 8),
               "element_stride": (112, 1), "interleave_layout": (117, 1)}
-_MODE_AT, _CORNERS_AT = 118, 64  # im2col: byte 118 is 1; box_dim 0 / 1 hold channels / pixels, then 3 + 3 s16 corners
+IM2COL_AT, _CORNERS_AT = 118, 64  # im2col: byte 118 is 1; box_dim 0 / 1 hold channels / pixels, then 3 + 3 s16 corners
 # the NaN an out-of-bounds element loads as under fill=nan: the canonical NaN of the type (assumed; not yet pinned)
 NAN_FILL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f32_ftz": 0x7FFFFFFF, "tf32": 0x7FFFFFFF,
             "tf32_ftz": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
@@ -126,7 +126,7 @@ class TensorMap:
         raw[56:56 + 4 * len(self.box)] = np.array(self.box, np.uint32).tobytes()
         raw[80:112] = np.array(tuple(self.strides) + pad, np.uint64).tobytes()
         if self.im2col:
-            raw[_MODE_AT] = 1
+            raw[IM2COL_AT] = 1
             pad3 = (0,) * (5 - rank)  # three corners each
             raw[_CORNERS_AT:_CORNERS_AT + 12] = np.array(self.lower + pad3 + self.upper + pad3, np.int16).tobytes()
             raw[113:113 + rank - 2] = bytes(s - 1 for s in self.traversal or (1,) * (rank - 2))
@@ -138,7 +138,7 @@ class TensorMap:
         they are no tensor map, EmulationError where the map is one the emulator does not run."""
         if len(raw) != 128 or int.from_bytes(raw[8:12], "little") != MAGIC:
             raise ValueError("not a tcforge tensor map")
-        rank, im2col = raw[12], raw[_MODE_AT] == 1
+        rank, im2col = raw[12], raw[IM2COL_AT] == 1
         if not 1 <= rank <= 5 or raw[13] >= len(DTYPE_CODES) or raw[14] not in (0, 2, 4, 8) or raw[15] > 1:
             raise EmulationError(f"tensor map of {name!r}: rank {rank}, element type code {raw[13]}, swizzle code "
                                  f"{raw[14]} or fill {raw[15]} is not valid")
