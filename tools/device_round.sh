@@ -89,7 +89,7 @@ for phase in "$@"; do
         echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8
       fi
       set -f; i=0
-      for group in "tex* tld4* cu_image_queries" "sul* sus* sured*" "tma_reduce* bulk_reduce* cu_tma_nanfill* cu_tma_replace*" "wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*" "cu_mufu16* cu_set_forms cu_fns_spaces cu_int_packs cu_wmma* cu_video*" "cu_tma_im2col*"; do
+      for group in "tex* tld4* cu_image_queries" "sul* sus* sured*" "tma_reduce* bulk_reduce* cu_tma_nanfill* cu_tma_replace*" "wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*" "cu_mufu16* cu_set_forms cu_fns_spaces cu_int_packs cu_wmma* cu_video*" "cu_tma_im2col* im2col_gluon*"; do
         i=$((i + 1))
         timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
           --out "$L/corpus_fresh$i.npz" --only $group > "$L/corpus_fresh$i.txt" 2>&1

@@ -188,7 +188,42 @@ def _triton_kernels() -> dict:
         tl.store(c_ptr + om[:, None] * N + on[None, :], acc, mask=(om[:, None] < M) & (on[None, :] < N))
 
     return {"matmul": matmul, "attn_fwd": attn_fwd, "softmax": softmax, "layernorm": layernorm,
-            "reduce_rows": reduce_rows, "desc_matmul": desc_matmul, "ws_matmul": ws_matmul}
+            "reduce_rows": reduce_rows, "desc_matmul": desc_matmul, "ws_matmul": ws_matmul, **_gluon_kernels()}
+
+
+def _gluon_kernels() -> dict:
+    """The Gluon kernels (Triton's explicit-layout dialect): a convolution's im2col tiles through TMA im2col."""
+    from triton.experimental import gluon
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
+
+    @gluon.jit
+    def im2col_tiles(in_desc, out_ptr, P: gl.constexpr, Q: gl.constexpr, STRIDE: gl.constexpr, PAD: gl.constexpr,
+                     S: gl.constexpr, BM: gl.constexpr, BC: gl.constexpr):
+        # program (tile, tap): the tile's first output pixel's filter corner as the coordinates (n, h, w, c), the
+        # filter tap (r, s) as the im2col offsets; the box through its NVMMA layout into registers, then stored
+        pid_m = gl.program_id(0)
+        tap = gl.program_id(1)
+        m0 = pid_m * BM
+        o = m0 % (P * Q)
+        h0 = (o // Q) * STRIDE - PAD
+        w0 = (o % Q) * STRIDE - PAD
+        smem = gl.allocate_shared_memory(in_desc.dtype, in_desc.block_shape, in_desc.layout)
+        bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        mbarrier.init(bar, count=1)
+        mbarrier.expect(bar, in_desc.block_type.nbytes)
+        tma.async_load_im2col(in_desc, [m0 // (P * Q), h0, w0, 0], [(tap // S).to(gl.int16), (tap % S).to(gl.int16)],
+                              bar, smem)
+        mbarrier.wait(bar, 0)
+        mbarrier.invalidate(bar)
+        layout: gl.constexpr = gl.BlockedLayout([1, 8], [32 // (BC // 8), BC // 8], [4, 1], [1, 0])
+        vals = smem.load(layout)
+        rows = gl.arange(0, BM, layout=gl.SliceLayout(1, layout))
+        cols = gl.arange(0, BC, layout=gl.SliceLayout(0, layout))
+        base = (tap * gl.num_programs(0) + pid_m) * BM * BC
+        gl.store(out_ptr + base + rows[:, None] * BC + cols[None, :], vals)
+
+    return {"im2col_tiles": im2col_tiles}
 
 
 def _build_triton(spec: Triton, kernels: dict) -> dict:
@@ -200,14 +235,32 @@ def _build_triton(spec: Triton, kernels: dict) -> dict:
     cx = {k: (getattr(tl, {"fp16": "float16", "fp32": "float32"}[v]) if k == "ACC" else v)
           for k, v in spec.constexprs.items()}
     sig = {**spec.types, **{k: "constexpr" for k in cx}}
-    sig = {n: sig[n] for n in fn.arg_names}
+    sig = {n: _im2col_type(sig[n]) for n in fn.arg_names}
     attrs = {(fn.arg_names.index(n),): [["tt.divisibility", 16]] for n in spec.div16}
-    src = triton.compiler.ASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs)
+    if "gluon" in type(fn).__module__:
+        from triton.experimental.gluon._runtime import GluonASTSource
+
+        src = GluonASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs)
+    else:
+        src = triton.compiler.ASTSource(fn=fn, signature=sig, constexprs=cx, attrs=attrs)
     k = triton.compile(src, target=GPUTarget("cuda", spec.arch, 32),
                        options={"num_warps": spec.warps, "num_stages": spec.stages})
     warps = int(getattr(k.metadata, "num_warps", spec.warps))  # warp specialization adds the producer's warps
     return {"ptx": k.asm["ptx"], "kernel": k.metadata.name, "shared": int(k.metadata.shared), "warps": warps,
             "tool": f"triton {triton.__version__}", "target": f"sm_{spec.arch}"}
+
+
+def _im2col_type(t: str) -> str:
+    """A signature type; `im2col:fp16[32,32]` becomes Gluon's im2col tensor descriptor of that block (pixels,
+    channels) in the default NVMMA shared layout."""
+    if not t.startswith("im2col:"):
+        return t
+    from triton.experimental.gluon import language as gl
+
+    dtype, block = t[7:].rstrip("]").split("[")
+    shape = [int(b) for b in block.split(",")]
+    layout = gl.NVMMASharedLayout.get_default_for(shape, {"fp16": gl.float16, "fp32": gl.float32}[dtype])
+    return f"tensordesc_im2col<{dtype}[{block}],{layout!r}>"
 
 
 def _build_nvcc(spec: Nvcc) -> dict:

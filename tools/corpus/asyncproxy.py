@@ -150,6 +150,19 @@ def im2col_conv(case: tuple, rng) -> tuple[np.ndarray, object, np.ndarray]:
     return x, tm, np.array(args, np.int32)
 
 
+# Gluon's im2col tiles (module im2col_gluon_sm90): a 3x3 stride-2 convolution's 60 output rows in two 32-row tiles
+# (the first crossing into image 1, the second past the last image), 64-byte swizzle (Gluon's NVMMA default)
+GLUON_IM2COL = (4, (2, 9, 11), 32, "f16", 1, 2, 3, 32, 32, 0, 64, "zero")
+
+
+def _gluon_im2col(rng):
+    """`im2col_tiles` (Gluon): the map, Triton's four unused descriptor words, the output tiles, its two scratch
+    pointers, then the input the map reads."""
+    x, tm, args = im2col_conv(GLUON_IM2COL, rng)
+    return [tm, 0, 0, 0, 0, ("out", np.zeros(len(args) * tm.box_bytes // 2, np.uint16)),
+            ("gscratch", np.zeros(256, np.uint8)), ("pscratch", np.zeros(256, np.uint8)), ("x", x)]
+
+
 def _tma_im2col(name: str):
     """`tma_im2col<rank>`: TMA_IM2COL[name]'s tiles, one CTA each, dumped in shared-memory order."""
     def make(rng):

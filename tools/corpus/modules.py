@@ -72,6 +72,8 @@ MODULES: dict[str, Triton | Nvcc] = {
     "reduce_rows_sm89": Triton("reduce_rows", {"x_ptr": "*fp32", "xi_ptr": "*i32", "out_ptr": "*fp32",
                                                "outi_ptr": "*i32", "cum_ptr": "*i32", "n": "i32"},
                                {"BLOCK": 256}, 89, 4),
+    "im2col_gluon_sm90": Triton("im2col_tiles", {"in_desc": "im2col:fp16[32,32]", "out_ptr": "*fp16"},
+                                {"P": 5, "Q": 6, "STRIDE": 2, "PAD": 1, "S": 3, "BM": 32, "BC": 32}, 90, 4),
     "desc_mm_f16_sm90": Triton("desc_matmul", {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32",
                                                "N": "i32", "K": "i32"}, {"BM": 64, "BN": 64, "BK": 32}, 90, 4, 3),
     **{f"ws_mm_{name}_sm90": Triton("ws_matmul", {"a_ptr": t, "b_ptr": t, "c_ptr": "*fp32", "M": "i32", "N": "i32",

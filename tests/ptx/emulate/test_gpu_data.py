@@ -29,7 +29,7 @@ from tests.marks import thinned
 from tests.ptx.emulate.kernels import im2col_boxes, round_f32, run_body, swizzle_rows, tma_box_reference
 from tools import emulate_corpus as ec
 from tools import emulate_families as ef
-from tools.corpus.asyncproxy import TMA_BOXES, TMA_IM2COL
+from tools.corpus.asyncproxy import GLUON_IM2COL, TMA_BOXES, TMA_IM2COL
 from tools.corpus.entries import AWAITING_GPU, ENTRIES
 from tools.corpus.mma import (
     F64_M16_K,
@@ -423,6 +423,13 @@ def test_tma_im2col_on_the_gpu_is_the_convolutions_im2col_matrix(item) -> None:
     want = [swizzle_rows(b, case[10]) if case[10] else b.reshape(-1).view(np.uint8)
             for b in im2col_boxes(case, item["buffers"]["x"])]
     np.testing.assert_array_equal(item["gpu"]["dump"].reshape(-1), np.concatenate(want))
+
+
+@pytest.mark.parametrize("item", _entries("im2col_gluon"))
+def test_gluon_im2col_on_the_gpu_is_the_convolutions_im2col_matrix(item) -> None:
+    """Gluon's im2col tiles on the GPU: each program's tile of the convolution's im2col matrix."""
+    want = im2col_boxes(GLUON_IM2COL, item["buffers"]["x"])
+    np.testing.assert_array_equal(item["gpu"]["out"].reshape(want.shape), want)
 
 
 @pytest.mark.parametrize("item", _entries("cu_bulk_copy"))

@@ -132,6 +132,26 @@ def test_im2col_store_without_offsets_writes_the_visited_pixels() -> None:
     np.testing.assert_array_equal(res["out"], want)
 
 
+def test_gluon_im2col_tiles_are_the_convolutions_im2col_matrix() -> None:
+    """Triton's Gluon compiles a kernel that loads a convolution's im2col tiles through a host TMA im2col descriptor
+    (coordinates outermost first, offsets from the filter tap, a 64-byte NVMMA swizzle read back through its layout):
+    emulated, every program stores its tap's tile of the im2col matrix (the corpus entry `im2col_gluon_sm90`)."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tools import emulate_corpus as ec
+    from tools.corpus.asyncproxy import GLUON_IM2COL
+    from tools.corpus.entries import ENTRIES
+    from tools.corpus.modules import MODULES
+
+    module = ec._build_triton(MODULES["im2col_gluon_sm90"], ec._triton_kernels())
+    entry = next(e for e in ENTRIES if e.name == "im2col_gluon_sm90")
+    kernel, grid, block, shared = ec.launch_of(entry, module)
+    values = entry.inputs(np.random.default_rng(8))
+    args, buffers, _ = ec.make_args(module["ptx"], kernel, values)
+    out, _ = ec.emulate_entry(module["ptx"], kernel, grid, block, shared, args, entry.outputs, buffers)
+    want = im2col_boxes(GLUON_IM2COL, buffers["x"])
+    np.testing.assert_array_equal(np.asarray(out["out"]).reshape(want.shape), want)
+
+
 def _tutorial_map(n: int, lower: tuple[int, int], upper: tuple[int, int], channels: int, pixels: int) -> TensorMap:
     return TensorMap("x", "f32", (channels, 4, 4, n), (channels * 4, channels * 16, channels * 64), (channels, pixels),
                      lower=lower, upper=upper)
