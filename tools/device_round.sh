@@ -16,7 +16,8 @@
 #   corpus   the emulator's GPU corpus made afresh ($OUT/logs/corpus.npz, for tests/data/emulate/) and checked against
 #            the emulator there; carry build/emulate_corpus_ptx.npz (`python3 -m tools.emulate_corpus build` here);
 #            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_freshN.npz, a process per group
-#   fresh    only those entries not yet run on a GPU
+#   fresh    only those entries not yet run on a GPU (groups of name globs, each in its own process; FRESH_GROUPS
+#            overrides them: "GLOB GLOB;GLOB ...", the first group first)
 #   mufu     MUFU.SQRT's, RCP64H's, RSQ64H's, LG2's, SIN's and COS's tables with whole-domain checks, TANH study
 #            data (tools.truth.mufu, CuPy; mufu.npz, mufu_sin.npz, mufu_cos.npz)
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
@@ -89,7 +90,10 @@ for phase in "$@"; do
         echo "corpus check rc=$? (0: every entry 0 differing bits)"; grep -v " 0 bits" "$L/corpus_check.txt" | tail -8
       fi
       set -f; i=0
-      for group in "tex* tld4* cu_image_queries" "sul* sus* sured*" "tma_reduce* bulk_reduce* cu_tma_nanfill* cu_tma_replace*" "wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*" "cu_mufu16* cu_set_forms cu_fns_spaces cu_int_packs cu_wmma* cu_video*" "cu_tma_im2col* im2col_gluon*"; do
+      IFS=';' read -ra groups <<< "${FRESH_GROUPS:-tex* tld4* cu_image_queries;sul* sus* sured*;tma_reduce* bulk_reduce* \
+cu_tma_nanfill* cu_tma_replace*;wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*;cu_mufu16* cu_set_forms \
+cu_fns_spaces cu_int_packs cu_wmma* cu_video*;cu_tma_im2col* im2col_gluon*}"
+      for group in "${groups[@]}"; do
         i=$((i + 1))
         timeout 120 python3 -m tools.emulate_corpus generate --ptx build/emulate_corpus_ptx.npz \
           --out "$L/corpus_fresh$i.npz" --only $group > "$L/corpus_fresh$i.txt" 2>&1
