@@ -195,7 +195,7 @@ def _gluon_kernels() -> dict:
     """The Gluon kernels (Triton's explicit-layout dialect): a convolution's im2col tiles through TMA im2col."""
     from triton.experimental import gluon
     from triton.experimental.gluon import language as gl
-    from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma
+    from triton.experimental.gluon.language.nvidia.hopper import mbarrier, tma, warpgroup_mma, warpgroup_mma_wait
 
     @gluon.jit
     def im2col_tiles(in_desc, out_ptr, P: gl.constexpr, Q: gl.constexpr, STRIDE: gl.constexpr, PAD: gl.constexpr,
@@ -223,7 +223,43 @@ def _gluon_kernels() -> dict:
         base = (tap * gl.num_programs(0) + pid_m) * BM * BC
         gl.store(out_ptr + base + rows[:, None] * BC + cols[None, :], vals)
 
-    return {"im2col_tiles": im2col_tiles}
+    @gluon.jit
+    def conv_fprop(x_desc, w_desc, out_ptr, M, COUT: gl.constexpr, C: gl.constexpr, P: gl.constexpr, Q: gl.constexpr,
+                   STRIDE: gl.constexpr, PAD: gl.constexpr, R: gl.constexpr, S: gl.constexpr, BM: gl.constexpr,
+                   BN: gl.constexpr, BC: gl.constexpr):
+        # an implicit-GEMM convolution: per (filter tap, channel block) the im2col tile of A and the weights' rows
+        # tap * C + c0.. of B (K x COUT) by TMA on one mbarrier, then wgmma into an f32 accumulator; rows past M
+        # masked at the store
+        pid_m = gl.program_id(0)
+        pid_n = gl.program_id(1)
+        m0 = pid_m * BM
+        o = m0 % (P * Q)
+        h0 = (o // Q) * STRIDE - PAD
+        w0 = (o % Q) * STRIDE - PAD
+        a_smem = gl.allocate_shared_memory(x_desc.dtype, x_desc.block_shape, x_desc.layout)
+        b_smem = gl.allocate_shared_memory(w_desc.dtype, w_desc.block_shape, w_desc.layout)
+        bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+        mbarrier.init(bar, count=1)
+        acc_layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1],
+                                                             instr_shape=[16, BN, 16])
+        acc = gl.zeros((BM, BN), gl.float32, acc_layout)
+        phase = 0
+        for tap in range(R * S):
+            for c0 in range(0, C, BC):
+                mbarrier.expect(bar, x_desc.block_type.nbytes + w_desc.block_type.nbytes)
+                tma.async_load_im2col(x_desc, [m0 // (P * Q), h0, w0, c0],
+                                      [(tap // S).to(gl.int16), (tap % S).to(gl.int16)], bar, a_smem)
+                tma.async_load(w_desc, [tap * C + c0, pid_n * BN], bar, b_smem)
+                mbarrier.wait(bar, phase)
+                phase ^= 1
+                acc = warpgroup_mma(a_smem, b_smem, acc)
+                acc = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.invalidate(bar)
+        rows = m0 + gl.arange(0, BM, layout=gl.SliceLayout(1, acc_layout))
+        cols = pid_n * BN + gl.arange(0, BN, layout=gl.SliceLayout(0, acc_layout))
+        gl.store(out_ptr + rows[:, None] * COUT + cols[None, :], acc, mask=rows[:, None] < M)
+
+    return {"im2col_tiles": im2col_tiles, "conv_fprop": conv_fprop}
 
 
 def _build_triton(spec: Triton, kernels: dict) -> dict:
@@ -251,16 +287,17 @@ def _build_triton(spec: Triton, kernels: dict) -> dict:
 
 
 def _im2col_type(t: str) -> str:
-    """A signature type; `im2col:fp16[32,32]` becomes Gluon's im2col tensor descriptor of that block (pixels,
-    channels) in the default NVMMA shared layout."""
-    if not t.startswith("im2col:"):
+    """A signature type; `im2col:fp16[32,32]` / `desc:fp16[32,64]` become Gluon's host tensor descriptors (im2col:
+    the block is pixels, channels; desc: tiled) in the default NVMMA shared layout of the block."""
+    kind, _, rest = t.partition(":")
+    if kind not in ("im2col", "desc"):
         return t
     from triton.experimental.gluon import language as gl
 
-    dtype, block = t[7:].rstrip("]").split("[")
+    dtype, block = rest.rstrip("]").split("[")
     shape = [int(b) for b in block.split(",")]
     layout = gl.NVMMASharedLayout.get_default_for(shape, {"fp16": gl.float16, "fp32": gl.float32}[dtype])
-    return f"tensordesc_im2col<{dtype}[{block}],{layout!r}>"
+    return f"tensordesc{'_im2col' if kind == 'im2col' else ''}<{dtype}[{block}],{layout!r}>"
 
 
 def _build_nvcc(spec: Nvcc) -> dict:

@@ -163,6 +163,28 @@ def _gluon_im2col(rng):
             ("gscratch", np.zeros(256, np.uint8)), ("pscratch", np.zeros(256, np.uint8)), ("x", x)]
 
 
+# Gluon's implicit-GEMM convolution (module conv_gluon_sm90): the same image shape with 64 channels in two 32-channel
+# im2col blocks per tap (64-byte swizzle), 64 output channels; weights (3 * 3 * 64) x 64, K = tap * 64 + channel
+GLUON_CONV = (4, (2, 9, 11), 64, "f16", 1, 2, 3, 64, 32, 0, 64, "zero")
+
+
+def _gluon_conv(rng):
+    """`conv_fprop` (Gluon): f16 input and weights (normal, a row of each with specials), the output poisoned with
+    NaN; Triton's unused descriptor words and scratch pointers."""
+    from tcforge.ptx.emulate import TensorMap
+
+    x, tm, _ = im2col_conv(GLUON_CONV, rng)
+    x = (rng.standard_normal(x.shape) * 0.5).astype(np.float16)
+    x[0, 4, 5, :8] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 6e-8, -6e-8, 65504.0]
+    wt = (rng.standard_normal((9 * 64, 64)) * 0.25).astype(np.float16)
+    wt[70, :4] = [np.inf, 1e-7, -65504.0, np.nan]
+    wm = TensorMap("wt", "f16", (64, 9 * 64), (128,), (64, 32), 128)
+    m = 2 * 5 * 6
+    return [tm, 0, 0, 0, 0, wm, 0, 0, 0, 0, ("out", np.full((m, 64), np.nan, np.float32)), m,
+            ("gscratch", np.zeros(256, np.uint8)), ("pscratch", np.zeros(256, np.uint8)), ("x", x.view(np.uint16)),
+            ("wt", wt.view(np.uint16))]
+
+
 def _tma_im2col(name: str):
     """`tma_im2col<rank>`: TMA_IM2COL[name]'s tiles, one CTA each, dumped in shared-memory order."""
     def make(rng):

@@ -17,6 +17,7 @@ from tools.corpus.asyncproxy import (
     TMA_REDUCE_ENTRIES,
     TMA_REPLACE_ENTRIES,
     _bulk_reduce,
+    _gluon_conv,
     _gluon_im2col,
     _ladder_rung1,
     _ladder_tma,
@@ -517,6 +518,7 @@ def _triton_entries() -> list[Entry]:
         e("reduce_rows_sm89", "reduce_rows_sm89", None, (6, 1, 1), None, _reduce_rows(6, 200),
           ("out", "outi", "cum"), None),
         e("im2col_gluon_sm90", "im2col_gluon_sm90", None, (2, 9, 1), None, _gluon_im2col, ("out",), None),
+        e("conv_gluon_sm90", "conv_gluon_sm90", None, (1, 1, 1), None, _gluon_conv, ("out",), None),
         e("desc_mm_f16_sm90", "desc_mm_f16_sm90", None, (2, 2, 1), None, _desc_matmul(100, 72, 136), ("C",), None),
         *(e(f"ws_mm_{t}_sm90", f"ws_mm_{t}_sm90", None, (2, 2, 1), None, _ws_matmul(t, 200, 72, 192), ("C",), None)
           for t in ("f16", "e4m3")),
@@ -529,6 +531,6 @@ AWAITING_GPU: set[str] = (
     {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "cu_tma_nanfill"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(TMA_IM2COL) | {"im2col_gluon_sm90"} | set(SURED_ENTRIES)
+    | set(TMA_REPLACE_ENTRIES) | set(TMA_IM2COL) | {"im2col_gluon_sm90", "conv_gluon_sm90"} | set(SURED_ENTRIES)
     | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces", "cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32",
        "cu_video_forms"})

@@ -250,3 +250,22 @@ def swizzle_rows(box: np.ndarray, span: int) -> np.ndarray:
         for c in range(raw.shape[1]):
             out[r, c ^ (r // (128 // span)) % (span // 16)] = raw[r, c]
     return out.reshape(-1)
+
+
+def gluon_conv_reference(x: np.ndarray, wt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the im2col matrix A, D as f32 words) of the corpus's Gluon convolution (tools.corpus.asyncproxy.GLUON_CONV:
+    3 x 3 filter, stride 2, padding 1): numerics.tensorcore's chain of m64n8k16 f16 -> f32 steps from +0 over
+    K = (filter tap, channel), the rows padded to the kernel's 64."""
+    from tools.corpus.asyncproxy import GLUON_CONV
+
+    from tcforge.numerics.tensorcore import get_form, tc_mma
+
+    out, _, _ = im2col_geometry(GLUON_CONV)
+    a = np.concatenate([_im2col_matrix(x, 1, 2, out, divmod(t, 3), 0, x.shape[-1]) for t in range(9)], axis=1)
+    m = len(a)
+    padded = np.concatenate([a, np.zeros((64 - m, a.shape[1]), np.uint16)])[None]
+    form = get_form("wgmma.m64n8k16.f32.f16.f16")
+    d = np.zeros((1, 64, wt.shape[1]), np.uint32)
+    for k0 in range(0, padded.shape[-1], 16):
+        d = tc_mma(form, padded[..., k0:k0 + 16], wt[None, k0:k0 + 16], d)
+    return a, d[0, :m]

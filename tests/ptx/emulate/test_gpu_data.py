@@ -26,7 +26,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from tests.marks import thinned
-from tests.ptx.emulate.kernels import im2col_boxes, round_f32, run_body, swizzle_rows, tma_box_reference
+from tests.ptx.emulate.kernels import (
+    gluon_conv_reference,
+    im2col_boxes,
+    round_f32,
+    run_body,
+    swizzle_rows,
+    tma_box_reference,
+)
 from tools import emulate_corpus as ec
 from tools import emulate_families as ef
 from tools.corpus.asyncproxy import GLUON_IM2COL, TMA_BOXES, TMA_IM2COL
@@ -430,6 +437,14 @@ def test_gluon_im2col_on_the_gpu_is_the_convolutions_im2col_matrix(item) -> None
     """Gluon's im2col tiles on the GPU: each program's tile of the convolution's im2col matrix."""
     want = im2col_boxes(GLUON_IM2COL, item["buffers"]["x"])
     np.testing.assert_array_equal(item["gpu"]["out"].reshape(want.shape), want)
+
+
+@pytest.mark.parametrize("item", _entries("conv_gluon"))
+def test_gluon_convolution_on_the_gpu_is_the_chained_wgmma_model(item) -> None:
+    """Gluon's implicit-GEMM convolution on the GPU (im2col and tiled TMA, wgmma m64n64k16): the chain of
+    numerics.tensorcore m64n8k16 steps over the convolution's im2col matrix, bit for bit."""
+    _, want = gluon_conv_reference(item["buffers"]["x"], item["buffers"]["wt"])
+    np.testing.assert_array_equal(item["gpu"]["out"].reshape(want.shape).view(np.uint32), want)
 
 
 @pytest.mark.parametrize("item", _entries("cu_bulk_copy"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from tests.ptx.emulate.kernels import im2col_boxes, swizzle_rows
+from tests.ptx.emulate.kernels import gluon_conv_reference, im2col_boxes, swizzle_rows
 from tools.corpus.asyncproxy import TMA_IM2COL, im2col_conv
 
 from tcforge.ptx.emulate import EmulationError, TensorMap, emulate
@@ -132,24 +132,47 @@ def test_im2col_store_without_offsets_writes_the_visited_pixels() -> None:
     np.testing.assert_array_equal(res["out"], want)
 
 
+def _gluon_entry(name: str) -> tuple[dict, dict]:
+    """(buffers, the emulator's outputs) of a Gluon corpus entry, built by Triton here."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tools import emulate_corpus as ec
+    from tools.corpus.entries import ENTRIES
+    from tools.corpus.modules import MODULES
+
+    module = ec._build_triton(MODULES[name], ec._triton_kernels())
+    entry = next(e for e in ENTRIES if e.name == name)
+    kernel, grid, block, shared = ec.launch_of(entry, module)
+    args, buffers, _ = ec.make_args(module["ptx"], kernel, entry.inputs(np.random.default_rng(8)))
+    out, _ = ec.emulate_entry(module["ptx"], kernel, grid, block, shared, args, entry.outputs, buffers)
+    return buffers, out
+
+
 def test_gluon_im2col_tiles_are_the_convolutions_im2col_matrix() -> None:
     """Triton's Gluon compiles a kernel that loads a convolution's im2col tiles through a host TMA im2col descriptor
     (coordinates outermost first, offsets from the filter tap, a 64-byte NVMMA swizzle read back through its layout):
     emulated, every program stores its tap's tile of the im2col matrix (the corpus entry `im2col_gluon_sm90`)."""
-    pytest.importorskip("triton.experimental.gluon")
-    from tools import emulate_corpus as ec
     from tools.corpus.asyncproxy import GLUON_IM2COL
-    from tools.corpus.entries import ENTRIES
-    from tools.corpus.modules import MODULES
 
-    module = ec._build_triton(MODULES["im2col_gluon_sm90"], ec._triton_kernels())
-    entry = next(e for e in ENTRIES if e.name == "im2col_gluon_sm90")
-    kernel, grid, block, shared = ec.launch_of(entry, module)
-    values = entry.inputs(np.random.default_rng(8))
-    args, buffers, _ = ec.make_args(module["ptx"], kernel, values)
-    out, _ = ec.emulate_entry(module["ptx"], kernel, grid, block, shared, args, entry.outputs, buffers)
+    buffers, out = _gluon_entry("im2col_gluon_sm90")
     want = im2col_boxes(GLUON_IM2COL, buffers["x"])
     np.testing.assert_array_equal(np.asarray(out["out"]).reshape(want.shape), want)
+
+
+def test_gluon_implicit_gemm_convolution_is_the_chained_wgmma_model() -> None:
+    """Gluon's implicit-GEMM convolution (im2col TMA for the activations, tiled TMA for the weights, wgmma m64n64k16
+    with B MN-major, specials in the input and the weights): emulated, its output is numerics.tensorcore's chain of
+    m64n8k16 f16 -> f32 steps from +0 over K = (filter tap, channel) of the convolution's im2col matrix, bit for bit,
+    and within 1e-5 of the exact sum where that is finite (the corpus entry `conv_gluon_sm90`)."""
+    buffers, out = _gluon_entry("conv_gluon_sm90")
+    a, want = gluon_conv_reference(buffers["x"], buffers["wt"])
+    m = len(a)
+    got = np.asarray(out["out"]).reshape(m, -1).view(np.uint32)
+    np.testing.assert_array_equal(got, want)
+    with np.errstate(invalid="ignore"):
+        exact = a.view(np.float16).astype(np.float64) @ buffers["wt"].view(np.float16).astype(np.float64)
+    finite = np.isfinite(exact)
+    assert (~finite).any() and finite.sum() > 3000
+    np.testing.assert_allclose(got.view(np.float32)[finite], exact[finite], rtol=1e-5, atol=1e-4)
 
 
 def _tutorial_map(n: int, lower: tuple[int, int], upper: tuple[int, int], channels: int, pixels: int) -> TensorMap:
