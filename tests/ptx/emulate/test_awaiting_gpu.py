@@ -10,6 +10,7 @@ import shutil
 
 import numpy as np
 import pytest
+from tests.marks import thinned
 from tests.ptx.emulate.kernels import fns_reference, im2col_boxes, swizzle_rows, tma_box_reference, video_reference
 from tools import emulate_corpus as ec
 from tools.corpus.asyncproxy import TMA_IM2COL, TMA_REPLACE, TMA_REPLACE_ENTRIES
@@ -39,7 +40,7 @@ def _run(name: str, samples, seed: int = 5) -> tuple[dict, dict]:
     return {v[0]: v[1] for v in values if isinstance(v, tuple)}, out
 
 
-@pytest.mark.parametrize("name", sorted(TMA_IM2COL))
+@pytest.mark.parametrize("name", thinned(sorted(TMA_IM2COL), 2))
 def test_tma_im2col_entries_load_the_convolutions_im2col_matrix(name: str, samples) -> None:
     """nvcc's im2col loads (inline PTX, 3d / 4d / 5d) give each CTA its tile of the convolution's im2col matrix."""
     inputs, out = _run(name, samples)

@@ -90,9 +90,12 @@ def _corpus_params() -> list:
     return out or [pytest.param(None, id="absent", marks=_CORPUS_ABSENT)]
 
 
-def _entries(prefix: str) -> list:
-    """The corpus's entries named PREFIX...; test_corpus_shape holds the corpus to every entry the tool defines."""
-    return ([pytest.param(it, id=it["name"]) for it in _ITEMS if it["name"].startswith(prefix)]
+def _entries(prefix: str, every: int = 1) -> list:
+    """The corpus's entries named PREFIX... (all but every EVERY-th marked slow); test_corpus_shape holds the corpus
+    to every entry the tool defines."""
+    items = [it for it in _ITEMS if it["name"].startswith(prefix)]
+    return ([pytest.param(it, id=it["name"], marks=[] if i % every == 0 else [pytest.mark.slow])
+             for i, it in enumerate(items)]
             or [pytest.param(None, id="absent", marks=pytest.mark.skip(reason=f"no {prefix}* entries in the corpus"))])
 
 
@@ -190,7 +193,7 @@ def _m884_reference(a: np.ndarray, b: np.ndarray, c: np.ndarray, d_type: str) ->
         return np.where(np.isnan(out), np.uint16(0x7FFF), out.astype(np.float16).view(np.uint16))
 
 
-@pytest.mark.parametrize("item", _entries("mma_m884_"))
+@pytest.mark.parametrize("item", _entries("mma_m884_", 2))
 def test_m884_on_the_gpu_is_ptxas_ffma_sequence(item) -> None:
     """Apart from the emulator: each quad pair's m8n8k4 f16 D (operands placed by the PTX ISA's formulas, every A / B
     layout, f16 / f32 / mixed accumulators) is the FFMA sequence ptxas lowers the instruction to, evaluated with
@@ -513,19 +516,19 @@ def samples():
     return functools.cache(lambda arch: ec._build_nvcc(MODULES[f"samples_{arch}"]))
 
 
-@pytest.mark.parametrize("form", thinned(list(range(len(M884_FORMS))), 2))
+@pytest.mark.parametrize("form", thinned(list(range(len(M884_FORMS))), 5))
 def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == m884_name(form))
     test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples("sm80"), 31 + form))
 
 
-@pytest.mark.parametrize("k", thinned(list(F64_M16_K), 2))
+@pytest.mark.parametrize("k", thinned(list(F64_M16_K), 3))
 def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == f"mma_f64_m16n8k{k}")
     test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples("sm90a"), 41 + k))
 
 
-@pytest.mark.parametrize("name", thinned([e.name for e in ENTRIES if e.name.startswith("mma_sp_")], 4))
+@pytest.mark.parametrize("name", thinned([e.name for e in ENTRIES if e.name.startswith("mma_sp_")], 8))
 def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == name)
     test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples("sm90a"), 53))
@@ -537,7 +540,7 @@ def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples) ->
     test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples("sm89"), 61))
 
 
-@pytest.mark.parametrize("form", WG_FORMS, ids=lambda f: f"form{f.form}")
+@pytest.mark.parametrize("form", thinned(WG_FORMS, 3), ids=lambda f: f"form{f.form}")
 def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == wg_name(form))
     test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), 17 + form.form))
