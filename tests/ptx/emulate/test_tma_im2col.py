@@ -217,8 +217,10 @@ def test_map_encoding_text_and_checks() -> None:
     """An im2col map survives its 128-byte encoding and its text form; bad maps and bad copies fail in one line."""
     tm = TensorMap("x", "bf16", (64, 9, 8, 7, 2), (128, 1152, 9216, 64512), (64, 128), 128, "nan",
                    lower=(-1, -2, -3), upper=(4, -5, 6), traversal=(2, 3, 1))
-    assert TensorMap.decode(tm.encode(0x1000), "x") == (tm, 0x1000)
-    assert TensorMap.parse(tm.text()) == tm
+    plain = TensorMap("x", "f16", (16, 8, 8, 1), (32, 256, 2048), (16, 32), lower=(0, -1), upper=(0, 0))
+    for m in (tm, plain):
+        assert TensorMap.decode(m.encode(0x1000), "x") == (m, 0x1000)
+        assert TensorMap.parse(m.text()) == m
     bad = [(dict(lower=(-1,), upper=(0,)), "needs 2 lower and upper corners"),
            (dict(lower=(-200, 0), upper=(0, 0)), "leave the rank-4 range -128..127"),
            (dict(lower=(0, 0), upper=(-9, 0)), "bounding box .* is empty"),

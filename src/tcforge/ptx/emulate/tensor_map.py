@@ -152,8 +152,9 @@ class TensorMap:
         if im2col:
             box = tuple(int(x) for x in np.frombuffer(raw[56:64], np.uint32))
             corners = [int(x) for x in np.frombuffer(raw[_CORNERS_AT:_CORNERS_AT + 12], np.int16)]
+            traversal = tuple(s + 1 for s in estr[1:rank - 1])
             fields = {"lower": tuple(corners[:rank - 2]), "upper": tuple(corners[3:1 + rank]),
-                      "traversal": tuple(s + 1 for s in estr[1:rank - 1])}
+                      "traversal": traversal if any(t != 1 for t in traversal) else ()}
         else:
             box = tuple(int(x) for x in np.frombuffer(raw[56:76], np.uint32)[:rank])
         tm = TensorMap(name, DTYPE_CODES[raw[13]], dims, strides, box, raw[14] * 16, "nan" if raw[15] else "zero",
