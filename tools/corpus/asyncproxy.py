@@ -124,18 +124,17 @@ def im2col_geometry(case: tuple) -> tuple[tuple[int, ...], int, int]:
     return out, rows, filt ** (rank - 2) * -(-rows // pixels)
 
 
-def im2col_conv(case: tuple, rng) -> tuple[np.ndarray, object, np.ndarray]:
-    """(input NHWC-like array, im2col TensorMap over buffer 'x', per-CTA rows of 8 s32: coordinates C first, then
-    the im2col offsets W first) for every filter tap (outer loop) and every `pixels`-row tile of the im2col
-    matrix: the tile's first filter corner as the coordinates, lower corners -padding, upper ones at the last
-    output's corner, traversal strides the convolution's."""
+def im2col_map(case: tuple) -> tuple[object, np.ndarray]:
+    """(im2col TensorMap over buffer 'x', per-CTA rows of 8 s32: coordinates C first, then the im2col offsets W
+    first) for every filter tap (outer loop) and every `pixels`-row tile of the im2col matrix: the tile's first
+    filter corner as the coordinates, lower corners -padding, upper ones at the last output's corner, traversal
+    strides the convolution's."""
     from tcforge.ptx.emulate import TensorMap
 
     rank, dims_outer, c_total, dtype, pad, stride, filt, pixels, channels, c0, swizzle, fill = case
     out, rows, _ = im2col_geometry(case)
     n_img, spatial = dims_outer[0], dims_outer[1:]
     es = {"f16": 2, "f32": 4}[dtype]
-    x = rng.integers(1, 0x3C00 if es == 2 else 2**31, (n_img, *spatial, c_total)).astype(f"u{es}")
     dims = (c_total, *reversed(spatial), n_img)  # innermost first: C, W, H, D, N
     strides = tuple(int(np.prod(dims[:i + 1])) * es for i in range(rank - 1))
     upper = tuple((o - 1) * stride - pad - s + 1 for o, s in zip(reversed(out), reversed(spatial), strict=True))
@@ -147,7 +146,15 @@ def im2col_conv(case: tuple, rng) -> tuple[np.ndarray, object, np.ndarray]:
             n0, o = divmod(m0, int(np.prod(out)))
             corner = [int(i) * stride - pad for i in np.unravel_index(o, out)]  # outermost first
             args.append([c0, *reversed(corner), n0, *reversed(tap)] + [0] * (10 - 2 * rank))
-    return x, tm, np.array(args, np.int32)
+    return tm, np.array(args, np.int32)
+
+
+def im2col_conv(case: tuple, rng) -> tuple[np.ndarray, object, np.ndarray]:
+    """(input NHWC-like array of random codes, then `im2col_map`'s map and per-CTA rows)."""
+    _, dims_outer, c_total, dtype = case[:4]
+    es = {"f16": 2, "f32": 4}[dtype]
+    x = rng.integers(1, 0x3C00 if es == 2 else 2**31, (*dims_outer, c_total)).astype(f"u{es}")
+    return (x, *im2col_map(case))
 
 
 # Gluon's im2col tiles (module im2col_gluon_sm90): a 3x3 stride-2 convolution's 60 output rows in two 32-row tiles
@@ -173,13 +180,15 @@ def _gluon_conv(rng):
     NaN; Triton's unused descriptor words and scratch pointers."""
     from tcforge.ptx.emulate import TensorMap
 
-    x, tm, _ = im2col_conv(GLUON_CONV, rng)
-    x = (rng.standard_normal(x.shape) * 0.5).astype(np.float16)
+    _, dims_outer, c_total, _, _, _, filt, _, channels = GLUON_CONV[:9]
+    tm, _ = im2col_map(GLUON_CONV)
+    _, m, _ = im2col_geometry(GLUON_CONV)
+    x = (rng.standard_normal((*dims_outer, c_total)) * 0.5).astype(np.float16)
     x[0, 4, 5, :8] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 6e-8, -6e-8, 65504.0]
-    wt = (rng.standard_normal((9 * 64, 64)) * 0.25).astype(np.float16)
+    k = filt * filt * c_total
+    wt = (rng.standard_normal((k, 64)) * 0.25).astype(np.float16)
     wt[70, :4] = [np.inf, 1e-7, -65504.0, np.nan]
-    wm = TensorMap("wt", "f16", (64, 9 * 64), (128,), (64, 32), 128)
-    m = 2 * 5 * 6
+    wm = TensorMap("wt", "f16", (64, k), (128,), (64, channels), 128)
     return [tm, 0, 0, 0, 0, wm, 0, 0, 0, 0, ("out", np.full((m, 64), np.nan, np.float32)), m,
             ("gscratch", np.zeros(256, np.uint8)), ("pscratch", np.zeros(256, np.uint8)), ("x", x.view(np.uint16)),
             ("wt", wt.view(np.uint16))]

@@ -113,7 +113,13 @@ def encoder_args(
     rank = len(dims)
     return (_enum(cu.CUtensorMapDataType, dtype), rank, int(address), [u64(int(d)) for d in dims],
             [u64(int(s)) for s in strides_bytes], [u32(int(b)) for b in box], [u32(1)] * rank,
-            cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+            *_layout_args(swizzle, l2_promotion, oob_nan))
+
+
+def _layout_args(swizzle: int, l2_promotion: int, oob_nan: bool) -> tuple:
+    """Both encoders' last four arguments: no interleave, the swizzle, L2 promotion and out-of-bounds fill enums."""
+    cu = driver.module()
+    return (cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
             _enum(cu.CUtensorMapSwizzle, SWIZZLE_BYTES[swizzle]), _enum(cu.CUtensorMapL2promotion, l2_promotion),
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if oob_nan else
             cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
@@ -235,12 +241,9 @@ def encode_im2col(
     u32, u64 = cu.cuuint32_t, cu.cuuint64_t
     rank = len(dims)
     estr = [1, *traversal, 1]
-    tail = (_enum(cu.CUtensorMapSwizzle, SWIZZLE_BYTES[swizzle]), _enum(cu.CUtensorMapL2promotion, l2_promotion),
-            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA if oob_nan else
-            cu.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
     args = (_enum(cu.CUtensorMapDataType, dtype), rank, int(address), [u64(int(d)) for d in dims],
             [u64(int(s)) for s in strides_bytes], [int(v) for v in lower], [int(v) for v in upper], channels, pixels,
-            [u32(int(e)) for e in estr], cu.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, *tail)
+            [u32(int(e)) for e in estr], *_layout_args(swizzle, l2_promotion, oob_nan))
 
     def direct(tm: TensorMap) -> int:
         global _direct_im2col
