@@ -91,7 +91,7 @@ for phase in "$@"; do
       fi
       set -f; i=0
       IFS=';' read -ra groups <<< "${FRESH_GROUPS:-tex* tld4* cu_image_queries;sul* sus* sured*;tma_reduce* bulk_reduce* \
-cu_tma_nanfill* cu_tma_replace*;wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*;cu_mufu16* cu_set_forms \
+cu_tma_nanfill* cu_tma_replace*;wgmma_sp_* wgmma_s32* wgmma_f32_tf32* mm_f32_tf32* desc_mm* ws_mm*;cu_mufu16* cu_set_forms \
 cu_fns_spaces cu_int_packs cu_wmma* cu_video*;cu_tma_im2col* im2col_gluon* conv_gluon*}"
       for group in "${groups[@]}"; do
         i=$((i + 1))

@@ -929,6 +929,99 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_forms(const uint4* img, 
         wg_store(d, out);
     }
 }
+
+// Sparse wgmma (wgmma.mma_async.sp, 2:4 A; 1:2 tf32) on one warpgroup, N = 32: the compressed A (64 x 32 bytes)
+// from the image or registers, B 32 rows x 64 bytes of K, each step's metadata word per thread from
+// meta[CTA][step][thread], its selector an immediate. Forms (tools/corpus/wgmma.py, WG_SP_FORMS): 0 f16 -> f32
+// (A, B 128-byte swizzle; selector 0, then 1 with -A on B's second 64 bytes); 1 bf16 -> f32, A from registers, B
+// without swizzle, selector 1; 2 e4m3 x e5m2 -> f32 k64, 64-byte swizzles, two B slabs; 3 tf32 -> f32 k16,
+// selectors 0 and 1; 4 u8 x s8 -> s32 .satfinite k64, B without swizzle; 5 f16 -> f16, B MN-major (64-byte
+// swizzle); 6-8 probes (f16 selector 1, e4m3, tf32) on 128-byte swizzles.
+#define TCF_SP_REGS16 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define TCF_SP_SS(FORM, SEL, A, B, E, S, TAIL)                                                                      \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %19, 0; wgmma.mma_async.sp.sync.aligned." FORM " {" TCF_SP_REGS16 \
+                 "}, %16, %17, %18, " SEL ", p" TAIL "; }"                                                          \
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),  \
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]),         \
+                   "+f"(d[15])                                                                                      \
+                 : "l"(A), "l"(B), "r"(E), "r"(S) : "memory")
+#define TCF_SP_INT_SS(FORM, SEL, A, B, E, S)                                                                        \
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %19, 0; wgmma.mma_async.sp.sync.aligned." FORM " {" TCF_SP_REGS16 \
+                 "}, %16, %17, %18, " SEL ", p; }"                                                                  \
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7]),  \
+                   "+r"(d[8]), "+r"(d[9]), "+r"(d[10]), "+r"(d[11]), "+r"(d[12]), "+r"(d[13]), "+r"(d[14]),         \
+                   "+r"(d[15])                                                                                      \
+                 : "l"(A), "l"(B), "r"(E), "r"(S) : "memory")
+
+extern "C" __global__ void __launch_bounds__(128) wgmma_sp_forms(const uint4* img, int img_bytes,
+                                                                 const unsigned* areg, const unsigned* meta,
+                                                                 const unsigned* c, unsigned* out, int form,
+                                                                 int scale_d)
+{
+    __shared__ __align__(1024) uint4 sm[12288 / 16];
+    for (int i = threadIdx.x; i < img_bytes / 16; i += 128) sm[i] = img[blockIdx.x * (img_bytes / 16) + i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const unsigned s = (unsigned)__cvta_generic_to_shared(sm);
+    const int steps = (form == 0 || form == 2 || form == 3) ? 2 : 1;
+    const unsigned e0 = meta[(blockIdx.x * steps) * 128 + threadIdx.x];
+    const unsigned e1 = meta[(blockIdx.x * steps + steps - 1) * 128 + threadIdx.x];
+    if (form == 4) {
+        unsigned d[16];
+        wg_load(d, c);
+        TCF_SP_INT_SS("m64n32k64.s32.u8.s8.satfinite", "0", wg_desc(s, 16, 1024, 1), wg_desc(s + 8192, 128, 512, 0),
+                      e0, scale_d);
+        wg_store(d, out);
+    } else if (form == 5) {
+        unsigned d[8];
+        wg_load(d, c);
+        asm volatile("{ .reg .pred p; setp.ne.b32 p, %11, 0; wgmma.mma_async.sp.sync.aligned.m64n32k32.f16.f16.f16 {"
+                     "%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, %10, 0, p, 1, 1, 0, 1; }"
+                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+                     : "l"(wg_desc(s, 16, 1024, 1)), "l"(wg_desc(s + 8192, 2048, 512, 2)), "r"(e0), "r"(scale_d)
+                     : "memory");
+        wg_store(d, out);
+    } else if (form == 1) {
+        float d[16];
+        unsigned a[4];
+        for (int r = 0; r < 4; ++r) a[r] = areg[(blockIdx.x * 4 + r) * 128 + threadIdx.x];
+        wg_load(d, c);
+        asm volatile("{ .reg .pred p; setp.ne.b32 p, %22, 0; wgmma.mma_async.sp.sync.aligned.m64n32k32.f32.bf16.bf16 "
+                     "{" TCF_SP_REGS16 "}, {%16, %17, %18, %19}, %20, %21, 1, p, 1, -1, 0; }"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+                       "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+                       "+f"(d[14]), "+f"(d[15])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(wg_desc(s, 128, 512, 0)), "r"(e0),
+                       "r"(scale_d)
+                     : "memory");
+        wg_store(d, out);
+    } else {
+        float d[16];
+        const unsigned long long a0 = wg_desc(s, 16, 1024, 1), b0 = wg_desc(s + 8192, 16, 1024, 1);
+        wg_load(d, c);
+        if (form == 0) {
+            TCF_SP_SS("m64n32k32.f32.f16.f16", "0", a0, b0, e0, scale_d, ", 1, 1, 0, 0");
+            TCF_SP_SS("m64n32k32.f32.f16.f16", "1", wg_desc(s + 32, 16, 1024, 1), wg_desc(s + 8192 + 64, 16, 1024, 1),
+                      e1, 1, ", -1, 1, 0, 0");
+        } else if (form == 2) {
+            TCF_SP_SS("m64n32k64.f32.e4m3.e5m2", "0", wg_desc(s, 16, 512, 2), wg_desc(s + 4096, 16, 512, 2), e0,
+                      scale_d, ", 1, 1");
+            TCF_SP_SS("m64n32k64.f32.e4m3.e5m2", "0", wg_desc(s + 32, 16, 512, 2), wg_desc(s + 6144, 16, 512, 2), e1,
+                      1, ", 1, -1");
+        } else if (form == 3) {
+            TCF_SP_SS("m64n32k16.f32.tf32.tf32", "0", a0, b0, e0, scale_d, ", 1, -1");
+            TCF_SP_SS("m64n32k16.f32.tf32.tf32", "1", wg_desc(s + 32, 16, 1024, 1),
+                      wg_desc(s + 8192 + 64, 16, 1024, 1), e1, 1, ", -1, -1");
+        } else if (form == 6) {
+            TCF_SP_SS("m64n32k32.f32.f16.f16", "1", a0, b0, e0, scale_d, ", 1, 1, 0, 0");
+        } else if (form == 7) {
+            TCF_SP_SS("m64n32k64.f32.e4m3.e4m3", "0", a0, b0, e0, scale_d, ", 1, 1");
+        } else {
+            TCF_SP_SS("m64n32k16.f32.tf32.tf32", "0", a0, b0, e0, scale_d, ", 1, 1");
+        }
+        wg_store(d, out);
+    }
+}
 #endif
 
 // Sparse mma.sp::ordered_metadata (2:4 A), one tile per warp: A 2 or 4 words per lane (the compressed tile in the

@@ -58,7 +58,7 @@ from tools.corpus.mma import (
 )
 from tools.corpus.modules import MODULES
 from tools.corpus.values import E4M3_SPECIAL, F16_SPECIAL, _bf16, _sprinkle, e4m3, f16, f32, with_cancellations
-from tools.corpus.wgmma import WG_FORMS, _wgmma_inputs, wg_name
+from tools.corpus.wgmma import WG_FORMS, WG_SP_FORMS, _wgmma_inputs, wg_name
 
 
 @dataclass(frozen=True)
@@ -435,6 +435,8 @@ def _samples() -> list[Entry]:
           (16 * 64 + 64 * 8) * 2),
         *(e(wg_name(f), "samples_sm90a", "wgmma_forms", (f.ctas, 1, 1),
             (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_FORMS),
+        *(e(wg_name(f), "samples_sm90a", "wgmma_sp_forms", (f.ctas, 1, 1),
+            (128, 1, 1), _wgmma_inputs(f), ("d",)) for f in WG_SP_FORMS),
         *(e(sp_name(form, probe), "samples_sm90a", "mma_sp_special", (4, 1, 1), (128, 1, 1), _sp_inputs(form, probe),
             ("d",)) for form in range(len(SP_FORMS)) for probe in (True, False)),
         e("cu_tf32_cvt", "samples_sm90a", "tf32_cvt", (56, 1, 1), (128, 1, 1), _tf32_cvt_inputs, ("out",)),
@@ -528,7 +530,7 @@ def _triton_entries() -> list[Entry]:
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
 AWAITING_GPU: set[str] = (
-    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "cu_tma_nanfill"))}
+    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "cu_tma_nanfill", "wgmma_sp_"))}
     | set(TEX_ENTRIES)
     | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
     | set(TMA_REPLACE_ENTRIES) | set(TMA_IM2COL) | {"im2col_gluon_sm90", "conv_gluon_sm90"} | set(SURED_ENTRIES)

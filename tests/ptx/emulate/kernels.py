@@ -269,3 +269,37 @@ def gluon_conv_reference(x: np.ndarray, wt: np.ndarray) -> tuple[np.ndarray, np.
     for k0 in range(0, padded.shape[-1], 16):
         d = tc_mma(form, padded[..., k0:k0 + 16], wt[None, k0:k0 + 16], d)
     return a, d[0, :m]
+
+
+def sp_dense(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
+    """A 2:4 sparse A decompressed (W, 16, K) and its kept positions, read from the lanes' side: lane 4g + q of a
+    quad, q = sel·L + w (L = K/16 lanes; tf32: K/8, K counted in 16-bit halves), holds in nibble n (x = 8w + n) the
+    ordered pair (i0, i1) of row g + 8h, chunk j = (x // 2c)·c + x % c, h = (x % 2c) // c (c = 4 chunks for 16-bit
+    elements and tf32, 8 for 8-bit); a tf32 pair (0, 1) or (2, 3) keeps element 2j + i0 / 2."""
+    tf32 = a.itemsize == 4
+    c, lanes = (4, k // 8) if tf32 else (8 // a.itemsize, k // 16)
+    chunks = k // 2 if tf32 else k // 4
+    dense, keep = np.zeros((a.shape[0], 16, k), a.dtype), np.zeros((a.shape[0], 16, k), bool)
+    warps = np.arange(a.shape[0])
+    for lane in range(32):
+        w = lane % 4 - sel * lanes
+        if not 0 <= w < lanes:
+            continue
+        for n in range(8):
+            x = 8 * w + n
+            j, row = (x // (2 * c)) * c + x % c, lane // 4 + 8 * ((x % (2 * c)) // c)
+            if j >= chunks:
+                continue
+            nib = (meta[:, lane] >> np.uint32(4 * n)) & np.uint32(0xF)
+            kept = [(2 * j + (nib & 3).astype(int) // 2, j)] if tf32 else \
+                [(4 * j + pos.astype(int), 2 * j + s_) for s_, pos in enumerate((nib & 3, nib >> 2))]
+            for col, src in kept:
+                dense[warps, row, col] = a[:, row, src]
+                keep[warps, row, col] = True
+    return dense, keep
+
+
+def sp_dense4(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
+    """sp_dense for 4-bit codes (W, 16, K/2): pairs of elements as the 8-bit units the metadata counts (4:8)."""
+    units, keep = sp_dense((a[..., 0::2] | a[..., 1::2] << 4).astype(np.uint8), meta, k // 2, sel)
+    return np.stack([units & 0xF, units >> 4], axis=-1).reshape(a.shape[0], 16, k), np.repeat(keep, 2, axis=-1)

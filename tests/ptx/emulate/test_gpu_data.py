@@ -31,6 +31,8 @@ from tests.ptx.emulate.kernels import (
     im2col_boxes,
     round_f32,
     run_body,
+    sp_dense,
+    sp_dense4,
     swizzle_rows,
     tma_box_reference,
 )
@@ -62,7 +64,16 @@ from tools.corpus.mma import (
 )
 from tools.corpus.modules import MODULES
 from tools.corpus.values import _wg_codes
-from tools.corpus.wgmma import WG_FORMS, wg_expected, wg_fragments, wg_image, wg_name, wg_tiles
+from tools.corpus.wgmma import (
+    WG_FORMS,
+    WG_SP_FORMS,
+    wg_expected,
+    wg_fragments,
+    wg_image,
+    wg_meta,
+    wg_name,
+    wg_tiles,
+)
 
 from tcforge.gemm import ladder
 from tcforge.numerics.tensorcore import FORM_NAMES as TC_FORM_NAMES
@@ -147,12 +158,46 @@ def test_emulator_matches_gpu_bits(item) -> None:
 def test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(item) -> None:
     """Apart from the emulator: tiles placed by the PTX ISA's canonical layouts (registers, 64- / 128-byte swizzles,
     no swizzle), D from numerics.tensorcore step by step (imm-scale -1 as sign flips, scale-d 0 as C = +0); integer
-    forms: each step's exact sum, wrapped or clamped with .satfinite."""
-    form = next(f for f in WG_FORMS if item["name"] == wg_name(f))
-    a, b, c = wg_tiles(np.random.default_rng(item["meta"]["seed"]), form)
+    forms: each step's exact sum, wrapped or clamped with .satfinite. Sparse forms: wgmma_sparse_expected."""
+    form = next(f for f in (*WG_FORMS, *WG_SP_FORMS) if item["name"] == wg_name(f))
+    rng = np.random.default_rng(item["meta"]["seed"])
+    a, b, c = wg_tiles(rng, form)
     np.testing.assert_array_equal(wg_image(form, a, b).reshape(-1), item["buffers"]["img"].reshape(-1))
-    want = wg_fragments(wg_expected(form, a, b, c), form.acc)
+    if form.sparse:
+        meta = wg_meta(rng, form)
+        np.testing.assert_array_equal(meta.reshape(-1), item["buffers"]["meta"].reshape(-1))
+        want = wg_fragments(wgmma_sparse_expected(form, a, b, c, meta), form.acc)
+    else:
+        want = wg_fragments(wg_expected(form, a, b, c), form.acc)
     np.testing.assert_array_equal(want.reshape(-1), item["gpu"]["d"].reshape(-1))
+
+
+def wgmma_sparse_expected(form, a: np.ndarray, b: np.ndarray, c: np.ndarray, meta: np.ndarray) -> np.ndarray:
+    """A sparse form's D (CTA, 64, N) bits: per step, each warp's compressed A decompressed by its metadata words
+    read from the lanes' side (sp_dense: mma.sp's m16n8 layout, which the PTX ISA draws for wgmma too), imm-scale -1
+    as sign flips of A's kept and all of B's elements; row r's D is the dense form's one step over the K positions
+    with the rows row r does not keep zeroed (integers: the exact sum, wrapped or clamped once per step)."""
+    k, ctas = form.k, a.shape[0]
+    bits = {1: 0x80, 2: 0x8000, 4: 0x80000000}[a.itemsize]
+    d = c if form.scale_d else np.zeros_like(c)
+    f = None if form.integer else replace(TF32_FORM if form.ta == "tf32" else get_form(form.tc_form), m=1, k=k,
+                                          groups=(tuple(range(k)),))
+    for s, (_, _, (sa, sb)) in enumerate(form.steps):
+        dense, keep = (x.reshape(ctas, 64, k) for x in sp_dense(a[:, s].reshape(4 * ctas, 16, k // 2),
+                                                                 meta[:, s].reshape(4 * ctas, 32), k, form.sels[s]))
+        assert (keep.sum(-1) == k // 2).all()
+        bt = b[:, s].swapaxes(-1, -2) ^ np.array(bits if sb < 0 else 0, b.dtype)  # (CTA, K, N)
+        if sa < 0:
+            dense = np.where(keep, dense ^ np.array(bits, a.dtype), dense)
+        if form.integer:
+            val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64)}
+            e = d.view(np.int32).astype(np.int64) + val[form.ta](dense) @ val[form.tb](bt)
+            d = ((np.clip(e, -2**31, 2**31 - 1) if form.acc.endswith("satfinite") else e) & 0xFFFFFFFF)
+            d = d.astype(np.uint32)
+        else:
+            rows_b = np.where(keep[..., None], bt[:, None], 0).astype(b.dtype)  # (CTA, 64, K, N): row r's B
+            d = tc_mma(f, dense[:, :, None], rows_b, d[:, :, None])[:, :, 0]
+    return d
 
 
 def _f32_op(x: float, y: float, z: float) -> float:
@@ -259,40 +304,6 @@ def test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(item) -> None:
     assert differs["once"] > 20 and differs["reversed"] > 20, differs
 
 
-def _sp_dense(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
-    """A 2:4 sparse A decompressed (W, 16, K) and its kept positions, read from the lanes' side: lane 4g + q of a
-    quad, q = sel·L + w (L = K/16 lanes; tf32: K/8, K counted in 16-bit halves), holds in nibble n (x = 8w + n) the
-    ordered pair (i0, i1) of row g + 8h, chunk j = (x // 2c)·c + x % c, h = (x % 2c) // c (c = 4 chunks for 16-bit
-    elements and tf32, 8 for 8-bit); a tf32 pair (0, 1) or (2, 3) keeps element 2j + i0 / 2."""
-    tf32 = a.itemsize == 4
-    c, lanes = (4, k // 8) if tf32 else (8 // a.itemsize, k // 16)
-    chunks = k // 2 if tf32 else k // 4
-    dense, keep = np.zeros((a.shape[0], 16, k), a.dtype), np.zeros((a.shape[0], 16, k), bool)
-    warps = np.arange(a.shape[0])
-    for lane in range(32):
-        w = lane % 4 - sel * lanes
-        if not 0 <= w < lanes:
-            continue
-        for n in range(8):
-            x = 8 * w + n
-            j, row = (x // (2 * c)) * c + x % c, lane // 4 + 8 * ((x % (2 * c)) // c)
-            if j >= chunks:
-                continue
-            nib = (meta[:, lane] >> np.uint32(4 * n)) & np.uint32(0xF)
-            kept = [(2 * j + (nib & 3).astype(int) // 2, j)] if tf32 else \
-                [(4 * j + pos.astype(int), 2 * j + s_) for s_, pos in enumerate((nib & 3, nib >> 2))]
-            for col, src in kept:
-                dense[warps, row, col] = a[:, row, src]
-                keep[warps, row, col] = True
-    return dense, keep
-
-
-def _sp_dense4(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.ndarray, np.ndarray]:
-    """_sp_dense for 4-bit codes (W, 16, K/2): pairs of elements as the 8-bit units the metadata counts (4:8)."""
-    units, keep = _sp_dense((a[..., 0::2] | a[..., 1::2] << 4).astype(np.uint8), meta, k // 2, sel)
-    return np.stack([units & 0xF, units >> 4], axis=-1).reshape(a.shape[0], 16, k), np.repeat(keep, 2, axis=-1)
-
-
 @pytest.mark.parametrize("item", _entries("mma_sp_"))
 def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) -> None:
     """Apart from the emulator: sparse D (A decompressed by the metadata read from the lanes' side) is, per row, the
@@ -308,7 +319,7 @@ def test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(item) ->
     for name, w in zip("abc", sp_words(a, b, c, 4 if four else None), strict=True):
         np.testing.assert_array_equal(w, item["buffers"][name])
     np.testing.assert_array_equal(meta, item["buffers"]["e"])
-    dense, keep = (_sp_dense4 if four else _sp_dense)(a, meta, k, sel)
+    dense, keep = (sp_dense4 if four else sp_dense)(a, meta, k, sel)
     assert (keep.sum(-1) == k // 2).all()
     if d == "s32":
         val = {"s8": lambda x: x.view(np.int8).astype(np.int64), "u8": lambda x: x.astype(np.int64),
@@ -540,10 +551,11 @@ def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples) ->
     test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples("sm89"), 61))
 
 
-@pytest.mark.parametrize("form", thinned(WG_FORMS, 3), ids=lambda f: f"form{f.form}")
+@pytest.mark.parametrize("form", thinned(WG_FORMS, 3) + thinned(WG_SP_FORMS, 3), ids=wg_name)
 def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == wg_name(form))
-    test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), 17 + form.form))
+    seed = 17 + form.form + 40 * form.sparse
+    test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), seed))
 
 
 @pytest.mark.parametrize("name", [e.name for e in ENTRIES if e.name.startswith("cu_tma_box")][::4])

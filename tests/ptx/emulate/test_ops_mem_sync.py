@@ -273,22 +273,53 @@ def wgmma_kernel(n: int, dtype: str, atype: str, btype: str, loops: int = 1) -> 
     LBO/SBO/swizzle + the tile's start; B2 starts wg_kstep * 16 bytes later); stores D1 then D2 per thread."""
     nd = n // 4 if dtype == "f16" else n // 2
     acc = ", ".join(f"%acc{i}" for i in range(nd))
-    loads = "\n".join(f"\tld.global.v4.u32 {{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}, [%rd15+{4 * i}];"
-                      for i in range(0, nd, 4))
-    store = "\n".join(f"\tst.global.v4.u32 [%rd21+{{off}}], {{{{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}}};"
-                      .format(off=4 * i) for i in range(0, nd, 4))
     k, trans = (16, ", 0") if atype in ("f16", "bf16") else (32, "")  # 16-bit types: imm-trans-b (A in registers)
     ints = dtype.startswith("s32")  # integer forms take no imm-scale operands (the chain keeps A's sign)
     first, second = ("", "") if ints else (", 1, 1", ", -1, 1")
     op = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{dtype.split('.')[0]}.{atype}.{btype}" + \
         (".satfinite" if dtype.endswith(".satfinite") else "")
+    return wg_kernel_text(nd, f"""	ld.param.u32 %r7, [wg_kstep];
+	cvt.u64.u32 %rd18, %r7;
+	add.s64 %rd19, %rd17, %rd18;
+	mov.u32 %r25, 0;
+$Lloop:
+	wgmma.fence.sync.aligned;
+	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd17, %p2{first}{trans};
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	add.u32 %r25, %r25, 1;
+	setp.lt.u32 %p3, %r25, {loops};
+	@%p3 bra $Lloop;
+{wg_store(nd)}
+	wgmma.fence.sync.aligned;
+	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd19, 1{second}{trans};
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 1;
+	wgmma.wait_group.sync.aligned 0;
+	add.s64 %rd21, %rd21, {4 * nd};
+{wg_store(nd)}""", ".param .u32 wg_kstep")
+
+
+def wg_store(nd: int) -> str:
+    """PTX storing the nd accumulator registers at %rd21."""
+    return "\n".join(f"\tst.global.v4.u32 [%rd21+{4 * i}], {{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}};"
+                     for i in range(0, nd, 4))
+
+
+def wg_kernel_text(nd: int, body: str, params: str) -> str:
+    """A wgmma test kernel `wg` (any grid of 256-thread CTAs): each CTA copies wg_words words of its B images from
+    wg_b into shared memory (warpgroup w's at w * WG_REGION), each thread loads its A registers %r20..%r23 from wg_a
+    and its nd accumulators %acc from wg_c; then %rd17 = wg_desc + the warpgroup's region start (>> 4), %p2 = bit
+    2 * ctaid + warpgroup of wg_keep, %rd21 the thread's D in wg_d, and `body` runs (`params`: more parameters)."""
+    loads = "\n".join(f"\tld.global.v4.u32 {{%acc{i}, %acc{i + 1}, %acc{i + 2}, %acc{i + 3}}}, [%rd15+{4 * i}];"
+                      for i in range(0, nd, 4))
     return f""".version 8.0
 .target sm_90a
 .address_size 64
 
 .visible .entry wg(
 	.param .u64 wg_a, .param .u64 wg_b, .param .u64 wg_c, .param .u64 wg_d,
-	.param .u32 wg_words, .param .u64 wg_desc, .param .u32 wg_kstep, .param .u32 wg_keep
+	.param .u32 wg_words, .param .u64 wg_desc, .param .u32 wg_keep, {params}
 )
 {{
 	.reg .pred %p<4>;
@@ -302,7 +333,6 @@ def wgmma_kernel(n: int, dtype: str, atype: str, btype: str, loops: int = 1) -> 
 	ld.param.u64 %rd4, [wg_d];
 	ld.param.u32 %r6, [wg_words];
 	ld.param.u64 %rd5, [wg_desc];
-	ld.param.u32 %r7, [wg_kstep];
 	ld.param.u32 %r8, [wg_keep];
 	mov.u32 %r1, %tid.x;
 	mov.u32 %r2, %ctaid.x;
@@ -336,8 +366,6 @@ $Lcopied:
 	shr.u32 %r18, %r17, 4;
 	cvt.u64.u32 %rd16, %r18;
 	add.s64 %rd17, %rd5, %rd16;
-	cvt.u64.u32 %rd18, %r7;
-	add.s64 %rd19, %rd17, %rd18;
 	shl.b32 %r19, %r2, 1;
 	add.s32 %r19, %r19, %r15;
 	shr.u32 %r24, %r8, %r19;
@@ -345,23 +373,7 @@ $Lcopied:
 	setp.ne.u32 %p2, %r24, 0;
 	mul.wide.u32 %rd20, %r4, {8 * nd};
 	add.s64 %rd21, %rd4, %rd20;
-	mov.u32 %r25, 0;
-$Lloop:
-	wgmma.fence.sync.aligned;
-	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd17, %p2{first}{trans};
-	wgmma.commit_group.sync.aligned;
-	wgmma.wait_group.sync.aligned 0;
-	add.u32 %r25, %r25, 1;
-	setp.lt.u32 %p3, %r25, {loops};
-	@%p3 bra $Lloop;
-{store}
-	wgmma.fence.sync.aligned;
-	{op} {{{acc}}}, {{%r20, %r21, %r22, %r23}}, %rd19, 1{second}{trans};
-	wgmma.commit_group.sync.aligned;
-	wgmma.wait_group.sync.aligned 1;
-	wgmma.wait_group.sync.aligned 0;
-	add.s64 %rd21, %rd21, {4 * nd};
-{store}
+{body}
 	ret;
 }}
 """

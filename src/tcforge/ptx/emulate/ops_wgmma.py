@@ -1,7 +1,14 @@
 """Hopper warpgroup MMA: `wgmma.fence` / `commit_group` / `wait_group` and `wgmma.mma_async` m64nNk32 FP8 (e4m3/e5m2,
-f16 or f32 D), m64nNk16 f16/bf16 (f32 D; f16 D for f16), m64nNk8 tf32 -> f32 and m64nNk32 s8/u8 -> s32
-(`.satfinite`), N any multiple of 8 in 8..256, A from four registers or a shared-memory descriptor, B from a
-descriptor, K-major operands (no swizzle or the 32/64/128-byte swizzles).
+f16 or f32 D), m64nNk16 f16/bf16 (f32 D; f16 D for f16), m64nNk8 tf32 -> f32, m64nNk32 s8/u8 -> s32 (`.satfinite`)
+and m64nNk256 b1 -> s32 (`.and.popc`), N any multiple of 8 in 8..256, A from four registers or a shared-memory
+descriptor, B from a descriptor, K-major operands (no swizzle or the 32/64/128-byte swizzles); and the sparse
+`wgmma.mma_async.sp` (2:4 A, 1:2 for tf32) at twice those K but b1's.
+
+Sparse: A is the compressed 64 x K/2 tile, in the dense layout of 32 bytes of K (registers or descriptor); B is the
+N x K tile, 64 bytes of K per row; each warp's metadata register and the selector name the B rows of its 16 rows as
+mma.sp's m16n8 layout of the same K and type does (the PTX ISA draws both with one figure; ops_matrix._sp_columns,
+pinned there by the H100). Each row's D is the dense form's arithmetic (one step, C fused) over its K/2 kept
+products, as sparse mma.sync's 16-bit forms are on the H100 (assumed for wgmma until its corpus entries run).
 
 The mma runs eagerly at issue, for every warpgroup of the batch in one pass (A registers and shared memory are read
 then); fence / commit / wait change no data (a correct program touches neither D nor the operands before the wait).
@@ -22,7 +29,7 @@ import numpy as np
 
 from tcforge.numerics.tensorcore import HOPPER_FORMS, Form
 from tcforge.numerics.tensorcore import tc_mma as _tc_mma
-from tcforge.ptx.emulate.ops_matrix import int_products, s32_sum
+from tcforge.ptx.emulate.ops_matrix import _int_values, _sp_columns, int_products, s32_sum
 from tcforge.ptx.emulate.state import UINT
 from tcforge.ptx.operands import Imm, Not, Reg, Vec
 
@@ -37,7 +44,8 @@ TF32_FORM = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], name="wgmma.m64n
                     source="the f16 -> f32 wgmma datapath, one 8-term step on tf32 values (assumed)")
 _WG_FORMS = {n: f for n, f in HOPPER_FORMS.items() if f.op == "wgmma"} | {TF32_FORM.name: TF32_FORM}
 _FORMS = ", ".join(sorted({f"m64nNk{f.k}.{f.c}.{f.a}.{f.b}" for f in _WG_FORMS.values()}))
-_ESIZE = {"e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "f16": 2, "bf16": 2, "tf32": 4}  # operand element bytes
+_ESIZE = {"e4m3": 1, "e5m2": 1, "s8": 1, "u8": 1, "f16": 2, "bf16": 2, "tf32": 4, "b1": 1}  # operand element bytes
+# (b1: a byte of 8 elements)
 
 
 def b_wgmma(ctx, st, parts: list[str]) -> Run:
@@ -50,9 +58,8 @@ def b_wgmma(ctx, st, parts: list[str]) -> Run:
         def sync(m) -> None:
             _warpgroups(ctx, st, m)
         return sync
-    if kind != "mma_async" or "sp" in parts:
-        ctx.unsupported(st, f"{st.opcode} (of wgmma, fence, commit_group, wait_group and the dense mma_async are "
-                            "emulated)")
+    if kind != "mma_async":
+        ctx.unsupported(st, f"{st.opcode} (of wgmma, fence, commit_group, wait_group and mma_async are emulated)")
     return _mma_async(ctx, st, parts)
 
 
@@ -125,17 +132,17 @@ def _fields(desc: int) -> tuple[int, int, int]:
     return tuple(((desc >> s) & 0x3FFF) << 4 for s in (0, 16, 32))
 
 
-def descriptor_offsets(desc: int, rows: int, mn_major: bool = False) -> np.ndarray:
-    """Shared-memory byte offsets (rows, 32) of the tile of `rows` rows (M or N) x 32 bytes of k that a descriptor
-    names: start, LBO and SBO are its fields << 4. K-major, no swizzle: 8-row x 16-byte core matrices at start +
-    (row / 8) SBO + (kb / 16) LBO, row r inside at 16 r; swizzle of W bytes: row n at start + (n / 8) SBO + (n % 8) W
-    + kb. MN-major (16-bit elements, element k = kb / 2 of row n), no swizzle: start + (n / 8) SBO + (k / 8) LBO +
-    (k % 8) 16 + (n % 8) 2; swizzle of W bytes: W / 2 elements of n per k-row, start + (n / (W / 2)) LBO + (k / 8) SBO
-    + (k % 8) W + (n % (W / 2)) 2. A swizzle then XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) (on the
-    CTA's shared address, as the GPU)."""
+def descriptor_offsets(desc: int, rows: int, mn_major: bool = False, kbytes: int = 32) -> np.ndarray:
+    """Shared-memory byte offsets (rows, kbytes) of the tile of `rows` rows (M or N) x kbytes bytes of k (32; 64 for
+    a sparse wgmma's B) that a descriptor names: start, LBO and SBO are its fields << 4. K-major, no swizzle: 8-row x
+    16-byte core matrices at start + (row / 8) SBO + (kb / 16) LBO, row r inside at 16 r; swizzle of W bytes (W at
+    least kbytes): row n at start + (n / 8) SBO + (n % 8) W + kb. MN-major (16-bit elements, element k = kb / 2 of
+    row n), no swizzle: start + (n / 8) SBO + (k / 8) LBO + (k % 8) 16 + (n % 8) 2; swizzle of W bytes: W / 2
+    elements of n per k-row, start + (n / (W / 2)) LBO + (k / 8) SBO + (k % 8) W + (n % (W / 2)) 2. A swizzle then
+    XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) (on the CTA's shared address, as the GPU)."""
     start, lbo, sbo = _fields(desc)
     r = np.arange(rows, dtype=np.int64)[:, None]
-    kb = np.arange(32, dtype=np.int64)[None, :]
+    kb = np.arange(kbytes, dtype=np.int64)[None, :]
     width = _SWIZZLE_BYTES.get(desc >> 62)
     if mn_major:
         k, byte = kb >> 1, kb & 1
@@ -157,23 +164,25 @@ def _describe(desc: int) -> str:
     return f"start {f[0]:#x}, LBO {f[1]}, SBO {f[2]}, {f'{sw}-byte swizzle' if sw else 'no swizzle'}"
 
 
-_OFFSETS: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray | None, int]] = {}  # -> _offsets
+_OFFSETS: dict[tuple[int, int, bool, int], tuple[np.ndarray, np.ndarray | None, int]] = {}  # -> _offsets
 
 
-def _offsets(desc: int, rows: int, mn_major: bool) -> tuple[np.ndarray, np.ndarray | None, int]:
-    """descriptor_offsets, its 16-byte units (rows, 2) where a K-major layout keeps them whole (None for MN-major
-    tiles, read byte by byte) and its largest offset; cached (a kernel cycles through few descriptors)."""
-    hit = _OFFSETS.get((desc, rows, mn_major))
+def _offsets(desc: int, rows: int, mn_major: bool, kbytes: int) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """descriptor_offsets, its 16-byte units (rows, kbytes / 16) where a K-major layout keeps them whole (None for
+    MN-major tiles, read byte by byte) and its largest offset; cached (a kernel cycles through few descriptors)."""
+    key = (desc, rows, mn_major, kbytes)
+    hit = _OFFSETS.get(key)
     if hit is None:
         if len(_OFFSETS) >= 4096:
             _OFFSETS.clear()
-        off = descriptor_offsets(desc, rows, mn_major)
-        hit = _OFFSETS[(desc, rows, mn_major)] = (off, None if mn_major else off[:, ::16] >> 4, int(off.max()))
+        off = descriptor_offsets(desc, rows, mn_major, kbytes)
+        hit = _OFFSETS[key] = (off, None if mn_major else off[:, ::16] >> 4, int(off.max()))
     return hit
 
 
-def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, mn_major: bool = False) -> np.ndarray:
-    """The (G, rows, 32) bytes a descriptor per warpgroup names in its CTA's shared memory (bounds checked)."""
+def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, mn_major: bool = False,
+           kbytes: int = 32) -> np.ndarray:
+    """The (G, rows, kbytes) bytes a descriptor per warpgroup names in its CTA's shared memory (bounds checked)."""
     mem = ctx.mem
     uniq, inv = np.unique(desc, return_inverse=True)
     offs = []
@@ -182,7 +191,12 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, 
         if (u >> 49) & 7:
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} has a nonzero base offset (bits 49..51), which the "
                                  "emulator does not support")
-        off, units, hi = _offsets(u, rows, mn_major)
+        width = _SWIZZLE_BYTES.get(u >> 62)
+        if not mn_major and width is not None and kbytes > width:
+            ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) holds {kbytes} bytes of K per row in "
+                                 f"{width}-byte swizzle rows: where the second span lies is not pinned, so the "
+                                 "emulator does not run it (use a 64- or 128-byte swizzle, or none)")
+        off, units, hi = _offsets(u, rows, mn_major, kbytes)
         if hi >= mem.shared_size:
             a = int(off.reshape(-1)[int(np.argmax(off.reshape(-1) >= mem.shared_size))])
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) reads shared byte {a:#x}, outside the "
@@ -190,47 +204,62 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, 
         offs.append(off if mn_major else units)
     cta = (bases // ctx.lanes_per_cta).astype(np.int64)[:, None, None]
     where = np.stack(offs)[inv.reshape(-1)]
-    if mn_major:  # bytes: (G, rows, 32)
+    if mn_major:  # bytes: (G, rows, kbytes)
         return mem.shared.reshape(-1)[where + cta * mem.shared_size]
-    units = mem.shared.reshape(-1, 16)[where + cta * (mem.shared_size >> 4)]  # 16-byte units: (G, rows, 2, 16)
-    return units.reshape(len(bases), rows, 32)
+    units = mem.shared.reshape(-1, 16)[where + cta * (mem.shared_size >> 4)]  # 16-byte units: (G, rows, kb/16, 16)
+    return units.reshape(len(bases), rows, kbytes)
 
 
 # ---- wgmma.mma_async ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _IntForm:
-    """An integer wgmma (m64nNk32 s8 / u8 -> s32): the exact sum C + A·B, wrapped, or clamped with .satfinite."""
+    """An integer wgmma (m64nNk32 s8 / u8, k64 sparse; m64nNk256 b1 .and.popc): the exact sum C + A·B (b1: C + the
+    popcount of A's row AND B's column), wrapped to 32 bits, or clamped to the s32 range with .satfinite."""
 
     a: str
     b: str
     sat: bool
-    k: int = 32
+    k: int
     c: str = "s32"
 
 
-def _form(ctx, st, parts: list[str]) -> tuple[Form | _IntForm, int]:
-    """The numerics form of an opcode and its N."""
+_SP_SELECTORS = {2: (0, 1), 4: (0, 1), 1: (0,)}  # sparse: selectors ptxas takes, by element bytes (the quad's lanes
+# holding a row pair's metadata: K/16 16-bit units of it per lane)
+
+
+def _form(ctx, st, parts: list[str]) -> tuple[Form | _IntForm, int, bool]:
+    """The numerics form of an opcode (sparse: the dense form of half the K, whose A layout the compressed A takes
+    and whose arithmetic each row's kept products take), its N and whether it is sparse."""
+    sparse = "sp" in parts
     shape = next((p for p in parts if _SHAPE.match(p)), None)
     rest = parts[parts.index(shape) + 1:] if shape else []
     sat = rest[-1:] == ["satfinite"]
     if sat:
         rest = rest[:-1]
-    if shape is not None and len(rest) == 3 and rest[0] == "s32":
-        n, k = (int(x) for x in _SHAPE.match(shape).groups())
-        if k != 32 or rest[1] not in ("s8", "u8") or rest[2] not in ("s8", "u8"):
-            ctx.unsupported(st, f"{st.opcode} (integer wgmma is emulated for m64nNk32 s8 / u8)")
-        if n % 8 or not 8 <= n <= 256:
-            ctx.fail_static(st, f"N = {n}: wgmma takes N a multiple of 8 in 8..256")
-        return _IntForm(rest[1], rest[2], sat), n
-    if shape is None or len(rest) != 3 or sat:
-        ctx.unsupported(st, f"{st.opcode} (expected wgmma.mma_async.sync.aligned.m64nNkK.dtype.atype.btype)")
+    popc = rest[-1:] == ["popc"] and len(rest) > 1
+    bop = rest[-2] if popc else None  # b1's bit operation (wgmma has .and only)
+    if popc:
+        rest = rest[:-2]
+    if shape is None or len(rest) != 3:
+        ctx.unsupported(st, f"{st.opcode} (expected wgmma.mma_async{{.sp}}.sync.aligned.m64nNkK.dtype.atype.btype)")
     n, k = (int(x) for x in _SHAPE.match(shape).groups())
-    name = f"wgmma.m64n8k{k}.{'.'.join(rest)}"
-    if name not in _WG_FORMS:
-        ctx.unsupported(st, f"{st.opcode} (tcforge.numerics has no model of this type; wgmma forms: {_FORMS})")
     if n % 8 or not 8 <= n <= 256:
         ctx.fail_static(st, f"N = {n}: wgmma takes N a multiple of 8 in 8..256")
-    return _WG_FORMS[name], n
+    what = "sparse wgmma" if sparse else "wgmma"
+    dense_k = {"b1": 256}.get(rest[1], 32 // _ESIZE.get(rest[1], 1))
+    if k != dense_k * (2 if sparse else 1) and rest[1] in _ESIZE:
+        ctx.fail_static(st, f"{what} of {rest[1]} is m64nNk{dense_k * (2 if sparse else 1)}, got {shape}")
+    if rest[0] == "s32":
+        ints = ("s8", "u8")
+        if rest[1] == rest[2] == "b1" and bop == "and" and not sat and not sparse:
+            return _IntForm("b1", "b1", False, k), n, sparse
+        if rest[1] not in ints or rest[2] not in ints or popc:
+            ctx.unsupported(st, f"{st.opcode} (integer wgmma is emulated for s8 / u8 A and B, and b1 with .and.popc)")
+        return _IntForm(rest[1], rest[2], sat, k), n, sparse
+    name = f"wgmma.m64n8k{k // 2 if sparse else k}.{'.'.join(rest)}"
+    if name not in _WG_FORMS or sat or popc:
+        ctx.unsupported(st, f"{st.opcode} (tcforge.numerics has no model of this type; wgmma forms: {_FORMS})")
+    return _WG_FORMS[name], n, sparse
 
 
 def _imm(ctx, st, op, what: str, allowed: tuple[int, ...]) -> int:
@@ -242,18 +271,25 @@ def _imm(ctx, st, op, what: str, allowed: tuple[int, ...]) -> int:
 
 
 def _mma_async(ctx, st, parts: list[str]) -> Run:
-    """wgmma.mma_async: D = A·B (+ D where scale-d), per warpgroup of the batch."""
-    form, n = _form(ctx, st, parts)
+    """wgmma.mma_async{.sp}: D = A·B (+ D where scale-d), per warpgroup of the batch."""
+    form, n, sparse = _form(ctx, st, parts)
     integer = isinstance(form, _IntForm)
     esize = _ESIZE[form.a]
     ops = list(st.operands)
     a_regs = isinstance(ops[1], Vec) if len(ops) > 1 else False
-    want = 4 if integer else 6 if esize != 2 else (7 if a_regs else 8)  # only 16-bit types transpose
+    meta = ", sp-meta, sp-sel" if sparse else ""
+    want = (4 if integer else 6 if esize != 2 else (7 if a_regs else 8)) + 2 * sparse  # 16-bit types transpose
     if len(ops) != want:
         tail = "" if esize != 2 else (", imm-trans-b" if a_regs else ", imm-trans-a, imm-trans-b")
         scales = "" if integer else ", imm-scale-a, imm-scale-b"
-        ctx.fail_static(st, f"expects {want} operands (d, a, b-desc, scale-d{scales}{tail}), got {len(ops)}")
-    d, a, b, scd = ops[:4]
+        ctx.fail_static(st, f"expects {want} operands (d, a, b-desc{meta}, scale-d{scales}{tail}), got {len(ops)}")
+    d, a, b = ops[:3]
+    if sparse:
+        sels = _SP_SELECTORS[esize]
+        sel = _imm(ctx, st, ops[4], "the sparsity selector", sels)
+        rmeta = ctx.src_full(ops[3], "b32")
+        ops = ops[:3] + ops[5:]
+    scd = ops[3]
     neg_a = not integer and _imm(ctx, st, ops[4], "imm-scale-a", (1, -1)) == -1
     neg_b = not integer and _imm(ctx, st, ops[5], "imm-scale-b", (1, -1)) == -1
     names = () if esize != 2 else ("imm-trans-b",) if a_regs else ("imm-trans-a", "imm-trans-b")
@@ -280,6 +316,8 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
     edt = UINT[esize]
     sign = edt(1 << (8 * esize - 1))
     cdt = np.uint16 if form.c == "f16" else np.uint32
+    if sparse and not integer:
+        form = replace(form, name=f"{form.name} (sparse: one row's kept products)", m=1)
 
     def run(m) -> None:
         bases = _warpgroups(ctx, st, m)
@@ -297,7 +335,7 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
             A = _tiles(ctx, st, _uniform(ctx, st, rda(), bases, "the A descriptor"), bases, 64, "the A", mn_a)
             A = np.ascontiguousarray(A).view(edt)
         B = np.ascontiguousarray(_tiles(ctx, st, _uniform(ctx, st, rdb(), bases, "the B descriptor"), bases, n,
-                                        "the B", mn_b)).view(edt).transpose(0, 2, 1)
+                                        "the B", mn_b, 64 if sparse else 32)).view(edt).transpose(0, 2, 1)
         if neg_a:
             A = A ^ sign
         if neg_b:
@@ -309,10 +347,21 @@ def _mma_async(ctx, st, parts: list[str]) -> Run:
                 C = np.where(keep[:, None, None], C, cdt(0))
         elif not const_sd:
             C = np.zeros_like(C)
-        if integer:
-            D = matrix_to_d(s32_sum(C, int_products(A, B, form.a, form.b), form.sat))
+        if sparse:  # each row's B rows: (G, 64, K/2, N)
+            picked = _sp_columns(gather([rmeta]).reshape(4 * g, 32), form.k * (1 if integer else 2), esize, sel)
+            B = np.take_along_axis(B[:, None], picked.reshape(g, 64, -1, 1), axis=2)
+            if integer:
+                D = s32_sum(C, np.einsum("gmk,gmkn->gmn", _int_values(A, form.a), _int_values(B, form.b)), form.sat)
+            else:
+                D = _tc_mma(form, A[:, :, None], B, C[:, :, None])[:, :, 0]
+        elif form.a == "b1":  # popcount of A's row AND B's column: bits as 0 / 1 values
+            bits = np.unpackbits(A, axis=-1).astype(np.int64) @ np.unpackbits(B, axis=1).astype(np.int64)
+            D = s32_sum(C, bits, False)
+        elif integer:
+            D = s32_sum(C, int_products(A, B, form.a, form.b), form.sat)
         else:
-            D = matrix_to_d(_tc_mma(form, A, B, C))  # (G, 128, N/2) elements
+            D = _tc_mma(form, A, B, C)
+        D = matrix_to_d(D)  # (G, 128, N/2) elements
         words = np.ascontiguousarray(D).view(np.uint32).reshape(g * WARPGROUP, nd)
         if full:
             cols = np.ascontiguousarray(words.T)
