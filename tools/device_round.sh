@@ -8,7 +8,8 @@
 #   ladder   the teaching ladder's rungs against torch (tests/gemm/test_ladder.py --slow)
 #   truth    the numerics truth tests on the GPU (tests/numerics -m gpu)
 #   eager    host time per call, eager and graph-replay times against torch (bench.eager), torch.compile check
-#   eagerbig the 4096³ / 8192³ rows of bench.eager alone, 41 rounds or $EAGER_ROUNDS (do_bench against graph replays)
+#   eagerbig the 4096³ / 8192³ rows of bench.eager alone, 41 rounds or $EAGER_ROUNDS (do_bench against graph replays);
+#            eagerbig_nopdl the same with tcforge launched without programmatic dependent launch
 #   enc5bench  the enc5 kernel forms' graph-replay and eager µs per frame (bench.enc5_native; carry .enc5refs)
 #   ab       the old tree in .abold against this one: same output bits, time old / new (tools.ab_commits)
 #   san      compute-sanitizer memcheck / racecheck / synccheck shots of the enc5 forms
@@ -66,9 +67,13 @@ for phase in "$@"; do
       summary eager-tests "$L/eager_tests.txt"
       timeout 400 python3 -m bench.eager --compile-check --breakdown --out "$L/eager.json" > "$L/eager.txt" 2>&1
       echo "bench.eager rc=$?"; tail -25 "$L/eager.txt" ;;
-    eagerbig)
-      timeout 420 python3 -m bench.eager --shapes 4096x4096x4096,8192x8192x8192 --rounds "${EAGER_ROUNDS:-41}" --no-enc5 \
-        --out "$L/eager_big.json" > "$L/eager_big.txt" 2>&1; echo "bench.eager rc=$?"; tail -12 "$L/eager_big.txt" ;;
+    eagerbig|eagerbig_nopdl)
+      # eagerbig_nopdl: tcforge launched without PDL (TCFORGE_PDL=0), so back-to-back graph replays cannot overlap a
+      # call's prologue with the previous call's tail, which do_bench's L2 flush between calls never lets happen
+      pdl=1; [ "$phase" = eagerbig_nopdl ] && pdl=0
+      TCFORGE_PDL=$pdl timeout 420 python3 -m bench.eager --shapes 4096x4096x4096,8192x8192x8192 \
+        --rounds "${EAGER_ROUNDS:-41}" --no-enc5 --out "$L/$phase.json" > "$L/$phase.txt" 2>&1
+      echo "bench.eager (TCFORGE_PDL=$pdl) rc=$?"; tail -12 "$L/$phase.txt" ;;
     enc5bench)
       TCFORGE_CACHE_DIR=$PWD/.enc5refs/cache timeout 200 python3 -m bench.enc5_native --json "$L/enc5_native.json" \
         > "$L/enc5_native.txt" 2>&1; echo "bench.enc5_native rc=$?"; tail -20 "$L/enc5_native.txt" ;;
