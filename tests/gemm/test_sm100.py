@@ -1,7 +1,8 @@
 """The Blackwell tcgen05 kernel (tcforge.gemm.sm100): it compiles for sm_100a without spills, and its PTX/SASS hold
 the design's instructions (needs nvcc, CUDA >= 12.8, CI uses 13.0, but no GPU; skipped with a reason where nvcc is
 absent); the byte-level model (TMA swizzle, descriptor-driven operand fetch, staged epilogue) computes A @ B exactly
-and breaks when any descriptor field or step it relies on is wrong; the host side: descriptor bit fields, the launch
+and breaks when any descriptor field or step it relies on is wrong; the kernel's own PTX, run in the emulator,
+computes it too and a broken release is caught; the host side: descriptor bit fields, the launch
 description, and the refusing API."""
 
 from __future__ import annotations
@@ -192,6 +193,58 @@ def test_model_inputs_are_checked() -> None:
         emulate.emulate_matmul(np.zeros((8, 16), np.float16), np.zeros((8, 8), np.float16))
     with pytest.raises(TcforgeError, match="16-bit dtype"):
         emulate.emulate_matmul(np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32))
+
+
+@needs_nvcc
+@pytest.mark.parametrize(
+    "m, n, k, dtype",
+    [
+        (256, 256, 256, np.float16),  # one full tile, 4 k-tiles: the 3-stage ring wraps
+        (129, 200, 72, np.float16),  # partial tile in M and N, K tail zero-filled by TMA
+        (512, 264, 64, ml_dtypes.bfloat16),  # two pairs in M, a second N tile of 8 columns
+    ],
+)
+def test_kernel_ptx_emulated_computes_the_exact_product(report: CompileReport, m: int, n: int, k: int,
+                                                        dtype: type) -> None:
+    """The compiled kernel's own PTX in tcforge.ptx.emulate (ops_tcgen05): its warp roles, mbarrier phases, TMA boxes
+    and epilogue, not a restatement of them."""
+    a, b = _operands(m, n, k, dtype, seed=m + n + k)
+    c = emulate.emulate_ptx(a, b, ptx=report.ptx)
+    assert not np.isnan(c).any()  # C is poisoned first
+    np.testing.assert_array_equal(c, _reference(a, b))
+
+
+@needs_nvcc
+def test_kernel_ptx_emulated_on_gaussian_fp16_is_the_k16_chain_in_order(report: CompileReport) -> None:
+    """Gaussian fp16 inputs: C is the chain of K = 16 MMAs in K order from C = +0 (enable-input-d 0 on the first
+    only), each through the datapath ops_tcgen05 assumes (numerics.tensorcore's Hopper f16 -> f32 step)."""
+    from dataclasses import replace
+
+    from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((256, 128)).astype(np.float16)
+    b = rng.standard_normal((128, 256)).astype(np.float16)
+    form = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], op="mma", m=256, n=256)
+    want = np.zeros((256, 256), np.uint32)
+    for k0 in range(0, 128, 16):
+        want = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), want)
+    got = emulate.emulate_ptx(a, b, ptx=report.ptx)
+    np.testing.assert_array_equal(got.view(np.uint32), want)
+    assert not np.array_equal(got, _reference(a, b))  # the chain's roundings show
+
+
+@needs_nvcc
+def test_kernel_ptx_emulated_reports_a_broken_release(report: CompileReport) -> None:
+    """The final commit multicast to the leader alone (mask 1, not 3): the peer's epilogue waits on a done barrier
+    nothing completes, which the emulator names in one line."""
+    broken, count = re.subn(r"(mov\.b16\s+%rs\d+, )3;(\s+// begin inline asm\s+tcgen05\.commit[^\n]*\[%r3\])",
+                            r"\g<1>1;\2", report.ptx)
+    assert count == 2  # both entry points
+    a, b = _operands(256, 256, 64, np.float16, seed=2)
+    with pytest.raises(TcforgeError, match="never arrive.*waits on the mbarrier") as err:
+        emulate.emulate_ptx(a, b, ptx=broken)
+    assert "\n" not in str(err.value)
 
 
 def test_kernel_instruction_descriptors_have_the_hand_computed_bits() -> None:

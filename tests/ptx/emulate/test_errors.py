@@ -17,7 +17,7 @@ def _line_of(text: str, needle: str) -> int:
     return next(i + 1 for i, line in enumerate(text.splitlines()) if needle in line)
 
 
-@pytest.mark.parametrize("instr", ["tcgen05.fence::before_thread_sync;",
+@pytest.mark.parametrize("instr", ["clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 %p1, %r20;",
                                    "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32 "
                                    "[%r20], %r1, [%r21];",
                                    "multimem.red.relaxed.gpu.global.add.u32 [%rd2], %r1;"])

@@ -67,7 +67,7 @@ RUNNABLE = [
 ]
 NOT_RUNNABLE = {
     "wgmma_chain.ptx": "written for the spec, not to run: its B descriptor reads past the 2 KB tile it loads",
-    "tcgen05_chain.ptx": "tcgen05 is out of the emulator's scope",
+    "tcgen05_chain.ptx": "written for the spec, not to run: its A descriptor (SBO 1024) reads past the shared memory",
     "wmma_chain.ptx": "wmma.load/store/mma are not executed by the emulator",
 }
 

@@ -1,5 +1,6 @@
-"""A byte-level numpy model of one CTA pair of the sm100 kernel: TMA boxes into swizzled shared memory, the MMA's
-operand fetch through the descriptors, and the staged epilogue back out through a TMA store.
+"""The sm100 kernel without a Blackwell GPU, two ways: a byte-level numpy model of one CTA pair (TMA boxes into
+swizzled shared memory, the MMA's operand fetch through the descriptors, the staged epilogue back out through a TMA
+store), and `emulate_ptx`, the compiled kernel's own PTX run in tcforge.ptx.emulate.
 
 The kernel cannot run here, so this model is how its address contract is checked: TMA writes follow the
 CU_TENSOR_MAP_SWIZZLE_128B pattern, and the MMA reads follow the PTX ISA's canonical tcgen05 layouts
@@ -10,6 +11,8 @@ emulated product would not equal A @ B.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -153,3 +156,42 @@ def emulate_matmul(a: np.ndarray, b: np.ndarray, stages: int = launch.DEFAULT_ST
         for n_index in range(spec.grid[1]):
             emulate_pair_tile(a, b, out, pair, n_index, stages)
     return out
+
+
+_SWIZZLE_BYTES = {"CU_TENSOR_MAP_SWIZZLE_128B": 128}
+_MAP_TYPES = {"CU_TENSOR_MAP_DATA_TYPE_FLOAT16": "f16", "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16": "bf16",
+              "CU_TENSOR_MAP_DATA_TYPE_FLOAT32": "f32"}
+
+
+@functools.cache
+def kernel_ptx(stages: int = launch.DEFAULT_STAGES) -> str:
+    """The kernel's sm_100a PTX, as nvcc compiles it (cached per stage count)."""
+    from .compile import compile_sm100
+
+    return compile_sm100("sm_100a", stages=stages, with_sass=False).ptx
+
+
+def emulate_ptx(a: np.ndarray, b: np.ndarray, stages: int = launch.DEFAULT_STAGES, *, ptx: str | None = None,
+                stats: dict | None = None) -> np.ndarray:
+    """C (fp32) = a @ b by the kernel's own PTX run in tcforge.ptx.emulate (ops_tcgen05: tensor memory and the MMA
+    as the PTX ISA describes them, the arithmetic Hopper's), over the launch describe_launch gives: every warp role,
+    mbarrier phase, TMA box and epilogue store of the compiled kernel, where the byte model above re-states them."""
+    from tcforge.ptx.emulate import emulate
+    from tcforge.ptx.emulate.tensor_map import TensorMap
+
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise TcforgeError(f"a (M, K) and b (K, N) must be 2-D with matching K, got {a.shape} and {b.shape}")
+    in_dtype = {"float16": "float16", "bfloat16": "bfloat16"}.get(a.dtype.name)
+    if in_dtype is None or a.dtype != b.dtype:
+        raise TcforgeError(f"a and b must share a dtype, float16 or bfloat16, got {a.dtype} and {b.dtype}")
+    m, k = a.shape
+    n = b.shape[1]
+    spec = launch.describe_launch(m, n, k, in_dtype=in_dtype, stages=stages)
+    out = np.full((m, n), np.nan, np.float32)  # poisoned: every element must be written
+    maps = [TensorMap(t.operand, _MAP_TYPES[t.data_type], t.global_dims, t.global_strides, t.box_dims,
+                      _SWIZZLE_BYTES[t.swizzle]) for t in spec.tensor_maps]
+    name = spec.kernel_name
+    args = {"A": np.ascontiguousarray(a).view(np.uint16), "B": np.ascontiguousarray(b).view(np.uint16), "C": out,
+            **{f"{name}_param_{i}": v for i, v in enumerate([*maps, *spec.scalar_args])}}
+    return emulate(ptx if ptx is not None else kernel_ptx(stages), name, spec.grid, spec.block, args,
+                   file="gemm_sm100.ptx", dynamic_shared=spec.dynamic_smem_bytes, stats=stats)["C"]

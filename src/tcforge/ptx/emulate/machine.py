@@ -19,7 +19,7 @@ class OutOfScopeError(EmulationError):
     """An instruction the emulator does not execute (tcgen05, TMA im2col, multimem, ...)."""
 
 
-OUT_OF_SCOPE = ("tcgen05", "clusterlaunchcontrol", "multimem", "red.async")
+OUT_OF_SCOPE = ("clusterlaunchcontrol", "multimem", "red.async")
 
 
 class Machine:
@@ -197,5 +197,5 @@ class Machine:
         raise EmulationError(f"{self.file}:{st.line}: {what} is not supported by the emulator")
 
     def out_of_scope(self, st):
-        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope (tcgen05, TMA im2col, "
-                              "clusterlaunchcontrol, multimem and red.async are not emulated)")
+        raise OutOfScopeError(f"{self.file}:{st.line}: {st.opcode} is out of scope ({', '.join(OUT_OF_SCOPE[:-1])} "
+                              f"and {OUT_OF_SCOPE[-1]} are not emulated)")

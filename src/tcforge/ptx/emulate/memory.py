@@ -48,6 +48,8 @@ class Memory:
         self.param_size = len(param_block)
         self.shared = np.zeros(16, np.uint8)
         self.shared_size = 0
+        self.tmem: np.ndarray | None = None
+        self.tmem_used: np.ndarray | None = None
         self.local = np.zeros(16, np.uint8)
         self.local_size = 0
         self.lanes_per_cta = 1
@@ -75,6 +77,7 @@ class Memory:
         self.cluster_size = cluster_size
         self.shared = np.zeros(max(ctas * self.shared_size, 16), np.uint8)
         self.local = np.zeros(max(ctas * lanes_per_cta * self.local_size, 16), np.uint8)
+        self.tmem = self.tmem_used = None  # sm_100 tensor memory, made by ops_tcgen05 on first use
 
     # ---- address resolution: (flat byte array, byte index per lane) ----------------------------------------------
     def locate(self, space: str, addr: np.ndarray, lanes: np.ndarray, size: int, fail, store: bool, align: int = 0):

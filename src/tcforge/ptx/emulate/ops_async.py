@@ -89,6 +89,14 @@ def complete_tx(words: np.ndarray, i: int, nbytes: int) -> None:
     words[i] = np.uint64(_settle(pending, expected, tx - nbytes, phase))
 
 
+def arrive_one(words: np.ndarray, i: int, fail) -> None:
+    """One arrival at the barrier word `words[i]`; `fail(message)` where it has none pending."""
+    pending, expected, tx, phase = _fields(int(words[i]))
+    if pending == 0:
+        fail(f"an arrive on an mbarrier with no arrivals pending ({describe_word(int(words[i]))})")
+    words[i] = np.uint64(_settle(pending - 1, expected, tx, phase))
+
+
 def _count(ctx, op, default: int):
     """Per-lane reader of an optional count operand."""
     if op is None:

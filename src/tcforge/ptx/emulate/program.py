@@ -18,6 +18,7 @@ from tcforge.ptx.emulate import (
     ops_mem,
     ops_printf,
     ops_sync,
+    ops_tcgen05,
     ops_tensormap,
     ops_tex,
     ops_video,
@@ -31,7 +32,7 @@ PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrie
 
 BUILDERS: dict = {}
 for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async, ops_tex,
-             ops_tensormap, ops_wmma, ops_video):
+             ops_tensormap, ops_wmma, ops_video, ops_tcgen05):
     BUILDERS.update(_mod.BUILDERS)
 _NOOPS = {"brkpt", "nanosleep", "pmevent", "trap"}
 

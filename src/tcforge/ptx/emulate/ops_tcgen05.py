@@ -1,0 +1,266 @@
+"""Blackwell tensor memory and its MMA (sm_100a `tcgen05`), the subset a dense f16 / bf16 GEMM uses: `alloc` /
+`dealloc` / `relinquish_alloc_permit`, `mma` (`.kind::f16` and `.kind::tf32` to f32, `.cta_group::1` M = 128 and
+`.cta_group::2` M = 256, both operands from shared-memory descriptors), `commit` (one arrive on an mbarrier, or on
+the same offset in each CTA of a `.multicast::cluster` mask), `ld` (`.32x32b`), and the fences and waits.
+
+Built on the PTX ISA alone: no Blackwell GPU has checked any of it. Tensor memory is 128 lanes x 512 columns of 32
+bits per CTA; an address is lane << 16 | column. `alloc` takes the lowest free aligned run of columns (a power of 2,
+32..512) in the issuing warp's CTA and writes its address to shared memory; the MMA runs when issued (a correct
+program reads D only after the commit's mbarrier phase), so `commit` arrives at once. `.cta_group::2` pairs CTA
+ranks 2i and 2i + 1 and is issued from the even one: A rows 0..M/2-1 and B columns 0..N/2-1 come from its shared
+memory, the rest from the odd one's at the same offsets, and D rows M/2.. land in the odd CTA's tensor memory. The
+arithmetic is tcforge.numerics' Hopper datapath of the same types (wgmma's f16 / bf16 / tf32 -> f32 step over K,
+C fused) — an assumption until a Blackwell GPU pins it; exact where every sum is, whatever the hardware's grouping.
+
+Descriptors (PTX ISA "Shared memory descriptor"): start, LBO, SBO (bits 0-13, 16-29, 32-45, each << 4), the fixed
+0b001 at bits 46-48, base offset (49-51) and LBO mode (52) zero, swizzle at 61-63 (0 none, 2 128-byte, 4 64-byte,
+6 32-byte); the layouts are wgmma's (ops_wgmma.descriptor_offsets). Instruction descriptor (.kind::f16 / tf32): D
+type at bits 4-5 (1: f32), A / B types at 7-9 / 10-12 (f16 0, bf16 1, tf32 2), negate A / B at 13 / 14, MN-major A
+/ B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28; sparsity, saturation and the weight shift must be 0."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from tcforge.numerics.tensorcore import HOPPER_FORMS
+from tcforge.numerics.tensorcore import tc_mma as _tc_mma
+from tcforge.ptx.emulate.ops_async import _targets, _word_index, arrive_one
+from tcforge.ptx.emulate.ops_mem import address
+from tcforge.ptx.emulate.ops_wgmma import TF32_FORM, descriptor_offsets
+from tcforge.ptx.operands import Addr, Imm, Vec
+
+LANES, COLUMNS = 128, 512
+_SWIZZLE = {0: 0, 2: 1, 4: 2, 6: 3}  # tcgen05 swizzle field -> wgmma's descriptor code (none, 128, 64, 32 bytes)
+_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"}}  # kind -> idesc A / B type field -> type
+_K = {"f16": 16, "tf32": 8}
+
+
+def b_tcgen05(ctx, st, parts: list[str]):
+    """Builder of the tcgen05 instructions this module models; the rest fail in one line when built."""
+    kind = parts[1].split("::")[0]
+    if kind in ("fence", "wait"):
+        return lambda m: None
+    if kind in ("alloc", "dealloc", "relinquish_alloc_permit"):
+        return _alloc(ctx, st, parts, kind)
+    if kind == "mma" and not any(p in ("ws", "sp") for p in parts):
+        return _mma(ctx, st, parts)
+    if kind == "commit":
+        return _commit(ctx, st, parts)
+    if kind == "ld" and "32x32b" in parts:
+        return _ld(ctx, st, parts)
+    ctx.unsupported(st, f"{st.opcode} (of tcgen05, alloc / dealloc / relinquish_alloc_permit, mma (.kind::f16 and "
+                        ".kind::tf32, operands from descriptors), commit, ld.32x32b, fence and wait are emulated)")
+
+
+def _group(ctx, st, parts: list[str]) -> int:
+    """The CTA group (1 or 2) an opcode names; 2 needs a cluster of an even size."""
+    group = 2 if "cta_group::2" in parts else 1
+    if group == 2 and ctx.mem.cluster_size % 2:
+        ctx.fail_static(st, f"cta_group::2 pairs the CTAs of a cluster, but the cluster has {ctx.mem.cluster_size}")
+    return group
+
+
+def tmem(ctx) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's tensor memory (CTA, 128 lanes, 512 columns) of 32-bit words and its allocated columns (CTA, 512),
+    made on first use (fresh per batch, as shared memory is)."""
+    mem = ctx.mem
+    if mem.tmem is None:
+        ctas = ctx.n // ctx.lanes_per_cta
+        mem.tmem = np.zeros((ctas, LANES, COLUMNS), np.uint32)
+        mem.tmem_used = np.zeros((ctas, COLUMNS), bool)
+    return mem.tmem, mem.tmem_used
+
+
+# ---- allocation -------------------------------------------------------------------------------------------------
+def _alloc(ctx, st, parts: list[str], kind: str):
+    """alloc [dst], ncols / dealloc taddr, ncols / relinquish_alloc_permit: warp-collective, per CTA."""
+    _group(ctx, st, parts)
+    fail = ctx.failer(st)
+    if kind == "relinquish_alloc_permit":
+        def permit(m):
+            ctx.warps(m, st)
+        return permit
+    ops = st.operands
+    target = address(ctx, st, ops[0], "shared") if kind == "alloc" else ctx.src_full(ops[0], "u32")
+    rn = ctx.src_full(ops[1], "u32")
+
+    def run(m):
+        words, used = tmem(ctx)
+        for w in ctx.warps(m, st).tolist():
+            lane = 32 * w
+            cta, n = lane // ctx.lanes_per_cta, int(rn()[lane])
+            if n < 32 or n > COLUMNS or n & (n - 1):
+                fail(lane, f"{st.opcode}: {n} columns; a power of 2 in 32..512 is required")
+            if kind == "dealloc":
+                taddr = int(target()[lane])
+                col = taddr & 0xFFFF
+                if taddr >> 16 or col % n or not used[cta, col:col + n].all():
+                    fail(lane, f"tcgen05.dealloc of {n} columns at tensor-memory address {taddr:#x}, which this "
+                               "CTA did not allocate")
+                used[cta, col:col + n] = False
+                continue
+            free = [c for c in range(0, COLUMNS, n) if not used[cta, c:c + n].any()]
+            if not free:
+                fail(lane, f"tcgen05.alloc of {n} columns: the CTA's tensor memory has no free aligned run left "
+                           f"({int(used[cta].sum())} of {COLUMNS} columns allocated)")
+            used[cta, free[0]:free[0] + n] = True
+            one = np.array([lane])
+            flat, offs = ctx.mem.locate("shared", target(one), one, 4, fail, True)
+            flat[offs[0]:offs[0] + 4] = np.frombuffer(np.uint32(free[0]).tobytes(), np.uint8)
+    return run
+
+
+# ---- the MMA ----------------------------------------------------------------------------------------------------
+def _idesc(ctx, st, lane: int, idesc: int, kind: str, group: int) -> tuple[str, int, int, bool, bool, bool, bool]:
+    """(A / B type, M, N, negate A, negate B, MN-major A, MN-major B) of an instruction descriptor, checked."""
+    fail = ctx.failer(st)
+    types = _TYPES[kind]
+    ta, tb = types.get((idesc >> 7) & 7), types.get((idesc >> 10) & 7)
+    m, n = ((idesc >> 24) & 31) << 4, ((idesc >> 17) & 63) << 3
+    what = f"instruction descriptor {idesc:#010x}"
+    if idesc & 0b1111 or (idesc >> 30) or (idesc >> 23) & 1 or (idesc >> 29) & 1:
+        fail(lane, f"{what}: sparsity, saturation, reserved bits and the weight shift must be 0 (dense .kind::{kind})")
+    if (idesc >> 4) & 3 != 1:
+        fail(lane, f"{what}: D type {(idesc >> 4) & 3}; the emulator models f32 D (1)")
+    if ta is None or ta != tb:
+        fail(lane, f"{what}: A / B types {(idesc >> 7) & 7} / {(idesc >> 10) & 7}; .kind::{kind} takes "
+                   f"{' or '.join(f'{v} ({c}, both)' for c, v in types.items())}")
+    want_m = 128 * group
+    if m != want_m or n % 16 or not 16 <= n <= 256:
+        fail(lane, f"{what}: M = {m}, N = {n}; cta_group::{group} is emulated at M = {want_m} with N a multiple of "
+                   "16 in 16..256")
+    mn_a, mn_b = bool(idesc >> 15 & 1), bool(idesc >> 16 & 1)
+    if ta == "tf32" and (mn_a or mn_b):
+        fail(lane, f"{what}: MN-major tf32 operands are not emulated")
+    return ta, m, n, bool(idesc >> 13 & 1), bool(idesc >> 14 & 1), mn_a, mn_b
+
+
+def _descriptor(ctx, st, lane: int, desc: int, which: str) -> int:
+    """A tcgen05 shared-memory descriptor as wgmma's (start, LBO, SBO, swizzle code), checked."""
+    fail = ctx.failer(st)
+    if (desc >> 46) & 7 != 1 or (desc >> 49) & 15 or (desc >> 53) & 0xFF:
+        fail(lane, f"{which} descriptor {desc:#x}: bits 46-48 must hold 0b001, and the base offset, the LBO mode "
+                   "and bits 53-60 0")
+    sw = _SWIZZLE.get(desc >> 61)
+    if sw is None:
+        fail(lane, f"{which} descriptor {desc:#x}: swizzle mode {desc >> 61} is not none (0), 128-byte (2), 64-byte "
+                   "(4) or 32-byte (6)")
+    return (desc & 0x3FFF_3FFF_3FFF) | sw << 62
+
+
+def _tile(ctx, st, lane: int, desc: int, cta: int, rows: int, mn_major: bool, which: str) -> np.ndarray:
+    """The (rows, 32) bytes a descriptor names in one CTA's shared memory (K-major rows of 32 bytes of K, or
+    MN-major 16-bit elements as wgmma reads them)."""
+    mem = ctx.mem
+    off = descriptor_offsets(_descriptor(ctx, st, lane, desc, which), rows, mn_major)
+    if off.max() >= mem.shared_size:
+        ctx.failer(st)(lane, f"{which} descriptor {desc:#x} reads shared byte {int(off.max()):#x}, outside the "
+                             f"CTA's {mem.shared_size} bytes")
+    return mem.shared[cta * mem.shared_size + off]
+
+
+def _mma(ctx, st, parts: list[str]):
+    """mma.cta_group::N.kind::K [d], a-desc, b-desc, idesc, enable-input-d: D (+)= A·B, run when issued."""
+    kind = next((p.split("::")[1] for p in parts if p.startswith("kind::")), None)
+    ops = st.operands
+    if kind not in _TYPES or len(ops) != 5 or not isinstance(ops[0], Addr) or isinstance(ops[1], Addr):
+        ctx.unsupported(st, f"{st.opcode} (tcgen05.mma is emulated as .kind::f16 / .kind::tf32 [d-tmem], a-desc, "
+                            "b-desc, idesc, enable-input-d: A from shared memory, no disable-output-lane or scale)")
+    group = _group(ctx, st, parts)
+    rd = address(ctx, st, ops[0], "shared")  # a tensor-memory address, read as the register's value
+    ra, rb, ri = (ctx.src_full(o, t) for o, t in ((ops[1], "b64"), (ops[2], "b64"), (ops[3], "b32")))
+    en = ops[4]
+    ren = None if isinstance(en, Imm) else ctx.src_full(en, "pred")
+    fail = ctx.failer(st)
+
+    def run(m):
+        words, used = tmem(ctx)
+        for lane in ctx.lanes(m).tolist():
+            one = np.array([lane])
+            cta = lane // ctx.lanes_per_cta
+            rank = cta % ctx.mem.cluster_size
+            if group == 2 and rank % 2:
+                fail(lane, "tcgen05.mma.cta_group::2 is issued from the even CTA of the pair; this CTA has rank "
+                           f"{rank}")
+            ctas = [cta, cta + 1] if group == 2 else [cta]
+            t, mm, n, neg_a, neg_b, mn_a, mn_b = _idesc(ctx, st, lane, int(ri()[lane]), kind, group)
+            taddr = int(rd(one)[0])
+            col = taddr & 0xFFFF
+            if taddr >> 16 or not all(used[c, col:col + n].all() for c in ctas):
+                fail(lane, f"tcgen05.mma: D at tensor-memory address {taddr:#x} (lane 0 expected, {n} columns) is "
+                           "not allocated in every CTA of the group")
+            esize = 4 if t == "tf32" else 2
+            half = mm // group
+            a = np.concatenate([_tile(ctx, st, lane, int(ra()[lane]), c, half, mn_a, "A") for c in ctas])
+            b = np.concatenate([_tile(ctx, st, lane, int(rb()[lane]), c, n // group, mn_b, "B") for c in ctas])
+            dt = np.uint32 if esize == 4 else np.uint16
+            a, b = a.view(dt), b.view(dt)  # (M, K), (N, K)
+            sign = dt(1 << (8 * esize - 1))
+            if neg_a:
+                a = a ^ sign
+            if neg_b:
+                b = b ^ sign
+            c = np.concatenate([words[x, :half, col:col + n] for x in ctas])
+            if ren is None and not en.value or ren is not None and not ren()[lane]:
+                c = np.zeros_like(c)
+            form = TF32_FORM if t == "tf32" else HOPPER_FORMS[f"wgmma.m64n8k16.f32.{t}.{t}"]
+            d = _tc_mma(replace(form, name=f"tcgen05.mma.kind::{kind} ({t}, the Hopper datapath)", op="mma", m=mm,
+                                n=n), a, np.ascontiguousarray(b.T), c)
+            for i, x in enumerate(ctas):
+                words[x, :half, col:col + n] = d[i * half:(i + 1) * half]
+    return run
+
+
+# ---- commit and loads -------------------------------------------------------------------------------------------
+def _commit(ctx, st, parts: list[str]):
+    """commit{.cta_group::N}.mbarrier::arrive::one{.shared::cluster}{.multicast::cluster}.b64 [mbar]{, mask}: one
+    arrive (the MMAs issued before have completed: they ran when issued)."""
+    _group(ctx, st, parts)
+    ops = st.operands
+    rb = address(ctx, st, ops[0], "shared")
+    mask_r = ctx.src_full(ops[1], "u16") if "multicast::cluster" in parts else None
+    fail = ctx.failer(st)
+
+    def run(m):
+        for lane in ctx.lanes(m).tolist():
+            for b in _targets(ctx, mask_r, lane, int(rb(np.array([lane]))[0])):
+                words, i = _word_index(ctx, fail, lane, b)
+                arrive_one(words, i, lambda msg, lane=lane: fail(lane, f"tcgen05.commit: {msg}"))
+    return run
+
+
+def _ld(ctx, st, parts: list[str]):
+    """ld.sync.aligned.32x32b.xN.b32 {r...}, [taddr]: lane i of a warp reads tensor-memory lane (taddr's lane + i),
+    N consecutive columns from taddr's; warp w reaches lanes 32 (w % 4) .. + 31 only."""
+    num = next((int(p[1:]) for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
+    ops = st.operands
+    regs = list(ops[0].items) if isinstance(ops[0], Vec) else [ops[0]]
+    if num is None or len(regs) != num or "pack::16b" in parts:
+        ctx.unsupported(st, f"{st.opcode} (ld.32x32b.xN with N registers, no .pack::16b)")
+    ws = [ctx.dst(r, "b32") for r in regs]
+    ra = address(ctx, st, ops[1], "shared")
+    fail = ctx.failer(st)
+
+    def run(m):
+        words, used = tmem(ctx)
+        out = np.zeros((num, ctx.n), np.uint32)
+        for w in ctx.warps(m, st).tolist():
+            lanes = 32 * w + np.arange(32)
+            taddr = ra(lanes)
+            if (taddr != taddr[0]).any():
+                fail(int(lanes[int(np.argmax(taddr != taddr[0]))]), "tcgen05.ld: the address differs within the warp")
+            cta, local_warp = lanes[0] // ctx.lanes_per_cta, (lanes[0] % ctx.lanes_per_cta) // 32
+            row, col = int(taddr[0]) >> 16, int(taddr[0]) & 0xFFFF
+            if row != 32 * (local_warp % 4) or col + num > COLUMNS or not used[cta, col:col + num].all():
+                fail(int(lanes[0]), f"tcgen05.ld of lanes {row}..{row + 31}, columns {col}..{col + num - 1}: warp "
+                                    f"{local_warp} reaches lanes {32 * (local_warp % 4)}..{32 * (local_warp % 4) + 31}"
+                                    " of allocated columns")
+            out[:, lanes] = words[cta, row:row + 32, col:col + num].T
+        for j, wr in enumerate(ws):
+            wr(out[j], m)
+    return run
+
+
+BUILDERS = {"tcgen05": b_tcgen05}
