@@ -247,6 +247,23 @@ def test_kernel_ptx_emulated_reports_a_broken_release(report: CompileReport) -> 
     assert "\n" not in str(err.value)
 
 
+@needs_nvcc
+def test_module_command_emulates_and_says_so(report: CompileReport, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from tcforge.gemm.sm100 import __main__ as cli
+    from tcforge.gemm.sm100 import compile as sm100_compile
+
+    monkeypatch.setattr(sm100_compile, "compile_sm100", lambda arch, stages: report)
+    monkeypatch.setattr(emulate, "kernel_ptx", lambda stages: report.ptx)
+    assert cli.main(["--emulate", "256x256x64"]) == 0
+    assert "C is A @ B exactly" in capsys.readouterr().out
+    assert cli.main(["--emulate", "256x256x12"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("python -m tcforge.gemm.sm100: error: K = 12") and "\n" not in err
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--emulate", "12x"])
+    assert exc.value.code == 2 and "expected MxNxK" in capsys.readouterr().err
+
+
 def test_kernel_instruction_descriptors_have_the_hand_computed_bits() -> None:
     # f32 D (1 << 4) | N-major B (1 << 16) | N/8 = 32 << 17 | M/16 = 16 << 24
     assert d.kernel_instr_desc("float16") == 0x10410010
