@@ -135,6 +135,11 @@ def device_times(ours: Any, peer: Any, rounds: int, clocks: Clocks | None = None
             per_round = [round(p / o, 3) for o, p in zip(sides[0][k], sides[1][k], strict=True)]
             ratios[f"ratio_{k[:-3]}"] = round(statistics.median(per_round), 3)
             ratios[f"ratio_{k[:-3]}_rounds"] = per_round  # the spread a reader weighs a difference of ratios by
+    if "ratio_graph_rounds" in ratios and "ratio_do_bench_rounds" in ratios:  # paired by round: slow drift cancels
+        quot = sorted(d / g for d, g in zip(ratios["ratio_do_bench_rounds"], ratios["ratio_graph_rounds"], strict=True))
+        ratios["do_bench_over_graph"] = round(statistics.median(quot), 4)
+        ratios["do_bench_over_graph_quartiles"] = [round(q, 4) for q in statistics.quantiles(quot, n=4)[::2]] \
+            if len(quot) > 1 else [round(quot[0], 4)] * 2
     return med[0], med[1], ratios
 
 
@@ -458,7 +463,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{p['host_median_us']}; torch.empty {q['host_us']} | {q['host_median_us']}), wall {t['wall_us']} | "
                   f"{p['wall_us']} us, graph {t['graph_us']} | {p['graph_us']} us, do_bench {t['do_bench_us']} | "
                   f"{p['do_bench_us']} us; torch/tcforge wall {row.get('ratio_wall')} graph {row.get('ratio_graph')} "
-                  f"do_bench {row.get('ratio_do_bench')}", flush=True)
+                  f"do_bench {row.get('ratio_do_bench')} (paired by round, do_bench / graph: "
+                  f"{row.get('do_bench_over_graph')}, quartiles {row.get('do_bench_over_graph_quartiles')})",
+                  flush=True)
             if "graph_mhz" in t:
                 print(f"  SM MHz / W, tcforge | torch: graph {t['graph_mhz']}/{t['graph_watts']} | "
                       f"{p['graph_mhz']}/{p['graph_watts']}, do_bench {t['do_bench_mhz']}/{t['do_bench_watts']} | "

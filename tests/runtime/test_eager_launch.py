@@ -763,5 +763,6 @@ def test_large_rows_carry_each_sides_clock_and_power(monkeypatch: pytest.MonkeyP
     assert (ours["graph_mhz"], ours["graph_watts"], ours["do_bench_mhz"]) == (1700, 600.0, 1700)
     assert (theirs["graph_mhz"], theirs["do_bench_watts"]) == (1600, 650.0)
     assert ratios["ratio_graph"] == 1.0 and ratios["ratio_do_bench_rounds"] == [1.0, 1.0, 1.0]
+    assert ratios["do_bench_over_graph"] == 1.0 and ratios["do_bench_over_graph_quartiles"] == [1.0, 1.0]
     plain, _, _ = be.device_times(lambda: "ours", lambda: "peer", 1)
     assert plain == {"graph_us": 100.0, "do_bench_us": 110.0}
