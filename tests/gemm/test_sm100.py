@@ -215,6 +215,16 @@ def test_kernel_ptx_emulated_computes_the_exact_product(report: CompileReport, m
 
 
 @needs_nvcc
+@pytest.mark.slow
+@pytest.mark.parametrize("stages", [2, 4, 6])
+def test_kernel_ptx_emulated_at_other_stage_counts(stages: int) -> None:
+    """Rings of 2, 4 and 6 stages wrap over 8 k-tiles (each its own build), C still A @ B exactly."""
+    a, b = _operands(256, 256, 512, np.float16, seed=stages)
+    c = emulate.emulate_ptx(a, b, stages, ptx=compile_sm100("sm_100a", stages=stages, with_sass=False).ptx)
+    np.testing.assert_array_equal(c, _reference(a, b))
+
+
+@needs_nvcc
 def test_kernel_ptx_emulated_on_gaussian_fp16_is_the_k16_chain_in_order(report: CompileReport) -> None:
     """Gaussian fp16 inputs: C is the chain of K = 16 MMAs in K order from C = +0 (enable-input-d 0 on the first
     only), each through the datapath ops_tcgen05 assumes (numerics.tensorcore's Hopper f16 -> f32 step)."""
