@@ -1,10 +1,12 @@
 """Compile a Triton matmul to PTX without a GPU (triton.compile with an explicit GPUTarget) for the tests' corpus.
 
 Writes into OUT_DIR: matmul_f16_sm80.ptx (mma.sync m16n8k16), matmul_f16_sm90a.ptx (wgmma.mma_async m64n128k16),
-matmul_e4m3_sm89.ptx (mma.sync m16n8k32 e4m3), plus versions.txt (the triton version used).
+matmul_e4m3_sm89.ptx (mma.sync m16n8k32 e4m3), plus versions.txt (the triton version used); with --sm100,
+matmul_f16_sm100a.ptx alone (tcgen05.mma with its accumulator in tensor memory).
 
     python3 -m pip install triton   # not a tcforge dependency
     python3 -m tools.ptx.gen_triton_ptx tests/data/ptx/triton
+    python3 -m tools.ptx.gen_triton_ptx --sm100 tests/data/ptx/triton_sm100
 """
 
 from __future__ import annotations
@@ -18,10 +20,13 @@ CONFIGS = (
     ("matmul_f16_sm90a.ptx", 90, "*fp16", 128, 128, 64, 4, 3),
     ("matmul_e4m3_sm89.ptx", 89, "*fp8e4nv", 64, 64, 64, 4, 2),
 )
+SM100 = (("matmul_f16_sm100a.ptx", 100, "*fp16", 128, 128, 64, 4, 3),)
 
 
 def main(argv: list[str]) -> int:
-    """Compile the configurations into the folder given as the only argument."""
+    """Compile the configurations (--sm100: the sm_100a one) into the folder given as the last argument."""
+    configs = SM100 if argv[:1] == ["--sm100"] else CONFIGS
+    argv = argv[1:] if argv[:1] == ["--sm100"] else argv
     if len(argv) != 1:
         print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
         return 2
@@ -48,7 +53,7 @@ def main(argv: list[str]) -> int:
 
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
-    for name, arch, dtype, bm, bn, bk, warps, stages in CONFIGS:
+    for name, arch, dtype, bm, bn, bk, warps, stages in configs:
         sig = {"a_ptr": dtype, "b_ptr": dtype, "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32", "sam": "i32",
                "sak": "i32", "sbk": "i32", "sbn": "i32", "scm": "i32", "scn": "i32", "BM": "constexpr",
                "BN": "constexpr", "BK": "constexpr"}

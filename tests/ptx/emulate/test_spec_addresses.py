@@ -60,6 +60,8 @@ RUNNABLE = [
      lambda t: _triton(t, np.float16, 128, 128, 192)),
     *((f"{d}/matmul_f16_sm90a.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 131072,
        lambda t: _triton(t, np.float16, 128, 128, 192)) for d in ("triton", "triton_h200")),
+    ("triton_sm100/matmul_f16_sm100a.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 98320,
+     lambda t: _triton(t, np.float16, 128, 128, 192)),
     ("triton/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,
      lambda t: _triton(t, np.uint8, 64, 64, 128)),
     ("triton_h200/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,

@@ -1,8 +1,12 @@
 """sm_100a tensor memory and tcgen05.mma in the emulator: a hand-written kernel (alloc, two MMAs chained through
 enable-input-d, commit onto an mbarrier, ld.32x32b by each warp's quarter of the lanes, dealloc) against
-numerics.tensorcore's chain placed apart from the emulator, and the instructions' one-line errors."""
+numerics.tensorcore's chain placed apart from the emulator, the instructions' one-line errors, and Triton's own
+sm_100a matmul."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -174,8 +178,8 @@ def test_tcgen05_errors_name_the_problem(over: dict, message: str) -> None:
     (("shared::cta.b32 [%r9], 64;", "shared::cta.b32 [%r9], 48;"), "48 columns; a power of 2 in 32..512"),
     (("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r10, 64;", "tcgen05.dealloc.cta_group::1.sync.aligned.b32 "
       "%r10, 128;"), "which this CTA did not allocate"),
-    (("tcgen05.wait::ld.sync.aligned;", "tcgen05.st.sync.aligned.32x32b.x1.b32 [%r16], {%v0};"),
-     "tcgen05.st.sync.aligned.32x32b.x1.b32 (of tcgen05, alloc"),
+    (("tcgen05.wait::ld.sync.aligned;", "tcgen05.shift.cta_group::1.down [%r16];"),
+     "tcgen05.shift.cta_group::1.down (of tcgen05, alloc"),
     (("tcgen05.commit.cta_group::1", "tcgen05.commit.cta_group::2"), "cta_group::2 pairs the CTAs of a cluster"),
 ])
 def test_tcgen05_instruction_errors(edit: tuple[str, str], message: str) -> None:
@@ -183,3 +187,42 @@ def test_tcgen05_instruction_errors(edit: tuple[str, str], message: str) -> None
     with pytest.raises(EmulationError, match="^<ptx>:") as err:
         emulate(KERNEL.replace(*edit), "tc", 1, 128, _args(z[:, :128], z[:, 128:]))
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+
+
+TRITON_SM100 = Path(__file__).parents[2] / "data" / "ptx" / "triton_sm100" / "matmul_f16_sm100a.ptx"
+
+
+def _triton_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C (fp16) of Triton's sm_100a matmul (tools/ptx/gen_triton_ptx.py --sm100: BM = BN = 128, BK = 64, 4 warps, 3
+    stages; tcgen05.mma with its accumulator in tensor memory, zeroed by tcgen05.st, read by tcgen05.ld)."""
+    text = TRITON_SM100.read_text()
+    (m, k), n = a.shape, b.shape[1]
+    vals = [a, b, np.zeros((m, n), np.float16), m, n, k, k, 1, n, 1, n, 1, np.zeros(64, np.uint8),
+            np.zeros(64, np.uint8)]
+    names = re.findall(r"\.param [^\n]*?(matmul_kernel_param_\d+)", text)
+    return emulate(text, "matmul_kernel", (m // 128, n // 128, 1), 128, dict(zip(names, vals, strict=True)),
+                   dynamic_shared=98320)["matmul_kernel_param_2"]
+
+
+def test_tritons_sm100_matmul_is_a_times_b() -> None:
+    """A kernel whose tcgen05 code Triton wrote (and B200s run): small integers give A @ B exactly, so this
+    module's reading of alloc, the descriptors, the instruction descriptor and the ld / st lanes is Triton's too."""
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (256, 192)).astype(np.float16)
+    b = rng.integers(-3, 4, (192, 256)).astype(np.float16)
+    got = _triton_matmul(a, b)
+    np.testing.assert_array_equal(got, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16))
+
+
+def test_tritons_sm100_matmul_on_gaussian_inputs_is_the_k16_chain() -> None:
+    """Gaussian fp16: C is numerics' Hopper f16 -> f32 chain of K = 16 steps in K order, rounded to f16."""
+    from dataclasses import replace
+
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((128, 128)).astype(np.float16)
+    b = rng.standard_normal((128, 128)).astype(np.float16)
+    form = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], op="mma", m=128, n=128)
+    acc = np.zeros((128, 128), np.uint32)
+    for k0 in range(0, 128, 16):
+        acc = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), acc)
+    np.testing.assert_array_equal(_triton_matmul(a, b), acc.view(np.float32).astype(np.float16))

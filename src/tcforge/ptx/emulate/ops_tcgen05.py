@@ -48,10 +48,11 @@ def b_tcgen05(ctx, st, parts: list[str]):
         return _mma(ctx, st, parts)
     if kind == "commit":
         return _commit(ctx, st, parts)
-    if kind == "ld" and "32x32b" in parts:
-        return _ld(ctx, st, parts)
+    if kind in ("ld", "st") and "32x32b" in parts:
+        return _ld(ctx, st, parts) if kind == "ld" else _st(ctx, st, parts)
     ctx.unsupported(st, f"{st.opcode} (of tcgen05, alloc / dealloc / relinquish_alloc_permit, mma (.kind::f16 and "
-                        ".kind::tf32, operands from descriptors), commit, ld.32x32b, fence and wait are emulated)")
+                        ".kind::tf32, operands from descriptors), commit, ld / st .32x32b, fence and wait are "
+                        "emulated)")
 
 
 def _group(ctx, st, parts: list[str]) -> int:
@@ -231,6 +232,42 @@ def _commit(ctx, st, parts: list[str]):
     return run
 
 
+def _span(ctx, st, opcode: str, lanes: np.ndarray, taddr: np.ndarray, num: int, used: np.ndarray):
+    """(CTA, first lane, first column) of a warp's 32x32b access of `num` columns at `taddr`, checked: one address
+    for the warp, the warp's quarter of the lanes, allocated columns."""
+    fail = ctx.failer(st)
+    if (taddr != taddr[0]).any():
+        fail(int(lanes[int(np.argmax(taddr != taddr[0]))]), f"{opcode}: the address differs within the warp")
+    cta, local_warp = lanes[0] // ctx.lanes_per_cta, (lanes[0] % ctx.lanes_per_cta) // 32
+    row, col = int(taddr[0]) >> 16, int(taddr[0]) & 0xFFFF
+    if row != 32 * (local_warp % 4) or col + num > COLUMNS or not used[cta, col:col + num].all():
+        fail(int(lanes[0]), f"{opcode} of lanes {row}..{row + 31}, columns {col}..{col + num - 1}: warp "
+                            f"{local_warp} reaches lanes {32 * (local_warp % 4)}..{32 * (local_warp % 4) + 31} of "
+                            "allocated columns")
+    return cta, row, col
+
+
+def _st(ctx, st, parts: list[str]):
+    """st.sync.aligned.32x32b.xN.b32 [taddr], {r...}: lane i of a warp writes tensor-memory lane (taddr's lane +
+    i), N consecutive columns from taddr's (the lanes ld reads)."""
+    num = next((int(p[1:]) for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
+    ops = st.operands
+    regs = list(ops[1].items) if isinstance(ops[1], Vec) else [ops[1]]
+    if num is None or len(regs) != num or "unpack::16b" in parts:
+        ctx.unsupported(st, f"{st.opcode} (st.32x32b.xN with N registers, no .unpack::16b)")
+    rs = [ctx.src_full(r, "b32") for r in regs]
+    ra = address(ctx, st, ops[0], "shared")
+
+    def run(m):
+        words, used = tmem(ctx)
+        vals = np.stack([r() for r in rs])  # (N, lanes)
+        for w in ctx.warps(m, st).tolist():
+            lanes = 32 * w + np.arange(32)
+            cta, row, col = _span(ctx, st, "tcgen05.st", lanes, ra(lanes), num, used)
+            words[cta, row:row + 32, col:col + num] = vals[:, lanes].T
+    return run
+
+
 def _ld(ctx, st, parts: list[str]):
     """ld.sync.aligned.32x32b.xN.b32 {r...}, [taddr]: lane i of a warp reads tensor-memory lane (taddr's lane + i),
     N consecutive columns from taddr's; warp w reaches lanes 32 (w % 4) .. + 31 only."""
@@ -241,22 +278,13 @@ def _ld(ctx, st, parts: list[str]):
         ctx.unsupported(st, f"{st.opcode} (ld.32x32b.xN with N registers, no .pack::16b)")
     ws = [ctx.dst(r, "b32") for r in regs]
     ra = address(ctx, st, ops[1], "shared")
-    fail = ctx.failer(st)
 
     def run(m):
         words, used = tmem(ctx)
         out = np.zeros((num, ctx.n), np.uint32)
         for w in ctx.warps(m, st).tolist():
             lanes = 32 * w + np.arange(32)
-            taddr = ra(lanes)
-            if (taddr != taddr[0]).any():
-                fail(int(lanes[int(np.argmax(taddr != taddr[0]))]), "tcgen05.ld: the address differs within the warp")
-            cta, local_warp = lanes[0] // ctx.lanes_per_cta, (lanes[0] % ctx.lanes_per_cta) // 32
-            row, col = int(taddr[0]) >> 16, int(taddr[0]) & 0xFFFF
-            if row != 32 * (local_warp % 4) or col + num > COLUMNS or not used[cta, col:col + num].all():
-                fail(int(lanes[0]), f"tcgen05.ld of lanes {row}..{row + 31}, columns {col}..{col + num - 1}: warp "
-                                    f"{local_warp} reaches lanes {32 * (local_warp % 4)}..{32 * (local_warp % 4) + 31}"
-                                    " of allocated columns")
+            cta, row, col = _span(ctx, st, "tcgen05.ld", lanes, ra(lanes), num, used)
             out[:, lanes] = words[cta, row:row + 32, col:col + num].T
         for j, wr in enumerate(ws):
             wr(out[j], m)
