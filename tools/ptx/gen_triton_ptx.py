@@ -2,7 +2,7 @@
 
 Writes into OUT_DIR: matmul_f16_sm80.ptx (mma.sync m16n8k16), matmul_f16_sm90a.ptx (wgmma.mma_async m64n128k16),
 matmul_e4m3_sm89.ptx (mma.sync m16n8k32 e4m3), plus versions.txt (the triton version used); with --sm100,
-matmul_f16_sm100a.ptx alone (tcgen05.mma with its accumulator in tensor memory).
+the sm_100a ones alone (tcgen05.mma with its accumulator in tensor memory: f16 at M = 128, bf16 at M = 64, e4m3).
 
     python3 -m pip install triton   # not a tcforge dependency
     python3 -m tools.ptx.gen_triton_ptx tests/data/ptx/triton
@@ -20,7 +20,9 @@ CONFIGS = (
     ("matmul_f16_sm90a.ptx", 90, "*fp16", 128, 128, 64, 4, 3),
     ("matmul_e4m3_sm89.ptx", 89, "*fp8e4nv", 64, 64, 64, 4, 2),
 )
-SM100 = (("matmul_f16_sm100a.ptx", 100, "*fp16", 128, 128, 64, 4, 3),)
+SM100 = (("matmul_f16_sm100a.ptx", 100, "*fp16", 128, 128, 64, 4, 3),  # M = 128, ld / st .32x32b
+         ("matmul_bf16_sm100a_m64.ptx", 100, "*bf16", 64, 128, 32, 4, 3),  # M = 64, ld / st .16x32bx2
+         ("matmul_e4m3_sm100a.ptx", 100, "*fp8e4nv", 64, 128, 128, 4, 3))  # .kind::f8f6f4, B MN-major
 
 
 def main(argv: list[str]) -> int:

@@ -62,6 +62,10 @@ RUNNABLE = [
        lambda t: _triton(t, np.float16, 128, 128, 192)) for d in ("triton", "triton_h200")),
     ("triton_sm100/matmul_f16_sm100a.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 98320,
      lambda t: _triton(t, np.float16, 128, 128, 192)),
+    ("triton_sm100/matmul_bf16_sm100a_m64.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 36880,
+     lambda t: _triton(t, np.float16, 64, 128, 96)),  # bf16 bits: the addresses are all that matter here
+    ("triton_sm100/matmul_e4m3_sm100a.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 73744,
+     lambda t: _triton(t, np.uint8, 64, 128, 256)),
     ("triton/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,
      lambda t: _triton(t, np.uint8, 64, 64, 128)),
     ("triton_h200/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -160,7 +161,7 @@ def test_two_chained_mmas_are_the_datapath_chain_and_ld_reads_row_per_lane(kind:
 
 @pytest.mark.parametrize("over,message", [
     ({"p_warp": 1}, "tcgen05.ld of lanes 32..63, columns 64..127: warp 0 reaches lanes 0..31"),
-    ({"p_idesc1": idesc(m=64)}, "M = 64, N = 64; cta_group::1 is emulated at M = 128"),
+    ({"p_idesc1": idesc(m=32)}, "M = 32, N = 64; cta_group::1 is emulated at M = 64 (N a multiple of 8"),
     ({"p_idesc1": idesc(d=0)}, "D type 0; the emulator models f32 D (1)"),
     ({"p_idesc1": idesc(ab=1) & ~(7 << 10)}, "A / B types 1 / 0"),
     ({"p_a1": sdesc(0) & ~(1 << 46)}, "bits 46-48 must hold 0b001"),
@@ -189,28 +190,37 @@ def test_tcgen05_instruction_errors(edit: tuple[str, str], message: str) -> None
     assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
 
 
-TRITON_SM100 = Path(__file__).parents[2] / "data" / "ptx" / "triton_sm100" / "matmul_f16_sm100a.ptx"
+TRITON_SM100 = Path(__file__).parents[2] / "data" / "ptx" / "triton_sm100"
+# file -> (BM, BN, element dtype, shared bytes: the stages' A and B tiles and two mbarriers)
+TRITON_FILES = {"matmul_f16_sm100a.ptx": (128, 128, np.float16, 3 * (128 * 64 + 64 * 128) * 2 + 16),
+                "matmul_bf16_sm100a_m64.ptx": (64, 128, ml_dtypes.bfloat16, 3 * (64 * 32 + 32 * 128) * 2 + 16),
+                "matmul_e4m3_sm100a.ptx": (64, 128, ml_dtypes.float8_e4m3fn, 3 * (64 * 128 + 128 * 128) + 16)}
 
 
-def _triton_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C (fp16) of Triton's sm_100a matmul (tools/ptx/gen_triton_ptx.py --sm100: BM = BN = 128, BK = 64, 4 warps, 3
-    stages; tcgen05.mma with its accumulator in tensor memory, zeroed by tcgen05.st, read by tcgen05.ld)."""
-    text = TRITON_SM100.read_text()
+def _triton_matmul(file: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C (fp16) of one of Triton's sm_100a matmuls (tools/ptx/gen_triton_ptx.py --sm100: 4 warps, 3 stages;
+    tcgen05.mma with its accumulator in tensor memory, zeroed by tcgen05.st, read by tcgen05.ld)."""
+    bm, bn, _, shared = TRITON_FILES[file]
+    text = (TRITON_SM100 / file).read_text()
     (m, k), n = a.shape, b.shape[1]
     vals = [a, b, np.zeros((m, n), np.float16), m, n, k, k, 1, n, 1, n, 1, np.zeros(64, np.uint8),
             np.zeros(64, np.uint8)]
     names = re.findall(r"\.param [^\n]*?(matmul_kernel_param_\d+)", text)
-    return emulate(text, "matmul_kernel", (m // 128, n // 128, 1), 128, dict(zip(names, vals, strict=True)),
-                   dynamic_shared=98320)["matmul_kernel_param_2"]
+    return emulate(text, "matmul_kernel", (m // bm, n // bn, 1), 128, dict(zip(names, vals, strict=True)),
+                   dynamic_shared=shared)["matmul_kernel_param_2"]
 
 
-def test_tritons_sm100_matmul_is_a_times_b() -> None:
-    """A kernel whose tcgen05 code Triton wrote (and B200s run): small integers give A @ B exactly, so this
-    module's reading of alloc, the descriptors, the instruction descriptor and the ld / st lanes is Triton's too."""
+@pytest.mark.parametrize("file", sorted(TRITON_FILES))
+def test_tritons_sm100_matmuls_are_a_times_b(file: str) -> None:
+    """Kernels whose tcgen05 code Triton wrote (and B200s run): f16 at M = 128 (ld / st .32x32b), bf16 at M = 64
+    (half the data path, ld / st .16x32bx2), e4m3 (.kind::f8f6f4, B MN-major): small integers give A @ B exactly,
+    so this module's reading of alloc, the descriptors, the instruction descriptor, the data-path layouts and the
+    ld / st lanes is Triton's too (a row or column permuted in either would show)."""
+    bm, bn, dtype, _ = TRITON_FILES[file]
     rng = np.random.default_rng(5)
-    a = rng.integers(-3, 4, (256, 192)).astype(np.float16)
-    b = rng.integers(-3, 4, (192, 256)).astype(np.float16)
-    got = _triton_matmul(a, b)
+    a = rng.integers(-3, 4, (2 * bm, 256)).astype(dtype)
+    b = rng.integers(-3, 4, (256, 2 * bn)).astype(dtype)
+    got = _triton_matmul(file, a, b)
     np.testing.assert_array_equal(got, (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float16))
 
 
@@ -225,4 +235,5 @@ def test_tritons_sm100_matmul_on_gaussian_inputs_is_the_k16_chain() -> None:
     acc = np.zeros((128, 128), np.uint32)
     for k0 in range(0, 128, 16):
         acc = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), acc)
-    np.testing.assert_array_equal(_triton_matmul(a, b), acc.view(np.float32).astype(np.float16))
+    got = _triton_matmul("matmul_f16_sm100a.ptx", a, b)
+    np.testing.assert_array_equal(got, acc.view(np.float32).astype(np.float16))

@@ -33,8 +33,9 @@ from tcforge.ptx.operands import Addr, Imm, Vec
 
 LANES, COLUMNS = 128, 512
 _SWIZZLE = {0: 0, 2: 1, 4: 2, 6: 3}  # tcgen05 swizzle field -> wgmma's descriptor code (none, 128, 64, 32 bytes)
-_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"}}  # kind -> idesc A / B type field -> type
-_K = {"f16": 16, "tf32": 8}
+_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"}, "f8f6f4": {0: "e4m3", 1: "e5m2"}}  # kind -> idesc A / B
+# type field -> type (K: 32 bytes of it); .kind::f8f6f4's 6- and 4-bit types are not modelled
+_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "e4m3": 1, "e5m2": 1}
 
 
 def b_tcgen05(ctx, st, parts: list[str]):
@@ -48,11 +49,11 @@ def b_tcgen05(ctx, st, parts: list[str]):
         return _mma(ctx, st, parts)
     if kind == "commit":
         return _commit(ctx, st, parts)
-    if kind in ("ld", "st") and "32x32b" in parts:
+    if kind in ("ld", "st") and ("32x32b" in parts or "16x32bx2" in parts):
         return _ld(ctx, st, parts) if kind == "ld" else _st(ctx, st, parts)
-    ctx.unsupported(st, f"{st.opcode} (of tcgen05, alloc / dealloc / relinquish_alloc_permit, mma (.kind::f16 and "
-                        ".kind::tf32, operands from descriptors), commit, ld / st .32x32b, fence and wait are "
-                        "emulated)")
+    ctx.unsupported(st, f"{st.opcode} (of tcgen05, alloc / dealloc / relinquish_alloc_permit, mma (.kind::f16 / "
+                        "tf32 / f8f6f4, operands from descriptors), commit, ld / st .32x32b / .16x32bx2, fence and "
+                        "wait are emulated)")
 
 
 def _group(ctx, st, parts: list[str]) -> int:
@@ -114,8 +115,8 @@ def _alloc(ctx, st, parts: list[str], kind: str):
 
 
 # ---- the MMA ----------------------------------------------------------------------------------------------------
-def _idesc(ctx, st, lane: int, idesc: int, kind: str, group: int) -> tuple[str, int, int, bool, bool, bool, bool]:
-    """(A / B type, M, N, negate A, negate B, MN-major A, MN-major B) of an instruction descriptor, checked."""
+def _idesc(ctx, st, lane: int, idesc: int, kind: str, group: int) -> tuple:
+    """(A type, B type, M, N, negate A, negate B, MN-major A, MN-major B) of an instruction descriptor, checked."""
     fail = ctx.failer(st)
     types = _TYPES[kind]
     ta, tb = types.get((idesc >> 7) & 7), types.get((idesc >> 10) & 7)
@@ -125,17 +126,27 @@ def _idesc(ctx, st, lane: int, idesc: int, kind: str, group: int) -> tuple[str, 
         fail(lane, f"{what}: sparsity, saturation, reserved bits and the weight shift must be 0 (dense .kind::{kind})")
     if (idesc >> 4) & 3 != 1:
         fail(lane, f"{what}: D type {(idesc >> 4) & 3}; the emulator models f32 D (1)")
-    if ta is None or ta != tb:
+    if ta is None or tb is None or (kind != "f8f6f4" and ta != tb):
         fail(lane, f"{what}: A / B types {(idesc >> 7) & 7} / {(idesc >> 10) & 7}; .kind::{kind} takes "
-                   f"{' or '.join(f'{v} ({c}, both)' for c, v in types.items())}")
-    want_m = 128 * group
-    if m != want_m or n % 16 or not 16 <= n <= 256:
-        fail(lane, f"{what}: M = {m}, N = {n}; cta_group::{group} is emulated at M = {want_m} with N a multiple of "
-                   "16 in 16..256")
+                   + ", ".join(f"{v} ({c})" for c, v in types.items()) + ("" if kind == "f8f6f4" else ", both alike"))
+    shapes = {1: {64: 8, 128: 16}, 2: {256: 16}}[group]  # M -> N's step (N up to 256)
+    step = shapes.get(m)
+    if step is None or n % step or not step <= n <= 256:
+        fail(lane, f"{what}: M = {m}, N = {n}; cta_group::{group} is emulated at M = "
+                   + " or ".join(f"{mm} (N a multiple of {k} up to 256)" for mm, k in shapes.items()))
     mn_a, mn_b = bool(idesc >> 15 & 1), bool(idesc >> 16 & 1)
     if ta == "tf32" and (mn_a or mn_b):
         fail(lane, f"{what}: MN-major tf32 operands are not emulated")
-    return ta, m, n, bool(idesc >> 13 & 1), bool(idesc >> 14 & 1), mn_a, mn_b
+    return ta, tb, m, n, bool(idesc >> 13 & 1), bool(idesc >> 14 & 1), mn_a, mn_b
+
+
+def _d_lanes(m: int, base: int) -> np.ndarray | None:
+    """Tensor-memory lanes of D's rows (the PTX ISA's data-path layouts): M = 128 per CTA row r at lane r (base 0);
+    M = 64 (half the data path) row r at lane base + 32 (r / 16) + r % 16, base 0 or 16; None where base is wrong."""
+    r = np.arange(m)
+    if m == 64:
+        return base + 32 * (r // 16) + r % 16 if base in (0, 16) else None
+    return r if base == 0 else None
 
 
 def _descriptor(ctx, st, lane: int, desc: int, which: str) -> int:
@@ -151,11 +162,11 @@ def _descriptor(ctx, st, lane: int, desc: int, which: str) -> int:
     return (desc & 0x3FFF_3FFF_3FFF) | sw << 62
 
 
-def _tile(ctx, st, lane: int, desc: int, cta: int, rows: int, mn_major: bool, which: str) -> np.ndarray:
+def _tile(ctx, st, lane: int, desc: int, cta: int, rows: int, mn_major: bool, esize: int, which: str) -> np.ndarray:
     """The (rows, 32) bytes a descriptor names in one CTA's shared memory (K-major rows of 32 bytes of K, or
-    MN-major 16-bit elements as wgmma reads them)."""
+    MN-major elements of `esize` bytes in wgmma's canonical MN-major layouts)."""
     mem = ctx.mem
-    off = descriptor_offsets(_descriptor(ctx, st, lane, desc, which), rows, mn_major)
+    off = descriptor_offsets(_descriptor(ctx, st, lane, desc, which), rows, mn_major, esize=esize)
     if off.max() >= mem.shared_size:
         ctx.failer(st)(lane, f"{which} descriptor {desc:#x} reads shared byte {int(off.max()):#x}, outside the "
                              f"CTA's {mem.shared_size} bytes")
@@ -167,7 +178,7 @@ def _mma(ctx, st, parts: list[str]):
     kind = next((p.split("::")[1] for p in parts if p.startswith("kind::")), None)
     ops = st.operands
     if kind not in _TYPES or len(ops) != 5 or not isinstance(ops[0], Addr) or isinstance(ops[1], Addr):
-        ctx.unsupported(st, f"{st.opcode} (tcgen05.mma is emulated as .kind::f16 / .kind::tf32 [d-tmem], a-desc, "
+        ctx.unsupported(st, f"{st.opcode} (tcgen05.mma is emulated as .kind::f16 / tf32 / f8f6f4 [d-tmem], a-desc, "
                             "b-desc, idesc, enable-input-d: A from shared memory, no disable-output-lane or scale)")
     group = _group(ctx, st, parts)
     rd = address(ctx, st, ops[0], "shared")  # a tensor-memory address, read as the register's value
@@ -186,31 +197,31 @@ def _mma(ctx, st, parts: list[str]):
                 fail(lane, "tcgen05.mma.cta_group::2 is issued from the even CTA of the pair; this CTA has rank "
                            f"{rank}")
             ctas = [cta, cta + 1] if group == 2 else [cta]
-            t, mm, n, neg_a, neg_b, mn_a, mn_b = _idesc(ctx, st, lane, int(ri()[lane]), kind, group)
+            ta, tb, mm, n, neg_a, neg_b, mn_a, mn_b = _idesc(ctx, st, lane, int(ri()[lane]), kind, group)
             taddr = int(rd(one)[0])
-            col = taddr & 0xFFFF
-            if taddr >> 16 or not all(used[c, col:col + n].all() for c in ctas):
-                fail(lane, f"tcgen05.mma: D at tensor-memory address {taddr:#x} (lane 0 expected, {n} columns) is "
-                           "not allocated in every CTA of the group")
-            esize = 4 if t == "tf32" else 2
-            half = mm // group
-            a = np.concatenate([_tile(ctx, st, lane, int(ra()[lane]), c, half, mn_a, "A") for c in ctas])
-            b = np.concatenate([_tile(ctx, st, lane, int(rb()[lane]), c, n // group, mn_b, "B") for c in ctas])
-            dt = np.uint32 if esize == 4 else np.uint16
+            col, half = taddr & 0xFFFF, mm // group
+            rows = _d_lanes(half, taddr >> 16)
+            if rows is None or not all(used[c, col:col + n].all() for c in ctas):
+                fail(lane, f"tcgen05.mma: D at tensor-memory address {taddr:#x} (M = {mm}: lane 0"
+                           f"{' or 16' if half == 64 else ''}, {n} columns) is not allocated in every CTA of the group")
+            es = _BYTES[ta]
+            a = np.concatenate([_tile(ctx, st, lane, int(ra()[lane]), c, half, mn_a, es, "A") for c in ctas])
+            b = np.concatenate([_tile(ctx, st, lane, int(rb()[lane]), c, n // group, mn_b, es, "B") for c in ctas])
+            dt = {1: np.uint8, 2: np.uint16, 4: np.uint32}[_BYTES[ta]]
             a, b = a.view(dt), b.view(dt)  # (M, K), (N, K)
-            sign = dt(1 << (8 * esize - 1))
+            sign = dt(1 << (8 * _BYTES[ta] - 1))
             if neg_a:
                 a = a ^ sign
             if neg_b:
                 b = b ^ sign
-            c = np.concatenate([words[x, :half, col:col + n] for x in ctas])
+            c = np.concatenate([words[x][rows, col:col + n] for x in ctas])
             if ren is None and not en.value or ren is not None and not ren()[lane]:
                 c = np.zeros_like(c)
-            form = TF32_FORM if t == "tf32" else HOPPER_FORMS[f"wgmma.m64n8k16.f32.{t}.{t}"]
-            d = _tc_mma(replace(form, name=f"tcgen05.mma.kind::{kind} ({t}, the Hopper datapath)", op="mma", m=mm,
-                                n=n), a, np.ascontiguousarray(b.T), c)
+            form = TF32_FORM if ta == "tf32" else HOPPER_FORMS[f"wgmma.m64n8k{32 // _BYTES[ta]}.f32.{ta}.{tb}"]
+            d = _tc_mma(replace(form, name=f"tcgen05.mma.kind::{kind} ({ta} x {tb}, the Hopper datapath)", op="mma",
+                                m=mm, n=n), a, np.ascontiguousarray(b.T), c)
             for i, x in enumerate(ctas):
-                words[x, :half, col:col + n] = d[i * half:(i + 1) * half]
+                words[x][rows, col:col + n] = d[i * half:(i + 1) * half]
     return run
 
 
@@ -232,60 +243,72 @@ def _commit(ctx, st, parts: list[str]):
     return run
 
 
-def _span(ctx, st, opcode: str, lanes: np.ndarray, taddr: np.ndarray, num: int, used: np.ndarray):
-    """(CTA, first lane, first column) of a warp's 32x32b access of `num` columns at `taddr`, checked: one address
-    for the warp, the warp's quarter of the lanes, allocated columns."""
+def _access(ctx, st, parts: list[str], load: bool):
+    """(register operands, reader of taddr, split) of an ld / st of shape .32x32b or .16x32bx2 (whose
+    immHalfSplitoff follows the address), checked against its .num."""
+    num = next((int(p[1:]) for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
+    ops = list(st.operands)
+    split_shape = "16x32bx2" in parts
+    if split_shape:
+        imm = ops.pop(2 if load else 1)
+        if not isinstance(imm, Imm):
+            ctx.fail_static(st, "immHalfSplitoff must be an immediate")
+    regs_op, addr_op = (ops[0], ops[1]) if load else (ops[1], ops[0])
+    regs = list(regs_op.items) if isinstance(regs_op, Vec) else [regs_op]
+    if num is None or len(regs) != num or any("pack::16b" in p for p in parts):
+        ctx.unsupported(st, f"{st.opcode} (ld / st .32x32b or .16x32bx2 .xN with N registers, no (un)packing)")
+    return regs, address(ctx, st, addr_op, "shared"), num, int(imm.value) if split_shape else None
+
+
+def _cells(ctx, st, lanes: np.ndarray, taddr: np.ndarray, num: int, split: int | None, used: np.ndarray):
+    """(CTA, tensor-memory lane per thread (32,), first column per thread (32,)) of one warp's access, checked: one
+    address for the warp, lanes inside the warp's quarter (32 (w % 4) .. + 31), allocated columns. .32x32b: thread
+    i at lane base + i; .16x32bx2: threads i and i + 16 at lane base + i, the second `split` columns further."""
     fail = ctx.failer(st)
+    what = st.opcode.split(".")[1]
     if (taddr != taddr[0]).any():
-        fail(int(lanes[int(np.argmax(taddr != taddr[0]))]), f"{opcode}: the address differs within the warp")
+        fail(int(lanes[int(np.argmax(taddr != taddr[0]))]), f"tcgen05.{what}: the address differs within the warp")
     cta, local_warp = lanes[0] // ctx.lanes_per_cta, (lanes[0] % ctx.lanes_per_cta) // 32
     row, col = int(taddr[0]) >> 16, int(taddr[0]) & 0xFFFF
-    if row != 32 * (local_warp % 4) or col + num > COLUMNS or not used[cta, col:col + num].all():
-        fail(int(lanes[0]), f"{opcode} of lanes {row}..{row + 31}, columns {col}..{col + num - 1}: warp "
-                            f"{local_warp} reaches lanes {32 * (local_warp % 4)}..{32 * (local_warp % 4) + 31} of "
-                            "allocated columns")
-    return cta, row, col
+    t = np.arange(32)
+    rows, cols = (row + t, np.full(32, col)) if split is None else (row + t % 16, col + (t >= 16) * split)
+    quarter = 32 * (local_warp % 4)
+    last = int(cols.max()) + num
+    if rows.min() < quarter or rows.max() > quarter + 31 or last > COLUMNS or not used[cta, col:last].all():
+        fail(int(lanes[0]), f"tcgen05.{what} of lanes {int(rows.min())}..{int(rows.max())}, columns {col}..{last - 1}: "
+                            f"warp {local_warp} reaches lanes {quarter}..{quarter + 31} of allocated columns")
+    return cta, rows, cols
 
 
 def _st(ctx, st, parts: list[str]):
-    """st.sync.aligned.32x32b.xN.b32 [taddr], {r...}: lane i of a warp writes tensor-memory lane (taddr's lane +
-    i), N consecutive columns from taddr's (the lanes ld reads)."""
-    num = next((int(p[1:]) for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
-    ops = st.operands
-    regs = list(ops[1].items) if isinstance(ops[1], Vec) else [ops[1]]
-    if num is None or len(regs) != num or "unpack::16b" in parts:
-        ctx.unsupported(st, f"{st.opcode} (st.32x32b.xN with N registers, no .unpack::16b)")
+    """st.sync.aligned.{32x32b, 16x32bx2}.xN.b32 [taddr]{, immHalfSplitoff}, {r...}: each thread's N registers to N
+    consecutive columns of its tensor-memory lane (_cells)."""
+    regs, ra, num, split = _access(ctx, st, parts, False)
     rs = [ctx.src_full(r, "b32") for r in regs]
-    ra = address(ctx, st, ops[0], "shared")
 
     def run(m):
         words, used = tmem(ctx)
         vals = np.stack([r() for r in rs])  # (N, lanes)
         for w in ctx.warps(m, st).tolist():
             lanes = 32 * w + np.arange(32)
-            cta, row, col = _span(ctx, st, "tcgen05.st", lanes, ra(lanes), num, used)
-            words[cta, row:row + 32, col:col + num] = vals[:, lanes].T
+            cta, rows, cols = _cells(ctx, st, lanes, ra(lanes), num, split, used)
+            words[cta, rows[:, None], cols[:, None] + np.arange(num)] = vals[:, lanes].T
     return run
 
 
 def _ld(ctx, st, parts: list[str]):
-    """ld.sync.aligned.32x32b.xN.b32 {r...}, [taddr]: lane i of a warp reads tensor-memory lane (taddr's lane + i),
-    N consecutive columns from taddr's; warp w reaches lanes 32 (w % 4) .. + 31 only."""
-    num = next((int(p[1:]) for p in parts if p[:1] == "x" and p[1:].isdigit()), None)
-    ops = st.operands
-    regs = list(ops[0].items) if isinstance(ops[0], Vec) else [ops[0]]
-    if num is None or len(regs) != num or "pack::16b" in parts:
-        ctx.unsupported(st, f"{st.opcode} (ld.32x32b.xN with N registers, no .pack::16b)")
+    """ld.sync.aligned.{32x32b, 16x32bx2}.xN.b32 {r...}, [taddr]{, immHalfSplitoff}: each thread's N registers from
+    N consecutive columns of its tensor-memory lane (_cells)."""
+    regs, ra, num, split = _access(ctx, st, parts, True)
     ws = [ctx.dst(r, "b32") for r in regs]
-    ra = address(ctx, st, ops[1], "shared")
 
     def run(m):
         words, used = tmem(ctx)
         out = np.zeros((num, ctx.n), np.uint32)
         for w in ctx.warps(m, st).tolist():
             lanes = 32 * w + np.arange(32)
-            cta, row, col = _span(ctx, st, "tcgen05.ld", lanes, ra(lanes), num, used)
-            out[:, lanes] = words[cta, row:row + 32, col:col + num].T
+            cta, rows, cols = _cells(ctx, st, lanes, ra(lanes), num, split, used)
+            out[:, lanes] = words[cta, rows[:, None], cols[:, None] + np.arange(num)].T
         for j, wr in enumerate(ws):
             wr(out[j], m)
     return run

@@ -132,24 +132,25 @@ def _fields(desc: int) -> tuple[int, int, int]:
     return tuple(((desc >> s) & 0x3FFF) << 4 for s in (0, 16, 32))
 
 
-def descriptor_offsets(desc: int, rows: int, mn_major: bool = False, kbytes: int = 32) -> np.ndarray:
+def descriptor_offsets(desc: int, rows: int, mn_major: bool = False, kbytes: int = 32, esize: int = 2) -> np.ndarray:
     """Shared-memory byte offsets (rows, kbytes) of the tile of `rows` rows (M or N) x kbytes bytes of k (32; 64 for
     a sparse wgmma's B) that a descriptor names: start, LBO and SBO are its fields << 4. K-major, no swizzle: 8-row x
     16-byte core matrices at start + (row / 8) SBO + (kb / 16) LBO, row r inside at 16 r; swizzle of W bytes (W at
-    least kbytes): row n at start + (n / 8) SBO + (n % 8) W + kb. MN-major (16-bit elements, element k = kb / 2 of
-    row n), no swizzle: start + (n / 8) SBO + (k / 8) LBO + (k % 8) 16 + (n % 8) 2; swizzle of W bytes: W / 2
-    elements of n per k-row, start + (n / (W / 2)) LBO + (k / 8) SBO + (k % 8) W + (n % (W / 2)) 2. A swizzle then
-    XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) (on the CTA's shared address, as the GPU)."""
+    least kbytes): row n at start + (n / 8) SBO + (n % 8) W + kb. MN-major (element k = kb / e of row n, e = esize
+    bytes: 2, or 1 for tcgen05's 8-bit operands), no swizzle: start + (n / (16 / e)) SBO + (k / 8) LBO + (k % 8) 16
+    + (n % (16 / e)) e; swizzle of W bytes: W / e elements of n per k-row, start + (n / (W / e)) LBO + (k / 8) SBO +
+    (k % 8) W + (n % (W / e)) e. A swizzle then XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) (on the
+    CTA's shared address, as the GPU)."""
     start, lbo, sbo = _fields(desc)
     r = np.arange(rows, dtype=np.int64)[:, None]
     kb = np.arange(kbytes, dtype=np.int64)[None, :]
     width = _SWIZZLE_BYTES.get(desc >> 62)
     if mn_major:
-        k, byte = kb >> 1, kb & 1
+        k, byte = kb // esize, kb % esize
+        per = (width or 16) // esize  # elements of n in a k-row of the atom (a core matrix's 16 bytes, unswizzled)
         if width is None:
-            return start + (r >> 3) * sbo + (k >> 3) * lbo + (k & 7) * 16 + (r & 7) * 2 + byte
-        per = width // 2
-        lin = start + (r // per) * lbo + (k >> 3) * sbo + (k & 7) * width + (r % per) * 2 + byte
+            return start + (r // per) * sbo + (k >> 3) * lbo + (k & 7) * 16 + (r % per) * esize + byte
+        lin = start + (r // per) * lbo + (k >> 3) * sbo + (k & 7) * width + (r % per) * esize + byte
     elif width is None:
         return start + (r >> 3) * sbo + (kb >> 4) * lbo + (r & 7) * 16 + (kb & 15)
     else:
