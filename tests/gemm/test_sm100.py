@@ -228,17 +228,12 @@ def test_kernel_ptx_emulated_at_other_stage_counts(stages: int) -> None:
 def test_kernel_ptx_emulated_on_gaussian_fp16_is_the_k16_chain_in_order(report: CompileReport) -> None:
     """Gaussian fp16 inputs: C is the chain of K = 16 MMAs in K order from C = +0 (enable-input-d 0 on the first
     only), each through the datapath ops_tcgen05 assumes (numerics.tensorcore's Hopper f16 -> f32 step)."""
-    from dataclasses import replace
-
-    from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
+    from tests.ptx.emulate.kernels import f16_k16_chain
 
     rng = np.random.default_rng(8)
     a = rng.standard_normal((256, 128)).astype(np.float16)
     b = rng.standard_normal((128, 256)).astype(np.float16)
-    form = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], op="mma", m=256, n=256)
-    want = np.zeros((256, 256), np.uint32)
-    for k0 in range(0, 128, 16):
-        want = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), want)
+    want = f16_k16_chain(a, b)
     got = emulate.emulate_ptx(a, b, ptx=report.ptx)
     np.testing.assert_array_equal(got.view(np.uint32), want)
     assert not np.array_equal(got, _reference(a, b))  # the chain's roundings show

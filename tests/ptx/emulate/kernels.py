@@ -303,3 +303,18 @@ def sp_dense4(a: np.ndarray, meta: np.ndarray, k: int, sel: int) -> tuple[np.nda
     """sp_dense for 4-bit codes (W, 16, K/2): pairs of elements as the 8-bit units the metadata counts (4:8)."""
     units, keep = sp_dense((a[..., 0::2] | a[..., 1::2] << 4).astype(np.uint8), meta, k // 2, sel)
     return np.stack([units & 0xF, units >> 4], axis=-1).reshape(a.shape[0], 16, k), np.repeat(keep, 2, axis=-1)
+
+
+def f16_k16_chain(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """f32 bits of A (M, K) @ B (K, N), fp16, as ops_tcgen05 computes a chain of K = 16 MMAs in K order from C = +0:
+    numerics.tensorcore's Hopper f16 -> f32 step, C fused, one step per 16 of K."""
+    from dataclasses import replace
+
+    from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
+
+    (m, k), n = a.shape, b.shape[1]
+    form = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], op="mma", m=m, n=n)
+    acc = np.zeros((m, n), np.uint32)
+    for k0 in range(0, k, 16):
+        acc = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), acc)
+    return acc

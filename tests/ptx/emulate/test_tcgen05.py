@@ -11,6 +11,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from tests.ptx.emulate.kernels import f16_k16_chain
 
 from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
@@ -226,14 +227,8 @@ def test_tritons_sm100_matmuls_are_a_times_b(file: str) -> None:
 
 def test_tritons_sm100_matmul_on_gaussian_inputs_is_the_k16_chain() -> None:
     """Gaussian fp16: C is numerics' Hopper f16 -> f32 chain of K = 16 steps in K order, rounded to f16."""
-    from dataclasses import replace
-
     rng = np.random.default_rng(6)
     a = rng.standard_normal((128, 128)).astype(np.float16)
     b = rng.standard_normal((128, 128)).astype(np.float16)
-    form = replace(HOPPER_FORMS["wgmma.m64n8k16.f32.f16.f16"], op="mma", m=128, n=128)
-    acc = np.zeros((128, 128), np.uint32)
-    for k0 in range(0, 128, 16):
-        acc = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), acc)
     got = _triton_matmul("matmul_f16_sm100a.ptx", a, b)
-    np.testing.assert_array_equal(got, acc.view(np.float32).astype(np.float16))
+    np.testing.assert_array_equal(got, f16_k16_chain(a, b).view(np.float32).astype(np.float16))
