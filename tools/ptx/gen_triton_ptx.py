@@ -2,7 +2,9 @@
 
 Writes into OUT_DIR: matmul_f16_sm80.ptx (mma.sync m16n8k16), matmul_f16_sm90a.ptx (wgmma.mma_async m64n128k16),
 matmul_e4m3_sm89.ptx (mma.sync m16n8k32 e4m3), plus versions.txt (the triton version used); with --sm100,
-the sm_100a ones alone (tcgen05.mma with its accumulator in tensor memory: f16 at M = 128, bf16 at M = 64, e4m3).
+the sm_100a ones alone (tcgen05.mma with its accumulator in tensor memory: f16 at M = 128, bf16 at M = 64, e4m3)
+and the emulator corpus's warp-specialized f16 matmul on device-made descriptors for sm_100a
+(ws_matmul_f16_sm100a.ptx; its launch in launch.json).
 
     python3 -m pip install triton   # not a tcforge dependency
     python3 -m tools.ptx.gen_triton_ptx tests/data/ptx/triton
@@ -64,8 +66,26 @@ def main(argv: list[str]) -> int:
                                 options={"num_warps": warps, "num_stages": stages})
         (out / name).write_text(kernel.asm["ptx"])
         print(f"{out / name}: {len(kernel.asm['ptx'].splitlines())} lines")
+    if configs is SM100:
+        _ws_sm100(out)
     (out / "versions.txt").write_text(f"triton {triton.__version__}\n")
     return 0
+
+
+def _ws_sm100(out: Path) -> None:
+    """The corpus's ws_mm_f16 module (tools/corpus/modules.py) built for sm_100a, and its launch (kernel, shared
+    bytes, warps) in launch.json."""
+    import dataclasses
+    import json
+
+    from tools import emulate_corpus as ec
+    from tools.corpus.modules import MODULES
+
+    mod = ec._build_triton(dataclasses.replace(MODULES["ws_mm_f16_sm90"], arch=100), ec._triton_kernels())
+    (out / "ws_matmul_f16_sm100a.ptx").write_text(mod["ptx"])
+    launch = {"ws_matmul_f16_sm100a.ptx": {k: mod[k] for k in ("kernel", "shared", "warps")}}
+    (out / "launch.json").write_text(json.dumps(launch, indent=1) + "\n")
+    print(f"{out / 'ws_matmul_f16_sm100a.ptx'}: {len(mod['ptx'].splitlines())} lines")
 
 
 if __name__ == "__main__":

@@ -1056,3 +1056,30 @@ def test_tensor_maps_inside_a_struct_parameter() -> None:
     for off in (32, 256):
         with pytest.raises(EmulationError, match=f"tma_p@{off}: a tensor map needs 128 bytes, 64-byte aligned"):
             emulate(kernel, "tma", 1, 128, {**base, f"tma_p@{off}": m_in, "tma_p@192": m_out})
+
+
+BRX_BODY = """ld.global.u32 %r10, [%rd4];
+ts: .branchtargets $La, $Lb, $Lc;
+brx.idx %r10, ts;
+$La:
+mov.u32 %r11, 100;
+bra.uni $Lend;
+$Lb:
+mov.u32 %r11, 200;
+bra.uni $Lend;
+$Lc:
+mul.lo.u32 %r11, %r10, 7;
+$Lend:
+st.global.u32 [%rd6], %r11;"""
+
+
+def test_brx_idx_sends_each_lane_to_its_target() -> None:
+    """brx.idx (Triton's warp-specialization dispatch): a per-lane index into a .branchtargets list, divergent in
+    a warp, reconverging after; an index past the list is a one-line error."""
+    from tcforge.ptx.emulate import EmulationError
+
+    idx = np.arange(64, dtype=np.uint32) % 3
+    got = run_body(BRX_BODY, idx, 1)
+    np.testing.assert_array_equal(got[:, 0], np.select([idx == 0, idx == 1], [100, 200], 14))
+    with pytest.raises(EmulationError, match=r"^k\.ptx:\d+: thread .*: brx\.idx index 3 outside its 3 targets$"):
+        run_body(BRX_BODY, np.full(32, 3, np.uint32), 1)

@@ -66,6 +66,11 @@ RUNNABLE = [
      lambda t: _triton(t, np.float16, 64, 128, 96)),  # bf16 bits: the addresses are all that matter here
     ("triton_sm100/matmul_e4m3_sm100a.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 73744,
      lambda t: _triton(t, np.uint8, 64, 128, 256)),
+    ("triton_sm100/ws_matmul_f16_sm100a.ptx", "ws_matmul", (1, 1, 1), (256, 1, 1), 73948,
+     lambda t: dict(zip(re.findall(r"\.param [^\n]*?(ws_matmul_param_\d+)", t),
+                        [RNG.standard_normal((128, 64)).astype(np.float16),
+                         RNG.standard_normal((64, 64)).astype(np.float16), np.zeros((128, 64), np.float32),
+                         128, 64, 64, np.zeros(8192, np.uint8), np.zeros(64, np.uint8)], strict=True))),
     ("triton/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,
      lambda t: _triton(t, np.uint8, 64, 64, 128)),
     ("triton_h200/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,

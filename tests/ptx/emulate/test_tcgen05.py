@@ -5,6 +5,7 @@ sm_100a matmul."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -232,3 +233,20 @@ def test_tritons_sm100_matmul_on_gaussian_inputs_is_the_k16_chain() -> None:
     b = rng.standard_normal((128, 128)).astype(np.float16)
     got = _triton_matmul("matmul_f16_sm100a.ptx", a, b)
     np.testing.assert_array_equal(got, f16_k16_chain(a, b).view(np.float32).astype(np.float16))
+
+
+def test_tritons_warp_specialized_sm100_matmul_is_a_times_bt() -> None:
+    """Triton's warp-specialized K loop for sm_100a (the corpus's ws_matmul: tensor descriptors made on the device
+    with tensormap.replace, a producer warp on mbarriers dispatched by brx.idx, tcgen05.mma): A B^T exactly on small
+    integers, ragged M and N (the stores masked, TMA filling the edges)."""
+    launch = json.loads((TRITON_SM100 / "launch.json").read_text())["ws_matmul_f16_sm100a.ptx"]
+    text = (TRITON_SM100 / "ws_matmul_f16_sm100a.ptx").read_text()
+    rng = np.random.default_rng(9)
+    m, n, k = 200, 72, 192
+    a = rng.integers(-3, 4, (m, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (n, k)).astype(np.float16)
+    names = re.findall(r"\.param [^\n]*?(ws_matmul_param_\d+)", text)
+    vals = [a, b, np.full((m, n), np.nan, np.float32), m, n, k] + [np.zeros(8192, np.uint8)] * (len(names) - 6)
+    got = emulate(text, launch["kernel"], (2, 2, 1), 32 * launch["warps"], dict(zip(names, vals, strict=True)),
+                  dynamic_shared=launch["shared"])["ws_matmul_param_2"]
+    np.testing.assert_array_equal(got, a.astype(np.float32) @ b.astype(np.float32).T)

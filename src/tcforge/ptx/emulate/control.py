@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge.ptx.emulate.machine import EmulationError
-from tcforge.ptx.emulate.program import BAR, BRA, CALL, CWAIT, EXIT, LABEL, PLAIN, RET, WAIT
+from tcforge.ptx.emulate.program import BAR, BRA, BRX, CALL, CWAIT, EXIT, LABEL, PLAIN, RET, WAIT
 
 _FAR = np.iinfo(np.int64).max
 MAX_DEPTH = 16
@@ -93,6 +93,19 @@ def run(program, ctx) -> _Stats:
                 p = -1
                 break
             sel = group if taken is None else taken
+            if kind == BRX:  # each lane to the label its index names
+                index, targets = arg
+                at = np.flatnonzero(sel)
+                i = index()[at].astype(np.int64)
+                if (i >= len(targets)).any():
+                    k = int(at[int(np.argmax(i >= len(targets)))])
+                    raise EmulationError(f"{ctx.file}:{st.line}: thread {ctx.thread(k)}: brx.idx index "
+                                         f"{int(index()[k])} outside its {len(targets)} targets")
+                pc[at] = targets[i]
+                if taken is not None:
+                    pc[group & ~taken] = p + 1
+                p = -1
+                break
             if kind == WAIT:
                 ready = arg[0](sel) & sel
                 wait = sel & ~ready

@@ -28,7 +28,8 @@ from tcforge.ptx.emulate import (
 from tcforge.ptx.emulate.machine import OUT_OF_SCOPE, EmulationError
 from tcforge.ptx.operands import Imm, Paren, Sym
 
-PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT = range(9)  # WAIT: mbarrier try_wait / test_wait; CWAIT: cluster
+PLAIN, LABEL, BRA, CALL, RET, EXIT, BAR, WAIT, CWAIT, BRX = range(10)  # WAIT: mbarrier try_wait / test_wait; CWAIT:
+# cluster; BRX: brx.idx, a branch to the index-th label of a .branchtargets list
 
 BUILDERS: dict = {}
 for _mod in (ops_int, ops_bits, ops_float, ops_cvt, ops_mem, ops_sync, ops_matrix, ops_wgmma, ops_async, ops_tex,
@@ -194,6 +195,17 @@ def build_program(module, entry, ctx, layout) -> Program:
     return Program(code, functions)
 
 
+def _brx(ctx, module, fn, st, labels, g):
+    """brx.idx index, tlist: (BRX, None, (index reader, target pcs), ...); a list or label not found fails when run."""
+    ops = st.operands
+    table = fn.branch_tables.get(ops[1].name) if len(ops) == 2 and isinstance(ops[1], Sym) else None
+    if "idx" not in st.opcode.split(".") or table is None or any((fn.name, t) not in labels for t in table):
+        return (PLAIN, _raiser(EmulationError(f"{module.file}:{st.line}: brx.idx expects an index and a "
+                                              ".branchtargets list of this function's labels")), None, st, None)
+    targets = np.array([labels[(fn.name, t)] for t in table], np.int64)
+    return (BRX, None, (ctx.src_full(ops[0], "u32"), targets), st, g)
+
+
 class _End:
     """The implicit `ret` closing a body."""
 
@@ -213,6 +225,8 @@ def _statement(ctx, module, fn, st, labels, starts):
             return (PLAIN, _raiser(EmulationError(f"{module.file}:{st.line}: branch target {target!r} not found")),
                     None, st, None)
         return (BRA, None, labels[(fn.name, target.name)], st, g)
+    if root == "brx":
+        return _brx(ctx, module, fn, st, labels, g)
     if root in ("ret", "exit"):
         return (RET if root == "ret" else EXIT, None, None, st, g)
     if root == "call":
