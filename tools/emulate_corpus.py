@@ -620,21 +620,22 @@ def check(path: Path, only, show: int = 0) -> int:
     return 1 if bad else 0
 
 
-def merge(out: Path, files: list[Path]) -> int:
-    """One corpus .npz of the entries of several (a later file's entry replaces an earlier one of its name); the
-    meta names each run's GPU, seed and entries."""
+def merge(out: Path, files: list[Path], skip: tuple[str, ...] = ()) -> int:
+    """One corpus .npz of the entries of several (a later file's entry replaces an earlier one of its name), less
+    those named by `skip` (names or fnmatch patterns); the meta names each run's GPU, seed and entries."""
     arrays: dict = {}
     names: list[str] = []
     runs = []
     for f in files:
         with np.load(f) as z:
             meta = json.loads(str(z["meta"]))
+            taken = [n for n in meta["entries"] if not any(fnmatch(n, p) for p in skip)]
             for key in z.files:
-                if key != "meta":
+                if key.split("/")[0] in ("ptx", "module", *taken):
                     arrays[key] = z[key]
-        names = [n for n in names if n not in meta["entries"]] + list(meta["entries"])
+        names = [n for n in names if n not in taken] + taken
         runs.append({"file": f.name, "gpu": meta["gpu"], "seed": meta["seed"], "entries": len(meta["entries"])})
-    gpus = sorted({r["gpu"] for r in runs})
+    gpus = sorted({g for r in runs for g in r["gpu"].split(" + ")})
     arrays["meta"] = np.array(json.dumps({"gpu": " + ".join(gpus), "seed": runs[0]["seed"], "entries": names,
                                           "runs": runs, "made_by": "python3 -m tools.emulate_corpus merge"}))
     np.savez_compressed(out, **arrays)
@@ -663,9 +664,10 @@ def main(argv: list[str] | None = None) -> int:
     m = sub.add_parser("merge", help="one corpus of several runs' entries (a later file's entry wins)")
     m.add_argument("out", type=Path)
     m.add_argument("files", type=Path, nargs="+")
+    m.add_argument("--skip", nargs="*", default=[], help="entry names or fnmatch patterns to leave out")
     a = ap.parse_args(argv)
     if a.cmd == "merge":
-        return merge(a.out, a.files)
+        return merge(a.out, a.files, tuple(a.skip))
     if a.cmd == "build":
         built = build(a.out)
         return 0 if len(built) == len(MODULES) else 1

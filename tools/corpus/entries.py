@@ -528,11 +528,12 @@ def _triton_entries() -> list[Entry]:
 
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
-# entries added since the last device run (tests/data/emulate/corpus.npz lacks them)
+# entries tests/data/emulate/corpus.npz lacks: not run on a GPU yet (cu_fns_spaces: the generator could not record
+# its parameters; cu_image_queries: the H100's driver refused its module), or run on the H100 with outputs the
+# emulator does not give yet (their GPU data in tests/data/emulate/corpus_pending.npz: the texture unit's filtering
+# and coordinate rounding, sust.p's .trap forms, and cu_mufu16_all, the half-precision MUFU tables' capture)
 AWAITING_GPU: set[str] = (
-    {e.name for e in ENTRIES if e.name.startswith(("wgmma_s32", "wgmma_f32_tf32", "cu_tma_nanfill", "wgmma_sp_"))}
-    | set(TEX_ENTRIES)
-    | set(SULD_ENTRIES) | set(SUST_ENTRIES) | {"cu_image_queries"} | set(TMA_REDUCE_ENTRIES) | set(BULK_REDUCE_ENTRIES)
-    | set(TMA_REPLACE_ENTRIES) | set(TMA_IM2COL) | {"im2col_gluon_sm90", "conv_gluon_sm90"} | set(SURED_ENTRIES)
-    | {"cu_mufu16_all", "cu_set_forms", "cu_fns_spaces", "cu_int_packs", "cu_wmma_f16", "cu_wmma_s8", "cu_wmma_tf32",
-       "cu_video_forms"})
+    {"cu_fns_spaces", "cu_image_queries", "cu_mufu16_all", "sustp2d_f16x4_trap", "sustp2d_s16x2_trap",
+     "sustp2d_u8x4_trap", "tld4a_u8x4_border_normread", "tld4r_f32x4_clamp"}
+    | {name for name in TEX_ENTRIES if name not in ("tex_f16x4_point_clamp", "tex_s16x4_point_clamp_s32",
+                                                   "tex_s8x4_point_clamp_normread", "tex_u8x4_point_clamp_normread")})

@@ -232,7 +232,7 @@ def im2col_boxes(case: tuple, x: np.ndarray) -> np.ndarray:
     inner), from the convolution's im2col matrix: rows past the last image filled as out of bounds."""
     rank, _, _, dtype, pad, stride, filt, pixels, channels, c0, _, fill = case
     out, rows, _ = im2col_geometry(case)
-    nan = {"f16": 0x7FFF, "f32": 0x7FFFFFFF}[dtype] if fill == "nan" else 0
+    nan = {"f16": 0x7FF7, "f32": 0x7FF77FF7}[dtype] if fill == "nan" else 0  # 0x7FF7 repeated (H100)
     boxes = []
     for tap in np.ndindex(*(filt,) * (rank - 2)):
         want = _im2col_matrix(x, pad, stride, out, tap, c0, channels, nan)

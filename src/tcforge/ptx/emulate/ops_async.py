@@ -458,7 +458,7 @@ def b_cp_reduce(ctx, st, parts):
                 if ok.any():
                     at, offs = _shared_box(ctx, fail, lane, int(rs(np.array([lane]))[0]), tm)
                     g = _global_bytes(ctx, fail, lane, gaddr[ok], tm.elem_bytes, True)
-                    _combine(mem.gmem, g, mem.shared[at[ok]], op, ptype, True)
+                    _combine(mem.gmem, g, mem.shared[at[ok]], op, ptype)
                     _note(ctx, st, lane, "shared", offs[ok], tm.elem_bytes, False)
                     _note(ctx, st, lane, "global", gaddr[ok], tm.elem_bytes, True)
         return run_tensor
@@ -482,24 +482,25 @@ def b_cp_reduce(ctx, st, parts):
             _note(ctx, st, lane, "shared", off + np.arange(0, n, es), es, False)
             if dst_space == "global":
                 g = _global_bytes(ctx, fail, lane, d + np.arange(0, n, es), es, True)
-                _combine(mem.gmem, g, src, op, ptype, True)
+                _combine(mem.gmem, g, src, op, ptype)
                 _note(ctx, st, lane, "global", d + np.arange(0, n, es), es, True)
             else:
                 dcta, doff = _shared_base(ctx, fail, lane, d, n, 16, "cp.reduce.async.bulk")
                 at = (dcta * mem.shared_size + doff + np.arange(n)).reshape(-1, es)
-                _combine(mem.shared, at, src, op, ptype, False)
+                _combine(mem.shared, at, src, op, ptype)
                 _note(ctx, st, lane, "shared", doff + np.arange(0, n, es), es, True)
                 if rb is not None:
                     complete_tx(*_word_index(ctx, fail, lane, int(rb(one)[0])), n)
     return run_plain
 
 
-def _combine(flat: np.ndarray, at: np.ndarray, src: np.ndarray, op: str, ptype: str, global_space: bool) -> None:
-    """flat[at] (elements x bytes) = flat[at] `op` src (elements x bytes), as `ptype` words."""
+def _combine(flat: np.ndarray, at: np.ndarray, src: np.ndarray, op: str, ptype: str) -> None:
+    """flat[at] (elements x bytes) = flat[at] `op` src (elements x bytes), as `ptype` words; f32 add keeps
+    subnormals in either space (the H100 corpus's bulk_reduce_add_f32, where an atom to global memory flushes them)."""
     dt = UINT[TYPE_BYTES[ptype]]
     old = np.ascontiguousarray(flat[at]).view(dt).reshape(-1)
     x = np.ascontiguousarray(src).view(dt).reshape(-1)
-    flat[at] = reduce_values(op, ptype, global_space, old, x).view(np.uint8).reshape(at.shape)
+    flat[at] = reduce_values(op, ptype, False, old, x).view(np.uint8).reshape(at.shape)
 
 
 def b_st_async(ctx, st, parts):

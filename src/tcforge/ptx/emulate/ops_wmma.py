@@ -1,7 +1,8 @@
 """wmma (the warp-level matrix API): load.a / load.b / load.c, mma and store.d for m16n16k16, m32n8k16 and m8n32k16
 (f16 or bf16 A / B; f32 or f16 C and D; s8 / u8 with s32, .satfinite too) and m16n16k8 tf32.
 
-The products are the mma.sync forms ptxas lowers wmma to (numerics.tensorcore's m16n8k16 / m16n8k8 tiles, rows and
+The products are the mma.sync forms ptxas lowers wmma to (numerics.tensorcore's m16n8k16 tiles; tf32 k8 as two
+chained m16n8k4 steps, which the H100 corpus's cu_wmma_tf32 pins where one k8 step differs in 1,457 bits; rows and
 columns independent; integers exact), so the results are the Hopper model's bits. The fragment's element order is
 the emulator's own, because the PTX ISA leaves it unspecified: the matrix in row-major order, thread t holding
 elements t*E .. t*E + E - 1, repeated where the fragment has more registers than elements (f16 A and B). Code that
@@ -144,7 +145,7 @@ def _mma(ctx, st, parts):
         name = f"mma.m16n8k{k}.{d_t}.{ab}.{ab}"
         if name not in _FORMS or (ab == "tf32") != (k == 8):
             ctx.unsupported(st, f"{st.opcode} (no Hopper mma.sync form {name} to lower it to)")
-        form = _FORMS[name]
+        form = _FORMS["mma.m16n8k4.f32.tf32.tf32" if ab == "tf32" else name]
     esize = {"tf32": 4}.get(ab, _BYTES[ab])
     desize = _BYTES[d_t]
     d, a, b, c = st.operands[:4]
@@ -163,8 +164,10 @@ def _mma(ctx, st, parts):
         out = np.zeros_like(C16)
         for r0 in range(0, A16.shape[1], 16):
             for c0 in range(0, n, 8):
-                out[:, r0:r0 + 16, c0:c0 + 8] = tc_mma(form, A16[:, r0:r0 + 16], B[:, :, c0:c0 + 8],
-                                                       C16[:, r0:r0 + 16, c0:c0 + 8])
+                acc = C16[:, r0:r0 + 16, c0:c0 + 8]
+                for k0 in range(0, k, form.k):  # tf32 k8: two chained m16n8k4 steps
+                    acc = tc_mma(form, A16[:, r0:r0 + 16, k0:k0 + form.k], B[:, k0:k0 + form.k, c0:c0 + 8], acc)
+                out[:, r0:r0 + 16, c0:c0 + 8] = acc
         return out[:, :m]
 
     def run(mk):

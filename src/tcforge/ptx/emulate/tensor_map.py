@@ -26,9 +26,10 @@ MAP_LAYOUT = {"global_address": (0, 8), "magic": (8, 4), "rank": (12, 1), "elemt
               "fill_mode": (15, 1), "global_dim": (16, 8), "box_dim": (56, 4), "global_stride": (80, 8),
               "element_stride": (112, 1), "interleave_layout": (117, 1)}
 IM2COL_AT, _CORNERS_AT = 118, 64  # im2col: byte 118 is 1; box_dim 0 / 1 hold channels / pixels, then 3 + 3 s16 corners
-# the NaN an out-of-bounds element loads as under fill=nan: the canonical NaN of the type (assumed; not yet pinned)
-NAN_FILL = {"f16": 0x7FFF, "bf16": 0x7FFF, "f32": 0x7FFFFFFF, "f32_ftz": 0x7FFFFFFF, "tf32": 0x7FFFFFFF,
-            "tf32_ftz": 0x7FFFFFFF, "f64": 0x7FFFFFFFFFFFFFFF}
+# the NaN an out-of-bounds element loads as under fill=nan: the 16-bit pattern 0x7FF7 repeated over the element (the
+# H100 corpus pins f16 and f32, tiled and im2col boxes; bf16, tf32 and f64 follow the pattern, assumed)
+NAN_FILL = {"f16": 0x7FF7, "bf16": 0x7FF7, "f32": 0x7FF77FF7, "f32_ftz": 0x7FF77FF7, "tf32": 0x7FF77FF7,
+            "tf32_ftz": 0x7FF77FF7, "f64": 0x7FF77FF77FF77FF7}
 # im2col by rank: the bits of a bounding-box corner (signed) and of an instruction's im2col offset (unsigned)
 IM2COL_BITS = {3: 16, 4: 8, 5: 5}
 
