@@ -306,10 +306,10 @@ def _as_float(img: Texture, t: np.ndarray) -> np.ndarray:
 
 def _bits(img: Texture, t: np.ndarray) -> np.ndarray:
     """(k, 4) result words of texels read without filtering: f32 texels' own bits (NaN payloads kept), other
-    floats through f32, integers sign- or zero-extended; missing channels 0, alpha 1 (1.0 for float results)."""
+    floats through f32, integers sign- or zero-extended; missing channels 0, alpha too (the H100 corpus's
+    tex_f32x1_point_clamp and tex_s8x2_intcoords_border)."""
     k = len(t)
     out = np.zeros((k, 4), np.uint32)
-    out[:, 3] = np.float32(1.0).view(np.uint32) if img.floats else 1
     if img.ctype == "f32":
         out[:, :img.channels] = t.view(np.uint32)
     elif img.floats:
@@ -320,18 +320,18 @@ def _bits(img: Texture, t: np.ndarray) -> np.ndarray:
 
 
 def _fill(img: Texture, vals: np.ndarray) -> np.ndarray:
-    """(k, 4) float64 components from a texture's channels (as the filter sees them): missing 0, alpha 1."""
+    """(k, 4) float64 components from a texture's channels (as the filter sees them): missing 0, alpha too."""
     out = np.zeros((len(vals), 4), np.float64)
-    out[:, 3] = 1.0
     out[:, :img.channels] = vals
     return out
 
 
 def _border(img: Texture, k: int) -> np.ndarray:
-    """(k, 4) result words of the border colour (f32 bits, or the integers for integer results)."""
-    b = np.array(img.border, np.float64)
-    return np.broadcast_to(b.astype(np.float32).view(np.uint32) if img.floats else
-                           b.astype(np.int64).astype(np.uint32), (k, 4))
+    """(k, 4) result words of the border colour: its f32 bits in the texture's channels, integer textures too (the
+    H100 corpus's tex_u32x1_point_border reads a border of 7 as 0x40E00000), missing channels 0."""
+    b = np.array(img.border, np.float64).astype(np.float32).view(np.uint32)
+    b[img.channels:] = 0
+    return np.broadcast_to(b, (k, 4))
 
 
 def _layer(img: _Image, layer):
