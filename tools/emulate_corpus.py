@@ -435,6 +435,9 @@ def make_args(ptx: str, kernel: str, values: list) -> tuple[dict, dict, dict]:
             args[name] = buffers[name]
             args[p.name] = name
             record[p.name] = {"buffer": name}
+        elif isinstance(v, np.ndarray):  # a by-value struct's bytes (a __grid_constant__ int4, say)
+            args[p.name] = v
+            record[p.name] = {"bytes": np.ascontiguousarray(v).tobytes().hex()}
         else:
             args[p.name] = v
             record[p.name] = v.item() if isinstance(v, np.generic) else v
@@ -445,6 +448,9 @@ def args_from_record(record: dict, buffers: dict) -> dict:
     """The emulator's args from a stored parameter record and buffers."""
     args = dict(buffers)
     for p, v in record.items():
+        if isinstance(v, dict) and "bytes" in v:
+            args[p] = np.frombuffer(bytes.fromhex(v["bytes"]), np.uint8)
+            continue
         args[p] = (v.get("buffer") or object_arg(v.get("tensormap") or v["image"])) if isinstance(v, dict) else v
     return args
 
