@@ -528,10 +528,11 @@ def _triton_entries() -> list[Entry]:
 
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
-# entries tests/data/emulate/corpus.npz lacks: not run on a GPU yet (cu_fns_spaces: the last run could not record its
-# by-value struct parameter, which make_args now does; cu_image_queries: the H100's driver refused its module), or run on the H100 with outputs the
-# emulator does not give yet (their GPU data in tests/data/emulate/corpus_pending.npz: linear filtering's
-# arithmetic, tld4's corners, integer coordinates on an f32x2 texture, sust.p's .trap forms)
+# entries tests/data/emulate/corpus.npz lacks: not run on a GPU yet (cu_fns_spaces: the last run could not record
+# its by-value struct parameter, which make_args now does; cu_image_queries: the H100's driver refused its module),
+# or run on the H100 with outputs the emulator does not give yet (their GPU data in
+# tests/data/emulate/corpus_pending.npz: linear filtering's arithmetic, tld4's corners, integer coordinates on an
+# f32x2 texture, sust.p's .trap forms)
 AWAITING_GPU: set[str] = (
     {"cu_fns_spaces", "cu_image_queries", "sustp2d_f16x4_trap", "sustp2d_s16x2_trap", "sustp2d_u8x4_trap",
      "tld4a_u8x4_border_normread", "tld4r_f32x4_clamp", "tex_f32x2_intcoords_clamp"}
