@@ -640,7 +640,9 @@ def merge(out: Path, files: list[Path], skip: tuple[str, ...] = ()) -> int:
                 if key.split("/")[0] in ("ptx", "module", *taken):
                     arrays[key] = z[key]
         names = [n for n in names if n not in taken] + taken
-        runs.append({"file": f.name, "gpu": meta["gpu"], "seed": meta["seed"], "entries": len(meta["entries"])})
+        runs.append({"file": f.name, "gpu": meta["gpu"], "seed": meta["seed"], "entries": len(taken)})
+    used = {json.loads(str(arrays[f"{n}/meta"]))["module"] for n in names}  # the modules the kept entries run
+    arrays = {k: v for k, v in arrays.items() if k.split("/")[0] not in ("ptx", "module") or k.split("/", 1)[1] in used}
     gpus = sorted({g for r in runs for g in r["gpu"].split(" + ")})
     arrays["meta"] = np.array(json.dumps({"gpu": " + ".join(gpus), "seed": runs[0]["seed"], "entries": names,
                                           "runs": runs, "made_by": "python3 -m tools.emulate_corpus merge"}))

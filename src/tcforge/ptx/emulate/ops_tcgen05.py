@@ -1,22 +1,24 @@
-"""Blackwell tensor memory and its MMA (sm_100a `tcgen05`), the subset a dense f16 / bf16 GEMM uses: `alloc` /
-`dealloc` / `relinquish_alloc_permit`, `mma` (`.kind::f16` and `.kind::tf32` to f32, `.cta_group::1` M = 128 and
-`.cta_group::2` M = 256, both operands from shared-memory descriptors), `commit` (one arrive on an mbarrier, or on
-the same offset in each CTA of a `.multicast::cluster` mask), `ld` (`.32x32b`), and the fences and waits.
+"""Blackwell tensor memory and its MMA (sm_100a `tcgen05`), the subset dense GEMMs use: `alloc` / `dealloc` /
+`relinquish_alloc_permit`, `mma` (`.kind::f16`, `.kind::tf32` and `.kind::f8f6f4` (e4m3 / e5m2) to f32,
+`.cta_group::1` M = 64 or 128 and `.cta_group::2` M = 256, both operands from shared-memory descriptors), `commit`
+(one arrive on an mbarrier, or on the same offset in each CTA of a `.multicast::cluster` mask), `ld` / `st`
+(`.32x32b` and `.16x32bx2`), and the fences and waits.
 
-Built on the PTX ISA alone: no Blackwell GPU has checked any of it. Tensor memory is 128 lanes x 512 columns of 32
-bits per CTA; an address is lane << 16 | column. `alloc` takes the lowest free aligned run of columns (a power of 2,
-32..512) in the issuing warp's CTA and writes its address to shared memory; the MMA runs when issued (a correct
-program reads D only after the commit's mbarrier phase), so `commit` arrives at once. `.cta_group::2` pairs CTA
-ranks 2i and 2i + 1 and is issued from the even one: A rows 0..M/2-1 and B columns 0..N/2-1 come from its shared
-memory, the rest from the odd one's at the same offsets, and D rows M/2.. land in the odd CTA's tensor memory. The
-arithmetic is tcforge.numerics' Hopper datapath of the same types (wgmma's f16 / bf16 / tf32 -> f32 step over K,
-C fused) — an assumption until a Blackwell GPU pins it; exact where every sum is, whatever the hardware's grouping.
+Built on the PTX ISA alone: no Blackwell GPU has checked any of it (Triton's own sm_100a matmuls give A @ B in
+it). Tensor memory is 128 lanes x 512 columns of 32 bits per CTA; an address is lane << 16 | column. `alloc` takes
+the lowest free aligned run of columns (a power of 2, 32..512) in the issuing warp's CTA and writes its address to
+shared memory; the MMA runs when issued (a correct program reads D only after the commit's mbarrier phase), so
+`commit` arrives at once. `.cta_group::2` pairs CTA ranks 2i and 2i + 1 and is issued from the even one: A rows
+0..M/2-1 and B columns 0..N/2-1 come from its shared memory, the rest from the odd one's at the same offsets, and D
+rows M/2.. land in the odd CTA's tensor memory. The arithmetic is tcforge.numerics' Hopper datapath of the same
+types (wgmma's f16 / bf16 / tf32 / FP8 -> f32 step over K, C fused) — an assumption until a Blackwell GPU pins it;
+exact where every sum is, whatever the hardware's grouping.
 
 Descriptors (PTX ISA "Shared memory descriptor"): start, LBO, SBO (bits 0-13, 16-29, 32-45, each << 4), the fixed
 0b001 at bits 46-48, base offset (49-51) and LBO mode (52) zero, swizzle at 61-63 (0 none, 2 128-byte, 4 64-byte,
-6 32-byte); the layouts are wgmma's (ops_wgmma.descriptor_offsets). Instruction descriptor (.kind::f16 / tf32): D
-type at bits 4-5 (1: f32), A / B types at 7-9 / 10-12 (f16 0, bf16 1, tf32 2), negate A / B at 13 / 14, MN-major A
-/ B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28; sparsity, saturation and the weight shift must be 0."""
+6 32-byte); the layouts are wgmma's (ops_wgmma.descriptor_offsets). Instruction descriptor: D type at bits 4-5 (1:
+f32), A / B types at 7-9 / 10-12 (f16 0, bf16 1, tf32 2; f8f6f4: e4m3 0, e5m2 1), negate A / B at 13 / 14, MN-major
+A / B at 15 / 16, N >> 3 at 17-22, M >> 4 at 24-28; sparsity, saturation and the weight shift must be 0."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from tcforge.numerics.tensorcore import HOPPER_FORMS
 from tcforge.numerics.tensorcore import tc_mma as _tc_mma
 from tcforge.ptx.emulate.ops_async import _targets, _word_index, arrive_one
 from tcforge.ptx.emulate.ops_mem import address
-from tcforge.ptx.emulate.ops_wgmma import TF32_FORM, descriptor_offsets
+from tcforge.ptx.emulate.ops_wgmma import TF32_FORM, cached_offsets
 from tcforge.ptx.operands import Addr, Imm, Vec
 
 LANES, COLUMNS = 128, 512
@@ -166,9 +168,9 @@ def _tile(ctx, st, lane: int, desc: int, cta: int, rows: int, mn_major: bool, es
     """The (rows, 32) bytes a descriptor names in one CTA's shared memory (K-major rows of 32 bytes of K, or
     MN-major elements of `esize` bytes in wgmma's canonical MN-major layouts)."""
     mem = ctx.mem
-    off = descriptor_offsets(_descriptor(ctx, st, lane, desc, which), rows, mn_major, esize=esize)
-    if off.max() >= mem.shared_size:
-        ctx.failer(st)(lane, f"{which} descriptor {desc:#x} reads shared byte {int(off.max()):#x}, outside the "
+    off, _, hi = cached_offsets(_descriptor(ctx, st, lane, desc, which), rows, mn_major, esize=esize)
+    if hi >= mem.shared_size:
+        ctx.failer(st)(lane, f"{which} descriptor {desc:#x} reads shared byte {hi:#x}, outside the "
                              f"CTA's {mem.shared_size} bytes")
     return mem.shared[cta * mem.shared_size + off]
 

@@ -8,7 +8,7 @@ Sparse: A is the compressed 64 x K/2 tile, in the dense layout of 32 bytes of K 
 N x K tile, 64 bytes of K per row; each warp's metadata register and the selector name the B rows of its 16 rows as
 mma.sp's m16n8 layout of the same K and type does (the PTX ISA draws both with one figure; ops_matrix._sp_columns,
 pinned there by the H100). Each row's D is the dense form's arithmetic (one step, C fused) over its K/2 kept
-products, as sparse mma.sync's 16-bit forms are on the H100 (assumed for wgmma until its corpus entries run).
+products, FP8 included: the H100 corpus's nine wgmma_sp forms give 0 differing bits.
 
 The mma runs eagerly at issue, for every warpgroup of the batch in one pass (A registers and shared memory are read
 then); fence / commit / wait change no data (a correct program touches neither D nor the operands before the wait).
@@ -165,18 +165,19 @@ def _describe(desc: int) -> str:
     return f"start {f[0]:#x}, LBO {f[1]}, SBO {f[2]}, {f'{sw}-byte swizzle' if sw else 'no swizzle'}"
 
 
-_OFFSETS: dict[tuple[int, int, bool, int], tuple[np.ndarray, np.ndarray | None, int]] = {}  # -> _offsets
+_OFFSETS: dict[tuple[int, int, bool, int, int], tuple[np.ndarray, np.ndarray | None, int]] = {}  # -> cached_offsets
 
 
-def _offsets(desc: int, rows: int, mn_major: bool, kbytes: int) -> tuple[np.ndarray, np.ndarray | None, int]:
+def cached_offsets(desc: int, rows: int, mn_major: bool, kbytes: int = 32,
+                   esize: int = 2) -> tuple[np.ndarray, np.ndarray | None, int]:
     """descriptor_offsets, its 16-byte units (rows, kbytes / 16) where a K-major layout keeps them whole (None for
     MN-major tiles, read byte by byte) and its largest offset; cached (a kernel cycles through few descriptors)."""
-    key = (desc, rows, mn_major, kbytes)
+    key = (desc, rows, mn_major, kbytes, esize)
     hit = _OFFSETS.get(key)
     if hit is None:
         if len(_OFFSETS) >= 4096:
             _OFFSETS.clear()
-        off = descriptor_offsets(desc, rows, mn_major, kbytes)
+        off = descriptor_offsets(desc, rows, mn_major, kbytes, esize)
         hit = _OFFSETS[key] = (off, None if mn_major else off[:, ::16] >> 4, int(off.max()))
     return hit
 
@@ -197,7 +198,7 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, 
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) holds {kbytes} bytes of K per row in "
                                  f"{width}-byte swizzle rows: where the second span lies is not pinned, so the "
                                  "emulator does not run it (use a 64- or 128-byte swizzle, or none)")
-        off, units, hi = _offsets(u, rows, mn_major, kbytes)
+        off, units, hi = cached_offsets(u, rows, mn_major, kbytes)
         if hi >= mem.shared_size:
             a = int(off.reshape(-1)[int(np.argmax(off.reshape(-1) >= mem.shared_size))])
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) reads shared byte {a:#x}, outside the "
