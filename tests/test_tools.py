@@ -298,12 +298,17 @@ def test_jit_entries_split_keeps_declarations_and_functions_per_entry() -> None:
 
 @pytest.mark.slow
 def test_mufu_tool_host_side_with_a_stand_in_cupy(tmp_path: Path, monkeypatch) -> None:
-    """tools/truth/mufu.py's host side (launch loops, files, keys) with kernels that do nothing: every file it writes
-    goes through --pack, so a device run is not spent on a Python slip."""
+    """tools/truth/mufu.py's host side (launch loops, files, keys) with kernels that do nothing (sin / cos: fill
+    tables that one quarter gives): every file it writes goes through --pack, so a device run is not spent on a
+    Python slip; a cos table off the quarter is not packed."""
     import sys
     import types
 
     from tools.truth import mufu
+
+    from tcforge.numerics import mufu_tables
+
+    quarter = np.arange(1 << 23, dtype=np.uint32)
 
     class Device(np.ndarray):
         def get(self) -> np.ndarray:
@@ -316,8 +321,13 @@ def test_mufu_tool_host_side_with_a_stand_in_cupy(tmp_path: Path, monkeypatch) -
         def __init__(self, **_: object) -> None:
             pass
 
-        def get_function(self, _name: str):
-            return lambda *_args: None
+        def get_function(self, name: str):
+            if name != "trig_fill":
+                return lambda *_args: None
+
+            def fill(_grid, _block, args) -> None:  # sin / cos: whole tables that one quarter gives
+                args[2][:] = mufu_tables.trig_table(quarter, "cos" if int(args[0]) else "sin")
+            return fill
 
     runtime = types.SimpleNamespace(deviceSynchronize=lambda: None, getDeviceProperties=lambda _i: {"name": b"stub"})
     cupy = types.SimpleNamespace(zeros=lambda n, dt: on_device(np.zeros(n, dt)),
@@ -331,6 +341,11 @@ def test_mufu_tool_host_side_with_a_stand_in_cupy(tmp_path: Path, monkeypatch) -
     np.savez(archive, rcp_corr=np.zeros(4, np.int8))
     for name in ("mufu.npz", "mufu_sin.npz", "mufu_cos.npz"):
         assert mufu.main(["--pack", str(tmp_path / name), "--archive", str(archive)]) == 0
-    shipped = {"sqrt_corr", "rcp64h_corr", "rsq64h_corr", "lg2_t0_d1", "lg2_t1_d1", "sin_t_d1", "cos_t_d1"}
+    shipped = {"sqrt_corr", "rcp64h_corr", "rsq64h_corr", "lg2_t0_d1", "lg2_t1_d1", "trig_quarter_d1"}
     with np.load(archive) as z:
-        assert shipped <= set(z.files)
+        assert shipped <= set(z.files) and "sin_t_d1" not in z.files
+        np.testing.assert_array_equal(np.cumsum(z["trig_quarter_d1"].astype(np.int64)), quarter)
+    cos = dict(np.load(tmp_path / "mufu_cos.npz"))
+    cos["cos_t_d1"][5] += 1  # first differences: every bucket from 5 on one off
+    np.savez(tmp_path / "bad_cos.npz", **cos)
+    assert mufu.main(["--pack", str(tmp_path / "bad_cos.npz"), "--archive", str(archive)]) == 1

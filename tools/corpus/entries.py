@@ -38,6 +38,8 @@ from tools.corpus.images import (
     _surface_reduce,
     _surface_store,
     _tex_entry,
+    _tex_probe,
+    _tex_probe3d,
 )
 from tools.corpus.mma import (
     F64_M16_K,
@@ -465,6 +467,11 @@ def _samples() -> list[Entry]:
                        ("dst", np.full((64, 4), 0xABABABAB, np.uint32)), 5, 7, 3 * 256 + 16], ("dst",)),
         *(e(name, "samples_sm90a", k, (16, 1, 1), (128, 1, 1), _tex_entry(t, c, specials=sp), ("out",))
           for name, (k, t, c, sp) in TEX_ENTRIES.items()),
+        *(e(f"tex_linear_{probe}{'_norm' * norm}_probe", "samples_sm90a", "tex2d_ff", (16, 1, 1), (128, 1, 1),
+            _tex_probe(probe, norm), ("out",)) for probe, norm in (("weights", False), ("blend", False),
+                                                                   ("weights", True))),
+        *(e(f"tex3d_linear_weights{upper}_probe", "samples_sm90a", "tex3d_ff", (16, 1, 1), (128, 1, 1),
+            _tex_probe3d(upper), ("out",)) for upper in (0, 1)),
         *(e(name, "samples_sm90a", k, (8, 1, 1), (128, 1, 1), _surface_load(sf, step, inside=inside), ("out",))
           for name, (k, sf, step, inside) in SULD_ENTRIES.items()),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (32, 1, 1), _surface_store(sf, step, vals, inside=inside), ("sf",))
@@ -528,12 +535,13 @@ def _triton_entries() -> list[Entry]:
 
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
-# entries tests/data/emulate/corpus.npz lacks: not run on a GPU yet (cu_fns_spaces: the last run could not record
-# its by-value struct parameter, which make_args now does; cu_image_queries: the H100's driver refused its module),
-# or run on the H100 with outputs the emulator does not give yet (their GPU data in
-# tests/data/emulate/corpus_pending.npz: linear filtering's arithmetic, tld4's corners, integer coordinates on an
-# f32x2 texture, sust.p's .trap forms)
-AWAITING_GPU: set[str] = (
-    {"cu_fns_spaces", "cu_image_queries", "sustp2d_f16x4_trap", "sustp2d_s16x2_trap", "sustp2d_u8x4_trap",
-     "tld4a_u8x4_border_normread", "tld4r_f32x4_clamp", "tex_f32x2_intcoords_clamp"}
-    | {name for name in TEX_ENTRIES if "linear" in name})
+# entries tests/data/emulate/corpus.npz lacks: not run on a GPU yet (cu_image_queries: the H100's driver refused its
+# module), or run on the H100 with outputs the emulator does not give yet (their GPU data in
+# tests/data/emulate/corpus_pending.npz: trilinear filtering and its weight probes, f16 and normalized-integer texels
+# under linear filtering, tld4 on a normalized-read border texture, integer coordinates on an f32x2 texture, sust.p's
+# .trap forms)
+AWAITING_GPU: set[str] = {
+    "cu_image_queries", "tex3d_linear_weights0_probe", "tex3d_linear_weights1_probe", "tex_f16x4_linear_wrap_norm",
+    "tex_u8x4_linear_mirror_norm", "tex_u16x1_linear_clamp_normread",
+    "tex_f32x2_intcoords_clamp", "tex3d_f32x1_linear_clamp", "texa2d_f16x1_linear_clamp", "tld4a_u8x4_border_normread",
+    "sustp2d_f16x4_trap", "sustp2d_u8x4_trap", "sustp2d_s16x2_trap"}

@@ -29,7 +29,9 @@
   and even for cos. Every non-negative finite input fills its bucket (`*_conflicts`: a bucket given two values), then
   all 2^32 inputs are checked (infinities and NaN -> NaN). Written beside FILE as FILE_sin.npz / FILE_cos.npz:
   `*_t_d1` (first differences of the 2^25 bit patterns, unreached buckets holding the value before), `*_reached`,
-  `*_mismatches`, `*_bad_by_exp`, `*_first`.
+  `*_mismatches`, `*_bad_by_exp`, `*_first`. --pack ships one quarter of sin's table (`trig_quarter_d1`, 2^23
+  buckets) once the whole tables that numerics.mufu_tables.trig_table derives from it equal sin's and cos's measured
+  ones on every bucket an f32 input reaches (`reached_buckets`); the sin file goes first.
 """
 
 from __future__ import annotations
@@ -37,10 +39,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import cache
 from pathlib import Path
 
 import numpy as np
 
+from tcforge.numerics import mufu_tables
 from tcforge.numerics.approx import TABLES_PATH
 from tcforge.numerics.mufu_tables import HALF_OPS
 
@@ -367,6 +371,43 @@ def _pack_half(got: dict, tables: dict) -> int:
     return added
 
 
+@cache
+def reached_buckets() -> np.ndarray:
+    """Which of sin / cos's 2^25 buckets some finite f32 input reaches (bool): all below a quarter revolution (|r| <
+    1/4 steps by at most 1.27 * 2^-26 there), and above it those that the inputs with 1/4 <= |r| < 2^24 reach
+    (beyond, the fraction is 0); about 6 s."""
+    reached = np.zeros(mufu_tables.BUCKETS, bool)
+    reached[: mufu_tables.BUCKETS // 4] = True
+    lo = int(np.float32(0.25 / float(mufu_tables.REVOLUTION)).view(np.uint32)) - 2
+    hi = int(np.float32(2.0**24 / float(mufu_tables.REVOLUTION)).view(np.uint32)) + 2
+    for start in range(lo, hi, 1 << 24):
+        u = np.arange(start, min(start + (1 << 24), hi), dtype=np.uint32)
+        reached[mufu_tables.revolution_bucket(u.view(np.float32))] = True
+    return reached
+
+
+def _pack_trig(op: str, table: np.ndarray, tables: dict) -> int:
+    """sin's measured table gives the archive's quarter (`trig_quarter_d1`); either op's is checked against the whole
+    table derived from that quarter on every reached bucket. 1 when it holds."""
+    if op == "sin":
+        quarter = table[: mufu_tables.BUCKETS // 4]
+    elif "trig_quarter_d1" in tables:
+        quarter = np.cumsum(tables["trig_quarter_d1"].astype(np.int64)).astype(np.uint32)
+    else:
+        print("cos: not packed (its table is checked against sin's quarter: pack the sin file first)")
+        return 0
+    reached = reached_buckets()
+    differ = int((mufu_tables.trig_table(quarter, op) != table)[reached].sum())
+    if differ:
+        print(f"{op}: not packed ({differ} reached buckets differ from the table derived from sin's quarter)")
+        return 0
+    tables["trig_quarter_d1"] = _first_differences(quarter)
+    tables.pop(f"{op}_t_d1", None)
+    print(f"{op}: packed ({int(reached.sum())} reached buckets equal the table derived from sin's quarter, "
+          f"{quarter.size} buckets)")
+    return 1
+
+
 def pack(measured: Path, archive: Path) -> int:
     """Add the measured tables whose checks passed to the shipped archive (numerics/data): the MUFU tool's (whole-
     domain check without a mismatch) and, from a corpus file, the half-precision ones; 0 when all went in."""
@@ -388,9 +429,12 @@ def pack(measured: Path, archive: Path) -> int:
         if bad or clipped:
             print(f"{op}: not packed ({bad} mismatches of 2^32, {clipped} clipped corrections)")
             continue
+        if op in ("sin", "cos"):
+            added += _pack_trig(op, np.cumsum(got[key].astype(np.int64)).astype(np.uint32), tables)
+            continue
         corr = got[key].astype(np.int64)
         small = corr.min() >= -128 and corr.max() <= 127
-        wide = op in ("lg2", "sin", "cos")  # whole rows as first differences
+        wide = op == "lg2"  # whole rows as first differences
         tables[key] = corr.astype(np.int32) if wide else corr.astype(np.int8 if small else np.int16)
         added += 1
         what = "first differences" if wide else f"corrections in {int(corr.min()):+d}..{int(corr.max()):+d}"

@@ -1,14 +1,16 @@
-"""MUFU ops from tables measured on the GPU: `sqrt.approx.ftz.f32` (MUFU.SQRT) and the f64 seeds MUFU.RCP64H /
-MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: the high word in, the high word of the result out) —
-measured by `tools/truth/mufu.py` on an H100 and proved there on all 2^32 inputs — and, not shipped yet, MUFU.LG2
-(`lg2.approx.ftz.f32`: the rows E = 0 and E = -1, from which the exponent's sum rounded toward zero gives every other
-result; the same tool captures them) and the half-precision `tanh.approx.f16` / `.bf16`, `ex2.approx.f16` and
-`ex2.approx.ftz.bf16`, whole 65,536-entry tables read off the corpus entry `cu_mufu16_all`.
+"""MUFU ops from tables measured on the GPU and proved there on all 2^32 inputs by `tools/truth/mufu.py` (H100):
+`sqrt.approx.ftz.f32` (MUFU.SQRT); the f64 seeds MUFU.RCP64H / MUFU.RSQ64H (`rcp.approx.ftz.f64`,
+`rsqrt.approx.ftz.f64`: the high word in, the high word of the result out); MUFU.LG2 (`lg2.approx.ftz.f32`: the rows
+E = 0 and E = -1, from which the exponent's sum rounded toward zero gives every other result); MUFU.SIN / COS (one
+quarter revolution of 2^23 buckets, from which the symmetries give both ops' whole 2^25-bucket tables) — and the
+half-precision `tanh.approx.f16` / `.bf16`, `ex2.approx.f16` and `ex2.approx.ftz.bf16`, whole 65,536-entry tables
+read off the corpus entry `cu_mufu16_all`.
 
 The model is the one the device tool checks, as for numerics/approx.py's ops: a table per mantissa (and exponent
-parity for the square roots), stored as corrections to the nearest value of the exact function, with exact exponent
-scaling and the specials the tool counts. `available(op)` says whether the shipped archive holds the op's table; the
-emulator refuses an instruction whose table it does not hold (`python3 -m tools.truth.mufu --pack FILE` adds one)."""
+parity for the square roots), stored as corrections to the nearest value of the exact function (rows of bit
+patterns as first differences), with exact exponent scaling and the specials the tool counts. `available(op)` says
+whether the shipped archive holds the op's table; the emulator refuses an instruction whose table it does not hold
+(`python3 -m tools.truth.mufu --pack FILE` adds one)."""
 
 from __future__ import annotations
 
@@ -21,16 +23,37 @@ from tcforge.numerics.approx import TABLES_PATH, _bits, parity_inputs
 
 HALF_OPS = ("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")  # cu_mufu16_all's out0 columns, in order
 _KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr", "lg2_t0": "lg2_t0_d1",
-         "lg2_t1": "lg2_t1_d1", "sin": "sin_t_d1", "cos": "cos_t_d1", **{op: f"{op}_table" for op in HALF_OPS}}
+         "lg2_t1": "lg2_t1_d1", "trig": "trig_quarter_d1", **{op: f"{op}_table" for op in HALF_OPS}}
+_NEEDS = {"lg2": ("lg2_t0", "lg2_t1"), "sin": ("trig",), "cos": ("trig",)}  # ops on other keys' tables
+BUCKETS = 1 << 25  # sin / cos: buckets per revolution
 _NAN = np.uint32(0x7FFFFFFF)
 
 
 def available(op: str) -> bool:
-    """True when the shipped table archive holds `op`'s measured table (sqrt, rcp64h, rsq64h, lg2, HALF_OPS)."""
+    """True when the shipped table archive holds `op`'s measured table (sqrt, rcp64h, rsq64h, lg2, sin, cos,
+    HALF_OPS)."""
     if not TABLES_PATH.is_file():
         return False
     with np.load(TABLES_PATH) as z:
-        return all(_KEYS[k] in z.files for k in (("lg2_t0", "lg2_t1") if op == "lg2" else (op,)))
+        return all(_KEYS[k] in z.files for k in _NEEDS.get(op, (op,)))
+
+
+def trig_lookup(quarter: np.ndarray, op: str, q: np.ndarray) -> np.ndarray:
+    """sin's or cos's result bits at buckets q (of BUCKETS per revolution) from sin's first quarter revolution:
+    sin[q] = sin[BUCKETS/2 - 1 - q] (each bucket mirrored about the quarter), sin[q + BUCKETS/2] = -sin[q], cos[q] =
+    sin[q + BUCKETS/4] — as the H100 gives on every bucket an f32 input reaches."""
+    quarter = np.asarray(quarter, np.uint32)
+    if quarter.shape != (BUCKETS // 4,):
+        raise TcforgeError(f"MUFU sin / cos: the quarter table has shape {quarter.shape}, not ({BUCKETS // 4},)")
+    q = (np.asarray(q, np.int64) + (BUCKETS // 4 if op == "cos" else 0)) % BUCKETS
+    j = q % (BUCKETS // 2)
+    j = np.where(j >= BUCKETS // 4, BUCKETS // 2 - 1 - j, j)
+    return quarter[j] ^ np.where(q >= BUCKETS // 2, np.uint32(0x80000000), np.uint32(0))
+
+
+def trig_table(quarter: np.ndarray, op: str) -> np.ndarray:
+    """sin's or cos's whole table (uint32 bits, BUCKETS) from sin's first quarter revolution (trig_lookup)."""
+    return trig_lookup(quarter, op, np.arange(BUCKETS))
 
 
 @cache
@@ -42,7 +65,7 @@ def _table(op: str) -> np.ndarray:
         corr = z[_KEYS[op]].astype(np.int64)
     if op in HALF_OPS:
         return corr.astype(np.uint16)  # the whole table, one result per 16-bit input
-    if op in ("lg2_t0", "lg2_t1", "sin", "cos"):
+    if op in ("lg2_t0", "lg2_t1", "trig"):
         return np.cumsum(corr).astype(np.uint32)  # the row's bit patterns, from their first differences
     if op == "sqrt":
         base = np.sqrt(parity_inputs().astype(np.float64)).astype(np.float32).view(np.int32).astype(np.int64)
@@ -149,7 +172,7 @@ def trig_approx_f32(op: str, x: object) -> np.ndarray:
     """`sin` / `cos.approx(.ftz).f32` (FMUL.RZ by 1/2pi, MUFU.SIN / COS): T[q] of the revolution bucket, odd in x
     for sin and even for cos; infinities and NaN give NaN."""
     u = _bits(x, "x")
-    t = _table(op)[revolution_bucket(u.view(np.float32))]
+    t = trig_lookup(_table("trig"), op, revolution_bucket(u.view(np.float32)))
     if op == "sin":
         t = t ^ (u & np.uint32(0x80000000))
     return np.where((u & np.uint32(0x7F800000)) == np.uint32(0x7F800000), _NAN, t).astype(np.uint32).view(np.float32)

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.xdist_group("nvcc_libdevice")
 
 UNARY_F32 = ["sqrtf", "__fsqrt_rn", "__fsqrt_rz", "__fsqrt_ru", "__fsqrt_rd", "__frcp_rn", "__frcp_rz", "ceilf",
              "floorf", "truncf", "roundf", "rintf", "sinf", "cosf", "tanf", "expf", "exp2f", "logf", "log2f", "log10f",
-             "erff", "atanf", "sinhf", "log1pf", "expm1f"]
+             "erff", "atanf", "sinhf", "log1pf", "expm1f", "cbrtf", "rcbrtf", "erfinvf",
+             "__sinf", "__cosf", "__logf", "__log2f", "__log10f"]  # the last five: MUFU.SIN / COS / LG2 alone
 BINARY_F32 = ["__fdiv_rn", "__fdiv_rz", "__fdiv_ru", "__fdiv_rd", "fmodf", "remainderf", "fdimf", "copysignf",
               "nextafterf", "atan2f", "powf", "hypotf"]
 UNARY_F64 = ["sqrt", "__drcp_rn", "__dsqrt_rz", "rint", "floor", "round", "sin", "cos", "exp", "exp2", "expm1", "sinh",
@@ -32,14 +33,21 @@ BINARY_F64 = ["__ddiv_rn", "__ddiv_ru", "fmod", "remainder", "fdim", "atan2", "p
 ULP_BOUND = {"sinf": 2, "cosf": 2, "tanf": 4, "expf": 2, "exp2f": 2, "logf": 1, "log2f": 1, "log10f": 2, "erff": 2,
              "atanf": 2, "sinhf": 3, "log1pf": 1, "expm1f": 1, "atan2f": 3, "powf": 4, "hypotf": 3, "sin": 2, "cos": 2,
              "exp": 1, "exp2": 1, "expm1": 1, "sinh": 2, "erf": 2, "atan2": 2, "tan": 2, "atan": 2, "log": 1,
-             "log2": 1, "log10": 1, "log1p": 1, "tanh": 2, "cosh": 1, "asinh": 3, "rsqrt": 1, "pow": 2, "hypot": 2}
+             "log2": 1, "log10": 1, "log1p": 1, "tanh": 2, "cosh": 1, "asinh": 3, "rsqrt": 1, "pow": 2, "hypot": 2,
+             "cbrtf": 1, "rcbrtf": 1, "erfinvf": 2}
+# the intrinsics: the largest absolute error on their documented interval, the ulp error outside it (None: none given)
+INTRINSIC_BOUND = {"__sinf": ((-np.pi, np.pi), 2.0**-21.41, None), "__cosf": ((-np.pi, np.pi), 2.0**-21.19, None),
+                   "__logf": ((0.5, 2.0), 2.0**-21.41, 3), "__log2f": ((0.5, 2.0), 2.0**-22, 2),
+                   "__log10f": ((0.5, 2.0), 2.0**-24, 3)}
 REFERENCE = {"sinf": np.sin, "cosf": np.cos, "tanf": np.tan, "expf": np.exp, "exp2f": np.exp2, "logf": np.log,
              "log2f": np.log2, "log10f": np.log10, "erff": np.vectorize(math.erf), "atanf": np.arctan, "sinhf": np.sinh,
              "log1pf": np.log1p, "expm1f": np.expm1, "atan2f": np.arctan2, "powf": np.power, "hypotf": np.hypot,
              "sin": np.sin, "cos": np.cos, "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "sinh": np.sinh,
              "erf": np.vectorize(math.erf), "atan2": np.arctan2, "tan": np.tan, "atan": np.arctan, "log": np.log,
              "log2": np.log2, "log10": np.log10, "log1p": np.log1p, "tanh": np.tanh, "cosh": np.cosh,
-             "asinh": np.arcsinh, "rsqrt": lambda v: 1 / np.sqrt(v), "pow": np.power, "hypot": np.hypot}
+             "asinh": np.arcsinh, "rsqrt": lambda v: 1 / np.sqrt(v), "pow": np.power, "hypot": np.hypot,
+             "cbrtf": np.cbrt, "rcbrtf": lambda v: 1 / np.cbrt(v), "erfinvf": lambda v: _erfinv(v),
+             "__sinf": np.sin, "__cosf": np.cos, "__logf": np.log, "__log2f": np.log2, "__log10f": np.log10}
 N = 256
 
 
@@ -110,6 +118,24 @@ def _directed(x: np.ndarray, z: np.ndarray, f: str) -> np.ndarray:
     return np.array(out, np.uint32)
 
 
+def _erfinv(y: np.ndarray) -> np.ndarray:
+    """erf's inverse in float64 by Newton's method from a bisection's start (NaN outside [-1, 1])."""
+    out = []
+    for v in np.asarray(y, np.float64):
+        if not -1 < v < 1:
+            out.append(math.copysign(math.inf, v) if abs(v) == 1 else math.nan)
+            continue
+        lo, hi = -6.0, 6.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if math.erf(mid) < v else (lo, mid)
+        x = (lo + hi) / 2
+        for _ in range(3):
+            x -= (math.erf(x) - v) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+        out.append(x)
+    return np.array(out)
+
+
 def _fdim(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(a) | np.isnan(b), np.nan, np.where(a > b, a - b, 0)).astype(a.dtype)
 
@@ -125,7 +151,7 @@ def _same(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
-@pytest.mark.parametrize("f", [f for f in UNARY_F32 + BINARY_F32 if f not in ULP_BOUND])
+@pytest.mark.parametrize("f", [f for f in UNARY_F32 + BINARY_F32 if f not in ULP_BOUND and f not in INTRINSIC_BOUND])
 def test_correctly_rounded_f32(ptx: str, f: str) -> None:
     x, z = _inputs(np.float32, sum(map(ord, f)))
     if f.startswith(("__fsqrt", "sqrt")):
@@ -190,6 +216,8 @@ def test_within_documented_ulps(ptx: str, f: str) -> None:
         x, z = np.abs(x), z / 8
     if f in ("log", "log2", "log10", "rsqrt"):
         x = np.abs(x)
+    if f == "erfinvf":
+        x = np.concatenate([x[:8], np.tanh(x[8:])]).astype(dt)  # mostly inside (-1, 1), the specials kept
     got = _run(ptx, f, x, z).astype(np.float64)
     with np.errstate(all="ignore"):
         want = REFERENCE[f](*((x.astype(np.float64), z.astype(np.float64)) if f in BINARY_F32 + BINARY_F64
@@ -200,4 +228,27 @@ def test_within_documented_ulps(ptx: str, f: str) -> None:
     err = np.abs(got[fin] - want[fin]) / spacing
     slack = 0.5 if dt == np.float32 else 1.0  # the float64 reference's own error, seen at f64 precision
     assert err.max() <= ULP_BOUND[f] + slack, f"{f}: {err.max():.2f} ulp at x={x[fin][np.argmax(err)]!r}"
+    assert (np.isnan(got[np.isnan(want)])).all()
+
+
+@pytest.mark.parametrize("f", sorted(INTRINSIC_BOUND))
+def test_intrinsics_within_documented_bounds(ptx: str, f: str) -> None:
+    """The fast intrinsics, one MUFU op each (sin / cos / lg2 on the shipped H100 tables) with ptxas's scaling: the
+    CUDA Math API's absolute error on the documented interval, its ulp error outside."""
+    (lo, hi), abs_bound, ulp_bound = INTRINSIC_BOUND[f]
+    x, _ = _inputs(np.float32, sum(map(ord, f)))
+    rng = np.random.default_rng(sum(map(ord, f)))
+    if f.startswith(("__log",)):
+        x = np.abs(x)
+    x[8:72] = rng.uniform(lo, hi, 64).astype(np.float32)
+    got = _run(ptx, f, x, np.zeros_like(x)).astype(np.float64)
+    with np.errstate(all="ignore"):
+        want = REFERENCE[f](x.astype(np.float64))
+    inside = (x >= lo) & (x <= hi)
+    assert inside.sum() >= 64 and np.abs(got[inside] - want[inside]).max() <= abs_bound, f
+    fin = np.isfinite(want) & ~inside & np.isfinite(x) & (x != 0)
+    if ulp_bound is not None:
+        spacing = np.maximum(np.spacing(np.abs(want[fin]).astype(np.float32)).astype(np.float64), 2.0**-149)
+        err = np.abs(got[fin] - want[fin]) / spacing
+        assert err.max() <= ulp_bound + 0.5, f"{f}: {err.max():.2f} ulp at x={x[fin][np.argmax(err)]!r}"
     assert (np.isnan(got[np.isnan(want)])).all()

@@ -1,7 +1,7 @@
-"""The MUFU ops whose tables wait for a device run (`numerics.mufu_tables`): refused in one line while the shipped
-archive lacks them; with a stand-in table (the exact value's nearest high word, no correction) the emulator's
-wiring — the seed on the high word over a zero low word, ptxas's `rsqrt.approx.f64` and `sqrt.approx.f32`
-sequences, the specials — is held to the exact functions."""
+"""The MUFU ops on measured tables (`numerics.mufu_tables`): the shipped tables against the H100's sampled rows;
+refused in one line where the archive lacks a table; with a stand-in table (the exact value's nearest high word, no
+correction) the emulator's wiring — the seed on the high word over a zero low word, ptxas's `rsqrt.approx.f64` and
+`sqrt.approx.f32` sequences, the specials — is held to the exact functions."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import run_body
 
+from tcforge.errors import TcforgeError
 from tcforge.numerics import mufu_tables
 from tcforge.ptx.emulate.machine import EmulationError
 
@@ -199,10 +200,43 @@ def test_shipped_f64_seeds_match_the_h100_rows() -> None:
         np.testing.assert_array_equal(mufu_tables.rsq64h(hi), z["rsq64h_rows"].reshape(-1))
 
 
+def test_shipped_lg2_sin_cos_match_the_h100_rows() -> None:
+    """The shipped LG2 rows and sin / cos quarter table, through their models, against the H100's results at every
+    4096th mantissa of 14 exponents (LG2, -126 to 127) and of E = -14..4 (sin, cos: up to 5 revolutions)."""
+    from pathlib import Path
+
+    mufu_tables._table.cache_clear()
+    assert all(mufu_tables.available(op) for op in ("lg2", "sin", "cos"))
+    path = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_rows.npz"
+    with np.load(path) as z:
+        cases = [("lg2", z["lg2_exponents"], z["lg2_rows"], int(z["lg2_step"]))]
+        cases += [(op, z["trig_exponents"], z[f"{op}_rows"], int(z["trig_step"])) for op in ("sin", "cos")]
+    for op, exps, rows, step in cases:
+        m = np.arange(0, 1 << 23, step, dtype=np.uint32)
+        for e, row in zip(exps, rows, strict=True):
+            x = ((np.uint32(127 + int(e)) << np.uint32(23)) | m).view(np.float32)
+            got = mufu_tables.lg2_approx_ftz_f32(x) if op == "lg2" else mufu_tables.trig_approx_f32(op, x)
+            np.testing.assert_array_equal(got.view(np.uint32), row, err_msg=f"{op} E={e}")
+
+
+def test_trig_table_symmetries() -> None:
+    """sin / cos's whole tables from a quarter: mirrored about the quarter bucket by bucket, negated in the second
+    half, cos a quarter ahead; a quarter of the wrong length is refused in one line."""
+    quarter = np.arange(1, (1 << 23) + 1, dtype=np.uint32)
+    sin, cos = mufu_tables.trig_table(quarter, "sin"), mufu_tables.trig_table(quarter, "cos")
+    n = mufu_tables.BUCKETS
+    assert sin[0] == 1 and sin[n // 4 - 1] == sin[n // 4] == 1 << 23 and sin[n // 2 - 1] == 1
+    assert sin[n // 2] == 0x80000001 and sin[-1] == 0x80000001 and cos[0] == 1 << 23 and cos[n // 4 - 1] == 1
+    np.testing.assert_array_equal(cos[n // 4: n // 2], sin[n // 2: 3 * n // 4])
+    with pytest.raises(TcforgeError, match="quarter table has shape") as info:
+        mufu_tables.trig_table(quarter[1:], "sin")
+    assert "\n" not in str(info.value)
+
+
 def test_lg2_model_reproduces_the_h100_rows(monkeypatch) -> None:
     """MUFU.LG2's model — (E + F[m]) rounded toward zero, F from the rows E = 0 (from below) and E = -1 (from above) —
     from those two rows at every 4096th mantissa reproduces the H100's results at those mantissas for 12 other
-    exponents, -126 to 127 (the whole-domain check and the full rows wait for a device run)."""
+    exponents, -126 to 127 (the model alone, on those sampled rows; the shipped full rows are checked above)."""
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_rows.npz"
@@ -260,17 +294,17 @@ def test_revolution_bucket_is_exact() -> None:
         assert q == int(frac * 2**25), (xi, q)
 
 
-def _trig_stand_in(op: str) -> np.ndarray:
-    centre = 2 * np.pi * (np.arange(1 << 25) + 0.5) / 2.0**25
-    return (np.sin(centre) if op == "sin" else np.cos(centre)).astype(np.float32).view(np.uint32)
+def _trig_stand_in() -> np.ndarray:
+    """sin at the centres of the first quarter revolution's buckets."""
+    return np.sin(2 * np.pi * (np.arange(1 << 23) + 0.5) / 2.0**25).astype(np.float32).view(np.uint32)
 
 
 @pytest.mark.parametrize("op", ["sin", "cos"])
 def test_trig_wiring_and_symmetry(op: str, monkeypatch) -> None:
     """sin / cos.approx (with or without .ftz) is T[bucket], odd (sin) or even (cos) in x; refused without a table."""
-    table = _trig_stand_in(op)
+    table = _trig_stand_in()
     monkeypatch.setattr(mufu_tables, "available", lambda o: True)
-    monkeypatch.setattr(mufu_tables, "_table", lambda o: table)
+    monkeypatch.setattr(mufu_tables, "_table", lambda o: {"trig": table}[o])
     rng = np.random.default_rng(10)
     x = (rng.standard_normal(64) * 10.0 ** rng.integers(-6, 5, 64)).astype(np.float32)
     x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]

@@ -3,6 +3,9 @@ weights, surface loads and stores with their out-of-range modes, queries, and th
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
@@ -65,6 +68,51 @@ def test_linear_filter_weights_by_hand() -> None:
     xy = [(0.5, 0.5), (2.5, 1.5), (1.0, 0.5), (1.5, 1.0), (1.25, 0.5), (-7.0, 9.0), (1.0 + 1 / 1024, 0.5)]
     got = _tex(TEX2D_F, tex, xy, tx).view(np.float32)[:, 0]
     np.testing.assert_array_equal(got, [1.0, 32.0, 1.5, (2.0 + 16.0) / 2, 1.0 * 0.25 + 2.0 * 0.75, 8.0, 1.5])
+
+
+def _filtered(tx: np.ndarray, x: float, y: float) -> int:
+    """An exact reference of a clamp-addressed f32x1 bilinear sample (the H100's texture unit, written apart from
+    ops_tex): 8-bit fractions rounded half up, w11 = round-half-up(a b / 256) and the rest by difference, the used
+    texels truncated 27 bits below the largest one's exponent, the exact sum over 256 rounded half away to f32."""
+    h, w = tx.shape
+    fx, fy = (math.floor((Fraction(float(v)) - Fraction(1, 2)) * 256 + Fraction(1, 2)) for v in (x, y))
+    (i, a), (j, b) = divmod(fx, 256), divmod(fy, 256)
+    w11 = (a * b + 128) // 256
+    weights = [256 - a - b + w11, a - w11, b - w11, w11]
+    texels = [Fraction(float(tx[min(max(jj, 0), h - 1), min(max(ii, 0), w - 1)]))
+              for ii, jj in ((i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1))]
+    used = [t for wt, t in zip(weights, texels, strict=True) if wt and t]
+    if not used:
+        return 0
+    top = max(math.floor(math.log2(abs(t))) for t in used)
+    top += 1 if max(abs(t) for t in used) >= Fraction(2) ** (top + 1) else 0
+    step = Fraction(2) ** (top - 27)
+    total = sum(wt * math.trunc(t / step) * step for wt, t in zip(weights, texels, strict=True)) / 256
+    if total == 0:
+        return 0
+    e = math.floor(math.log2(abs(total)))
+    while Fraction(2) ** e > abs(total):
+        e -= 1
+    while Fraction(2) ** (e + 1) <= abs(total):
+        e += 1
+    ulp = Fraction(2) ** max(e - 23, -149)
+    n = math.floor(abs(total) / ulp + Fraction(1, 2))
+    return int(np.float32(math.copysign(float(n * ulp), total)).view(np.uint32))
+
+
+def test_linear_filter_matches_an_exact_reference() -> None:
+    """Random texels over 2^-30..2^30 with both signs and random coordinates: every sample bit for bit against
+    `_filtered`; a product weight's tie (a = 106, b = 64: 26.5) gives w11 = 27, so 113 / 79 / 37 / 27."""
+    rng = np.random.default_rng(5)
+    tx = (rng.standard_normal((5, 6)) * 2.0 ** rng.integers(-30, 30, (5, 6))).astype(np.float32)
+    xy = rng.uniform(-1, 7, (300, 2)).astype(np.float32)
+    xy[0] = (1.5 + 106 / 256, 1.5 + 64 / 256)
+    got = _tex(TEX2D_F, Texture("tx", "f32x1", (6, 5), filter="linear"), xy, tx[..., None])[:, 0]
+    want = [_filtered(tx, float(x), float(y)) for x, y in xy]
+    np.testing.assert_array_equal(got, np.array(want, np.uint32))
+    t = tx[1:3, 1:3].astype(np.float64)
+    exact = (113 * t[0, 0] + 79 * t[0, 1] + 37 * t[1, 0] + 27 * t[1, 1]) / 256
+    assert abs(got[0:1].view(np.float32)[0] - exact) <= 2e-6 * np.abs(t).max()
 
 
 def test_normalized_wrap_and_mirror_indices() -> None:

@@ -316,9 +316,10 @@ def b_cvta(ctx, st, parts):
 
 
 def b_isspacep(ctx, st, parts):
-    """isspacep.space p, a: whether generic address a lies in global memory (the buffers), the parameter block, the
-    thread's local memory, the CTA's shared memory (.shared / .shared::cta: its own window, also reached through its
-    cluster rank) or any shared memory of the cluster (.shared::cluster)."""
+    """isspacep.space p, a: whether generic address a lies in global memory (the buffers, and the parameter block as
+    the GPU answers), the parameter block, the thread's local memory, the CTA's shared memory (.shared /
+    .shared::cta: its own window, also reached through its cluster rank) or any shared memory of the cluster
+    (.shared::cluster)."""
     space = ".".join(parts[1:])
     if space not in ("global", "local", "param", "param::entry", "shared", "shared::cta", "shared::cluster"):
         ctx.unsupported(st, f"{st.opcode} (isspacep of global, local, param, shared, shared::cta, shared::cluster)")
@@ -328,8 +329,8 @@ def b_isspacep(ctx, st, parts):
 
     def run(m):
         x = ra().astype(np.int64)
-        if space == "global":
-            w(x >= GLOBAL_BASE, m)
+        if space == "global":  # a kernel parameter's generic address is global too (H100: cu_fns_spaces)
+            w((x >= GLOBAL_BASE) | ((x >= PARAM_WINDOW) & (x < PARAM_WINDOW + WINDOW_SIZE)), m)
             return
         base = {"local": LOCAL_WINDOW, "param": PARAM_WINDOW, "param::entry": PARAM_WINDOW}.get(space, SHARED_WINDOW)
         rel = x - base

@@ -27,12 +27,14 @@ ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")  # CUaddress_mode's order 
 FILTERS = ("point", "linear")
 _GEOMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
 
-# The texture unit, as parameters (not yet pinned by GPU data): a float coordinate (times the extent for normalized
-# coordinates — `normalize`: an f32 product, or "exact" —, less half a texel for linear filtering) becomes fixed point
-# with `subtexel_bits` fraction bits, `linear`: "nearest" (CUDA keeps the weight in 9 bits so that 1.0 is exact, which
-# only rounding needs) or "floor", `point`: "floor" (the texel under the coordinate) or "nearest"; the fraction is
-# the linear weight. A linear sample is the exactly weighted sum of its texels, rounded once to f32.
-TEXTURE_UNIT = {"subtexel_bits": 8, "normalize": "f32", "linear": "nearest", "point": "floor"}
+# The texture unit (the H100's linear-filter probes and corpus entries): a float coordinate becomes fixed point with
+# `subtexel_bits` fraction bits: normalized coordinates first truncated to `normalized_bits` fraction bits, then times
+# the extent, exactly; linear filtering takes half a texel off and rounds half up, point sampling floors. The fraction
+# a is the upper texel's weight in 256ths: 1D (256 - a, a); 2D w11 = (a b + 128) >> 8, w10 = a - w11, w01 = b - w11,
+# w00 = 256 - a - b + w11; 3D (`trilinear`) each 2D weight w split as (w c + 128) >> 8 and the rest. The texels with
+# a weight are truncated toward zero to multiples of 2^(E - `texel_bits`), E the largest exponent among them, summed
+# exactly with their weights, and the sum over 256 rounded half away from zero to f32 once.
+TEXTURE_UNIT = {"subtexel_bits": 8, "normalized_bits": 21, "texel_bits": 27}
 
 
 def _format(fmt: str, what: str) -> tuple[str, int]:
@@ -266,16 +268,64 @@ def _fixed(x: np.ndarray, size: int, normalized: bool, linear: bool) -> np.ndarr
     """Fixed-point texel coordinates (`subtexel_bits` fraction bits) of f32 coordinates (TEXTURE_UNIT)."""
     unit = TEXTURE_UNIT
     u = (x.view(np.float32) if x.dtype != np.float32 else x).astype(np.float64)
-    f32 = unit["normalize"] == "f32"
+    one = float(1 << unit["subtexel_bits"])
     with np.errstate(invalid="ignore", over="ignore"):
+        u = np.clip(np.where(np.isnan(u), 0.0, u), -(2.0 ** 40), 2.0 ** 40)  # NaN reads as 0 (the H100's border_norm)
         if normalized:
-            u = (u * size).astype(np.float32).astype(np.float64) if f32 else u * size
-        if linear:
-            u = (u - 0.5).astype(np.float32).astype(np.float64) if f32 else u - 0.5
-        half = 0.5 if unit["linear" if linear else "point"] == "nearest" else 0.0
-        f = np.floor(u * (1 << unit["subtexel_bits"]) + half)
-    f = np.where(np.isnan(f), 0.0, f)
-    return np.clip(f, -(2.0 ** 40), 2.0 ** 40).astype(np.int64)
+            scale = 2.0 ** unit["normalized_bits"]
+            u = np.floor(u * scale) / scale * size
+        f = np.floor(u * one - one / 2 + 0.5) if linear else np.floor(u * one)
+    return np.clip(f, -(2.0 ** 50), 2.0 ** 50).astype(np.int64)
+
+
+def _weights(frac: list[np.ndarray]) -> list[np.ndarray]:
+    """Integer weights (256ths) of the 2^dims corners (corner bit d: the upper texel in dimension d) from the
+    fractions (0..255) per dimension (TEXTURE_UNIT)."""
+    w = [256 - frac[0], frac[0]]
+    if len(frac) > 1:
+        a, b = frac[0], frac[1]
+        w11 = (a * b + 128) >> 8
+        w = [256 - a - b + w11, a - w11, b - w11, w11]
+    if len(frac) > 2:
+        up = [(x * frac[2] + 128) >> 8 for x in w]
+        w = [x - u for x, u in zip(w, up, strict=True)] + up
+    return w
+
+
+def _blend(vals: np.ndarray, weights: np.ndarray, used: np.ndarray) -> np.ndarray:
+    """(k, 4) f32 bits of the weighted texels (corners, k, 4) float64 with weights (corners, k) in 256ths
+    (TEXTURE_UNIT): the texels with a weight truncated below the largest one's exponent's `texel_bits`, weighted
+    and summed exactly, rounded half away; an infinity or NaN decides where the footprint uses it (`used`, corners
+    by k: a non-zero fraction in every dimension where the corner is the upper texel, even at a rounded weight 0)."""
+    used = used[:, :, None] & np.broadcast_to(True, vals.shape)
+    finite = np.isfinite(vals)
+    live = (weights[:, :, None] > 0) & finite & (vals != 0)
+    _, ex = np.frexp(np.where(live, vals, 1.0))
+    top = np.max(np.where(live, ex - 1, -(1 << 20)), axis=0)  # (k, 4)
+    step = top - TEXTURE_UNIT["texel_bits"]
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = np.trunc(np.ldexp(np.where(live, vals, 0.0), -step[None]))
+    total = np.sum(m.astype(np.int64) * weights[:, :, None], axis=0)  # exact: |m| < 2^28, weights sum to 256
+    out = _round_half_away_f32(total, step - TEXTURE_UNIT["subtexel_bits"])
+    bad = used & ~finite
+    nan = np.any(bad & np.isnan(vals), axis=0) | (np.any(bad & (vals > 0), axis=0) & np.any(bad & (vals < 0), axis=0))
+    inf = np.any(bad, axis=0) & ~nan
+    sign = np.where(np.any(bad & (vals < 0), axis=0), np.uint32(0x80000000), np.uint32(0))
+    out = np.where(inf, sign | np.uint32(0x7F800000), out)
+    return np.where(nan, np.uint32(0x7FFFFFFF), out).astype(np.uint32)
+
+
+def _round_half_away_f32(n: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """f32 bits of the integers n (int64) times 2^shift, rounded half away from zero (subnormals, infinities)."""
+    mag = np.abs(n)
+    _, nbits = np.frexp(mag.astype(np.float64))  # mag < 2^nbits (mag < 2^53: exact)
+    drop = np.clip(np.maximum(nbits - 24, -149 - shift), 0, 62)
+    q = mag >> drop
+    rem = mag - (q << drop)
+    q = q + ((drop > 0) & (rem >= (np.int64(1) << np.maximum(drop - 1, 0))))
+    with np.errstate(over="ignore"):
+        v = np.ldexp(q.astype(np.float64), shift + drop).astype(np.float32)
+    return np.where(n < 0, -v, np.where(n == 0, np.float32(0), v)).view(np.uint32)
 
 
 def _read_texels(mem, img: _Image, base: int, idx: list[np.ndarray], layer) -> np.ndarray:
@@ -363,16 +413,17 @@ def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coo
         return np.where(ok[:, None], _bits(img, t), _border(img, k))
     fx = [_fixed(x, s, img.normalized, True) for x, s in zip(xs, img.extents, strict=False)]
     lo = [f >> bits for f in fx]
-    frac = [(f & ((1 << bits) - 1)).astype(np.float64) / (1 << bits) for f in fx]
+    frac = [f & ((1 << bits) - 1) for f in fx]
+    weights = _weights(frac)
     border = _border(img, k).view(np.float32).astype(np.float64)
-    acc = np.zeros((k, 4), np.float64)
+    vals = []
     for corner in range(1 << len(xs)):
         hi = [corner >> d & 1 for d in range(len(xs))]
-        weight = np.prod([f if h else 1.0 - f for f, h in zip(frac, hi, strict=True)], axis=0)
         t, ok = _fetch(mem, img, base, layer, [lo_d + h for lo_d, h in zip(lo, hi, strict=True)])
-        acc += weight[:, None] * np.where(ok[:, None], _fill(img, _as_float(img, t)), border)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return acc.astype(np.float32).view(np.uint32)
+        vals.append(np.where(ok[:, None], _fill(img, _as_float(img, t)), border))
+    used = [np.all([frac[d] > 0 for d in range(len(xs)) if corner >> d & 1] + [np.ones(k, bool)], axis=0)
+            for corner in range(1 << len(xs))]
+    return _blend(np.stack(vals), np.stack(weights), np.stack(used))
 
 
 def _footprint(mem, img: Texture, base: int, layer, xs: list[np.ndarray], comp: int) -> np.ndarray:
