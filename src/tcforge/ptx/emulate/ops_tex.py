@@ -297,7 +297,6 @@ def _blend(vals: np.ndarray, weights: np.ndarray, used: np.ndarray) -> np.ndarra
     (TEXTURE_UNIT): the texels with a weight truncated below the largest one's exponent's `texel_bits`, weighted
     and summed exactly, rounded half away; an infinity or NaN decides where the footprint uses it (`used`, corners
     by k: a non-zero fraction in every dimension where the corner is the upper texel, even at a rounded weight 0)."""
-    used = used[:, :, None] & np.broadcast_to(True, vals.shape)
     finite = np.isfinite(vals)
     live = (weights[:, :, None] > 0) & finite & (vals != 0)
     _, ex = np.frexp(np.where(live, vals, 1.0))
@@ -307,7 +306,7 @@ def _blend(vals: np.ndarray, weights: np.ndarray, used: np.ndarray) -> np.ndarra
         m = np.trunc(np.ldexp(np.where(live, vals, 0.0), -step[None]))
     total = np.sum(m.astype(np.int64) * weights[:, :, None], axis=0)  # exact: |m| < 2^28, weights sum to 256
     out = _round_half_away_f32(total, step - TEXTURE_UNIT["subtexel_bits"])
-    bad = used & ~finite
+    bad = used[:, :, None] & ~finite
     nan = np.any(bad & np.isnan(vals), axis=0) | (np.any(bad & (vals > 0), axis=0) & np.any(bad & (vals < 0), axis=0))
     inf = np.any(bad, axis=0) & ~nan
     sign = np.where(np.any(bad & (vals < 0), axis=0), np.uint32(0x80000000), np.uint32(0))
