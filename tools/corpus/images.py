@@ -143,7 +143,8 @@ def _surface_load(surf: dict, step: int, n: int = 1024, inside: bool = False):
 
 def _surface_store(surf: dict, step: int, values: str, n: int = 96, inside: bool = False):
     """Inputs of a surface-store kernel (one thread, samples in order): coordinates {x, y} (x in bytes, multiples
-    of `step`; `step` 0: x in samples), value words (random bits, or f32 / s32 values of mixed range), the surface
+    of `step`; `step` 0: x in samples), value words (random bits, f32 / s32 values of mixed range, small integers,
+    NaN payloads), the surface
     pre-filled with random texels."""
     def make(rng):
         from tcforge.ptx.emulate import Surface
@@ -159,10 +160,18 @@ def _surface_store(surf: dict, step: int, values: str, n: int = 96, inside: bool
             v.reshape(-1)[rng.choice(4 * n, 40, replace=False)] = np.array(
                 [np.nan, np.inf, -np.inf, -0.0, 65504.0, 65520.0, 65519.99, 1e-8, 6e-8, 3e-5] * 4, np.float32)
             v = v.view(np.uint32)
-        elif values == "s32":
+        elif values in ("s32", "small"):  # small: half within +-300, a quarter within +-70000, the rest any
             v = rng.integers(-2**31, 2**31, (n, 4)).astype(np.int32)
             v[: n // 2] = rng.integers(-70000, 70000, (n // 2, 4))
+            if values == "small":
+                v[: n // 4] = rng.integers(-300, 300, (n // 4, 4))
             v = v.view(np.uint32)
+        elif values == "nans":  # NaNs of any sign and payload, f16 subnormals and their edges, mixed values
+            v = (rng.standard_normal((n, 4)) * 10.0 ** rng.integers(-8, 6, (n, 4))).astype(np.float32).view(np.uint32)
+            v[: n // 3] = (rng.integers(0, 2, (n // 3, 4)) << 31 | 0x7F800000 | rng.integers(1, 1 << 23, (n // 3, 4))
+                           ).astype(np.uint32)
+            v[n // 3: n // 2] = (rng.uniform(-2.0 ** -13, 2.0 ** -13, (n // 2 - n // 3, 4))).astype(np.float32).view(
+                np.uint32)
         else:
             v = rng.integers(0, 2**32, (n, 4), dtype=np.uint64).astype(np.uint32)
         return [s, ("c", c), ("v", v), n, ("sf", _texels(rng, s.format, (s.layers * s.extents[2], h, w)))]
@@ -214,6 +223,29 @@ TEX_ENTRIES = {
     "texa2d_f16x1_linear_clamp": ("texa2d_ff", {"format": "f16x1", "dims": (7, 5, 3), "layered": True,
                                                 "filter": _L}, "f32", False),
     "tld4r_f32x4_clamp": ("tld4r_2d", {"format": "f32x4", "dims": (8, 6)}, "f32", False),
+    # checks of the texture unit's model on what its fit did not see: signed normalized reads, a border colour and
+    # 3D in the integer filter, f16 trilinear with a border, 3D specials, mirror on huge normalized coordinates,
+    # negative layers in point samples, integer coordinates with a border colour
+    "tex_s8x4_linear_clamp_normread": ("tex2d_ff", {"format": "s8x4", "dims": (9, 7), "filter": _L,
+                                                    "read": "normalized"}, "f32", False),
+    "tex_s8x4_linear_row_normread": ("tex2d_ff", {"format": "s8x4", "dims": (64, 1), "filter": _L,
+                                                  "read": "normalized"}, "f32", False),  # 1D weights: y clamps
+    "tex_s16x2_linear_border_normread": ("tex2d_ff", {"format": "s16x2", "dims": (7, 6), "filter": _L, "address": _B,
+                                                      "read": "normalized", "border": (-0.3, 0.77, 0.0, 0.0)},
+                                         "f32", False),
+    "tex_u8x4_linear_border_normread": ("tex2d_ff", {"format": "u8x4", "dims": (6, 5), "filter": _L, "address": _B,
+                                                     "read": "normalized", "border": (0.1, 0.9, 0.5, 0.376)},
+                                        "f32", False),
+    "tex3d_u8x4_linear_clamp_normread": ("tex3d_ff", {"format": "u8x4", "dims": (5, 4, 3), "filter": _L,
+                                                      "read": "normalized"}, "f32", False),
+    "tex3d_f16x2_linear_border": ("tex3d_ff", {"format": "f16x2", "dims": (5, 4, 3), "filter": _L, "address": _B,
+                                               "border": (1.5, -2.25, 0.0, 0.0)}, "f32", True),
+    "tex3d_f32x4_linear_specials": ("tex3d_ff", {"format": "f32x4", "dims": (4, 4, 3), "filter": _L}, "f32", True),
+    "tex1d_f16x1_linear_mirror_norm": ("tex1d_ff", {"format": "f16x1", "dims": (33,), "filter": _L,
+                                                    "address": ("mirror",), "normalized": True}, "f32", True),
+    "texa2d_f32x1_point_clamp": ("texa2d_ff", {"format": "f32x1", "dims": (7, 5, 3), "layered": True}, "f32", False),
+    "tex_f32x2_intcoords_border": ("tex2d_fi", {"format": "f32x2", "dims": (7, 5), "address": _B,
+                                                "border": (2.5, -1.0, 0.0, 0.0)}, "int", False),
     "tld4a_u8x4_border_normread": ("tld4a_2d", {"format": "u8x4", "dims": (8, 6), "address": _B,
                                                 "read": "normalized", "border": (0.25, 0.5, 0.75, 0.375)}, "f32",
                                    False),
@@ -237,6 +269,10 @@ SUST_ENTRIES = {
     "sustp2d_u8x4_trap": ("sustp2d_v4_trap", {"format": "u8x4", "dims": (8, 6)}, 0, "bits", True),
     "sustp2d_s16x2_trap": ("sustp2d_v4_trap", {"format": "s16x2", "dims": (8, 6)}, 0, "s32", True),
     "sustp2d_f32x1_zero": ("sustp2d_v4_zero", {"format": "f32x1", "dims": (8, 6)}, 0, "f32", False),
+    "sustp2d_u8x4_small_trap": ("sustp2d_v4_trap", {"format": "u8x4", "dims": (8, 6)}, 0, "small", True),
+    "sustp2d_s8x4_small_trap": ("sustp2d_v4_trap", {"format": "s8x4", "dims": (8, 6)}, 0, "small", True),
+    "sustp2d_u16x2_small_trap": ("sustp2d_v4_trap", {"format": "u16x2", "dims": (8, 6)}, 0, "small", True),
+    "sustp2d_f16x4_nans_trap": ("sustp2d_v4_trap", {"format": "f16x4", "dims": (8, 6)}, 0, "nans", True),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,32 +71,66 @@ def test_linear_filter_weights_by_hand() -> None:
     np.testing.assert_array_equal(got, [1.0, 32.0, 1.5, (2.0 + 16.0) / 2, 1.0 * 0.25 + 2.0 * 0.75, 8.0, 1.5])
 
 
-def _filtered(tx: np.ndarray, x: float, y: float) -> int:
-    """An exact reference of a clamp-addressed f32x1 bilinear sample (the H100's texture unit, written apart from
-    ops_tex): 8-bit fractions rounded half up, w11 = round-half-up(a b / 256) and the rest by difference, the used
-    texels truncated 27 bits below the largest one's exponent, the exact sum over 256 rounded half away to f32."""
-    h, w = tx.shape
-    fx, fy = (math.floor((Fraction(float(v)) - Fraction(1, 2)) * 256 + Fraction(1, 2)) for v in (x, y))
-    (i, a), (j, b) = divmod(fx, 256), divmod(fy, 256)
-    w11 = (a * b + 128) // 256
-    weights = [256 - a - b + w11, a - w11, b - w11, w11]
-    texels = [Fraction(float(tx[min(max(jj, 0), h - 1), min(max(ii, 0), w - 1)]))
-              for ii, jj in ((i, j), (i + 1, j), (i, j + 1), (i + 1, j + 1))]
-    used = [t for wt, t in zip(weights, texels, strict=True) if wt and t]
-    if not used:
-        return 0
-    top = max(math.floor(math.log2(abs(t))) for t in used)
-    top += 1 if max(abs(t) for t in used) >= Fraction(2) ** (top + 1) else 0
-    step = Fraction(2) ** (top - 27)
-    total = sum(wt * math.trunc(t / step) * step for wt, t in zip(weights, texels, strict=True)) / 256
+def _exponent(x: Fraction) -> int:
+    """floor(log2(|x|)) of a non-zero Fraction, exactly."""
+    e = math.floor(math.log2(abs(x)))
+    while Fraction(2) ** e > abs(x):
+        e -= 1
+    while Fraction(2) ** (e + 1) <= abs(x):
+        e += 1
+    return e
+
+
+def _filtered(tx: np.ndarray, coords, sig: int = 24) -> int:
+    """An exact reference of a clamp-addressed one-channel linear sample, 1 to 3 dimensions (tx indexed [z][y][x];
+    the H100's texture unit, written apart from ops_tex): fixed-point coordinates with 8 fraction bits rounded half
+    up and clamped to the texel centres; each z plane's share Z split along x as x1 = round-half-up(Z a / 256), each
+    part along y with the corner on x's side rounded; per z plane, the weighted texels truncated sig + 3 bits below
+    the plane's largest exponent (f32 subnormals as 0) and summed exactly; the smaller plane floored to the larger
+    one's step; the sum over 256 rounded half away to sig bits (f32 bits returned; only -0 texels weighted: -0)."""
+    dims = tx.ndim
+    ext = tx.shape[::-1]
+    fixed = [min(max(math.floor((Fraction(float(v)) - Fraction(1, 2)) * 256 + Fraction(1, 2)), 0), (n - 1) * 256)
+             for v, n in zip(coords, ext, strict=True)]
+    lo, frac = [f // 256 for f in fixed], [f % 256 for f in fixed]
+
+    def half_up(n: int) -> int:
+        return (n + 128) // 256
+
+    a = frac[0]
+    b = frac[1] if dims > 1 else 0
+    shares = [256 - frac[2], frac[2]] if dims > 2 else [256]
+    weights = {}
+    for zb, z_share in enumerate(shares):
+        x1 = half_up(z_share * a)
+        x0 = z_share - x1
+        x1y1, x0y0 = half_up(x1 * b), half_up(x0 * (256 - b))
+        for (xb, yb), w in {(0, 0): x0y0, (1, 0): x1 - x1y1, (0, 1): x0 - x0y0, (1, 1): x1y1}.items():
+            weights[xb, yb, zb] = weights.get((xb, yb, zb), 0) + w
+    plane_sums, signs = [], []
+    for zb in range(len(shares)):
+        texels = []
+        for (xb, yb, zz), w in weights.items():
+            if zz != zb or w == 0:
+                continue
+            idx = [min(lo[0] + xb, ext[0] - 1), min(lo[1] + yb, ext[1] - 1) if dims > 1 else 0,
+                   min(lo[2] + zb, ext[2] - 1) if dims > 2 else 0][:dims]
+            signs.append(math.copysign(1.0, float(tx[tuple(idx[::-1])])))
+            t = Fraction(float(tx[tuple(idx[::-1])]))
+            texels.append((w, t if sig != 24 or abs(t) >= Fraction(2) ** -126 else Fraction(0)))
+        live = [t for _, t in texels if t]
+        if live:
+            top = max(_exponent(t) for t in live)
+            step = Fraction(2) ** (top - sig - 3)
+            plane_sums.append((top, sum(w * math.trunc(t / step) * step for w, t in texels)))
+    if not plane_sums:
+        return 0x80000000 if signs and max(signs) < 0 else 0
+    top = max(t for t, _ in plane_sums)
+    unit = Fraction(2) ** (top - sig - 3)
+    total = sum(v if t == top else math.floor(v / unit) * unit for t, v in plane_sums) / 256
     if total == 0:
         return 0
-    e = math.floor(math.log2(abs(total)))
-    while Fraction(2) ** e > abs(total):
-        e -= 1
-    while Fraction(2) ** (e + 1) <= abs(total):
-        e += 1
-    ulp = Fraction(2) ** max(e - 23, -149)
+    ulp = Fraction(2) ** max(_exponent(total) - sig + 1, -149 if sig == 24 else -24)
     n = math.floor(abs(total) / ulp + Fraction(1, 2))
     return int(np.float32(math.copysign(float(n * ulp), total)).view(np.uint32))
 
@@ -108,11 +143,65 @@ def test_linear_filter_matches_an_exact_reference() -> None:
     xy = rng.uniform(-1, 7, (300, 2)).astype(np.float32)
     xy[0] = (1.5 + 106 / 256, 1.5 + 64 / 256)
     got = _tex(TEX2D_F, Texture("tx", "f32x1", (6, 5), filter="linear"), xy, tx[..., None])[:, 0]
-    want = [_filtered(tx, float(x), float(y)) for x, y in xy]
+    want = [_filtered(tx, (float(x), float(y))) for x, y in xy]
     np.testing.assert_array_equal(got, np.array(want, np.uint32))
     t = tx[1:3, 1:3].astype(np.float64)
     exact = (113 * t[0, 0] + 79 * t[0, 1] + 37 * t[1, 0] + 27 * t[1, 1]) / 256
     assert abs(got[0:1].view(np.float32)[0] - exact) <= 2e-6 * np.abs(t).max()
+
+
+TEX3D_F = "tex.3d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [%rd1, {%f1, %f2, %f3, %f3}];\n" \
+          "mov.b32 %r10, %f10; mov.b32 %r11, %f11; mov.b32 %r12, %f12; mov.b32 %r13, %f13;"
+
+
+@pytest.mark.parametrize("ctype", ["f32", "f16"])
+def test_trilinear_and_f16_filters_match_the_exact_reference(ctype: str) -> None:
+    """3D f32 and f16 textures (texels over 2^-12..2^12 so that the z planes' exponents differ) and a 2D f16
+    one, every sample against `_filtered` (f16: 11 significand bits, so the result is an f16 value); a trilinear
+    tie: (a, b, c) = (32, 160, 160) gives the z0 plane 32 / 4 / 52 / 8, where splitting each 2D weight by c
+    would give 31 / 4 / 53 / 8."""
+    rng = np.random.default_rng(7)
+    np_type = np.float32 if ctype == "f32" else np.float16
+    sig = 24 if ctype == "f32" else 11
+    tx = (rng.standard_normal((3, 4, 5)) * 2.0 ** rng.integers(-12, 12, (3, 4, 5))).astype(np_type)
+    xyz = rng.uniform(-1, 6, (300, 3)).astype(np.float32)
+    got = _tex(TEX3D_F, Texture("tx", f"{ctype}x1", (5, 4, 3), filter="linear"), xyz, tx[..., None])[:, 0]
+    want = [_filtered(tx, tuple(map(float, c)), sig) for c in xyz]
+    np.testing.assert_array_equal(got, np.array(want, np.uint32))
+    probe = np.zeros((2, 2, 2, 4), np.float32)
+    for corner in range(4):
+        probe[0, corner >> 1, corner & 1, corner] = 1.0
+    w = _tex(TEX3D_F, Texture("tx", "f32x4", (2, 2, 2), filter="linear"), [(0.625, 1.125, 1.125)], probe)
+    np.testing.assert_array_equal(w.view(np.float32)[0] * 256, [32, 4, 52, 8])
+    xy = xyz[:, :2]
+    got = _tex(TEX2D_F, Texture("tx", f"{ctype}x1", (5, 4), filter="linear"), xy, tx[0][..., None])[:, 0]
+    np.testing.assert_array_equal(got, np.array([_filtered(tx[0], tuple(map(float, c)), sig) for c in xy], np.uint32))
+
+
+def test_trilinear_rows_of_the_h100() -> None:
+    """H100 truth (tests/data/emulate/tex3d_h100_rows.npz: a 6 x 5 x 4 clamp texture of random f32 texels and 20
+    of its samples, each one that a variant of the model gets wrong: truncating the smaller z plane toward zero
+    instead of flooring it, one exponent for both planes, clamping the index instead of the coordinate, 2 or 4
+    guard bits, the y split rounded on the upper side throughout) against the emulator and `_filtered`."""
+    with np.load(Path(__file__).parents[2] / "data" / "emulate" / "tex3d_h100_rows.npz") as z:
+        tx, xyz, gpu = z["texels"], z["coords"], z["gpu"]
+    got = _tex(TEX3D_F, Texture("tx", "f32x1", (6, 5, 4), filter="linear"), xyz, tx)[:, 0]
+    np.testing.assert_array_equal(got, gpu)
+    np.testing.assert_array_equal([_filtered(tx[..., 0], tuple(map(float, c))) for c in xyz], gpu)
+
+
+def test_filter_edges_zeros_subnormals_and_huge_normalized_coordinates() -> None:
+    """Only -0 texels weighted give -0; an f32 subnormal texel filters as 0; a normalized coordinate of inf,
+    -inf, 1e30 or NaN reads as 0 under wrap (here halfway between the last and the first texel)."""
+    tx = np.array([[[-0.0], [-0.0], [1e-41], [5.0]]], np.float32)
+    tex = Texture("tx", "f32x1", (4, 1), filter="linear")
+    got = _tex(TEX2D_F, tex, [(1.0, 0.5), (2.5, 0.5), (3.0, 0.5)], tx)[:, 0]
+    np.testing.assert_array_equal(got, [0x80000000, 0, np.float32(2.5).view(np.uint32)])
+    tx = np.array([[[1.0], [2.0], [4.0], [8.0]]], np.float32)
+    tex = Texture("tx", "f32x1", (4, 1), filter="linear", address=("wrap", "wrap"), normalized=True)
+    xs = np.array([np.inf, -np.inf, 1e30, np.nan, 0.0], np.float32)
+    got = _tex(TEX2D_F, tex, np.stack([xs, np.full_like(xs, 0.5)], 1), tx).view(np.float32)[:, 0]
+    np.testing.assert_array_equal(got, [4.5] * 5)
 
 
 def test_normalized_wrap_and_mirror_indices() -> None:
@@ -135,7 +224,40 @@ def test_normalized_integer_reads_and_integer_results() -> None:
     body = "tex.2d.v4.s32.s32 {%r10, %r11, %r12, %r13}, [%rd1, {%r2, %r3}];"
     s8 = np.array([[[-128, 127]], [[-1, 3]]], np.int8)
     got = _tex(body, Texture("tx", "s8x2", (1, 2)), np.array([[0, 1], [0, 9]], np.uint32), s8).view(np.int32)
-    np.testing.assert_array_equal(got, [[-1, 3, 0, 0], [-1, 3, 0, 0]])
+    np.testing.assert_array_equal(got, [[-1, 3, 0, 0], [0, 0, 0, 0]])  # integer coordinates outside read 0
+
+
+def test_normalized_reads_filter_integer_codes() -> None:
+    """Linear filtering of normalized-read texels (the H100's corpus entries): the codes weighted exactly, the sum
+    widened to a 16-bit code and rounded half up (u8 * 257; s8 * (258 + 1/128) with -128 weighted as it is; 16-bit
+    as is), then read as unorm16 / snorm16; a border colour first stored as a code, ties toward zero."""
+    half = [(1.0, 0.5)]  # halfway between texels 0 and 1: weights 128 / 128
+
+    def sample(fmt: str, texels, **kw) -> float:
+        dt = {"u8": np.uint8, "s8": np.int8, "u16": np.uint16}[fmt]
+        tex = Texture("tx", f"{fmt}x1", (len(texels), 1), filter="linear", read="normalized", **kw)
+        return float(_tex(TEX2D_F, tex, half, np.array(texels, dt)[None, :, None]).view(np.float32)[0, 0])
+
+    assert sample("u8", [1, 2]) == np.float32(386 / 65535)  # 1.5 * 257 = 385.5 -> 386
+    assert sample("s8", [-128, 64]) == np.float32(-8256 / 32767)  # -32 * 258.0078125 = -8256.25 -> -8256
+    assert sample("u16", [0, 1001]) == np.float32(501 / 65535)  # 500.5 -> 501
+    # border addressing at x = 2.0: texel 1 and the border colour 0.5, stored as 32767 (32767.5, tie toward zero)
+    tex = Texture("tx", "u16x1", (2, 1), filter="linear", read="normalized", address=("border", "border"),
+                  border=(0.5, 0.0, 0.0, 0.0))
+    got = _tex(TEX2D_F, tex, [(2.0, 0.5)], np.array([[[0], [1000]]], np.uint16)).view(np.float32)[0, 0]
+    assert got == np.float32(16884 / 65535)  # (1000 + 32767) / 2 = 16883.5 -> 16884
+
+
+def test_layers_clamp_as_unsigned() -> None:
+    """A layer index is clamped as an unsigned number: -1 and 7 read the last layer of three, 1 the second."""
+    tx = np.arange(3, dtype=np.float32).reshape(3, 1, 1, 1) + 10
+    body = "tex.a2d.v4.f32.f32 {%f10, %f11, %f12, %f13}, [%rd1, {%r5, %f1, %f2, %f2}];\n" \
+           "mov.b32 %r10, %f10; mov.b32 %r11, %f11; mov.b32 %r12, %f12; mov.b32 %r13, %f13;"
+    c = np.zeros((3, 4), np.uint32)
+    c[:, :2] = np.float32(0.5).view(np.uint32)
+    c[:, 3] = np.array([-1, 7, 1], np.int32).view(np.uint32)
+    got = _tex(body, Texture("tx", "f32x1", (1, 1, 3), layered=True), c, tx).view(np.float32)[:, 0]
+    np.testing.assert_array_equal(got, [12.0, 12.0, 11.0])
 
 
 def test_tld4_footprint_order_and_queries() -> None:
@@ -186,10 +308,22 @@ def test_surface_stores_with_zero_and_clamp_and_formatted() -> None:
     for y, x in ((0, 1), (1, 0), (2, 2), (2, 2)):
         want[y, x] = 7
     np.testing.assert_array_equal(clamp, want)
-    body = "sust.p.2d.v4.b32.trap [%rd1, {%r2, %r3}], {%r4, %r5, %r2, %r3};"
-    c = np.array([[1, 0, 0x3F800000, 0x477FF000]], np.uint32)  # x = 1 sample; values 1.0, 65520.0 (f16 -> inf)
-    got = _run(body, Surface("sf", "f16x4", (2, 1)), c, np.zeros((1, 2, 4), np.float16), "sf")["sf"]
-    np.testing.assert_array_equal(got[0, 1].view(np.uint16)[:2], [0x3C00, 0x7C00])
+    body = "mov.u32 %r20, 1; mov.u32 %r21, 0; sust.p.2d.v4.b32.trap [%rd1, {%r20, %r21}], {%r2, %r3, %r4, %r5};"
+
+    def store_p(fmt: str, words) -> np.ndarray:
+        """The texel sust.p writes at x = 1 sample of a 2 x 1 surface from 4 value words."""
+        c = np.array([words], np.uint32)
+        ctype, n = fmt.split("x")
+        buf = np.zeros((1, 2, int(n)), {"f16": np.float16, "u8": np.uint8, "s8": np.int8, "u16": np.uint16,
+                                         "s16": np.int16}[ctype])
+        return _run(body, Surface("sf", fmt, (2, 1)), c, buf, "sf")["sf"][0, 1]
+
+    # f16: toward zero (1 + 2^-11 + 2^-12 -> 1; 65520 and 1e6 -> 65504), infinities kept, a NaN's payload truncated
+    got = store_p("f16x4", [0x3F801800, 0x477FF000, 0xFF800000, 0xFF94F622]).view(np.uint16)
+    np.testing.assert_array_equal(got, [0x3C00, 0x7BFF, 0xFC00, 0xFCA7])
+    # integers saturate: unsigned formats read the word as unsigned, signed ones as signed
+    np.testing.assert_array_equal(store_p("u8x4", [200, 256, 0xFFFFFFFF, 0]), [200, 255, 255, 0])
+    np.testing.assert_array_equal(store_p("s16x2", [40000, 0xFFFF0000, 0, 0]), [32767, -32768])
 
 
 @pytest.mark.parametrize("red,ctype,mode", [("add", "u32", "trap"), ("min", "s32", "clamp"), ("max", "u32", "zero"),
