@@ -536,8 +536,6 @@ def _triton_entries() -> list[Entry]:
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries tests/data/emulate/corpus.npz lacks: not run on a GPU yet (cu_image_queries: the H100's driver refused its
-# module), or run on the H100 with outputs the emulator does not give yet (tests/data/emulate/corpus_pending.npz:
-# s8 normalized reads under linear filtering, one trilinear sample of the specials entry; the row probe of s8
-# normalized filtering not run yet)
-AWAITING_GPU: set[str] = {"cu_image_queries", "tex_s8x4_linear_clamp_normread", "tex3d_f32x4_linear_specials",
-                          "tex_s8x4_linear_row_normread"}
+# module), or run on the H100 with outputs the emulator does not give yet (tests/data/emulate/corpus_pending.npz, with
+# a second run of two trilinear entries the corpus holds, each one sample off)
+AWAITING_GPU: set[str] = {"cu_image_queries", "tex_s8x4_linear_clamp_normread", "tex_s8x4_linear_row_normread"}

@@ -86,8 +86,8 @@ def _filtered(tx: np.ndarray, coords, sig: int = 24) -> int:
     the H100's texture unit, written apart from ops_tex): fixed-point coordinates with 8 fraction bits rounded half
     up and clamped to the texel centres; each z plane's share Z split along x as x1 = round-half-up(Z a / 256), each
     part along y with the corner on x's side rounded; per z plane, the weighted texels truncated sig + 3 bits below
-    the plane's largest exponent (f32 subnormals as 0) and summed exactly; the smaller plane floored to the larger
-    one's step; the sum over 256 rounded half away to sig bits (f32 bits returned; only -0 texels weighted: -0)."""
+    the plane's largest exponent (f32 subnormals as 0) and summed exactly; the plane with the smaller sum floored to
+    the other's step; the sum over 256 rounded half away to sig bits (f32 bits; only -0 texels weighted: -0)."""
     dims = tx.ndim
     ext = tx.shape[::-1]
     fixed = [min(max(math.floor((Fraction(float(v)) - Fraction(1, 2)) * 256 + Fraction(1, 2)), 0), (n - 1) * 256)
@@ -125,9 +125,9 @@ def _filtered(tx: np.ndarray, coords, sig: int = 24) -> int:
             plane_sums.append((top, sum(w * math.trunc(t / step) * step for w, t in texels)))
     if not plane_sums:
         return 0x80000000 if signs and max(signs) < 0 else 0
-    top = max(t for t, _ in plane_sums)
+    top = max(plane_sums, key=lambda tv: abs(tv[1]))[0]
     unit = Fraction(2) ** (top - sig - 3)
-    total = sum(v if t == top else math.floor(v / unit) * unit for t, v in plane_sums) / 256
+    total = sum(math.floor(v / unit) * unit for _, v in plane_sums) / 256
     if total == 0:
         return 0
     ulp = Fraction(2) ** max(_exponent(total) - sig + 1, -149 if sig == 24 else -24)
@@ -179,15 +179,20 @@ def test_trilinear_and_f16_filters_match_the_exact_reference(ctype: str) -> None
 
 
 def test_trilinear_rows_of_the_h100() -> None:
-    """H100 truth (tests/data/emulate/tex3d_h100_rows.npz: a 6 x 5 x 4 clamp texture of random f32 texels and 20
-    of its samples, each one that a variant of the model gets wrong: truncating the smaller z plane toward zero
+    """H100 truth (tests/data/emulate/tex3d_h100_rows.npz): a: a 6 x 5 x 4 clamp texture of random f32 texels and 20
+    of its samples, each one that a variant of the model gets wrong (truncating the smaller plane toward zero
     instead of flooring it, one exponent for both planes, clamping the index instead of the coordinate, 2 or 4
-    guard bits, the y split rounded on the upper side throughout) against the emulator and `_filtered`."""
+    guard bits, the y split rounded on the upper side throughout); b, c: a sample each of two 4 x 4 x 3 f32x4
+    textures with specials where the plane with the larger texel is not the one with the larger sum, which sets the
+    step. Against the emulator, and channel 0 against `_filtered`."""
     with np.load(Path(__file__).parents[2] / "data" / "emulate" / "tex3d_h100_rows.npz") as z:
-        tx, xyz, gpu = z["texels"], z["coords"], z["gpu"]
-    got = _tex(TEX3D_F, Texture("tx", "f32x1", (6, 5, 4), filter="linear"), xyz, tx)[:, 0]
-    np.testing.assert_array_equal(got, gpu)
-    np.testing.assert_array_equal([_filtered(tx[..., 0], tuple(map(float, c))) for c in xyz], gpu)
+        for key in "abc":
+            tx, xyz, gpu = z[f"{key}_texels"], z[f"{key}_coords"], z[f"{key}_gpu"]
+            d, h, w, ch = tx.shape
+            got = _tex(TEX3D_F, Texture("tx", f"f32x{ch}", (w, h, d), filter="linear"), xyz, tx)[:, :ch]
+            np.testing.assert_array_equal(got, gpu)
+            want = [_filtered(tx[..., 0], tuple(map(float, c))) for c in xyz]
+            np.testing.assert_array_equal(want, gpu[:, 0])
 
 
 def test_filter_edges_zeros_subnormals_and_huge_normalized_coordinates() -> None:

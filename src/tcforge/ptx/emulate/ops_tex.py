@@ -35,9 +35,10 @@ _GEOMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True)
 # x1y1 = (x1 b + 128) >> 8, x0y0 = (x0 (256 - b) + 128) >> 8 (in 2D the same as w11 = (a b + 128) >> 8 and the rest
 # by difference). Per z plane, the texels with a weight are truncated toward zero to multiples of 2^(E - p -
 # `guard_bits`), E the largest exponent among them and p the significand bits of the texels' float type
-# (`FILTER_PRECISION`), and summed exactly with their weights; the plane with the smaller E is floored to the other's
-# step (a two's complement shift); the sum over 256 is rounded half away from zero to p bits (f16 texels filter to
-# f16 values) once. A layer index is clamped as an unsigned number (a negative one reads the last layer).
+# (`FILTER_PRECISION`), and summed exactly with their weights; the plane whose sum is larger in magnitude sets the
+# step, the other floored to it (a two's complement shift); the sum over 256 is rounded half away from zero to p bits
+# (f16 texels filter to f16 values) once. A layer index is clamped as an unsigned number (a negative one reads the
+# last layer).
 TEXTURE_UNIT = {"subtexel_bits": 8, "normalized_bits": 21, "guard_bits": 3}
 # texel float type: (significand bits p, exponent of the smallest subnormal) of the filter's arithmetic
 FILTER_PRECISION = {"f32": (24, -149), "f16": (11, -24)}
@@ -314,7 +315,7 @@ def _weights(frac: list[np.ndarray]) -> list[np.ndarray]:
 def _blend(vals: np.ndarray, weights: np.ndarray, used: np.ndarray, ftype: str) -> np.ndarray:
     """(k, 4) f32 bits of the weighted texels (corners, k, 4) float64 with weights (corners, k) in 256ths
     (TEXTURE_UNIT, FILTER_PRECISION of the texels' float type): per z plane, the texels with a weight truncated
-    below the largest one's exponent, weighted and summed exactly; the plane with the smaller exponent floored to the
+    below the largest one's exponent, weighted and summed exactly; the plane with the smaller sum floored to the
     other's step; the sum rounded half away. An infinity or NaN decides where the footprint uses it (`used`, corners
     by k: a non-zero fraction in every dimension where the corner is the upper texel, even at a rounded weight 0)."""
     sig, tiny = FILTER_PRECISION[ftype]
@@ -326,14 +327,21 @@ def _blend(vals: np.ndarray, weights: np.ndarray, used: np.ndarray, ftype: str) 
     _, ex = np.frexp(np.where(live, vals, 1.0))
     planes = np.split(np.arange(len(vals)), max(1, len(vals) // 4))
     tops = np.stack([np.max(np.where(live[p], ex[p] - 1, -(1 << 20)), axis=0) for p in planes])  # (planes, k, 4)
-    top = np.max(tops, axis=0)
-    total = np.zeros(top.shape, np.int64)
+    sums = []
     for p, plane_top in zip(planes, tops, strict=True):
         with np.errstate(invalid="ignore", over="ignore"):
             m = np.trunc(np.ldexp(np.where(live[p], vals[p], 0.0), keep - plane_top[None]))
-        plane = np.sum(m.astype(np.int64) * weights[p][:, :, None], axis=0)  # exact: |m| < 2^28, weights <= 256
-        total += plane >> np.minimum(top - plane_top, 63)  # two's complement alignment: a floor
-    out = _round_half_away(total, top - keep - TEXTURE_UNIT["subtexel_bits"], sig, tiny)
+        sums.append(np.sum(m.astype(np.int64) * weights[p][:, :, None], axis=0))  # exact: |m| < 2^28, w <= 256
+    # the plane whose sum is larger in magnitude sets the step; the other is floored to it (a two's complement
+    # shift) or, from a coarser step, exact (its sum is no larger, so the shift stays below 38 bits)
+    size = np.stack([np.ldexp(np.abs(s_.astype(np.float64)), np.clip(t, -2000, 2000)) for s_, t in zip(sums, tops,
+                                                                                                      strict=True)])
+    ref = np.take_along_axis(tops, np.argmax(size, axis=0)[None], axis=0)[0]
+    total = np.zeros(ref.shape, np.int64)
+    for plane, plane_top in zip(sums, tops, strict=True):
+        d = ref - plane_top
+        total += np.where(d >= 0, plane >> np.clip(d, 0, 63), plane << np.clip(-d, 0, 62))
+    out = _round_half_away(total, ref - keep - TEXTURE_UNIT["subtexel_bits"], sig, tiny)
     weighted = weights[:, :, None] > 0
     minus_zero = np.all(~weighted | ((vals == 0) & np.signbit(vals)), axis=0)  # only -0 texels weighted: -0
     out = np.where(minus_zero, np.uint32(0x80000000), out)
