@@ -39,7 +39,6 @@ from tools.corpus.images import (
     _surface_store,
     _tex_entry,
     _tex_probe,
-    _tex_probe3d,
 )
 from tools.corpus.mma import (
     F64_M16_K,
@@ -471,7 +470,7 @@ def _samples() -> list[Entry]:
             _tex_probe(probe, norm), ("out",)) for probe, norm in (("weights", False), ("blend", False),
                                                                    ("weights", True))),
         *(e(f"tex3d_linear_weights{upper}_probe", "samples_sm90a", "tex3d_ff", (16, 1, 1), (128, 1, 1),
-            _tex_probe3d(upper), ("out",)) for upper in (0, 1)),
+            _tex_probe(f"weights3d_z{upper}"), ("out",)) for upper in (0, 1)),
         *(e(name, "samples_sm90a", k, (8, 1, 1), (128, 1, 1), _surface_load(sf, step, inside=inside), ("out",))
           for name, (k, sf, step, inside) in SULD_ENTRIES.items()),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (32, 1, 1), _surface_store(sf, step, vals, inside=inside), ("sf",))

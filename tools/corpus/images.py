@@ -61,62 +61,46 @@ def _tex_entry(tex, coords: str, n: int = 2048, specials: bool = False, layers: 
     return make
 
 
-# linear-filter probes: the 2 x 2 block's texels (1, 1), (2, 1), (1, 2), (2, 2) (rows) in the four channels; every
-# other texel 0. "weights": channel c is 1 at corner c alone, so each sample returns its four bilinear weights;
-# "blend": one-ulp neighbours, a 2^20 range, a cancellation, and four odd integers, for the blend's arithmetic
+# linear-filter probes: the values (corner, channel) of the 2 x 2 (x 2) block at texel (1, 1 (, 1)) (corner bits: x,
+# y, z); every other texel 0. "weights": channel c is 1 at corner c alone, so each sample returns its four bilinear
+# weights ("weights3d_z0" / "_z1": the trilinear weights of the z = 0 / z = 1 plane's corners); "blend": one-ulp
+# neighbours, a 2^20 range, a cancellation, and four odd integers, for the blend's arithmetic
 TEX_PROBE_CORNERS = {
     "weights": np.eye(4, dtype=np.float32),
     "blend": np.array([[1.0, 2.0**20, 1.0, 3.0], [1.0 + 2.0**-23, 1.0, -1.0, 5.0], [1.0 - 2.0**-24, 2.0**-20, 0.5, 7.0],
                        [1.0, 3.0, -0.5, 11.0]], np.float32),
+    "weights3d_z0": np.eye(8, 4, dtype=np.float32),
+    "weights3d_z1": np.eye(8, 4, -4, dtype=np.float32),
 }
 
 
-def _tex_probe3d(upper: int, n: int = 2048):
-    """Inputs of a trilinear-weight probe: a 4 x 4 x 4 f32x4 texture whose channel c is 1 at corner c + 4 upper of
-    the 2 x 2 x 2 block at (1, 1, 1) (corner bits: x, y, z) and 0 elsewhere; coordinates in [1.5, 2.5): sweeps
-    of 1/1024 steps scrambled over the three axes, then random ones."""
-    def make(rng):
-        from tcforge.ptx.emulate import Texture
-
-        t = Texture(buffer="tx", format="f32x4", dims=(4, 4, 4), filter="linear")
-        texels = np.zeros((4, 4, 4, 4), np.float32)
-        for ch in range(4):
-            corner = ch + 4 * upper
-            texels[1 + (corner >> 2 & 1), 1 + (corner >> 1 & 1), 1 + (corner & 1), ch] = 1.0
-        k = np.arange(n // 2)
-        sweep = np.stack([1.5 + k / (n // 2), 1.5 + (k * 37 % (n // 2)) / (n // 2),
-                          1.5 + (k * 101 % (n // 2)) / (n // 2)], 1)
-        xyz = np.concatenate([sweep, rng.uniform(1.5, 2.5, (n - n // 2, 3))]).astype(np.float32)
-        c = np.zeros((n, 4), np.uint32)
-        c[:, :3] = xyz.view(np.uint32)
-        return [t, ("c", c), ("out", np.zeros((n, 4), np.uint32)), n, ("tx", texels)]
-    return make
-
-
 def _tex_probe(corners: str, normalized: bool = False, n: int = 2048):
-    """Inputs of a linear-filter probe (TEX_PROBE_CORNERS) on a 4 x 4 f32x4 texture (normalized: 5 x 3, the
-    coordinates divided by the extents in f32); coordinates in [1.5, 2.5): a 1/1024 sweep of x with y scrambled
-    over the same steps, then random ones and ones at and one ulp around the midpoints between 1/256 steps."""
+    """Inputs of a linear-filter probe (TEX_PROBE_CORNERS) on a 4 x 4 (x 4) f32x4 texture (normalized, 2D only:
+    5 x 3, the coordinates divided by the extents in f32); coordinates in [1.5, 2.5): a 1/1024 sweep of x with the
+    other axes scrambled over the same steps, then ones at and one ulp around the midpoints between 1/256 steps,
+    then random ones."""
     def make(rng):
         from tcforge.ptx.emulate import Texture
 
-        dims = (5, 3) if normalized else (4, 4)
-        t = Texture(buffer="tx", format="f32x4", dims=dims, filter="linear", normalized=normalized)
-        texels = np.zeros((1, dims[1], dims[0], 4), np.float32)
-        for corner, (x, y) in enumerate(((1, 1), (2, 1), (1, 2), (2, 2))):
-            texels[0, y, x] = TEX_PROBE_CORNERS[corners][corner]
+        values = TEX_PROBE_CORNERS[corners]
+        dims = 3 if len(values) == 8 else 2
+        extents = (5, 3) if normalized else (4,) * dims
+        t = Texture(buffer="tx", format="f32x4", dims=extents, filter="linear", normalized=normalized)
+        texels = np.zeros(((extents + (1,))[2], extents[1], extents[0], 4), np.float32)
+        for corner, v in enumerate(values):
+            texels[1 + (corner >> 2 & 1) if dims == 3 else 0, 1 + (corner >> 1 & 1), 1 + (corner & 1)] = v
         k = np.arange(n // 2)
-        sweep = np.stack([1.5 + k / (n // 2), 1.5 + (k * 37 % (n // 2)) / (n // 2)], 1)
-        mid = 1.5 + (rng.integers(0, 256, (n // 4, 2)) + 0.5) / 256
-        rand = rng.uniform(1.5, 2.5, (n - n // 2 - n // 4, 2))
-        xy = np.concatenate([sweep, mid, rand]).astype(np.float32)
-        nudge = rng.integers(-1, 2, xy.shape) * (np.arange(len(xy))[:, None] >= n // 2)
-        away = np.nextafter(xy, np.where(nudge > 0, np.inf, -np.inf).astype(np.float32))
-        xy = np.where(nudge == 0, xy, away).astype(np.float32)
+        sweep = np.stack([1.5 + (k * step % (n // 2)) / (n // 2) for step in (1, 37, 101)[:dims]], 1)
+        mid = 1.5 + (rng.integers(0, 256, (n // 4, dims)) + 0.5) / 256
+        rand = rng.uniform(1.5, 2.5, (n - n // 2 - n // 4, dims))
+        xyz = np.concatenate([sweep, mid, rand]).astype(np.float32)
+        nudge = rng.integers(-1, 2, xyz.shape) * (np.arange(len(xyz))[:, None] >= n // 2)
+        away = np.nextafter(xyz, np.where(nudge > 0, np.inf, -np.inf).astype(np.float32))
+        xyz = np.where(nudge == 0, xyz, away).astype(np.float32)
         if normalized:
-            xy = (xy / np.array(dims, np.float32)).astype(np.float32)
+            xyz = (xyz / np.array(extents, np.float32)).astype(np.float32)
         c = np.zeros((n, 4), np.uint32)
-        c[:, :2] = xy.view(np.uint32)
+        c[:, :dims] = xyz.view(np.uint32)
         return [t, ("c", c), ("out", np.zeros((n, 4), np.uint32)), n, ("tx", texels)]
     return make
 
