@@ -537,6 +537,6 @@ ENTRIES: list[Entry] = _samples() + _triton_entries()
 # entries tests/data/emulate/corpus.npz lacks: not run on a GPU (cu_image_queries: the H100's driver, 580.159.04,
 # refuses any module with `suq` on a bindless surface (CUDA_ERROR_NOT_SUPPORTED, cubin or PTX) and loads one whose
 # kernels use `txq` without finding those kernels (CUDA_ERROR_NOT_FOUND)), or run on the H100 with outputs the
-# emulator does not give yet (tests/data/emulate/corpus_pending.npz, with a second run of two trilinear entries the
-# corpus holds, each one sample off)
+# emulator does not give yet (tests/data/emulate/corpus_pending.npz, with later runs of trilinear entries the corpus
+# holds, one or two samples off each)
 AWAITING_GPU: set[str] = {"cu_image_queries", "tex_s8x4_linear_clamp_normread", "tex_s8x4_linear_row_normread"}
