@@ -19,8 +19,8 @@
 #            the entries not yet run on a GPU (AWAITING_GPU) go to $OUT/logs/corpus_freshN.npz, a process per group
 #   fresh    only those entries not yet run on a GPU (groups of name globs, each in its own process; FRESH_GROUPS
 #            overrides them: "GLOB GLOB;GLOB ...", the first group first)
-#   mufu     MUFU.SQRT's, RCP64H's, RSQ64H's, LG2's, SIN's and COS's tables with whole-domain checks, TANH study
-#            data (tools.truth.mufu, CuPy; mufu.npz, mufu_sin.npz, mufu_cos.npz)
+#   mufu     MUFU.SQRT's, RCP64H's, RSQ64H's, LG2's, SIN's, COS's and TANH's tables with whole-domain checks
+#            (tools.truth.mufu and mufu_tanh, CuPy; mufu.npz, mufu_sin.npz, mufu_cos.npz, mufu_tanh.npz)
 # Carry: .whl (cuda-bindings, cuda-pathfinder, nvidia-ml-py wheels when the image lacks them), .enc5refs, .abold.
 set -u
 L=${ROUND_LOGS:-$OUT/logs}  # ROUND_LOGS outside $OUT: only logs.tgz (and mufu*.npz) come back, within the 8-file limit
@@ -109,6 +109,7 @@ cu_fns_spaces cu_int_packs cu_wmma* cu_video*;cu_tma_im2col* im2col_gluon* conv_
       done; set +f ;;
     mufu)
       timeout 240 python3 -m tools.truth.mufu --out "$L/mufu.npz" > "$L/mufu.txt" 2>&1; rc=$?
+      timeout 120 python3 -m tools.truth.mufu_tanh --out "$L/mufu_tanh.npz" >> "$L/mufu.txt" 2>&1 || rc=1
       [ "$L" != "$OUT/logs" ] && cp "$L"/mufu*.npz "$OUT"/ 2>/dev/null  # each its own file back (16 MiB each)
       echo "mufu rc=$rc (0: the SQRT model holds on all 2^32 inputs; then: python3 -m tools.truth.mufu --pack FILE)"
       tail -6 "$L/mufu.txt" | cut -c1-400 ;;

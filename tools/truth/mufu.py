@@ -46,7 +46,7 @@ import numpy as np
 
 from tcforge.numerics import mufu_tables
 from tcforge.numerics.approx import TABLES_PATH
-from tcforge.numerics.mufu_tables import HALF_OPS
+from tcforge.numerics.mufu_tables import HALF_OPS, TANH_BINADES
 
 _SRC = r"""
 extern "C" __global__ void sqrt_corr(signed char* corr, unsigned* clipped)
@@ -408,9 +408,27 @@ def _pack_trig(op: str, table: np.ndarray, tables: dict) -> int:
     return 1
 
 
+def _pack_tanh(got: dict, tables: dict) -> int:
+    """MUFU.TANH's bucket tables (tools/truth/mufu_tanh.py) as the first result's pattern, int16 first differences
+    and the bucket bits per binade, once the whole-domain check found no mismatch; 1 when packed."""
+    bad = int(got["tanh_mismatches"])
+    if bad or list(got["tanh_binades"]) != list(TANH_BINADES):
+        print(f"tanh: not packed ({bad} mismatches of 2^32, binades {list(got['tanh_binades'])})")
+        return 0
+    d1 = got["tanh_t_d1"].astype(np.int64)
+    delta = np.concatenate([[0], d1[1:]])
+    if delta.min() < -32768 or delta.max() > 32767:
+        print("tanh: not packed (a first difference outside int16)")
+        return 0
+    tables.update(tanh_t0=np.uint32(d1[0]), tanh_delta=delta.astype(np.int16), tanh_k=got["tanh_k"].astype(np.int8))
+    print(f"tanh: packed ({d1.size} buckets over binades {TANH_BINADES[0]}..{TANH_BINADES[-1]})")
+    return 1
+
+
 def pack(measured: Path, archive: Path) -> int:
-    """Add the measured tables whose checks passed to the shipped archive (numerics/data): the MUFU tool's (whole-
-    domain check without a mismatch) and, from a corpus file, the half-precision ones; 0 when all went in."""
+    """Add the measured tables whose checks passed to the shipped archive (numerics/data): the MUFU tools' (whole-
+    domain check without a mismatch: tools/truth/mufu.py, mufu_tanh.py) and, from a corpus file, the half-precision
+    ones; 0 when all went in."""
     with np.load(measured) as z:
         got = {k: z[k] for k in z.files}
     with np.load(archive) as z:
@@ -419,6 +437,9 @@ def pack(measured: Path, archive: Path) -> int:
     if "cu_mufu16_all/gpu/out0" in got:
         wanted += 4
         added += _pack_half(got, tables)
+    if "tanh_mismatches" in got:  # tools/truth/mufu_tanh.py's file
+        wanted += 1
+        added += _pack_tanh(got, tables)
     for op, key in (("sqrt", "sqrt_corr"), ("rcp64h", "rcp64h_corr"), ("rsq64h", "rsq64h_corr"),
                     ("lg2", "lg2_t0_d1"), ("lg2", "lg2_t1_d1"), ("sin", "sin_t_d1"), ("cos", "cos_t_d1")):
         if f"{op}_mismatches" not in got:

@@ -2,7 +2,8 @@
 `sqrt.approx.ftz.f32` (MUFU.SQRT); the f64 seeds MUFU.RCP64H / MUFU.RSQ64H (`rcp.approx.ftz.f64`,
 `rsqrt.approx.ftz.f64`: the high word in, the high word of the result out); MUFU.LG2 (`lg2.approx.ftz.f32`: the rows
 E = 0 and E = -1, from which the exponent's sum rounded toward zero gives every other result); MUFU.SIN / COS (one
-quarter revolution of 2^23 buckets, from which the symmetries give both ops' whole 2^25-bucket tables) — and the
+quarter revolution of 2^23 buckets, from which the symmetries give both ops' whole 2^25-bucket tables); MUFU.TANH
+(`tanh.approx.f32`: 6,684,672 buckets over the binades 2^-8..8, `tools/truth/mufu_tanh.py`) — and the
 half-precision `tanh.approx.f16` / `.bf16`, `ex2.approx.f16` and `ex2.approx.ftz.bf16`, whole 65,536-entry tables
 read off the corpus entry `cu_mufu16_all`.
 
@@ -23,14 +24,16 @@ from tcforge.numerics.approx import TABLES_PATH, _bits, parity_inputs
 
 HALF_OPS = ("tanh_f16", "ex2_f16", "tanh_bf16", "ex2_bf16")  # cu_mufu16_all's out0 columns, in order
 _KEYS = {"sqrt": "sqrt_corr", "rcp64h": "rcp64h_corr", "rsq64h": "rsq64h_corr", "lg2_t0": "lg2_t0_d1",
-         "lg2_t1": "lg2_t1_d1", "trig": "trig_quarter_d1", **{op: f"{op}_table" for op in HALF_OPS}}
+         "lg2_t1": "lg2_t1_d1", "trig": "trig_quarter_d1", "tanh": "tanh_delta",
+         **{op: f"{op}_table" for op in HALF_OPS}}
 _NEEDS = {"lg2": ("lg2_t0", "lg2_t1"), "sin": ("trig",), "cos": ("trig",)}  # ops on other keys' tables
 BUCKETS = 1 << 25  # sin / cos: buckets per revolution
+TANH_BINADES = tuple(range(-8, 3))  # tanh: the binades 2^E <= |x| < 2^(E + 1) with a table (below: x; above: 1)
 _NAN = np.uint32(0x7FFFFFFF)
 
 
 def available(op: str) -> bool:
-    """True when the shipped table archive holds `op`'s measured table (sqrt, rcp64h, rsq64h, lg2, sin, cos,
+    """True when the shipped table archive holds `op`'s measured table (sqrt, rcp64h, rsq64h, lg2, sin, cos, tanh,
     HALF_OPS)."""
     if not TABLES_PATH.is_file():
         return False
@@ -67,6 +70,9 @@ def _table(op: str) -> np.ndarray:
         return corr.astype(np.uint16)  # the whole table, one result per 16-bit input
     if op in ("lg2_t0", "lg2_t1", "trig"):
         return np.cumsum(corr).astype(np.uint32)  # the row's bit patterns, from their first differences
+    if op == "tanh":
+        with np.load(TABLES_PATH) as z:
+            return (np.cumsum(corr) + int(z["tanh_t0"])).astype(np.uint32)
     if op == "sqrt":
         base = np.sqrt(parity_inputs().astype(np.float64)).astype(np.float32).view(np.int32).astype(np.int64)
     else:
@@ -176,3 +182,26 @@ def trig_approx_f32(op: str, x: object) -> np.ndarray:
     if op == "sin":
         t = t ^ (u & np.uint32(0x80000000))
     return np.where((u & np.uint32(0x7F800000)) == np.uint32(0x7F800000), _NAN, t).astype(np.uint32).view(np.float32)
+
+
+@cache
+def _tanh_layout() -> tuple[np.ndarray, np.ndarray]:
+    """(bucket bits k_E, first bucket of each binade's table) over TANH_BINADES."""
+    with np.load(TABLES_PATH) as z:
+        k = z["tanh_k"].astype(np.int64)
+    return k, np.concatenate([[0], np.cumsum(1 << (23 - k))[:-1]])
+
+
+def tanh_approx_f32(x: object) -> np.ndarray:
+    """`tanh.approx.f32` (MUFU.TANH): odd in x; x itself below 2^-8 (zeros and subnormals too), 1 from 8 on
+    (infinities too), NaN gives 0x7fffffff; in between T[E][m >> k_E], the binade E = -8..2 and the mantissa's top
+    23 - k_E bits (17 at E = -8, 21 at E = 1) naming a bucket — the H100's results on all 2^32 inputs."""
+    u = _bits(x, "x")
+    mag, sign = u & np.uint32(0x7FFFFFFF), u & np.uint32(0x80000000)
+    e = (mag >> np.uint32(23)).astype(np.int64) - 127
+    k, first = _tanh_layout()
+    row = np.clip(e - TANH_BINADES[0], 0, len(TANH_BINADES) - 1)
+    inside = (e >= TANH_BINADES[0]) & (e <= TANH_BINADES[-1])
+    idx = np.where(inside, first[row] + ((mag & np.uint32(0x7FFFFF)).astype(np.int64) >> k[row]), 0)
+    y = np.where(inside, _table("tanh")[idx] | sign, np.where(e > TANH_BINADES[-1], sign | np.uint32(0x3F800000), u))
+    return np.where(mag > np.uint32(0x7F800000), _NAN, y).astype(np.uint32).view(np.float32)

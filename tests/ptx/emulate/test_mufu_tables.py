@@ -185,6 +185,37 @@ def test_pack_then_load(tmp_path, monkeypatch) -> None:
     assert mufu.main(["--pack", str(bad), "--archive", str(archive)]) == 1
 
 
+def test_pack_tanh_then_load(tmp_path, monkeypatch) -> None:
+    """tools.truth.mufu --pack on tools.truth.mufu_tanh's file: the buckets come back through tanh_approx_f32 in
+    their binades' layout; a file with a mismatch or other binades is not packed."""
+    from tools.truth import mufu
+
+    k = np.array([6, 6, 6, 5, 5, 4, 4, 4, 3, 2, 3])
+    table = (0x3B000000 + np.arange(int((1 << (23 - k)).sum()), dtype=np.int64) * 3).astype(np.uint32)
+    measured = tmp_path / "tanh.npz"
+    good = {"tanh_k": k, "tanh_binades": np.arange(-8, 3), "tanh_mismatches": np.array(0),
+            "tanh_t_d1": np.diff(table.astype(np.int64), prepend=0).astype(np.int32)}
+    np.savez(measured, **good)
+    archive = tmp_path / "tables.npz"
+    np.savez(archive, rcp_corr=np.zeros(4, np.int8))
+    assert mufu.main(["--pack", str(measured), "--archive", str(archive)]) == 0
+    monkeypatch.setattr(mufu_tables, "TABLES_PATH", archive)
+    mufu_tables._table.cache_clear()
+    mufu_tables._tanh_layout.cache_clear()
+    try:
+        e0 = int((1 << (23 - k[:8])).sum())  # the first bucket of E = 0
+        x = np.array([0x3F800000, 0x3F800007, 0x3F800008, 0xBF800010, 0x3B800000], np.uint32)
+        got = mufu_tables.tanh_approx_f32(x.view(np.float32)).view(np.uint32)
+        np.testing.assert_array_equal(got, [table[e0], table[e0], table[e0 + 1], table[e0 + 2] | 0x80000000,
+                                            table[0]])
+    finally:
+        mufu_tables._table.cache_clear()
+        mufu_tables._tanh_layout.cache_clear()
+    for bad in ({"tanh_mismatches": np.array(1)}, {"tanh_binades": np.arange(-9, 2)}):
+        np.savez(measured, **{**good, **bad})
+        assert mufu.main(["--pack", str(measured), "--archive", str(archive)]) == 1
+
+
 def test_shipped_f64_seeds_match_the_h100_rows() -> None:
     """The shipped RCP64H / RSQ64H tables with their exponent rules against the H100's results at 16 mantissas of
     every sign-and-exponent high word (specials, subnormals and the flush to zero included)."""
@@ -217,6 +248,49 @@ def test_shipped_lg2_sin_cos_match_the_h100_rows() -> None:
             x = ((np.uint32(127 + int(e)) << np.uint32(23)) | m).view(np.float32)
             got = mufu_tables.lg2_approx_ftz_f32(x) if op == "lg2" else mufu_tables.trig_approx_f32(op, x)
             np.testing.assert_array_equal(got.view(np.uint32), row, err_msg=f"{op} E={e}")
+
+
+def test_shipped_tanh_matches_the_h100_rows() -> None:
+    """The shipped MUFU.TANH buckets, through their model, against another H100 run's results at every 4096th
+    mantissa of E = -14..4, both signs: x itself below 2^-8, 1 from 8 on, the buckets between."""
+    from pathlib import Path
+
+    mufu_tables._table.cache_clear()
+    assert mufu_tables.available("tanh")
+    with np.load(Path(__file__).resolve().parents[2] / "data" / "numerics" / "hopper_mufu_rows.npz") as z:
+        exps, rows, step = z["trig_exponents"], z["tanh_rows"], int(z["trig_step"])
+    m = np.arange(0, 1 << 23, step, dtype=np.uint32)
+    for e, row in zip(exps, rows, strict=True):
+        x = (np.uint32(127 + int(e)) << np.uint32(23)) | m
+        np.testing.assert_array_equal(mufu_tables.tanh_approx_f32(x.view(np.float32)).view(np.uint32), row,
+                                      err_msg=f"tanh E={e}")
+        np.testing.assert_array_equal(mufu_tables.tanh_approx_f32((x | np.uint32(1 << 31)).view(np.float32))
+                                      .view(np.uint32), row | np.uint32(1 << 31), err_msg=f"tanh E={e}, x < 0")
+    assert (rows[:5] == ((np.uint32(127 + exps[:5, None]) << np.uint32(23)) | m)).all()  # x itself below 2^-9
+    assert (rows[-1] == 0x3F800000).all()
+
+
+def test_tanh_wiring_buckets_and_specials() -> None:
+    """tanh.approx.f32 in the emulator is mufu_tables.tanh_approx_f32: every input of a bucket gives one result,
+    the specials as the H100 gives them (zeros and subnormals themselves, infinities +-1, NaN 0x7fffffff), within
+    2^-16 of tanh."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(96) * 2.0 ** rng.integers(-12, 5, 96)).astype(np.float32)
+    x[:7] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3e-39]
+    body = "ld.global.f32 %f1, [%rd4];\ntanh.approx.f32 %f2, %f1;\nst.global.f32 [%rd6], %f2;"
+    got = run_body(body, x.view(np.uint32)[:, None], 1)[:, 0]
+    want = mufu_tables.tanh_approx_f32(x).view(np.uint32)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(want[:7], [0, 0x80000000, 0x3F800000, 0xBF800000, 0x7FFFFFFF,
+                                             x[5:6].view(np.uint32)[0], x[6:7].view(np.uint32)[0]])
+    fin = np.isfinite(x)
+    assert np.all(np.abs(want[fin].view(np.float32) - np.tanh(x[fin].astype(np.float64)))
+                  <= 2.0**-16 * np.abs(np.tanh(x[fin].astype(np.float64))) + 1e-45)
+    # E = 0 buckets hold 2^3 mantissas: a bucket's first and last give one result, the next bucket another
+    b = np.uint32(0x3F800000 | (12345 << 3))
+    v = np.array([b, b | np.uint32(7), b + np.uint32(8)], np.uint32).view(np.float32)
+    r = mufu_tables.tanh_approx_f32(v).view(np.uint32)
+    assert r[0] == r[1] != r[2]
 
 
 def test_trig_table_symmetries() -> None:

@@ -138,7 +138,7 @@ def _f32(ctx, st, parts, op):
             rs = _reads(ctx, st, 2 if op == "div" else 1, "f32")
             return lambda m: w(seq(*(r().view(np.float32) for r in rs)).view(np.uint32), m)
         ctx.unsupported(st, f"{'.'.join(parts)} (MUFU models: rcp/rsqrt/ex2/div/sqrt/lg2/sin/cos .approx.f32 with or "
-                            "without .ftz, div.full.f32)")
+                            "without .ftz, tanh.approx.f32, div.full.f32)")
     if op in ("add", "sub", "mul"):
         ra, rb = _reads(ctx, st, 2, "f32")
         if mode == "rn" and not ftz:
@@ -286,6 +286,7 @@ _MEASURED_F32 = {  # (op, .ftz): the f32 MUFU forms on numerics.mufu_tables; sin
     ("sqrt", True): mufu_tables.sqrt_approx_ftz_f32, ("sqrt", False): _sqrt_approx,
     ("lg2", True): mufu_tables.lg2_approx_ftz_f32, ("lg2", False): _lg2_approx,
     **{(op, ftz): partial(mufu_tables.trig_approx_f32, op) for op in ("sin", "cos") for ftz in (True, False)},
+    ("tanh", False): mufu_tables.tanh_approx_f32,  # tanh.approx.f32 has no .ftz form; subnormals give themselves
 }
 _MUFU_SEQUENCES = {("div", "full", False): _div_full, ("div", "full", True): lambda a, b: _div_full(a, b, True),
                    ("div", "approx", False): _div_approx, ("rcp", "approx", False): _rcp_approx,
