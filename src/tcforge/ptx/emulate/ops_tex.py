@@ -5,8 +5,10 @@ or normalized-float reads), `tld4` (one channel of the bilinear footprint's four
 `sured.b` (a word reduced in place, lane by lane) and `suq`.
 
 A kernel's `Texture` or `Surface` argument becomes a handle; the texels live in a global buffer, dense: channels
-innermost, then x, then y, then z or the layer. The texture unit's fixed-point arithmetic (how a float coordinate
-becomes a texel index and a filter weight, how a filtered value is rounded) is the `TEXTURE_UNIT` table."""
+innermost, then x, then y, then z or the layer. The texture unit's arithmetic (how a float coordinate becomes a
+texel index and a filter weight, how a filtered value is rounded) is `texture_unit`; the rules here about where
+texels come from were read off the H100 too: clamp addressing clamps the fixed-point coordinate, integer coordinates
+read 0 outside the extents under every address mode, a layer index clamps as an unsigned number."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.emulate.ops_mem import reduce_values
 from tcforge.ptx.emulate.rounding import round_f64_to_f16
 from tcforge.ptx.emulate.state import TYPE_BYTES, UINT
+from tcforge.ptx.emulate.texture_unit import TEXTURE_UNIT, blend, blend_codes, border_codes, fixed_point, weights
 from tcforge.ptx.operands import Addr, Reg, Vec
 
 HANDLE_BASE = 0x5E00_0000_0000  # handles the emulator gives: HANDLE_BASE + 16 * (index of the object)
@@ -26,23 +29,6 @@ _TYPES = {"u8": np.uint8, "s8": np.int8, "u16": np.uint16, "s16": np.int16, "u32
 ADDRESS_MODES = ("wrap", "clamp", "mirror", "border")  # CUaddress_mode's order (txq.addr_mode_N answers the index)
 FILTERS = ("point", "linear")
 _GEOMS = {"1d": (1, False), "2d": (2, False), "3d": (3, False), "a1d": (1, True), "a2d": (2, True)}
-
-# The texture unit (the H100's linear-filter probes and corpus entries): a float coordinate becomes fixed point with
-# `subtexel_bits` fraction bits: normalized coordinates first truncated to `normalized_bits` fraction bits, then times
-# the extent, exactly; linear filtering takes half a texel off and rounds half up, point sampling floors. The fraction
-# (a, b, c in x, y, z) is the upper texel's weight in 256ths. Each z plane's share Z (256 - c, c; 256 in 1D and 2D)
-# is split along x, x1 = (Z a + 128) >> 8, and each part along y with the corner on x's side rounded:
-# x1y1 = (x1 b + 128) >> 8, x0y0 = (x0 (256 - b) + 128) >> 8 (in 2D the same as w11 = (a b + 128) >> 8 and the rest
-# by difference). Per z plane, the texels with a weight are truncated toward zero to multiples of 2^(E - p -
-# `guard_bits`), E the largest exponent among them and p the significand bits of the texels' float type
-# (`FILTER_PRECISION`), and summed exactly with their weights; the plane whose sum is larger in magnitude sets the
-# step, the other floored to it (a two's complement shift); the sum over 256 is rounded half away from zero to p bits
-# (f16 texels filter to f16 values) once. A layer index is clamped as an unsigned number (a negative one reads the
-# last layer).
-TEXTURE_UNIT = {"subtexel_bits": 8, "normalized_bits": 21, "guard_bits": 3}
-# texel float type: (significand bits p, exponent of the smallest subnormal) of the filter's arithmetic
-FILTER_PRECISION = {"f32": (24, -149), "f16": (11, -24)}
-
 
 def _format(fmt: str, what: str) -> tuple[str, int]:
     """('f16', 4) of 'f16x4'."""
@@ -271,102 +257,6 @@ def _address(i: np.ndarray, size: int, mode: str) -> tuple[np.ndarray, np.ndarra
     return np.where(m < size, m, 2 * size - 1 - m), np.ones(i.shape, bool)
 
 
-def _fixed(x: np.ndarray, size: int, normalized: bool, linear: bool) -> np.ndarray:
-    """Fixed-point texel coordinates (`subtexel_bits` fraction bits) of f32 coordinates (TEXTURE_UNIT)."""
-    unit = TEXTURE_UNIT
-    u = (x.view(np.float32) if x.dtype != np.float32 else x).astype(np.float64)
-    one = float(1 << unit["subtexel_bits"])
-    with np.errstate(invalid="ignore", over="ignore"):
-        # NaN reads as 0 (the H100's border_norm); a normalized coordinate's magnitude beyond 2^24 (an even integer
-        # in f32, infinities too) acts as 0 under wrap and mirror addressing and stays outside under the others
-        u = np.where(np.isnan(u), 0.0, u)
-        big = 2.0 ** (24 if normalized else 40)
-        u = np.clip(u, -big, big)
-        if normalized:
-            scale = 2.0 ** unit["normalized_bits"]
-            u = np.floor(u * scale) / scale * size
-        f = np.floor(u * one - one / 2 + 0.5) if linear else np.floor(u * one)
-    return np.clip(f, -(2.0 ** 50), 2.0 ** 50).astype(np.int64)
-
-
-def _weights(frac: list[np.ndarray]) -> list[np.ndarray]:
-    """Integer weights (256ths) of the 2^dims corners (corner bit d: the upper texel in dimension d) from the
-    fractions (0..255) per dimension (TEXTURE_UNIT): each z plane's share split along x, each part along y."""
-    def split(share: np.ndarray, t: np.ndarray, upper: bool) -> tuple[np.ndarray, np.ndarray]:
-        """(lower, upper) parts of `share` at fraction t; the one on the `upper` side rounded half up."""
-        if upper:
-            hi = (share * t + 128) >> 8
-            return share - hi, hi
-        lo = (share * (256 - t) + 128) >> 8
-        return lo, share - lo
-
-    planes = [256 - frac[2], frac[2]] if len(frac) > 2 else [np.full_like(frac[0], 256)]
-    w: list[np.ndarray] = []
-    for share in planes:
-        x0, x1 = split(share, frac[0], True)
-        if len(frac) == 1:
-            w += [x0, x1]
-        else:
-            (x0y0, x0y1), (x1y0, x1y1) = split(x0, frac[1], False), split(x1, frac[1], True)
-            w += [x0y0, x1y0, x0y1, x1y1]
-    return w
-
-
-def _blend(vals: np.ndarray, weights: np.ndarray, used: np.ndarray, ftype: str) -> np.ndarray:
-    """(k, 4) f32 bits of the weighted texels (corners, k, 4) float64 with weights (corners, k) in 256ths
-    (TEXTURE_UNIT, FILTER_PRECISION of the texels' float type): per z plane, the texels with a weight truncated
-    below the largest one's exponent, weighted and summed exactly; the plane with the smaller sum floored to the
-    other's step; the sum rounded half away. An infinity or NaN decides where the footprint uses it (`used`, corners
-    by k: a non-zero fraction in every dimension where the corner is the upper texel, even at a rounded weight 0)."""
-    sig, tiny = FILTER_PRECISION[ftype]
-    keep = sig + TEXTURE_UNIT["guard_bits"]
-    if ftype == "f32":  # subnormal f32 texels filter as zeros of their sign (tex3d_f32x4_linear_specials)
-        vals = np.where(np.abs(vals) < 2.0 ** -126, np.copysign(0.0, vals), vals)
-    finite = np.isfinite(vals)
-    live = (weights[:, :, None] > 0) & finite & (vals != 0)
-    _, ex = np.frexp(np.where(live, vals, 1.0))
-    planes = np.split(np.arange(len(vals)), max(1, len(vals) // 4))
-    tops = np.stack([np.max(np.where(live[p], ex[p] - 1, -(1 << 20)), axis=0) for p in planes])  # (planes, k, 4)
-    sums = []
-    for p, plane_top in zip(planes, tops, strict=True):
-        with np.errstate(invalid="ignore", over="ignore"):
-            m = np.trunc(np.ldexp(np.where(live[p], vals[p], 0.0), keep - plane_top[None]))
-        sums.append(np.sum(m.astype(np.int64) * weights[p][:, :, None], axis=0))  # exact: |m| < 2^28, w <= 256
-    # the plane whose sum is larger in magnitude sets the step; the other is floored to it (a two's complement
-    # shift) or, from a coarser step, exact (its sum is no larger, so the shift stays below 38 bits)
-    size = np.stack([np.ldexp(np.abs(s_.astype(np.float64)), np.clip(t, -2000, 2000)) for s_, t in zip(sums, tops,
-                                                                                                      strict=True)])
-    ref = np.take_along_axis(tops, np.argmax(size, axis=0)[None], axis=0)[0]
-    total = np.zeros(ref.shape, np.int64)
-    for plane, plane_top in zip(sums, tops, strict=True):
-        d = ref - plane_top
-        total += np.where(d >= 0, plane >> np.clip(d, 0, 63), plane << np.clip(-d, 0, 62))
-    out = _round_half_away(total, ref - keep - TEXTURE_UNIT["subtexel_bits"], sig, tiny)
-    weighted = weights[:, :, None] > 0
-    minus_zero = np.all(~weighted | ((vals == 0) & np.signbit(vals)), axis=0)  # only -0 texels weighted: -0
-    out = np.where(minus_zero, np.uint32(0x80000000), out)
-    bad = used[:, :, None] & ~finite
-    nan = np.any(bad & np.isnan(vals), axis=0) | (np.any(bad & (vals > 0), axis=0) & np.any(bad & (vals < 0), axis=0))
-    inf = np.any(bad, axis=0) & ~nan
-    sign = np.where(np.any(bad & (vals < 0), axis=0), np.uint32(0x80000000), np.uint32(0))
-    out = np.where(inf, sign | np.uint32(0x7F800000), out)
-    return np.where(nan, np.uint32(0x7FFFE000 if ftype == "f16" else 0x7FFFFFFF), out).astype(np.uint32)
-
-
-def _round_half_away(n: np.ndarray, shift: np.ndarray, sig: int, tiny: int) -> np.ndarray:
-    """f32 bits of the integers n (int64) times 2^shift, rounded half away from zero to `sig` significand bits
-    (subnormal below 2^(tiny + sig - 1): multiples of 2^tiny)."""
-    mag = np.abs(n)
-    _, nbits = np.frexp(mag.astype(np.float64))  # mag < 2^nbits (mag < 2^53: exact)
-    drop = np.clip(np.maximum(nbits - sig, tiny - shift), 0, 62)
-    q = mag >> drop
-    rem = mag - (q << drop)
-    q = q + ((drop > 0) & (rem >= (np.int64(1) << np.maximum(drop - 1, 0))))
-    with np.errstate(over="ignore"):
-        v = np.ldexp(q.astype(np.float64), shift + drop).astype(np.float32)
-    return np.where(n < 0, -v, np.where(n == 0, np.float32(0), v)).view(np.uint32)
-
-
 def _read_texels(mem, img: _Image, base: int, idx: list[np.ndarray], layer) -> np.ndarray:
     """(k, channels) texels at integer indices (already inside the extents), in the format's dtype."""
     w, h, d = img.extents
@@ -418,44 +308,17 @@ def _fill(img: Texture, vals: np.ndarray) -> np.ndarray:
 def _border(img: Texture, k: int) -> np.ndarray:
     """(k, 4) result words of the border colour: its f32 bits in the texture's channels, integer textures too (the
     H100 corpus's tex_u32x1_point_border reads a border of 7 as 0x40E00000); under normalized reads first stored in
-    the texel format (`_border_codes`); missing channels 0."""
+    the texel format (`texture_unit.border_codes`); missing channels 0."""
     colour = np.array(img.border, np.float64)
     if img.read == "normalized":
-        colour = _as_float(img, _border_codes(img).astype(_TYPES[img.ctype]))
+        colour = _as_float(img, border_codes(img.ctype, img.border).astype(_TYPES[img.ctype]))
     b = colour.astype(np.float32).view(np.uint32)
     b[img.channels:] = 0
     return np.broadcast_to(b, (k, 4))
 
 
-def _border_codes(img: Texture) -> np.ndarray:
-    """The border colour's 4 integer codes in a normalized-read texture's format: the colour times the largest code
-    in f32, to nearest with ties toward zero (the H100: u8 0.375 -> 96, 0.5 -> 127, 0.1 -> 25, 0.9 -> 229)."""
-    signed = img.ctype[0] == "s"
-    one = (1 << (8 * np.dtype(_TYPES[img.ctype]).itemsize - signed)) - 1
-    colour = np.clip(np.array(img.border, np.float64), -1.0 if signed else 0.0, 1.0).astype(np.float32)
-    x = (colour * np.float32(one)).astype(np.float64)
-    return (np.sign(x) * np.ceil(np.abs(x) - 0.5)).astype(np.int64)
-
-
-# normalized-read integer texels under linear filtering: the codes weighted exactly (256ths), the sum S widened to a
-# 16-bit code as (S mul + 2^(shift - 1)) >> shift and read as unorm16 / snorm16 (snorm: -128 and -32768 weighted as
-# they are, the result clamped to -1): u8 exactly * 257 (tex_u8x4_linear_mirror_norm), s8 * (258 + 1/128)
-# (tex_s8x4_linear_clamp_normread: a sample 63 reads 16254, 64 16513, -64 -16512; about 3 % of its filtered samples
-# are one code lower), 16-bit codes as they are (tex_u16x1_linear_clamp_normread)
-NORM_WIDEN = {"u8": (257, 8), "s8": (33025, 15), "u16": (1, 8), "s16": (1, 8)}
-
-
-def _blend_codes(img: Texture, codes: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(k, 4) f32 bits of a normalized-read texture's linear filter of integer codes (corners, k, 4) with weights
-    (corners, k) in 256ths (NORM_WIDEN)."""
-    mul, shift = NORM_WIDEN[img.ctype]
-    q = (np.sum(codes * weights[:, :, None], axis=0) * mul + (1 << (shift - 1))) >> shift
-    if img.ctype[0] == "u":
-        return (q / 65535).astype(np.float32).view(np.uint32)
-    return np.maximum((q / 32767).astype(np.float32), np.float32(-1.0)).view(np.uint32)
-
-
 def _layer(img: _Image, layer):
+    """The layer read: the index clamped as an unsigned number (texa2d_f16x1_linear_clamp: -1 reads the last)."""
     return None if layer is None else np.clip(layer & 0xFFFF_FFFF, 0, img.layers - 1)
 
 
@@ -478,24 +341,24 @@ def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coo
     bits = TEXTURE_UNIT["subtexel_bits"]
     if not float_coords or img.filter == "point":
         if float_coords:
-            idx = [_fixed(x, s, img.normalized, False) >> bits for x, s in zip(xs, img.extents, strict=False)]
+            idx = [fixed_point(x, s, img.normalized, False) >> bits for x, s in zip(xs, img.extents, strict=False)]
         else:
             idx = [x.view(np.int32).astype(np.int64) for x in xs]
         # integer coordinates read 0 outside the extents whatever the address mode and border colour
         # (tex_f32x2_intcoords_clamp, tex_f32x2_intcoords_border)
         t, ok = _fetch(mem, img, base, layer, idx, border=not float_coords)
         return np.where(ok[:, None], _bits(img, t), _border(img, k) if float_coords else np.uint32(0))
-    fx = [_fixed(x, s, img.normalized, True) for x, s in zip(xs, img.extents, strict=False)]
+    fx = [fixed_point(x, s, img.normalized, True) for x, s in zip(xs, img.extents, strict=False)]
     # clamp addressing clamps the fixed-point coordinate: an edge sample takes the edge texel whole (weight 256)
     fx = [np.clip(f, 0, (s - 1) << bits) if mode == "clamp" else f
           for f, s, mode in zip(fx, img.extents, img.address, strict=False)]
     lo = [f >> bits for f in fx]
     frac = [f & ((1 << bits) - 1) for f in fx]
-    weights = _weights(frac)
+    w = weights(frac)
     codes = img.read == "normalized"
     if codes:
         border = np.zeros(4, np.int64)
-        border[:img.channels] = _border_codes(img)[:img.channels]
+        border[:img.channels] = border_codes(img.ctype, img.border)[:img.channels]
     else:
         border = _border(img, k).view(np.float32).astype(np.float64)
     vals = []
@@ -507,17 +370,17 @@ def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coo
             texels[:, :img.channels] = t
         vals.append(np.where(ok[:, None], texels if codes else _fill(img, _as_float(img, t)), border))
     if codes:
-        return _blend_codes(img, np.stack(vals), np.stack(weights))
+        return blend_codes(img.ctype, np.stack(vals), np.stack(w))
     used = [np.all([frac[d] > 0 for d in range(len(xs)) if corner >> d & 1] + [np.ones(k, bool)], axis=0)
             for corner in range(1 << len(xs))]
-    return _blend(np.stack(vals), np.stack(weights), np.stack(used), "f16" if img.ctype == "f16" else "f32")
+    return blend(np.stack(vals), np.stack(w), np.stack(used), "f16" if img.ctype == "f16" else "f32")
 
 
 def _footprint(mem, img: Texture, base: int, layer, xs: list[np.ndarray], comp: int) -> np.ndarray:
     """(k, 4) result words of `tld4`: channel `comp` of the texels (i, j+1), (i+1, j+1), (i+1, j), (i, j) around
     the sample."""
     bits = TEXTURE_UNIT["subtexel_bits"]
-    lo = [_fixed(x, s, img.normalized, True) >> bits for x, s in zip(xs, img.extents, strict=False)]
+    lo = [fixed_point(x, s, img.normalized, True) >> bits for x, s in zip(xs, img.extents, strict=False)]
     border = _border(img, len(xs[0]))[:, comp]
     out = []
     for di, dj in ((0, 1), (1, 1), (1, 0), (0, 0)):
