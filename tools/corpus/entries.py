@@ -39,6 +39,7 @@ from tools.corpus.images import (
     _surface_store,
     _tex_entry,
     _tex_probe,
+    _tex_s8_sweep,
 )
 from tools.corpus.mma import (
     F64_M16_K,
@@ -471,6 +472,8 @@ def _samples() -> list[Entry]:
                                                                    ("weights", True))),
         *(e(f"tex3d_linear_weights{upper}_probe", "samples_sm90a", "tex3d_ff", (16, 1, 1), (128, 1, 1),
             _tex_probe(f"weights3d_z{upper}"), ("out",)) for upper in (0, 1)),
+        e("tex_s8_linear_sweep_probe", "samples_sm90a", "tex2d_ff", (128, 1, 1), (128, 1, 1), _tex_s8_sweep,
+          ("out",)),
         *(e(name, "samples_sm90a", k, (8, 1, 1), (128, 1, 1), _surface_load(sf, step, inside=inside), ("out",))
           for name, (k, sf, step, inside) in SULD_ENTRIES.items()),
         *(e(name, "samples_sm90a", k, (1, 1, 1), (32, 1, 1), _surface_store(sf, step, vals, inside=inside), ("sf",))
@@ -534,9 +537,8 @@ def _triton_entries() -> list[Entry]:
 
 
 ENTRIES: list[Entry] = _samples() + _triton_entries()
-# entries tests/data/emulate/corpus.npz lacks: not run on a GPU (cu_image_queries: the H100's driver, 580.159.04,
+# entries tests/data/emulate/corpus.npz lacks: cu_image_queries, which the H100 cannot run (its driver, 580.159.04,
 # refuses any module with `suq` on a bindless surface (CUDA_ERROR_NOT_SUPPORTED, cubin or PTX) and loads one whose
-# kernels use `txq` without finding those kernels (CUDA_ERROR_NOT_FOUND)), or run on the H100 with outputs the
-# emulator does not give yet (tests/data/emulate/corpus_pending.npz, with later runs of trilinear entries the corpus
-# holds, one or two samples off each)
-AWAITING_GPU: set[str] = {"cu_image_queries", "tex_s8x4_linear_clamp_normread", "tex_s8x4_linear_row_normread"}
+# kernels use `txq` without finding those kernels (CUDA_ERROR_NOT_FOUND)); tests/data/emulate/corpus_pending.npz
+# holds later runs of trilinear entries the corpus has, one or two samples off each
+AWAITING_GPU: set[str] = {"cu_image_queries"}

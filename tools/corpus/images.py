@@ -105,6 +105,23 @@ def _tex_probe(corners: str, normalized: bool = False, n: int = 2048):
     return make
 
 
+def _tex_s8_sweep(rng):
+    """Inputs of the s8 normalized-filter sweep: a 65 x 1 s8x4 clamp texture whose channels hold the codes -128..-64,
+    -64..0, 0..64 and 63..127 in order, sampled between every pair of neighbours at each of the 256 weights (sample
+    j: texels j // 256 and j // 256 + 1, weight j % 256), so that the weighted code sums cover every value from
+    -32768 to 32512."""
+    from tcforge.ptx.emulate import Texture
+
+    t = Texture(buffer="tx", format="s8x4", dims=(65, 1), filter="linear", read="normalized")
+    texels = np.stack([np.arange(-128, -63), np.arange(-64, 1), np.arange(0, 65), np.arange(63, 128)], 1)
+    j = np.arange(64 * 256)
+    c = np.zeros((len(j), 4), np.uint32)
+    c[:, 0] = (j // 256 + 0.5 + (j % 256) / 256).astype(np.float32).view(np.uint32)
+    c[:, 1] = np.float32(0.5).view(np.uint32)
+    return [t, ("c", c), ("out", np.zeros((len(j), 4), np.uint32)), len(j),
+            ("tx", texels.astype(np.int8).reshape(1, 1, 65, 4))]
+
+
 def _surface_load(surf: dict, step: int, n: int = 1024, inside: bool = False):
     """Inputs of a surface-load kernel: coordinates {x (bytes, multiples of `step`), y, z, layer} around the
     extents (inside them only for .trap)."""

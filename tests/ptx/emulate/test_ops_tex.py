@@ -234,8 +234,9 @@ def test_normalized_integer_reads_and_integer_results() -> None:
 
 def test_normalized_reads_filter_integer_codes() -> None:
     """Linear filtering of normalized-read texels (the H100's corpus entries): the codes weighted exactly, the sum
-    widened to a 16-bit code and rounded half up (u8 * 257; s8 * (258 + 1/128) with -128 weighted as it is; 16-bit
-    as is), then read as unorm16 / snorm16; a border colour first stored as a code, ties toward zero."""
+    widened to a 16-bit code and rounded half up (u8 * 257; 16-bit as is; s8 by the measured table, near * (258 +
+    1/128), with -128 weighted as it is), then read as unorm16 / snorm16; a border colour first stored as a code,
+    ties toward zero."""
     half = [(1.0, 0.5)]  # halfway between texels 0 and 1: weights 128 / 128
 
     def sample(fmt: str, texels, **kw) -> float:
@@ -245,6 +246,11 @@ def test_normalized_reads_filter_integer_codes() -> None:
 
     assert sample("u8", [1, 2]) == np.float32(386 / 65535)  # 1.5 * 257 = 385.5 -> 386
     assert sample("s8", [-128, 64]) == np.float32(-8256 / 32767)  # -32 * 258.0078125 = -8256.25 -> -8256
+    # s8: the code is a measured function of the weighted sum S; S = -127 * 193 - 126 * 63 = -32449 gives -32704,
+    # one below S * 258.0078125 / 256 = -32703.2 rounded (the H100's sweep probe)
+    tex = Texture("tx", "s8x1", (2, 1), filter="linear", read="normalized")
+    got = _tex(TEX2D_F, tex, [(0.5 + 63 / 256, 0.5)], np.array([[[-127], [-126]]], np.int8)).view(np.float32)
+    assert got[0, 0] == np.float32(-32704 / 32767)
     assert sample("u16", [0, 1001]) == np.float32(501 / 65535)  # 500.5 -> 501
     # border addressing at x = 2.0: texel 1 and the border colour 0.5, stored as 32767 (32767.5, tie toward zero)
     tex = Texture("tx", "u16x1", (2, 1), filter="linear", read="normalized", address=("border", "border"),

@@ -13,10 +13,13 @@ instructions on it; docs/emulate.md lists what was tried).
   (`FILTER_PRECISION`), and summed exactly with their weights; the plane whose sum is larger in magnitude sets the
   step and the other is floored to it (a two's complement shift); the sum over 256 is rounded half away from zero to
   p bits once (f16 textures filter to f16 values).
-- Normalized-read integer texels: the codes are weighted exactly and the sum widened to a 16-bit code (`NORM_WIDEN`);
-  a border colour enters as the code it is stored as."""
+- Normalized-read integer texels: the codes are weighted exactly and the sum widened to a 16-bit code (`NORM_WIDEN`;
+  s8 through a measured table, `SNORM8_TABLE`); a border colour enters as the code it is stored as."""
 
 from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -134,17 +137,30 @@ def border_codes(ctype: str, border) -> np.ndarray:
 
 # normalized-read integer texels under linear filtering: the codes weighted exactly (256ths), the sum S widened to a
 # 16-bit code as (S mul + 2^(shift - 1)) >> shift and read as unorm16 / snorm16 (snorm: -128 and -32768 weighted as
-# they are, the result clamped to -1): u8 exactly * 257 (tex_u8x4_linear_mirror_norm), s8 * (258 + 1/128)
-# (tex_s8x4_linear_clamp_normread: a sample 63 reads 16254, 64 16513, -64 -16512; about 3 % of its filtered samples
-# are one code lower), 16-bit codes as they are (tex_u16x1_linear_clamp_normread)
+# they are, the result clamped to -1): u8 exactly * 257 (tex_u8x4_linear_mirror_norm), 16-bit codes as they are
+# (tex_u16x1_linear_clamp_normread); s8 near S * (258 + 1/128) / 256 (a sample 63 reads 16254, 64 16513, -64
+# -16512), but the code is a function of S that no affine formula with any rounding gives: `SNORM8_TABLE`
 NORM_WIDEN = {"u8": (257, 8), "s8": (33025, 15), "u16": (1, 8), "s16": (1, 8)}
+# s8: where the code is one below (S * 33025 + 2^14) >> 15, over S = -32768..32512 (a bit per S, np.packbits): every
+# S measured by the H100's sweep probe (tex_s8_linear_sweep_probe), and it gives 24,576 random 2D samples' codes too
+SNORM8_TABLE = Path(__file__).with_name("data") / "texture_unit.npz"
+
+
+@cache
+def _snorm8_lower() -> np.ndarray:
+    """Per S + 32768: 1 where the s8 filter's code is one below the rounded affine widening (SNORM8_TABLE)."""
+    with np.load(SNORM8_TABLE) as z:
+        return np.unpackbits(z["snorm8_lower"])[: 65281].astype(np.int64)
 
 
 def blend_codes(ctype: str, codes: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(k, 4) f32 bits of a normalized-read texture's linear filter (channel type `ctype`) of integer codes
-    (corners, k, 4) with weights (corners, k) in 256ths (NORM_WIDEN)."""
+    (corners, k, 4) with weights (corners, k) in 256ths (NORM_WIDEN, SNORM8_TABLE)."""
     mul, shift = NORM_WIDEN[ctype]
-    q = (np.sum(codes * w[:, :, None], axis=0) * mul + (1 << (shift - 1))) >> shift
+    total = np.sum(codes * w[:, :, None], axis=0)
+    q = (total * mul + (1 << (shift - 1))) >> shift
+    if ctype == "s8":
+        q = q - _snorm8_lower()[np.clip(total, -32768, 32512) + 32768]
     if ctype[0] == "u":
         return (q / 65535).astype(np.float32).view(np.uint32)
     return np.maximum((q / 32767).astype(np.float32), np.float32(-1.0)).view(np.uint32)
