@@ -60,7 +60,7 @@ from tools.corpus.mma import (
 )
 from tools.corpus.modules import MODULES
 from tools.corpus.values import E4M3_SPECIAL, F16_SPECIAL, _bf16, _sprinkle, e4m3, f16, f32, with_cancellations
-from tools.corpus.wgmma import WG_FORMS, WG_SP_FORMS, _wgmma_inputs, wg_name
+from tools.corpus.wgmma import WG_FORMS, WG_SP_FORMS, _wgmma_base_offset, _wgmma_inputs, wg_name
 
 
 @dataclass(frozen=True)
@@ -472,6 +472,8 @@ def _samples() -> list[Entry]:
                                                                    ("weights", True))),
         *(e(f"tex3d_linear_weights{upper}_probe", "samples_sm90a", "tex3d_ff", (16, 1, 1), (128, 1, 1),
             _tex_probe(f"weights3d_z{upper}"), ("out",)) for upper in (0, 1)),
+        *(e(f"cu_wgmma_base_offset{base}_probe", "samples_sm90a", "wgmma_base_offset", (2, 1, 1), (128, 1, 1),
+            _wgmma_base_offset(base), ("out",)) for base in (0, 1, 3, 5)),
         e("tex_s8_linear_sweep_probe", "samples_sm90a", "tex2d_ff", (128, 1, 1), (128, 1, 1), _tex_s8_sweep,
           ("out",)),
         *(e(name, "samples_sm90a", k, (8, 1, 1), (128, 1, 1), _surface_load(sf, step, inside=inside), ("out",))

@@ -1083,3 +1083,21 @@ def test_brx_idx_sends_each_lane_to_its_target() -> None:
     np.testing.assert_array_equal(got[:, 0], np.select([idx == 0, idx == 1], [100, 200], 14))
     with pytest.raises(EmulationError, match=r"^k\.ptx:\d+: thread .*: brx\.idx index 3 outside its 3 targets$"):
         run_body(BRX_BODY, np.full(32, 3, np.uint32), 1)
+
+
+def test_wgmma_descriptor_base_offset_shifts_the_swizzle_phase() -> None:
+    """A 128-byte-swizzled K-major tile 384 bytes past the 1024-byte pattern: with base offset 0 each row's 16-byte
+    chunks XOR with its address bits [7, 10) (phase 3 + row), with base offset b with those bits less b — so b = 3
+    gives the pattern of an aligned tile moved by 384 bytes (the H100's cu_wgmma_base_offset*_probe entries)."""
+    from tcforge.ptx.emulate.ops_wgmma import descriptor_offsets
+
+    def desc(start: int, base: int) -> int:
+        return (start >> 4) | (1 << 16) | ((1024 >> 4) << 32) | (base << 49) | (1 << 62)
+
+    aligned = descriptor_offsets(desc(8192, 0), 8)
+    np.testing.assert_array_equal(descriptor_offsets(desc(8192 + 384, 3), 8), aligned + 384)
+    rows, kb = np.arange(8)[:, None], np.arange(32)[None, :]
+    lin = 8192 + 384 + rows * 128 + kb
+    for base in (0, 1, 5):
+        want = lin ^ ((((lin >> 7) - base) & 7) << 4)
+        np.testing.assert_array_equal(descriptor_offsets(desc(8192 + 384, base), 8), want)

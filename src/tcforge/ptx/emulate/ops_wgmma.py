@@ -139,8 +139,9 @@ def descriptor_offsets(desc: int, rows: int, mn_major: bool = False, kbytes: int
     least kbytes): row n at start + (n / 8) SBO + (n % 8) W + kb. MN-major (element k = kb / e of row n, e = esize
     bytes: 2, or 1 for tcgen05's 8-bit operands), no swizzle: start + (n / (16 / e)) SBO + (k / 8) LBO + (k % 8) 16
     + (n % (16 / e)) e; swizzle of W bytes: W / e elements of n per k-row, start + (n / (W / e)) LBO + (k / 8) SBO +
-    (k % 8) W + (n % (W / e)) e. A swizzle then XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) (on the
-    CTA's shared address, as the GPU)."""
+    (k % 8) W + (n % (W / e)) e. A swizzle then XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) of the
+    CTA's shared address less the descriptor's base offset (bits 49-51), as the H100 does (cu_wgmma_base_offset*_probe:
+    a 128-byte-swizzled tile 384 bytes past the pattern, base offsets 0, 1, 3, 5)."""
     start, lbo, sbo = _fields(desc)
     r = np.arange(rows, dtype=np.int64)[:, None]
     kb = np.arange(kbytes, dtype=np.int64)[None, :]
@@ -155,7 +156,7 @@ def descriptor_offsets(desc: int, rows: int, mn_major: bool = False, kbytes: int
         return start + (r >> 3) * sbo + (kb >> 4) * lbo + (r & 7) * 16 + (kb & 15)
     else:
         lin = start + (r >> 3) * sbo + (r & 7) * width + kb
-    return lin ^ (((lin >> 7) & (width // 16 - 1)) << 4)
+    return lin ^ ((((lin >> 7) - ((desc >> 49) & 7)) & (width // 16 - 1)) << 4)
 
 
 def _describe(desc: int) -> str:
@@ -190,9 +191,6 @@ def _tiles(ctx, st, desc: np.ndarray, bases: np.ndarray, rows: int, which: str, 
     offs = []
     for u in uniq.tolist():
         lane = int(bases[int(np.argmax(desc == u))])
-        if (u >> 49) & 7:
-            ctx.failer(st)(lane, f"{which} descriptor {u:#x} has a nonzero base offset (bits 49..51), which the "
-                                 "emulator does not support")
         width = _SWIZZLE_BYTES.get(u >> 62)
         if not mn_major and width is not None and kbytes > width:
             ctx.failer(st)(lane, f"{which} descriptor {u:#x} ({_describe(u)}) holds {kbytes} bytes of K per row in "
