@@ -1043,6 +1043,26 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset(const uint4*
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(0) : "memory");
     wg_store(d, out);
 }
+
+// The same with B in 64- (swz 2) or 32-byte (swz 3) swizzle rows (SBO 8 rows): their patterns repeat every 512 and
+// 256 bytes, so the start 384 bytes past 1024 sits at phase 3 and 1
+extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset_sw(const uint4* img, int img_bytes, unsigned* out,
+                                                                       int base, int swz)
+{
+    __shared__ __align__(1024) uint4 sm[16384 / 16];
+    for (int i = threadIdx.x; i < img_bytes / 16; i += 128) sm[i] = img[blockIdx.x * (img_bytes / 16) + i];
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    const unsigned s = (unsigned)__cvta_generic_to_shared(sm), width = swz == 2 ? 64 : 32;
+    const unsigned long long da = wg_desc(s, 16, 1024, 1);
+    const unsigned long long db = wg_desc(s + 8192 + 384, 16, 8 * width, swz) | ((unsigned long long)(base & 7) << 49);
+    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    asm volatile("{ .reg .pred p; setp.ne.b32 p, %6, 0; wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
+                 "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0; }"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(0) : "memory");
+    wg_store(d, out);
+}
 #endif
 
 // Sparse mma.sp::ordered_metadata (2:4 A), one tile per warp: A 2 or 4 words per lane (the compressed tile in the

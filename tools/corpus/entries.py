@@ -474,6 +474,9 @@ def _samples() -> list[Entry]:
             _tex_probe(f"weights3d_z{upper}"), ("out",)) for upper in (0, 1)),
         *(e(f"cu_wgmma_base_offset{base}_probe", "samples_sm90a", "wgmma_base_offset", (2, 1, 1), (128, 1, 1),
             _wgmma_base_offset(base), ("out",)) for base in (0, 1, 3, 5)),
+        *(e(f"cu_wgmma_base_offset{base}_sw{128 >> (swz - 1)}_probe", "samples_sm90a", "wgmma_base_offset_sw",
+            (2, 1, 1), (128, 1, 1), _wgmma_base_offset(base, swz), ("out",))
+          for swz, base in ((2, 0), (2, 1), (2, 2), (3, 0), (3, 1))),
         e("tex_s8_linear_sweep_probe", "samples_sm90a", "tex2d_ff", (128, 1, 1), (128, 1, 1), _tex_s8_sweep,
           ("out",)),
         *(e(name, "samples_sm90a", k, (8, 1, 1), (128, 1, 1), _surface_load(sf, step, inside=inside), ("out",))

@@ -275,10 +275,11 @@ def _wg_label(f: WgForm) -> str:
     return f"{a}_B{mn[1]}{names[f.steps[0][1][3]]}" + ("" if f.scale_d else "_zeroC")
 
 
-def _wgmma_base_offset(base: int):
-    """Inputs of the base-offset probe (wgmma_base_offset): two CTAs' 16 KB shared images of random f16 in
-    [-2, 2) (A at 0, B at 8192 + 384, the rest read by neither), D's 4 registers per thread, the base offset."""
+def _wgmma_base_offset(base: int, swz: int | None = None):
+    """Inputs of the base-offset probes (wgmma_base_offset, and wgmma_base_offset_sw with B's swizzle field `swz`):
+    two CTAs' 16 KB shared images of random f16 in [-2, 2) (A at 0, B at 8192 + 384, the rest read by neither), D's
+    4 registers per thread, the base offset."""
     def make(rng):
         img = rng.uniform(-2, 2, (2, 8192)).astype(np.float16).view(np.uint8).reshape(2, 16384)
-        return [("img", img), 16384, ("out", np.zeros((2 * 4, 128), np.uint32)), base]
+        return [("img", img), 16384, ("out", np.zeros((2 * 4, 128), np.uint32)), base, *([] if swz is None else [swz])]
     return make

@@ -141,7 +141,7 @@ def descriptor_offsets(desc: int, rows: int, mn_major: bool = False, kbytes: int
     + (n % (16 / e)) e; swizzle of W bytes: W / e elements of n per k-row, start + (n / (W / e)) LBO + (k / 8) SBO +
     (k % 8) W + (n % (W / e)) e. A swizzle then XORs address bits [4, 4 + log2(W / 16)) with bits [7, ...) of the
     CTA's shared address less the descriptor's base offset (bits 49-51), as the H100 does (cu_wgmma_base_offset*_probe:
-    a 128-byte-swizzled tile 384 bytes past the pattern, base offsets 0, 1, 3, 5)."""
+    tiles in 128-, 64- and 32-byte swizzle rows 384 bytes past the pattern, base offsets 0 to 5)."""
     start, lbo, sbo = _fields(desc)
     r = np.arange(rows, dtype=np.int64)[:, None]
     kb = np.arange(kbytes, dtype=np.int64)[None, :]
