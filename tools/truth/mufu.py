@@ -10,7 +10,8 @@
   +inf -> +inf, NaN -> 0x7fffffff, all assumed and counted): `sqrt_mismatches`, `sqrt_first` (input, device result).
 - Study data for models to be fitted on the CPU (uint32 results): LG2 at every 16th mantissa of E = 0 (`lg2_e0`)
   and every 1024th at a spread of exponents (`lg2_sampled`, rows = `lg2_exponents`); `tanh.approx.f32` and
-  `sin` / `cos.approx.ftz.f32` at every 1024th mantissa of E = -14..4 (`*_sampled`, rows = `study_exponents`).
+  `sin` / `cos.approx.ftz.f32` at every 1024th mantissa of E = -14..4 (`*_sampled`, rows = `study_exponents`;
+  MUFU.TANH's tables come from tools/truth/mufu_tanh.py, which this tool's --pack takes too).
 - MUFU.RCP64H and MUFU.RSQ64H (`rcp.approx.ftz.f64`, `rsqrt.approx.ftz.f64`: ptxas reads the input's high word only
   and returns the result's high word over a zero low word), functions of 32 bits: hypothesis as for the f32 ops,
   a table over the 20-bit mantissa (rsqrt: and the exponent's parity) and exact exponent scaling. Measured:
