@@ -1024,36 +1024,16 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_sp_forms(const uint4* im
 }
 
 // The swizzle phase of a tile off the 1024-byte pattern: wgmma m64n8k16 f16 -> f32 (D from zero) with A 64 x 32 B in
-// 128-byte swizzle rows at the 1024-aligned start and B 8 x 32 B in 128-byte swizzle rows at 8192 + 384, whose
+// 128-byte swizzle rows at the 1024-aligned start and B 8 x 32 B in swizzle rows of 128 (swz 1), 64 (2) or 32 (3)
+// bytes at 8192 + 384 (SBO 8 rows; phase 3, 3 and 1 of patterns repeating every 1024, 512 and 256 bytes), whose
 // descriptor carries `base` in its base-offset field (bits 49-51); the image is each CTA's 16 KB of shared memory
-extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset(const uint4* img, int img_bytes, unsigned* out,
-                                                                    int base)
+__device__ __forceinline__ void wg_base_offset_probe(const uint4* img, int img_bytes, unsigned* out, int base, int swz)
 {
     __shared__ __align__(1024) uint4 sm[16384 / 16];
     for (int i = threadIdx.x; i < img_bytes / 16; i += 128) sm[i] = img[blockIdx.x * (img_bytes / 16) + i];
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    const unsigned s = (unsigned)__cvta_generic_to_shared(sm);
-    const unsigned long long da = wg_desc(s, 16, 1024, 1);
-    const unsigned long long db = wg_desc(s + 8192 + 384, 16, 1024, 1) | ((unsigned long long)(base & 7) << 49);
-    float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-    asm volatile("{ .reg .pred p; setp.ne.b32 p, %6, 0; wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 "
-                 "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0; }"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(0) : "memory");
-    wg_store(d, out);
-}
-
-// The same with B in 64- (swz 2) or 32-byte (swz 3) swizzle rows (SBO 8 rows): their patterns repeat every 512 and
-// 256 bytes, so the start 384 bytes past 1024 sits at phase 3 and 1
-extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset_sw(const uint4* img, int img_bytes, unsigned* out,
-                                                                       int base, int swz)
-{
-    __shared__ __align__(1024) uint4 sm[16384 / 16];
-    for (int i = threadIdx.x; i < img_bytes / 16; i += 128) sm[i] = img[blockIdx.x * (img_bytes / 16) + i];
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
-    const unsigned s = (unsigned)__cvta_generic_to_shared(sm), width = swz == 2 ? 64 : 32;
+    const unsigned s = (unsigned)__cvta_generic_to_shared(sm), width = 256u >> swz;
     const unsigned long long da = wg_desc(s, 16, 1024, 1);
     const unsigned long long db = wg_desc(s + 8192 + 384, 16, 8 * width, swz) | ((unsigned long long)(base & 7) << 49);
     float d[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -1062,6 +1042,16 @@ extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset_sw(const uin
                  "{%0, %1, %2, %3}, %4, %5, p, 1, 1, 0, 0; }"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "l"(da), "l"(db), "r"(0) : "memory");
     wg_store(d, out);
+}
+extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset(const uint4* img, int img_bytes, unsigned* out,
+                                                                    int base)
+{
+    wg_base_offset_probe(img, img_bytes, out, base, 1);
+}
+extern "C" __global__ void __launch_bounds__(128) wgmma_base_offset_sw(const uint4* img, int img_bytes, unsigned* out,
+                                                                       int base, int swz)
+{
+    wg_base_offset_probe(img, img_bytes, out, base, swz);
 }
 #endif
 
