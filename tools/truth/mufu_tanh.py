@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcforge.numerics.mufu_tables import TANH_BINADES
+
 _SRC = r"""
 extern "C" __global__ void tanh_binade(int e, unsigned* out)
 {
@@ -52,16 +54,13 @@ extern "C" __global__ void tanh_verify(const unsigned* table, const unsigned* ba
 }
 """
 
-BINADES = tuple(range(-8, 3))
-
-
 def measure(out: Path) -> int:
     """Take the tables, check all 2^32 inputs against them, write `out`; 0 when no input differs."""
     import cupy as cp
 
     mod = cp.RawModule(code=_SRC)
     tables, shifts = [], []
-    for e in BINADES:
+    for e in TANH_BINADES:
         y = cp.zeros(1 << 23, cp.uint32)
         mod.get_function("tanh_binade")(((1 << 23) // 256,), (256,), (np.int32(e), y))
         changes = cp.flatnonzero(y[1:] != y[:-1]) + 1
@@ -71,18 +70,16 @@ def measure(out: Path) -> int:
     base = np.cumsum([0] + [len(t) for t in tables[:-1]]).astype(np.uint32)
     table = np.concatenate(tables)
     by_exp, count, pairs = cp.zeros(512, cp.uint32), cp.zeros(1, cp.uint32), cp.zeros(2048, cp.uint32)
-    chunk = 1 << 30
-    for start in range(0, 1 << 32, chunk):
-        mod.get_function("tanh_verify")((chunk // 256,), (256,), (cp.asarray(table), cp.asarray(base),
-                                                                   cp.asarray(np.array(shifts, np.int32)),
-                                                                   np.uint64(start), by_exp, count, pairs))
+    chunk, lead = 1 << 30, (cp.asarray(table), cp.asarray(base), cp.asarray(np.array(shifts, np.int32)))
+    for start in range(0, 1 << 32, chunk):  # the tables go to the device once
+        mod.get_function("tanh_verify")((chunk // 256,), (256,), (*lead, np.uint64(start), by_exp, count, pairs))
     bad = int(count.get()[0])
     d1 = np.diff(table.astype(np.int64), prepend=np.int64(0)).astype(np.int32)
-    np.savez_compressed(out, tanh_k=np.array(shifts), tanh_binades=np.array(BINADES), tanh_t_d1=d1,
+    np.savez_compressed(out, tanh_k=np.array(shifts), tanh_binades=np.array(TANH_BINADES), tanh_t_d1=d1,
                         tanh_mismatches=np.array(bad), tanh_bad_by_exp=by_exp.get(),
                         tanh_first=pairs.get()[: 2 * min(bad, 1024)].reshape(-1, 2),
                         gpu=np.array(cp.cuda.runtime.getDeviceProperties(0)["name"].decode()))
-    print(f"{out}: bucket bits per binade {dict(zip(BINADES, shifts, strict=True))}, {len(table)} buckets; "
+    print(f"{out}: bucket bits per binade {dict(zip(TANH_BINADES, shifts, strict=True))}, {len(table)} buckets; "
           f"{bad} of 2^32 inputs differ from the model")
     if bad:
         rows = np.flatnonzero(by_exp.get())

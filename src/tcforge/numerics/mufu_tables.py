@@ -66,13 +66,12 @@ def _table(op: str) -> np.ndarray:
         raise TcforgeError(f"MUFU {op}: no measured table in {TABLES_PATH.name} yet (tools/truth/mufu.py)")
     with np.load(TABLES_PATH) as z:
         corr = z[_KEYS[op]].astype(np.int64)
+        if op == "tanh":  # the first bucket's pattern, then first differences
+            corr[0] += int(z["tanh_t0"])
     if op in HALF_OPS:
         return corr.astype(np.uint16)  # the whole table, one result per 16-bit input
-    if op in ("lg2_t0", "lg2_t1", "trig"):
+    if op in ("lg2_t0", "lg2_t1", "trig", "tanh"):
         return np.cumsum(corr).astype(np.uint32)  # the row's bit patterns, from their first differences
-    if op == "tanh":
-        with np.load(TABLES_PATH) as z:
-            return (np.cumsum(corr) + int(z["tanh_t0"])).astype(np.uint32)
     if op == "sqrt":
         base = np.sqrt(parity_inputs().astype(np.float64)).astype(np.float32).view(np.int32).astype(np.int64)
     else:

@@ -299,8 +299,9 @@ def _bits(img: Texture, t: np.ndarray) -> np.ndarray:
 
 
 def _fill(img: Texture, vals: np.ndarray) -> np.ndarray:
-    """(k, 4) float64 components from a texture's channels (as the filter sees them): missing 0, alpha too."""
-    out = np.zeros((len(vals), 4), np.float64)
+    """(k, 4) components from a texture's channels (as the filter sees them: float64 values, or int64 codes under
+    normalized reads), in vals' dtype: missing 0, alpha too."""
+    out = np.zeros((len(vals), 4), vals.dtype)
     out[:, :img.channels] = vals
     return out
 
@@ -355,20 +356,16 @@ def _sample(mem, img: Texture, base: int, layer, xs: list[np.ndarray], float_coo
     lo = [f >> bits for f in fx]
     frac = [f & ((1 << bits) - 1) for f in fx]
     w = weights(frac)
-    codes = img.read == "normalized"
+    codes = img.read == "normalized"  # the filter weighs integer codes, else float values
     if codes:
-        border = np.zeros(4, np.int64)
-        border[:img.channels] = border_codes(img.ctype, img.border)[:img.channels]
+        border = _fill(img, border_codes(img.ctype, img.border)[None, :img.channels])
     else:
         border = _border(img, k).view(np.float32).astype(np.float64)
     vals = []
     for corner in range(1 << len(xs)):
         hi = [corner >> d & 1 for d in range(len(xs))]
         t, ok = _fetch(mem, img, base, layer, [lo_d + h for lo_d, h in zip(lo, hi, strict=True)])
-        texels = np.zeros((k, 4), np.int64) if codes else None
-        if codes:
-            texels[:, :img.channels] = t
-        vals.append(np.where(ok[:, None], texels if codes else _fill(img, _as_float(img, t)), border))
+        vals.append(np.where(ok[:, None], _fill(img, t.astype(np.int64) if codes else _as_float(img, t)), border))
     if codes:
         return blend_codes(img.ctype, np.stack(vals), np.stack(w))
     used = [np.all([frac[d] > 0 for d in range(len(xs)) if corner >> d & 1] + [np.ones(k, bool)], axis=0)
@@ -562,8 +559,8 @@ def b_suld(ctx, st, parts):
 def _formatted(img: Surface, v: np.ndarray) -> np.ndarray:
     """sust.p: 32-bit source values (k, channels) as the surface's channel type (its raw bits): f32 as they are,
     f16 rounded toward zero (a finite overflow stays the largest finite; a NaN keeps its payload's top bits),
-    integers saturated: unsigned formats take
-    the word as unsigned, signed ones as signed (the H100's sustp2d entries)."""
+    integers saturated, the word read as unsigned for unsigned formats and as signed for signed ones (the H100's
+    sustp2d entries)."""
     ctype = img.ctype
     if ctype == "f32":
         return v.astype(np.uint32)
