@@ -1435,6 +1435,55 @@ extern "C" __global__ void video_forms(const unsigned* x, uint4* out, int n)
     for (int k = 0; k < 4; ++k) out[4 * i + k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
 }
 #undef VIDEO
+
+// The scalar video instructions (each thread: one {a, b, c} triple through 32 forms): byte / half-word selectors,
+// .sat, secondary .add / .min / .max, destination-part merges, shifts with .clamp / .wrap, vset, and vmad with negated
+// operands, .po and .shr7 / .shr15.
+#define SV3(k, form, as, bs) asm(form " %0, %1" as ", %2" bs ";" : "=r"(r[k]) : "r"(a), "r"(b))
+#define SV4(k, form, ds, as, bs) asm(form " %0" ds ", %1" as ", %2" bs ", %3;" : "=r"(r[k]) : "r"(a), "r"(b), "r"(c))
+#define SVN(k, form, na, nb, nc) asm(form " %0, " na "%1, " nb "%2, " nc "%3;" : "=r"(r[k]) : "r"(a), "r"(b), "r"(c))
+extern "C" __global__ void video_scalar(const unsigned* x, uint4* out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2], r[32];
+    SV3(0, "vadd.s32.s32.s32", "", "");
+    SV3(1, "vadd.u32.u32.u32.sat", "", "");
+    SV3(2, "vadd.s32.u32.s32.sat", "", "");
+    SV3(3, "vadd.s32.u32.s32.sat", ".b0", ".h1");
+    SV4(4, "vsub.s32.s32.s32.sat.add", "", "", "");
+    SV4(5, "vsub.u32.u32.u32.min", "", "", "");
+    SV4(6, "vsub.u32.s32.u32.sat", ".b2", ".h0", ".b3");
+    SV4(7, "vabsdiff.s32.s32.s32.sat", ".h0", ".b0", ".b2");
+    SV4(8, "vabsdiff.u32.u32.u32.add", "", "", "");
+    SV3(9, "vmin.s32.s32.u32", ".h1", ".h0");
+    SV4(10, "vmin.s32.s32.s32.sat.max", "", "", "");
+    SV4(11, "vmax.u32.u32.s32.sat", ".h1", ".b1", ".b3");
+    SV4(12, "vmax.s32.u32.u32.sat.add", "", "", "");
+    SV3(13, "vshl.u32.u32.u32.clamp", "", "");
+    SV3(14, "vshl.s32.s32.u32.sat.clamp", "", "");
+    SV3(15, "vshl.u32.s32.u32.wrap", ".b1", ".b0");
+    SV4(16, "vshl.s32.u32.u32.sat.wrap", ".b1", ".h0", ".b2");
+    SV3(17, "vshr.s32.s32.u32.clamp", "", "");
+    SV3(18, "vshr.u32.u32.u32.wrap", ".h1", ".b3");
+    SV4(19, "vshr.s32.s32.u32.wrap.min", "", "", "");
+    SV3(20, "vset.s32.u32.lt", "", "");
+    SV3(21, "vset.u32.u32.ne", ".b1", ".b1");
+    SV4(22, "vset.s32.s32.ge.add", "", "", "");
+    SV4(23, "vset.u32.s32.gt", ".b3", ".h0", "");
+    SV4(24, "vmad.u32.u32.u32", "", "", "");
+    SV4(25, "vmad.s32.s32.s32.sat", "", "", "");
+    SV4(26, "vmad.s32.s32.u32.shr15", "", ".h0", ".h1");
+    SV4(27, "vmad.u32.u32.u32.po.shr7", "", "", "");
+    SVN(28, "vmad.s32.u32.u32", "-", "", "");
+    SVN(29, "vmad.s32.s32.s32.sat", "", "-", "");
+    SVN(30, "vmad.s32.u32.u32.sat.shr7", "", "", "-");
+    SVN(31, "vmad.s32.s32.s32.shr15", "-", "-", "");
+    for (int k = 0; k < 8; ++k) out[8 * i + k] = make_uint4(r[4 * k], r[4 * k + 1], r[4 * k + 2], r[4 * k + 3]);
+}
+#undef SV3
+#undef SV4
+#undef SVN
 #undef VIDEO_SEL
 #endif
 
@@ -1486,6 +1535,113 @@ extern "C" __global__ void wmma_tf32(const float* a, const float* b, const float
         wmma::mma_sync(fc, fa, fb, fc);
     }
     wmma::store_matrix_sync(d + band * 256, fc, 16, wmma::mem_row_major);
+}
+
+// Where each matrix element sits in a wmma fragment (the PTX ISA leaves it unspecified): block b takes one
+// (operand, shape, type, layout) in the order of wmma_map's switch. A and B fragments are loaded from two random matrices (leading
+// dimension WMMA_LD elements, WMMA_SRC elements apart) and their words dumped lane by lane; accumulators are loaded
+// with the row- and the column-major memory layout and dumped, then filled from random words and stored both ways.
+#define WMMA_LD 48
+#define WMMA_SRC 2048
+template <class Frag>
+__device__ void wmma_dump(const Frag& f, unsigned* out)
+{
+    constexpr int words = (sizeof(f.x) + 3) / 4;
+    unsigned w[words] = {};
+    memcpy(w, f.x, sizeof(f.x));
+    for (int i = 0; i < words; ++i) out[i * 32 + threadIdx.x] = w[i];
+}
+template <class Use, int M, int N, int K, class Ty, class Ly, class El>
+__device__ void wmma_map_ab(const void* src, unsigned* out)
+{
+    wmma::fragment<Use, M, N, K, Ty, Ly> f;
+    for (int pass = 0; pass < 2; ++pass) {
+        wmma::load_matrix_sync(f, static_cast<const El*>(src) + pass * WMMA_SRC, WMMA_LD);
+        wmma_dump(f, out + pass * 512);
+    }
+}
+template <int M, int N, int K, class Ty>
+__device__ void wmma_map_acc(const void* src, const unsigned* fill, unsigned* out, unsigned* mat)
+{
+    wmma::fragment<wmma::accumulator, M, N, K, Ty> f;
+    wmma::load_matrix_sync(f, static_cast<const Ty*>(src), WMMA_LD, wmma::mem_row_major);
+    wmma_dump(f, out);
+    wmma::load_matrix_sync(f, static_cast<const Ty*>(src) + WMMA_SRC, WMMA_LD, wmma::mem_col_major);
+    wmma_dump(f, out + 512);
+    unsigned w[(sizeof(f.x) + 3) / 4];
+    for (int i = 0; i < int(sizeof(w) / 4); ++i) w[i] = fill[i * 32 + threadIdx.x];
+    memcpy(f.x, w, sizeof(f.x));
+    wmma::store_matrix_sync(reinterpret_cast<Ty*>(mat), f, WMMA_LD, wmma::mem_row_major);
+    wmma::store_matrix_sync(reinterpret_cast<Ty*>(mat) + WMMA_SRC, f, WMMA_LD, wmma::mem_col_major);
+}
+using wmma::matrix_a;
+using wmma::matrix_b;
+using wmma::row_major;
+using wmma::col_major;
+using tf32 = wmma::precision::tf32;
+using s8 = signed char;
+using u8 = unsigned char;
+using bf16 = __nv_bfloat16;
+// blocks 0-51: A / B per type (f16, bf16, s8, u8: row-major a, b in the three shapes, then column-major), then
+// tf32 m16n16k8 (a, b; row, col); blocks 52-61: accumulators (f32 in the three shapes and m16n16k8, f16 and s32 in
+// the three shapes)
+#define AB_SHAPES(base, Ty, Ly) \
+    case base: wmma_map_ab<matrix_a, 16, 16, 16, Ty, Ly, Ty>(src, o); break; \
+    case base + 1: wmma_map_ab<matrix_b, 16, 16, 16, Ty, Ly, Ty>(src, o); break; \
+    case base + 2: wmma_map_ab<matrix_a, 32, 8, 16, Ty, Ly, Ty>(src, o); break; \
+    case base + 3: wmma_map_ab<matrix_b, 32, 8, 16, Ty, Ly, Ty>(src, o); break; \
+    case base + 4: wmma_map_ab<matrix_a, 8, 32, 16, Ty, Ly, Ty>(src, o); break; \
+    case base + 5: wmma_map_ab<matrix_b, 8, 32, 16, Ty, Ly, Ty>(src, o); break;
+#define ACC(base, Ty) \
+    case base: wmma_map_acc<16, 16, 16, Ty>(src, fill, o, m); break; \
+    case base + 1: wmma_map_acc<32, 8, 16, Ty>(src, fill, o, m); break; \
+    case base + 2: wmma_map_acc<8, 32, 16, Ty>(src, fill, o, m); break;
+extern "C" __global__ void wmma_map(const unsigned* src, const unsigned* fill, unsigned* out, unsigned* mat)
+{
+    unsigned* o = out + blockIdx.x * 1024;
+    unsigned* m = mat + (blockIdx.x >= 52 ? blockIdx.x - 52 : 0) * 2 * WMMA_SRC;
+    switch (blockIdx.x) {
+        AB_SHAPES(0, half, row_major) AB_SHAPES(6, half, col_major)
+        AB_SHAPES(12, bf16, row_major) AB_SHAPES(18, bf16, col_major)
+        AB_SHAPES(24, s8, row_major) AB_SHAPES(30, s8, col_major)
+        AB_SHAPES(36, u8, row_major) AB_SHAPES(42, u8, col_major)
+        case 48: wmma_map_ab<matrix_a, 16, 16, 8, tf32, row_major, float>(src, o); break;
+        case 49: wmma_map_ab<matrix_b, 16, 16, 8, tf32, row_major, float>(src, o); break;
+        case 50: wmma_map_ab<matrix_a, 16, 16, 8, tf32, col_major, float>(src, o); break;
+        case 51: wmma_map_ab<matrix_b, 16, 16, 8, tf32, col_major, float>(src, o); break;
+        ACC(52, float)
+        case 55: wmma_map_acc<16, 16, 8, float>(src, fill, o, m); break;
+        ACC(56, half) ACC(59, int)
+        default: break;
+    }
+}
+#undef AB_SHAPES
+#undef ACC
+
+// Which copy of an element a wmma.mma reads, where an f16 fragment holds each element more than once: block b
+// loads A (row-major) and B (column-major) of one shape (b / 16: m16n16k16, m32n8k16, m8n32k16), zeroes fragment
+// register b % 8 of A (b % 16 < 8) or of B, and multiplies from a zero C into f32.
+template <int M, int N, int K>
+__device__ void wmma_copy_probe(const half* a, const half* b, int which, int reg, float* d)
+{
+    wmma::fragment<matrix_a, M, N, K, half, row_major> fa;
+    wmma::fragment<matrix_b, M, N, K, half, col_major> fb;
+    wmma::fragment<wmma::accumulator, M, N, K, float> fc;
+    wmma::load_matrix_sync(fa, a, K);
+    wmma::load_matrix_sync(fb, b, K);
+    wmma::fill_fragment(fc, 0.0f);
+    if (which == 0) fa.x[2 * reg] = fa.x[2 * reg + 1] = __float2half(0.0f);
+    else fb.x[2 * reg] = fb.x[2 * reg + 1] = __float2half(0.0f);
+    wmma::mma_sync(fc, fa, fb, fc);
+    wmma::store_matrix_sync(d, fc, N, wmma::mem_row_major);
+}
+extern "C" __global__ void wmma_copies(const half* a, const half* b, float* d)
+{
+    const int shape = blockIdx.x / 16, which = blockIdx.x % 16 / 8, reg = blockIdx.x % 8;
+    d += blockIdx.x * 256;
+    if (shape == 0) wmma_copy_probe<16, 16, 16>(a, b, which, reg, d);
+    else if (shape == 1) wmma_copy_probe<32, 8, 16>(a, b, which, reg, d);
+    else wmma_copy_probe<8, 32, 16>(a, b, which, reg, d);
 }
 #endif
 

@@ -219,6 +219,19 @@ def _wmma_inputs(t: str):
     return make
 
 
+def _wmma_map(rng):
+    """`wmma_map`: random words for the two source matrices of every block (the fragments only move bits), random
+    words to fill the accumulators with, dumps and stored matrices poisoned."""
+    return [("src", rng.integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)),
+            ("fill", rng.integers(0, 2**32, 256, dtype=np.uint64).astype(np.uint32)),
+            ("out", np.full(62 * 1024, 0xDEADBEEF, np.uint32)), ("mat", np.full(10 * 4096, 0xDEADBEEF, np.uint32))]
+
+
+def _wmma_copies(rng):
+    """`wmma_copies`: finite f16 A (up to 32 x 16, row-major) and B (up to 16 x 32, column-major), D poisoned."""
+    return [("a", f16(rng, 512, 1.0)), ("b", f16(rng, 512, 1.0)), ("d", np.full(48 * 256, np.nan, np.float32))]
+
+
 def _set_words(rng):
     """`set_forms`: 1024 word pairs — random bits, equal pairs, f32 specials and subnormals, f16 / bf16 lanes that are
     NaN, infinite, signed zeros or equal."""
@@ -249,6 +262,12 @@ def _video_words(rng):
     x[:512] = (edge << np.array([0, 8, 16, 24], np.uint32)).sum(axis=2, dtype=np.uint32)
     x[::5, 1] = x[::5, 0]
     return [("x", x), ("out", np.zeros((1024, 16), np.uint32)), 1024]
+
+
+def _video_scalar_words(rng):
+    """`video_scalar`: the triples of `video_forms`, 32 results each."""
+    x, _, n = _video_words(rng)
+    return [x, ("out", np.zeros((1024, 32), np.uint32)), n]
 
 
 def _fns_words(rng):
@@ -456,8 +475,12 @@ def _samples() -> list[Entry]:
         e("cu_set_forms", "samples_sm90a", "set_forms", (8, 1, 1), (128, 1, 1), _set_words, ("out",)),
         *(e(f"cu_wmma_{t}", "samples_sm90a", f"wmma_{t}", (4, 1, 1), (32, 1, 1), _wmma_inputs(t), ("d",))
           for t in ("f16", "s8", "tf32")),
+        e("cu_wmma_fragment_map", "samples_sm90a", "wmma_map", (62, 1, 1), (32, 1, 1), _wmma_map, ("out", "mat")),
+        e("cu_wmma_copies", "samples_sm90a", "wmma_copies", (48, 1, 1), (32, 1, 1), _wmma_copies, ("d",)),
         e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
         e("cu_video_forms", "samples_sm90a", "video_forms", (8, 1, 1), (128, 1, 1), _video_words, ("out",)),
+        e("cu_video_scalar", "samples_sm90a", "video_scalar", (8, 1, 1), (128, 1, 1), _video_scalar_words,
+          ("out",)),
         e("cu_int_packs", "samples_sm90a", "int_packs", (4, 1, 1), (128, 1, 1),
           lambda rng: [("x", np.concatenate([rng.integers(-300, 300, (512, 2)), rng.integers(-2**31, 2**31, (512, 1))],
                                             1).astype(np.int32)), ("out", np.zeros((512, 4), np.uint32)), 512],
@@ -546,4 +569,4 @@ ENTRIES: list[Entry] = _samples() + _triton_entries()
 # refuses any module with `suq` on a bindless surface (CUDA_ERROR_NOT_SUPPORTED, cubin or PTX) and loads one whose
 # kernels use `txq` without finding those kernels (CUDA_ERROR_NOT_FOUND)); tests/data/emulate/corpus_pending.npz
 # holds later runs of trilinear entries the corpus has, one or two samples off each
-AWAITING_GPU: set[str] = {"cu_image_queries"}
+AWAITING_GPU: set[str] = {"cu_image_queries", "cu_wmma_fragment_map", "cu_wmma_copies", "cu_video_scalar"}

@@ -9,7 +9,7 @@ import dataclasses
 from tcforge.ptx.dataflow import is_special
 from tcforge.ptx.ir import Function, Module, Statement
 from tcforge.ptx.opcodes import TYPE_BYTES, is_mma
-from tcforge.ptx.operands import Addr, Not, Pair, Paren, Reg, Sel, Sym, Vec
+from tcforge.ptx.operands import Addr, Neg, Not, Pair, Paren, Reg, Sel, Sym, Vec
 
 MAX_DEPTH = 8
 
@@ -125,6 +125,8 @@ def _rename(st: Statement, tag: str, syms: dict[str, str], end: str) -> Statemen
             return Not(op(o.reg))
         if isinstance(o, Sel):
             return Sel(op(o.reg), o.sel)
+        if isinstance(o, Neg):
+            return Neg(op(o.reg))
         return o
 
     guard = st.guard

@@ -76,6 +76,13 @@ class Sel:
 
 
 @dataclass(frozen=True, slots=True)
+class Neg:
+    """A negated register of `vmad` (`-%r1`, `-%r2.h0`)."""
+
+    reg: Reg | Sel
+
+
+@dataclass(frozen=True, slots=True)
 class Sink:
     """The `_` sink operand."""
 
@@ -294,6 +301,11 @@ def _parse_operand(text: str, regs: frozenset[str] | set[str] = frozenset()):
             return Imm(v, s)
         a, b = s.split("|", 1)
         return Pair(parse_operand(a, regs), parse_operand(b, regs))
+    if c == "-" and s[1:2] == "%":
+        inner = parse_operand(s[1:], regs)
+        if not isinstance(inner, (Reg, Sel)):
+            raise OperandError(f"'-' must negate a register, got {s!r}")
+        return Neg(inner)
     if c.isdecimal() or c in "+-":
         if _HEXF.fullmatch(s):
             return Imm(_hex_float(s, 32), s)
@@ -337,4 +349,6 @@ def iter_regs(op) -> list[Reg]:
         return iter_regs(op.first) + iter_regs(op.second)
     if isinstance(op, (Not, Sel)):
         return [op.reg]
+    if isinstance(op, Neg):
+        return iter_regs(op.reg)
     return []

@@ -1,5 +1,6 @@
 """SIMD video instructions (vadd4 ... vset2) against a per-thread reference written from the PTX ISA's pseudocode
-with Python integers, and CUDA's SIMD intrinsics (nvcc's PTX for sm_90) against their documented meaning."""
+with Python integers, CUDA's SIMD intrinsics (nvcc's PTX for sm_90) against their documented meaning, and the scalar
+forms (vadd ... vmad) on cases worked by hand."""
 
 from __future__ import annotations
 
@@ -116,7 +117,56 @@ def test_cuda_simd_intrinsics(tmp_path) -> None:
         np.testing.assert_array_equal(got, want, err_msg=f)
 
 
-def test_scalar_video_is_refused() -> None:
-    body = "ld.global.u32 %r10, [%rd4];\nvadd.u32.u32.u32 %r13, %r10, %r10;\nst.global.u32 [%rd6], %r13;"
-    with pytest.raises(EmulationError, match="not supported"):
-        run_body(body, np.zeros((32, 1), np.uint32), 1)
+# (form, a, b, c, d) worked by hand from the PTX ISA's pseudocode: each names one rule
+SCALAR_CASES = [
+    ("vadd.u32.u32.u32.sat %r13, %r10, %r11;", 0xFFFFFFFF, 1, 0, 0xFFFFFFFF),  # unsigned clamp
+    ("vadd.s32.s32.s32 %r13, %r10, %r11;", 0x7FFFFFFF, 1, 0, 0x80000000),  # no .sat: the low 32 bits
+    ("vadd.s32.s32.s32.sat %r13, %r10, %r11;", 0x7FFFFFFF, 1, 0, 0x7FFFFFFF),
+    ("vadd.s32.u32.s32.sat %r13, %r10, %r11;", 0xFFFFFFFF, 0xFFFFFFFF, 0, 0x7FFFFFFF),  # 2^32 - 2: 33-bit exact
+    ("vsub.u32.u32.u32.sat %r13, %r10, %r11;", 1, 2, 0, 0),
+    ("vadd.s32.u32.s32.sat %r13, %r10.b0, %r11.h1;", 0xFF, 0x80000000, 0, 0xFFFF80FF),  # 255 + -32768
+    ("vabsdiff.s32.s32.s32.sat %r13.h0, %r10.b0, %r11.b2, %r12;", 0x80, 0x7F0000, 0xAAAABBBB, 0xAAAA00FF),
+    ("vabsdiff.s32.s32.s32.sat %r13.b1, %r10.b0, %r11.b2, %r12;", 0x80, 0x7F0000, 0xAAAABBBB, 0xAAAA7FBB),
+    ("vmin.s32.s32.s32.sat.max %r13, %r10, %r11, %r12;", 5, 0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFE),  # max(-3, -2)
+    ("vsub.s32.s32.s32.sat.add %r13, %r10, %r11, %r12;", 0x80000000, 1, 5, 0x80000005),  # clamped, then + c
+    ("vshl.u32.u32.u32.clamp %r13, %r10, %r11;", 1, 40, 0, 0),  # shift 32
+    ("vshl.u32.u32.u32.wrap %r13, %r10, %r11;", 1, 40, 0, 0x100),  # shift 40 mod 32
+    ("vshl.s32.s32.u32.sat.clamp %r13, %r10, %r11;", 1, 31, 0, 0x7FFFFFFF),
+    ("vshr.s32.s32.u32.clamp %r13, %r10, %r11;", 0x80000000, 40, 0, 0xFFFFFFFF),  # arithmetic
+    ("vshr.u32.u32.u32.wrap %r13, %r10.h1, %r11.b3;", 0x80000000, 0x21000000, 0, 0x4000),  # 0x8000 >> 33 mod 32
+    ("vset.s32.u32.lt %r13, %r10, %r11;", 0xFFFFFFFF, 0, 0, 1),
+    ("vset.u32.u32.ne %r13.b1, %r10.b1, %r11.b1, %r12;", 0x100, 0x200, 0xFFFFFFFF, 0xFFFF01FF),
+    ("vset.s32.s32.ge.add %r13, %r10, %r11, %r12;", 3, 3, 41, 42),
+    ("vmad.u32.u32.u32 %r13, %r10, %r11, %r12;", 0xFFFFFFFF, 0xFFFFFFFF, 1, 2),
+    ("vmad.s32.s32.s32.sat %r13, %r10, %r11, %r12;", 0x7FFFFFFF, 2, 0, 0x7FFFFFFF),
+    ("vmad.u32.u32.u32.po.shr7 %r13, %r10, %r11, %r12;", 3, 5, 120, 1),
+    ("vmad.s32.u32.u32 %r13, -%r10, %r11, %r12;", 3, 5, 10, 0xFFFFFFFB),
+    ("vmad.s32.u32.u32.sat.shr7 %r13, %r10, %r11, -%r12;", 256, 1, 128, 1),
+    ("vmad.s32.s32.u32.shr15 %r13, %r10.h0, %r11.h1, %r12;", 0x8000, 0xFFFF0000, 0, 0xFFFF0001),
+    ("vmad.s32.s32.s32 %r13, -%r10, -%r11, %r12;", 0xFFFFFFFF, 7, 0, 0xFFFFFFF9),  # the negations cancel
+]
+
+
+@pytest.mark.parametrize("form,a,b,c,d", SCALAR_CASES)
+def test_scalar_video_worked_cases(form: str, a: int, b: int, c: int, d: int) -> None:
+    x = np.tile(np.array([[a, b, c]], np.uint32), (32, 1))
+    body = ("ld.global.u32 %r10, [%rd4];\nld.global.u32 %r11, [%rd4+4];\nld.global.u32 %r12, [%rd4+8];\n"
+            f"{form}\nst.global.u32 [%rd6], %r13;")
+    got = run_body(body, x, 1)[:, 0]
+    assert (got == d).all(), f"{form}: got {got[0]:#x}, want {d:#x}"
+
+
+@pytest.mark.parametrize("form, message", [
+    ("vshl.u32.u32.u32 %r13, %r10, %r11;", "needs .clamp or .wrap"),
+    ("vadd.u32.u32.u32 %r13, %r10.b5, %r11;", "selector .b5"),
+    ("vmad.u32.u32.u32.po %r13, -%r10, %r11, %r12;", ".po with a negated operand"),
+    ("vmad.s32.s32.s32 %r13, -%r10, %r11, -%r12;", "the product and c both negated"),
+    ("vadd.u32.u32.u32 %r13, -%r10, %r11;", "negated operands belong to vmad"),
+    ("vadd.u32.u32.u32.add %r13.b0, %r10, %r11, %r12;", "a destination selector and a secondary operation"),
+])
+def test_bad_scalar_forms_are_one_line_errors(form: str, message: str) -> None:
+    body = f"ld.global.u32 %r10, [%rd4];\nld.global.u32 %r11, [%rd4+4];\nld.global.u32 %r12, [%rd4+8];\n{form}\n" \
+           "st.global.u32 [%rd6], %r13;"
+    with pytest.raises(EmulationError, match=re.escape(message)) as info:
+        run_body(body, np.zeros((32, 3), np.uint32), 1)
+    assert "\n" not in str(info.value)

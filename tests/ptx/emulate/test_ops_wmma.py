@@ -1,5 +1,6 @@
 """wmma: matrices loaded row- or column-major with a stride, multiplied, stored; the f16 product is the chain of the
-Hopper m16n8k16 form over its tiles and K steps bit for bit, the s8 product the exact (clamped) integer sum."""
+Hopper m16n8k16 form over its tiles and K steps bit for bit, the s8 product the exact (clamped) integer sum; the
+fragments laid out as ptxas lays them out for sm_90."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from tests.ptx.emulate.kernels import HEADER
 
 from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
+from tcforge.ptx.emulate.ops_wmma import fragment_map
 
 
 def _regs(name: str, n: int) -> str:
@@ -96,3 +98,87 @@ def test_fragment_elements_changed_alike_and_unmodelled_forms() -> None:
         "m16n16k16.global.f16 {a}".format(a=_regs("a", 8)), "m16n16k16.f16 " + _regs("a", 8), 1)
     with pytest.raises(EmulationError, match=r"global load of 2 bytes at 0x100 is outside every buffer"):
         emulate(stray, "k", 1, 32, args)  # a generic address in no window: named, as any global access
+
+
+# (operand, shape, element bytes, registers) of every fragment the emulator loads: A / B in f16 (copies), bf16 and
+# 8-bit; tf32; f32 / s32 and f16 accumulators
+_FRAGMENTS = [(o, s, e, r) for s, r16, rb, r8 in (((16, 16, 16), (8, 8), (4, 4), (2, 2)),
+                                                   ((32, 8, 16), (8, 8), (8, 2), (4, 1)),
+                                                   ((8, 32, 16), (8, 8), (2, 8), (1, 4)))
+              for o, i in (("a", 0), ("b", 1)) for e, r in ((2, r16[i]), (2, rb[i]), (1, r8[i]))] + [
+    ("a", (16, 16, 8), 4, 4), ("b", (16, 16, 8), 4, 4)] + [
+    (o, s, e, r) for o in ("c", "d") for s in ((16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8))
+    for e, r in ((4, 8), (2, 4)) if not (s[2] == 8 and e == 2)]
+
+
+@pytest.mark.parametrize("operand,shape,esize,nregs", _FRAGMENTS)
+def test_fragment_map_holds_every_element_equally_often(operand, shape, esize, nregs) -> None:
+    """Each element of the operand sits in the same number of slots (1; f16 A / B: 2 or 4 copies, register blocks
+    repeated whole), and a lane's copies are its own."""
+    m, n, k = shape
+    size = {"a": m * k, "b": k * n}.get(operand, m * n)
+    where = fragment_map(operand, shape, esize, nregs)
+    assert where.shape == (32, nregs * 4 // esize)
+    counts = np.bincount(where.reshape(-1), minlength=size)
+    assert counts.size == size and (counts == counts[0]).all()
+    copies = counts[0]
+    assert copies == nregs * (4 // esize) * 32 // size and (copies == 1 or (esize, operand) in (
+        (2, "a"), (2, "b")))
+    unique = where.shape[1] // copies
+    np.testing.assert_array_equal(where, np.tile(where[:, :unique], copies))
+
+
+def test_fragment_map_is_the_sm90_layout_read_off_ptxas() -> None:
+    """What ptxas 13.0 makes of wmma.load for sm_90a (the SASS of one-load kernels, leading dimension 48): f16 A
+    m16n16k16 loads word (row g, columns 2t, 2t + 1) at offsets 0, 8 rows, 8 columns, both, into registers 0-3 and
+    stores registers 4-7 as copies of them, row- and column-major alike (MOVM.16.MT88 transposes the latter); f16 B
+    (column-major) takes n 0-7 then n 8-15, k 0-7 then 8-15 within; s8 A registers hold 4 bytes of rows g and g + 8;
+    an f16 m8n32k16 A holds its 8 rows in registers 0-1 and repeats them four times, and m8n32k16 is m32n8k16
+    transposed (B in that one's A order, accumulators with rows 2t, 2t + 1 of column g); tf32 B (column-major) holds
+    k t, t + 4 of n g, then of n g + 8. The f16 wmma.mma reads A and B from registers 0-3 only (ptxas drops a write to
+    registers 4-7 before it)."""
+    g, t = np.arange(32) // 4, np.arange(32) % 4
+    a = fragment_map("a", (16, 16, 16), 2, 8)
+    for reg, (r0, c0) in enumerate([(0, 0), (8, 0), (0, 8), (8, 8)] * 2):
+        np.testing.assert_array_equal(a[:, 2 * reg], (r0 + g) * 16 + c0 + 2 * t)
+        np.testing.assert_array_equal(a[:, 2 * reg + 1], (r0 + g) * 16 + c0 + 2 * t + 1)
+    b = fragment_map("b", (16, 16, 16), 2, 8)  # flat index k * 16 + n
+    for reg, (n0, k0) in enumerate([(0, 0), (0, 8), (8, 0), (8, 8)]):
+        np.testing.assert_array_equal(b[:, 2 * reg], (k0 + 2 * t) * 16 + n0 + g)
+    s8 = fragment_map("a", (16, 16, 16), 1, 2)
+    np.testing.assert_array_equal(s8[:, 4:8], (8 + g[:, None]) * 16 + 4 * t[:, None] + np.arange(4))
+    a8 = fragment_map("a", (8, 32, 16), 2, 8)
+    np.testing.assert_array_equal(a8, np.tile(a8[:, :4], 4))
+    np.testing.assert_array_equal(a8[:, 2], g * 16 + 8 + 2 * t)
+    b8 = fragment_map("b", (8, 32, 16), 2, 8)  # m8n32k16 is m32n8k16 transposed: B's n-blocks 0, 8, k 0-7, ...
+    for reg, (n0, k0) in enumerate([(0, 0), (8, 0), (0, 8), (8, 8), (16, 0), (24, 0), (16, 8), (24, 8)]):
+        np.testing.assert_array_equal(b8[:, 2 * reg + 1], (k0 + 2 * t + 1) * 32 + n0 + g)
+    c8 = fragment_map("c", (8, 32, 16), 4, 8)  # ... and its accumulator rows 2t, 2t + 1 of column g
+    for reg, n0 in enumerate([0, 0, 8, 8, 16, 16, 24, 24]):
+        np.testing.assert_array_equal(c8[:, reg], (2 * t + reg % 2) * 32 + n0 + g)
+    np.testing.assert_array_equal(fragment_map("c", (8, 32, 16), 2, 4)[:, :2], c8[:, :2])  # f16: MOVM.16.MT88
+    tf = fragment_map("b", (16, 16, 8), 4, 4)  # tf32 B: (k t, n g), k + 4, n + 8
+    np.testing.assert_array_equal(tf, np.stack([t * 16 + g, (t + 4) * 16 + g, t * 16 + g + 8, (t + 4) * 16 + g + 8],
+                                               1))
+    c = fragment_map("c", (16, 16, 16), 4, 8)  # the m16n8 f32 C fragments, n 0-7 then n 8-15
+    np.testing.assert_array_equal(c[:, :4], np.stack([g * 16 + 2 * t, g * 16 + 2 * t + 1, (g + 8) * 16 + 2 * t,
+                                                      (g + 8) * 16 + 2 * t + 1], 1))
+    np.testing.assert_array_equal(c[:, 4:], c[:, :4] + 8)
+
+
+def test_a_lane_reads_its_own_elements_and_the_mma_the_first_copy() -> None:
+    """Zeroing f16 A register 5 (a copy) leaves the product as it is; zeroing register 1 (rows 8-15 of the first k
+    half) changes rows 8-15 of D only."""
+    body = _F16.replace("\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {e}".format(e=_regs("e", 8)),
+                        "\tmov.b32 %aREG, 0;\n\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 " + _regs("e", 8),
+                        1)
+    rng = np.random.default_rng(5)
+    a = (rng.standard_normal((16, 32))).astype(np.float16)
+    bt = (rng.standard_normal((16, 32))).astype(np.float16)
+    args = {"k_a": a, "k_b": bt, "k_c": np.zeros((16, 16), np.float32), "k_d": np.zeros((16, 16), np.float32)}
+    plain = emulate(_F16, "k", 1, 32, args)["k_d"].reshape(16, 16).T  # stored column-major
+    copy = emulate(body.replace("REG", "5"), "k", 1, 32, args)["k_d"].reshape(16, 16).T
+    first = emulate(body.replace("REG", "1"), "k", 1, 32, args)["k_d"].reshape(16, 16).T
+    np.testing.assert_array_equal(copy, plain)
+    np.testing.assert_array_equal(first[:8], plain[:8])
+    assert (first[8:] != plain[8:]).all()

@@ -6,14 +6,21 @@ As the PTX ISA defines them: each element is picked from the eight bytes (four h
 zero-extended by its type and combined exactly; `.sat` clamps to the element's range of the destination type;
 vavrg rounds half away from zero; vset gives 1 or 0. A merge writes each masked element's low bits over c's
 element (the others keep c's); `.add` adds the masked elements' exact values to c (32 bits, wrapping). CUDA's
-`__vabsdiffu4`, `__vsads4` and `__vsadu2` are written with these instructions. The scalar video instructions (vadd,
-vshl, vmad, ...) are not emulated."""
+`__vabsdiffu4`, `__vsads4` and `__vsadu2` are written with these instructions.
+
+The scalar forms vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset and vmad as the PTX ISA's pseudocode defines
+them too: a byte, half-word or the word of a and of b (`.b0`-`.b3`, `.h0`, `.h1`), extended by type, combined exactly;
+`.sat` clamps to the destination type's range (to the byte or half-word's where the destination is a selected part);
+then a secondary `.add` / `.min` / `.max` with c (as the destination type) or, with a destination selector, the low
+bits merged into that part of c. vshl / vshr shift by b's unsigned value, clamped to 32 (`.clamp`) or taken mod 32
+(`.wrap`); vset gives 1 or 0; vmad is (+-a * b) + (+-c) (+1 with `.po`) in 128 bits, shifted right by 7 or 15
+(`.shr7` / `.shr15`, arithmetically) and clamped to the final type with `.sat`."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tcforge.ptx.operands import Reg, Sel
+from tcforge.ptx.operands import Neg, Reg, Sel
 
 _OPS = {
     "vadd": lambda a, b: a + b,
@@ -111,4 +118,131 @@ def b_video(ctx, st, parts):
     return run
 
 
-BUILDERS = {f"{op}{n}": b_video for op in (*_OPS, "vset") for n in (2, 4)}
+_PART = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
+_SCALAR = {**{k: _OPS[k] for k in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")},
+           "vshl": lambda a, b: a << b, "vshr": lambda a, b: a >> b}
+_MERGE_OK = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset")
+
+
+def _part(x: np.ndarray, sel: str | None, signed: bool) -> np.ndarray:
+    """The selected byte / half-word (or the word) of u32 values as Python ints, extended by type."""
+    shift, width = _PART.get(sel, (0, 32))
+    v = (x.astype(np.int64) >> shift) & ((1 << width) - 1)
+    if signed:
+        v = v - ((v >> (width - 1)) & 1) * (1 << width)
+    return v.astype(object)
+
+
+def _clamp(v: np.ndarray, width: int, signed: bool) -> np.ndarray:
+    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if signed else (0, (1 << width) - 1)
+    return np.minimum(np.maximum(v, lo), hi)
+
+
+def _scalar_operands(ctx, st, n: int):
+    """d (with its selector), then the sources as (register, selector, negated)."""
+    ops = st.operands
+    if len(ops) != n:
+        ctx.unsupported(st, f"{st.opcode} with {len(ops)} operands")
+    d, dsel = _split(ops[0])
+    if not isinstance(d, Reg):
+        ctx.unsupported(st, f"{st.opcode} with a non-register destination")
+    srcs = []
+    for o in ops[1:]:
+        neg = isinstance(o, Neg)
+        reg, sel = _split(o.reg if neg else o)
+        if sel is not None and sel not in _PART:
+            ctx.unsupported(st, f"{st.opcode} with the selector .{sel} (scalar forms: .b0-.b3, .h0, .h1)")
+        srcs.append((reg, sel, neg))
+    if dsel is not None and dsel not in _PART:
+        ctx.unsupported(st, f"{st.opcode} with the destination selector .{dsel}")
+    return d, dsel, srcs
+
+
+def b_scalar_video(ctx, st, parts):
+    """vadd / vsub / vabsdiff / vmin / vmax / vshl / vshr / vset (see the module's docstring)."""
+    name = parts[0]
+    types = [p for p in parts[1:] if p in ("u32", "s32")]
+    setting = name == "vset"
+    op2 = next((p for p in parts[1:] if p in ("add", "min", "max")), None)
+    cmp = next((p for p in parts[1:] if p in _CMP), None)
+    if len(types) != (2 if setting else 3) or (setting and cmp is None):
+        ctx.unsupported(st, f"{st.opcode} ({name}.dtype.atype.btype, vset.atype.btype.cmp)")
+    mode = next((p for p in parts[1:] if p in ("clamp", "wrap")), None)
+    if name in ("vshl", "vshr") and mode is None:
+        ctx.unsupported(st, f"{st.opcode} (a shift needs .clamp or .wrap)")
+    dsigned = not setting and types[0] == "s32"
+    asigned, bsigned = (t == "s32" for t in types[-2:])
+    if name in ("vshl", "vshr"):
+        bsigned = False
+    sat = "sat" in parts and not setting
+    d, dsel, srcs = _scalar_operands(ctx, st, 4 if (op2 or st.operands and isinstance(st.operands[0], Sel)) else 3)
+    if dsel is not None and op2 is not None:
+        ctx.unsupported(st, f"{st.opcode} (a destination selector and a secondary operation)")
+    if any(neg for _, _, neg in srcs):
+        ctx.unsupported(st, f"{st.opcode} (negated operands belong to vmad)")
+    (ra, asel, _), (rb, bsel, _) = srcs[:2]
+    fa, fb = ctx.src_full(ra, "u32"), ctx.src_full(rb, "u32")
+    fc = ctx.src_full(srcs[2][0], "u32") if len(srcs) > 2 else None
+    fn = _CMP[cmp] if setting else _SCALAR[name]
+    w = ctx.dst(d, "u32")
+    width = _PART.get(dsel, (0, 32))[1]
+
+    def run(m):
+        ta, tb = _part(np.asarray(fa()), asel, asigned), _part(np.asarray(fb()), bsel, bsigned)
+        if name in ("vshl", "vshr"):
+            tb = np.minimum(tb, 32) if mode == "clamp" else tb & 31
+        t = fn(ta, tb).astype(object) if setting else fn(ta, tb)
+        if sat:
+            t = _clamp(t, width, dsigned)
+        if fc is not None:
+            c = _part(np.asarray(fc()), None, dsigned)
+            if op2 == "add":
+                t = t + c
+            elif op2 == "min":
+                t = np.minimum(t, c)
+            elif op2 == "max":
+                t = np.maximum(t, c)
+            elif dsel is not None:
+                shift, _ = _PART[dsel]
+                field = ((1 << width) - 1) << shift
+                t = ((t << shift) & field) | (c & (0xFFFFFFFF ^ field))
+        w(np.array([int(x) & 0xFFFFFFFF for x in t], np.uint32), m)
+    return run
+
+
+def b_vmad(ctx, st, parts):
+    """vmad (see the module's docstring)."""
+    types = [p for p in parts[1:] if p in ("u32", "s32")]
+    if len(types) != 3:
+        ctx.unsupported(st, f"{st.opcode} (vmad.dtype.atype.btype)")
+    po, sat = "po" in parts, "sat" in parts
+    shift = 7 if "shr7" in parts else 15 if "shr15" in parts else 0
+    d, dsel, srcs = _scalar_operands(ctx, st, 4)
+    if dsel is not None or srcs[2][1] is not None:
+        ctx.unsupported(st, f"{st.opcode} with a selector on d or c")
+    (ra, asel, an), (rb, bsel, bn), (rc, _, cn) = srcs
+    negp = an != bn
+    if po and (an or bn or cn):
+        ctx.unsupported(st, f"{st.opcode} (.po with a negated operand)")
+    if negp and cn:
+        ctx.unsupported(st, f"{st.opcode} (the product and c both negated)")
+    asigned, bsigned = types[1] == "s32", types[2] == "s32"
+    signed = asigned or bsigned or negp or cn
+    fa, fb, fc = (ctx.src_full(r, "u32") for r in (ra, rb, rc))
+    w = ctx.dst(d, "u32")
+
+    def run(m):
+        p = _part(np.asarray(fa()), asel, asigned) * _part(np.asarray(fb()), bsel, bsigned)
+        c = _part(np.asarray(fc()), None, signed)
+        t = (-p if negp else p) + (-c if cn else c) + (1 if po else 0)
+        t = t >> shift  # Python ints: an arithmetic shift of the 128-bit two's complement value
+        t = np.array([((int(x) + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63) for x in t], object) if signed else \
+            np.array([int(x) & ((1 << 64) - 1) for x in t], object)
+        if sat:
+            t = _clamp(t, 32, signed)
+        w(np.array([int(x) & 0xFFFFFFFF for x in t], np.uint32), m)
+    return run
+
+
+BUILDERS = {f"{op}{n}": b_video for op in (*_OPS, "vset") for n in (2, 4)} | {
+    op: b_scalar_video for op in _MERGE_OK} | {"vmad": b_vmad}

@@ -3,11 +3,10 @@
 
 The products are the mma.sync forms ptxas lowers wmma to (numerics.tensorcore's m16n8k16 tiles; tf32 k8 as two
 chained m16n8k4 steps, which the H100 corpus's cu_wmma_tf32 pins where one k8 step differs in 1,457 bits; rows and
-columns independent; integers exact), so the results are the Hopper model's bits. The fragment's element order is
-the emulator's own, because the PTX ISA leaves it unspecified: the matrix in row-major order, thread t holding
-elements t*E .. t*E + E - 1, repeated where the fragment has more registers than elements (f16 A and B). Code that
-loads, multiplies, stores, or changes every element alike therefore runs as on the GPU; code that reads meaning into
-which element sits in which register does not."""
+columns independent; integers exact), so the results are the Hopper model's bits. The PTX ISA leaves the fragment's
+element order unspecified; ptxas (sm_90) lays a fragment out as the mma.sync fragments of its m16n8 tiles
+(`fragment_map`; m8n32k16 as the transposed m32n8k16 product), whatever the memory layout, and repeats them where the
+fragment has more registers than elements (f16 A and B); the mma reads the first copy."""
 
 from __future__ import annotations
 
@@ -39,21 +38,62 @@ def _parse(ctx, st, parts) -> tuple[tuple[int, int, int], str, str]:
     return shape, etype, layout
 
 
-def _to_regs(mat: np.ndarray, nregs: int) -> list[np.ndarray]:
-    """(W, R, C) elements -> the fragment's registers, each (W, 32) uint32: row-major, E per thread, repeated."""
-    w = mat.shape[0]
-    flat = np.ascontiguousarray(mat).reshape(w, 32, -1)
-    slots = nregs * 4 // mat.itemsize
-    flat = np.tile(flat, (1, 1, slots // flat.shape[2]))
-    return list(np.ascontiguousarray(flat).view(np.uint32).reshape(w, 32, nregs).transpose(2, 0, 1))
+def fragment_map(operand: str, shape: tuple[int, int, int], esize: int, nregs: int) -> np.ndarray:
+    """(32, nregs * 4 // esize) flat indices (the operand row-major: A m x k, B k x n, C / D m x n) of the element
+    each lane holds in each slot of the fragment (x[i], register i * esize // 4).
+
+    Registers hold 8-row blocks of the operand seen as mma.sync sees it (A m x k, B n x k, C m x n): lane 4g + t holds
+    row g and the 4 / esize columns at t of a block (f32 / s32 accumulators: columns 2t, 2t + 1 of an 8-column block
+    over two registers). A takes its 16-row tiles' blocks rows 0-7, 8-15 at each k step; B its n-blocks of 8, k steps
+    within; C and D the m16n8 tiles (m first), rows 0-7 then 8-15 in each. The blocks repeat to fill the registers.
+    m8n32k16 is the m32n8k16 product transposed (D^T = B^T A^T): its A is that one's B, its B that one's A, its C and D
+    that one's transposed."""
+    if shape == (8, 32, 16):
+        where = fragment_map({"a": "b", "b": "a"}.get(operand, operand), (32, 8, 16), esize, nregs)
+        if operand == "a":  # B^T (16 x 8) -> A (8 x 16)
+            return where % 8 * 16 + where // 8
+        if operand == "b":  # A^T (32 x 16) -> B (16 x 32)
+            return where % 16 * 32 + where // 16
+        return where % 8 * 32 + where // 8  # C^T / D^T (32 x 8) -> C / D (8 x 32)
+    m, n, k = shape
+    acc = operand in ("c", "d")
+    per = 4 // esize
+    pair = acc and esize == 4
+    rows, cols = {"a": (m, k), "b": (n, k)}.get(operand, (m, n))
+    width = 8 if pair else 4 * per
+    if operand == "a":
+        blocks = [(t + h, c) for t in range(0, rows, 16) for c in range(0, cols, width) for h in (0, 8) if t + h < rows]
+    elif operand == "b":
+        blocks = [(r, c) for r in range(0, rows, 8) for c in range(0, cols, width)]
+    else:
+        blocks = [(t + h, c) for t in range(0, rows, 16) for c in range(0, cols, 8) for h in (0, 8) if t + h < rows]
+    g, t = np.arange(32) // 4, np.arange(32) % 4
+    slots = []
+    for r0, c0 in blocks:
+        for j in range(2) if pair else range(1):
+            for e in range(per):
+                r, c = r0 + g, c0 + (2 * t + j if pair else per * t + e)
+                slots.append(c * n + r if operand == "b" else r * cols + c)
+    unique = np.stack(slots, axis=1)
+    total = nregs * per
+    assert total % unique.shape[1] == 0, (operand, shape, esize, nregs)
+    return np.tile(unique, total // unique.shape[1])
 
 
-def _from_regs(regs: list[np.ndarray], rows: int, cols: int, esize: int) -> np.ndarray:
-    """The fragment's registers -> (W, rows, cols) elements (the first copy)."""
-    words = np.stack(regs, axis=-1)  # (W, 32, nregs)
-    per = rows * cols // 32
-    elems = np.ascontiguousarray(words).view(_UINT[esize]).reshape(words.shape[0], 32, -1)[:, :, :per]
-    return elems.reshape(words.shape[0], rows, cols)
+def _to_regs(mat: np.ndarray, where: np.ndarray, nregs: int) -> list[np.ndarray]:
+    """(W, R, C) elements -> the fragment's registers, each (W, 32) uint32 (`where`: fragment_map)."""
+    elems = np.ascontiguousarray(mat.reshape(mat.shape[0], -1)[:, where])  # (W, 32, slots)
+    return list(elems.view(np.uint32).reshape(mat.shape[0], 32, nregs).transpose(2, 0, 1))
+
+
+def _from_regs(regs: list[np.ndarray], where: np.ndarray, rows: int, cols: int, esize: int) -> np.ndarray:
+    """The fragment's registers -> (W, rows, cols) elements, each from its first copy."""
+    words = np.ascontiguousarray(np.stack(regs, axis=-1))  # (W, 32, nregs)
+    elems = words.view(_UINT[esize]).reshape(words.shape[0], -1)
+    flat, first = np.unique(where.reshape(-1), return_index=True)
+    out = np.zeros((words.shape[0], rows * cols), _UINT[esize])
+    out[:, flat] = elems[:, first]
+    return out.reshape(words.shape[0], rows, cols)
 
 
 def _mem_matrix(ctx, st, op: Addr, space: str, stride_r, rows: int, cols: int, esize: int, layout: str):
@@ -92,6 +132,7 @@ def _load_store(ctx, st, parts):
     frag, mem_op = (st.operands[1], st.operands[0]) if store else (st.operands[0], st.operands[1])
     stride_r = ctx.src_full(st.operands[2], "u32") if len(st.operands) > 2 else None
     regs = _regs(frag)
+    at = fragment_map(operand, shape, esize, len(regs))
     fail = ctx.failer(st)
     where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout)
     mem = ctx.mem
@@ -107,7 +148,7 @@ def _load_store(ctx, st, parts):
 
         def run_store(m):
             warps = ctx.warps(m, st)
-            mats = _from_regs([r().reshape(-1, 32)[warps] for r in rs], rows, cols, esize)
+            mats = _from_regs([r().reshape(-1, 32)[warps] for r in rs], at, rows, cols, esize)
             addrs, lanes = where(warps, m)
             for k, lane in enumerate(lanes.tolist()):
                 flat, offs = locate(addrs[k].reshape(-1), lane)
@@ -123,7 +164,7 @@ def _load_store(ctx, st, parts):
         for k, lane in enumerate(lanes.tolist()):
             flat, offs = locate(addrs[k].reshape(-1), lane)
             mats[k] = mem.read(flat, offs, esize, 1).reshape(rows, cols)
-        for w, x in zip(ws, _to_regs(mats, len(ws)), strict=True):
+        for w, x in zip(ws, _to_regs(mats, at, len(ws)), strict=True):
             _scatter(ctx, warps, x, w, m)
     return run_load
 
@@ -151,6 +192,8 @@ def _mma(ctx, st, parts):
     d, a, b, c = st.operands[:4]
     ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
+    maps = {o: fragment_map(o, shape, size, len(r)) for o, size, r in (("a", esize, ra), ("b", esize, rb),
+                                                                          ("c", desize, rc), ("d", desize, ws))}
     sat = "satfinite" in parts
 
     def product(A, B, C):
@@ -172,11 +215,11 @@ def _mma(ctx, st, parts):
 
     def run(mk):
         warps = ctx.warps(mk, st)
-        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], m, k, esize)
-        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], k, n, esize)
-        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], m, n, desize)
+        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], maps["a"], m, k, esize)
+        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], maps["b"], k, n, esize)
+        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], maps["c"], m, n, desize)
         D = np.asarray(product(A, B, C)).astype(_UINT[desize])
-        for w, x in zip(ws, _to_regs(D, len(ws)), strict=True):
+        for w, x in zip(ws, _to_regs(D, maps["d"], len(ws)), strict=True):
             _scatter(ctx, warps, x, w, mk)
     return run
 
