@@ -4,13 +4,18 @@ fragments laid out as ptxas lays them out for sm_90."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import HEADER
+from tests.ptx.emulate.sass_lanes import PARAMS, Warp, functions
 
 from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
 from tcforge.ptx.emulate.ops_wmma import fragment_map
+from tcforge.runtime.tools import find_tool, sass_env
 
 
 def _regs(name: str, n: int) -> str:
@@ -182,3 +187,91 @@ def test_a_lane_reads_its_own_elements_and_the_mma_the_first_copy() -> None:
     np.testing.assert_array_equal(copy, plain)
     np.testing.assert_array_equal(first[:8], plain[:8])
     assert (first[8:] != plain[8:]).all()
+
+
+_CTYPE = {"f16": "half", "bf16": "__nv_bfloat16", "s8": "signed char", "u8": "unsigned char", "tf32": "float",
+          "f32": "float", "s32": "int"}
+_ESIZE = {"f16": 2, "bf16": 2, "s8": 1, "u8": 1, "tf32": 4, "f32": 4, "s32": 4}
+_SHAPES = [(16, 16, 16), (32, 8, 16), (8, 32, 16)]
+_LD = 48  # the probes' leading dimension, elements
+# (operand, shape, type, memory layout): every fragment wmma.load fills (a, b, c) and every one wmma.store.d empties
+_PROBES = ([(o, s, t, lay) for t in ("f16", "bf16", "s8", "u8") for lay in ("row", "col") for s in _SHAPES
+            for o in ("a", "b")] + [(o, (16, 16, 8), "tf32", lay) for lay in ("row", "col") for o in ("a", "b")]
+           + [(o, s, t, lay) for o in ("c", "d") for t in ("f32", "f16", "s32")
+              for s in _SHAPES + ([(16, 16, 8)] if t == "f32" else []) for lay in ("row", "col")])
+
+
+def _probe_source() -> str:
+    """One kernel per probe: a load whose fragment words go to out[word * 32 + lane], or a store of a fragment
+    filled from in[word * 32 + lane]; leading dimension _LD."""
+    lines = ["#include <mma.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "using namespace nvcuda;",
+             "template <class F> __device__ void dump(F& f, unsigned* out) { unsigned w[(sizeof(f.x) + 3) / 4]; "
+             "memcpy(w, f.x, sizeof(f.x)); for (int i = 0; i < int(sizeof(w) / 4); ++i) "
+             "out[i * 32 + threadIdx.x] = w[i]; }"]
+    for i, (op, (m, n, k), t, lay) in enumerate(_PROBES):
+        ty = _CTYPE[t]
+        if op == "d":
+            lines.append(f'extern "C" __global__ void k{i}(const unsigned* __restrict__ in, {ty}* out) {{ '
+                         f"wmma::fragment<wmma::accumulator, {m}, {n}, {k}, {ty}> f; "
+                         "unsigned w[(sizeof(f.x) + 3) / 4]; "
+                         "for (int i = 0; i < int(sizeof(w) / 4); ++i) w[i] = in[i * 32 + threadIdx.x]; "
+                         "memcpy(f.x, w, sizeof(f.x)); "
+                         f"wmma::store_matrix_sync(out, f, {_LD}, wmma::mem_{lay}_major); }}")
+            continue
+        if op == "c":
+            frag, extra = f"wmma::accumulator, {m}, {n}, {k}, {ty}", f", wmma::mem_{lay}_major"
+        else:
+            use = "wmma::precision::tf32" if t == "tf32" else ty
+            frag, extra = f"wmma::matrix_{op}, {m}, {n}, {k}, {use}, wmma::{lay}_major", ""
+        lines.append(f'extern "C" __global__ void k{i}(const {ty}* __restrict__ in, unsigned* out) {{ '
+                     f"wmma::fragment<{frag}> f; wmma::load_matrix_sync(f, in, {_LD}{extra}); dump(f, out); }}")
+    return "\n".join(lines) + "\n"
+
+
+def _moved(op: str, shape: tuple, t: str, lay: str, stores: dict) -> np.ndarray:
+    """(32, slots) flat operand indices that the symbolically run kernel moved between each lane's fragment slot and
+    memory (-1: none)."""
+    m, n, k = shape
+    es = _ESIZE[t]
+    cols = {"a": k, "b": n}.get(op, n)
+    slots = 8 if op == "d" else (max(stores) // 128 + 1) * 4 // es  # every accumulator holds 8 elements
+    got = np.full((32, slots), -1)
+    for off, val in stores.items():
+        for j in range(0, 4, es):
+            src = val[j]
+            assert list(val[j:j + es]) == [None if src is None else src + q for q in range(es)], (op, shape, val)
+            if src is None:
+                continue
+            src -= PARAMS[0x210]
+            mem, frag = (off + j, src) if op == "d" else (src, off + j)  # byte offsets in memory, in the dump
+            row, col = divmod(mem // es, _LD)
+            r, c = (row, col) if lay == "row" else (col, row)
+            word, lane = divmod(frag // 4, 32)
+            got[lane, word * (4 // es) + frag % 4 // es] = r * cols + c
+    return got
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None or find_tool("cuobjdump") is None, reason="needs nvcc and cuobjdump")
+def test_fragment_map_is_what_ptxas_generates(tmp_path) -> None:
+    """Every fragment's layout as ptxas 13.0 generates it for sm_90a: each probe's SASS run symbolically over a warp
+    (tests/ptx/emulate/sass_lanes.py) names the memory element each lane's fragment slot is loaded from (A and B in
+    four types, three shapes, both layouts; tf32; f32, f16, s32 accumulators both ways) or stored to (store.d), and
+    that is fragment_map's slot for it."""
+    (tmp_path / "p.cu").write_text(_probe_source())
+    subprocess.run(["nvcc", "-cubin", "-O3", "-arch=sm_90a", "-o", str(tmp_path / "p.cubin"), str(tmp_path / "p.cu")],
+                   check=True, capture_output=True)
+    sass = functions(subprocess.run([find_tool("cuobjdump"), "-sass", str(tmp_path / "p.cubin")], check=True,
+                                    capture_output=True, text=True, env=sass_env()).stdout)
+    wrong = []
+    for i, (op, shape, t, lay) in enumerate(_PROBES):
+        warp = Warp()
+        warp.run(sass[f"k{i}"])
+        got = _moved(op, shape, t, lay, warp.stores)
+        nregs = got.shape[1] * _ESIZE[t] // 4
+        want = fragment_map(op, shape, _ESIZE[t], nregs)
+        if op == "d":  # a store writes each element once, from its (only) slot
+            want = np.where(np.isin(np.arange(want.size).reshape(want.shape), np.unique(want, return_index=True)[1]),
+                            want, -1)
+        if not np.array_equal(got, want):
+            wrong.append(f"{op} {shape} {t} {lay}")
+    assert len(_PROBES) == 92 and not wrong, wrong

@@ -121,7 +121,7 @@ def b_video(ctx, st, parts):
 _PART = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
 _SCALAR = {**{k: _OPS[k] for k in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")},
            "vshl": lambda a, b: a << b, "vshr": lambda a, b: a >> b}
-_MERGE_OK = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset")
+_SCALAR_NAMES = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset")
 
 
 def _part(x: np.ndarray, sel: str | None, signed: bool) -> np.ndarray:
@@ -245,4 +245,4 @@ def b_vmad(ctx, st, parts):
 
 
 BUILDERS = {f"{op}{n}": b_video for op in (*_OPS, "vset") for n in (2, 4)} | {
-    op: b_scalar_video for op in _MERGE_OK} | {"vmad": b_vmad}
+    op: b_scalar_video for op in _SCALAR_NAMES} | {"vmad": b_vmad}
