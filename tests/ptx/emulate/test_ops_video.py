@@ -11,10 +11,12 @@ import subprocess
 import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import run_body, video_reference
+from tests.ptx.emulate.sass_lanes import PARAMS, Warp, functions
 
 from tcforge.ptx.emulate import emulate
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.operands import Reg, Sel, parse_operand
+from tcforge.runtime.tools import find_tool, sass_env
 
 EDGE_BYTES = np.array([0x00, 0x01, 0x7F, 0x80, 0x81, 0xFE, 0xFF, 0x40], np.uint32)
 
@@ -117,9 +119,9 @@ def test_cuda_simd_intrinsics(tmp_path) -> None:
         np.testing.assert_array_equal(got, want, err_msg=f)
 
 
-# (form, a, b, c, d) worked by hand from the PTX ISA's pseudocode: each names one rule
+# (form, a, b, c, d) worked by hand: each names one rule of the PTX ISA's pseudocode or of ptxas's expansion
 SCALAR_CASES = [
-    ("vadd.u32.u32.u32.sat %r13, %r10, %r11;", 0xFFFFFFFF, 1, 0, 0xFFFFFFFF),  # unsigned clamp
+    ("vadd.u32.u32.u32.sat %r13, %r10, %r11;", 0xFFFFFFFF, 1, 0, 0),  # ptxas clamps a u32 sum below only
     ("vadd.s32.s32.s32 %r13, %r10, %r11;", 0x7FFFFFFF, 1, 0, 0x80000000),  # no .sat: the low 32 bits
     ("vadd.s32.s32.s32.sat %r13, %r10, %r11;", 0x7FFFFFFF, 1, 0, 0x7FFFFFFF),
     ("vadd.s32.u32.s32.sat %r13, %r10, %r11;", 0xFFFFFFFF, 0xFFFFFFFF, 0, 0x7FFFFFFF),  # 2^32 - 2: 33-bit exact
@@ -170,3 +172,137 @@ def test_bad_scalar_forms_are_one_line_errors(form: str, message: str) -> None:
     with pytest.raises(EmulationError, match=re.escape(message)) as info:
         run_body(body, np.zeros((32, 3), np.uint32), 1)
     assert "\n" not in str(info.value)
+
+
+def _scalar_forms() -> list[str]:
+    """1,184 scalar video forms: every op, type triple, .sat or not, with each secondary operation, destination
+    parts (.b0 / .b2 / .h1; shifts .b1 / .h0; vset .b2 / .h1) and the plain form, source selectors drawn at random;
+    vmad in every type triple, .sat, scale and negation (-a, -b, -c, -a -b, .po)."""
+    import itertools
+    import random
+
+    pick = random.Random(7).choice
+    t2, sels = ("u32", "s32"), ["", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"]
+    out = []
+
+    def form(head: str, tail: str) -> str:
+        a, b = pick(sels), pick(sels)
+        if tail.startswith((".b", ".h")):
+            return f"{head} %0{tail}, %1{a}, %2{b}, %3;"
+        if tail:
+            return f"{head}{tail} %0, %1{a}, %2{b}, %3;"
+        return f"{head} %0, %1{a}, %2{b};"
+
+    for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax"):
+        for (d, a, b), sat in itertools.product(itertools.product(t2, t2, t2), ("", ".sat")):
+            out += [form(f"{op}.{d}.{a}.{b}{sat}", tail) for tail in ("", ".add", ".min", ".max", ".b0", ".b2", ".h1")]
+    for op in ("vshl", "vshr"):
+        for (d, a), sat, mode in itertools.product(itertools.product(t2, t2), ("", ".sat"), (".clamp", ".wrap")):
+            out += [form(f"{op}.{d}.{a}.u32{sat}{mode}", tail) for tail in ("", ".add", ".min", ".max", ".b1", ".h0")]
+    for (a, b), cmp in itertools.product(itertools.product(t2, t2), ("eq", "ne", "lt", "le", "gt", "ge")):
+        out += [form(f"vset.{a}.{b}.{cmp}", tail) for tail in ("", ".add", ".min", ".max", ".b2", ".h1")]
+    for (d, a, b), sat, scale in itertools.product(itertools.product(t2, t2, t2), ("", ".sat"),
+                                                   ("", ".shr7", ".shr15")):
+        for neg in ("", "a", "b", "c", "ab", "po"):
+            na, nb, nc = ("-" if "a" in neg else ""), ("-" if "b" in neg else ""), ("-" if neg == "c" else "")
+            po = ".po" if neg == "po" else ""
+            out.append(f"vmad.{d}.{a}.{b}{po}{sat}{scale} %0, {na}%1{pick(sels)}, {nb}%2{pick(sels)}, {nc}%3;")
+    return out
+
+
+def _ptxas_and_emulator(forms: list[str], tmp_path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The forms (32 per kernel, one result each per thread) on n input triples: (inputs, ptxas's sm_90a code run
+    by tests/ptx/emulate/sass_lanes.py, the emulator on nvcc's PTX), results (n, forms)."""
+    lines = []
+    for k in range(0, len(forms), 32):
+        lines.append(f'extern "C" __global__ void k{k // 32}(const unsigned* x, unsigned* out, int n) {{ '
+                     "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; "
+                     "unsigned a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2], r;")
+        for j, f in enumerate(forms[k:k + 32]):
+            ins = '"r"(a), "r"(b)' + ("" if f.count("%") == 3 else ', "r"(c)')
+            lines.append(f'    asm("{f}" : "=r"(r) : {ins}); out[32 * i + {j}] = r;')
+        lines.append("}")
+    src = tmp_path / "v.cu"
+    src.write_text("\n".join(lines) + "\n")
+    for kind in ("ptx", "cubin"):
+        subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(src), "-o", str(tmp_path / f"v.{kind}")],
+                       check=True, capture_output=True)
+    sass = functions(subprocess.run([find_tool("cuobjdump"), "-sass", str(tmp_path / "v.cubin")], check=True,
+                                    capture_output=True, text=True, env=sass_env()).stdout)
+    ptx = (tmp_path / "v.ptx").read_text()
+    x = _words(11, n)
+    x[::7, 1] = np.arange(len(x[::7])) % 40  # shift amounts around 32
+    memory = {PARAMS[0x210] + i: v for i, v in enumerate(x.reshape(-1).view(np.uint8).tolist())}
+    gpu, emu = np.zeros((n, len(forms)), np.uint32), np.zeros((n, len(forms)), np.uint32)
+    for k in range(0, len(forms), 32):
+        name, width = f"k{k // 32}", len(forms[k:k + 32])
+        got = np.zeros(n * 32, np.uint32)
+        for block in range(n // 32):
+            warp = Warp(memory, ctaid=block, ntid=32, n=n)
+            warp.run(sass[name])
+            for off, word in warp.stores.items():
+                got[off // 4] = word
+        gpu[:, k:k + width] = got.reshape(n, 32)[:, :width]
+        args = {f"{name}_param_0": x, f"{name}_param_1": np.zeros((n, 32), np.uint32), f"{name}_param_2": n}
+        emu[:, k:k + width] = np.asarray(emulate(ptx, name, (n // 32, 1, 1), (32, 1, 1), args)[f"{name}_param_1"]
+                                         ).reshape(n, 32)[:, :width]
+    return x, gpu, emu
+
+
+needs_sass = pytest.mark.skipif(shutil.which("nvcc") is None or find_tool("cuobjdump") is None,
+                                reason="needs nvcc and cuobjdump")
+
+
+@needs_sass
+def test_sass_lanes_runs_plain_integer_code_as_the_emulator_does(tmp_path) -> None:
+    """The SASS interpreter the scalar-form test trusts, on ptxas's code for the instructions its expansions use
+    (64-bit adds with carries, signed and unsigned 64-bit compares, min / max, funnel shifts with clamp, byte
+    permutes with sign replication, wide multiplies): the same words as the emulator on nvcc's PTX."""
+    body = ["long long sa = (int)a, sb = (int)b; unsigned long long ua = a, ub = b; unsigned v;",
+            "r = (unsigned)(sa + sb > (long long)(int)c) | (unsigned)((ua + ub < (unsigned long long)c) << 1);",
+            "r = (unsigned)((sa - sb) >> 32);",
+            "r = (unsigned)((((long long)(int)a << 20) + (long long)(int)b * (int)c) >> 13);",
+            "r = __byte_perm(a, b, c & 0xffff);",
+            'asm("shf.l.clamp.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "r"(c & 63)); r = v;',
+            'asm("shf.r.clamp.b32 %0, %1, %2, %3;" : "=r"(v) : "r"(a), "r"(b), "r"(c & 63)); r = v;',
+            "r = (unsigned)max(sa * 3, (long long)(int)c - sb);",
+            "r = (unsigned)(min(ua << 3, (unsigned long long)c + ub) >> 32);",
+            "r = (int)a < 0 ? -(int)b : (int)b + 7;",
+            "r = (unsigned)(((long long)(int)a * (long long)(int)b) >> 16);",
+            "r = (unsigned)((ua * ub) >> 32) + (sa < sb ? 5u : 9u);"]
+    src = ('extern "C" __global__ void k(const unsigned* x, unsigned* out, int n) { '
+           "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; "
+           "unsigned a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2], r; " + body[0] + " "
+           + " ".join(f"{{ {line} out[16 * i + {j}] = r; }}" for j, line in enumerate(body[1:])) + " }\n")
+    (tmp_path / "b.cu").write_text(src)
+    for kind in ("ptx", "cubin"):
+        subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(tmp_path / "b.cu"), "-o",
+                        str(tmp_path / f"b.{kind}")], check=True, capture_output=True)
+    sass = functions(subprocess.run([find_tool("cuobjdump"), "-sass", str(tmp_path / "b.cubin")], check=True,
+                                    capture_output=True, text=True, env=sass_env()).stdout)["k"]
+    n = 256
+    x = _words(12, n)
+    memory = {PARAMS[0x210] + i: v for i, v in enumerate(x.reshape(-1).view(np.uint8).tolist())}
+    got = np.zeros(n * 16, np.uint32)
+    for block in range(n // 32):
+        warp = Warp(memory, ctaid=block, ntid=32, n=n)
+        warp.run(sass)
+        for off, word in warp.stores.items():
+            got[off // 4] = word
+    args = {"k_param_0": x, "k_param_1": np.zeros(n * 16, np.uint32), "k_param_2": n}
+    want = emulate((tmp_path / "b.ptx").read_text(), "k", (n // 32, 1, 1), (32, 1, 1), args)["k_param_1"]
+    np.testing.assert_array_equal(got.reshape(n, 16)[:, :len(body) - 1], np.asarray(want).reshape(n, 16)[:, :len(
+        body) - 1])
+
+
+@needs_sass
+@pytest.mark.parametrize("every", [pytest.param(16, id="every-16th-form"),
+                                   pytest.param(1, id="all-forms", marks=pytest.mark.slow)])
+def test_scalar_forms_are_ptxas_expansion(tmp_path, every: int) -> None:
+    """sm_90 has no video unit: ptxas expands each scalar video instruction into integer code, and that code is
+    what the GPU runs. The emulator gives its words on every form of _scalar_forms (the default run: every 16th, 74
+    forms on 128 input triples; --slow: all 1,184 on 1,024), ptxas 13.0's code run by sass_lanes.py."""
+    forms = _scalar_forms()[::every]
+    x, gpu, emu = _ptxas_and_emulator(forms, tmp_path, 128 if every > 1 else 1024)
+    bad = [(f, int((gpu[:, j] != emu[:, j]).sum())) for j, f in enumerate(forms) if (gpu[:, j] != emu[:, j]).any()]
+    assert len(forms) == (74 if every > 1 else 1184) and not bad, bad[:5]

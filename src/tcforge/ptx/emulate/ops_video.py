@@ -8,13 +8,20 @@ vavrg rounds half away from zero; vset gives 1 or 0. A merge writes each masked 
 element (the others keep c's); `.add` adds the masked elements' exact values to c (32 bits, wrapping). CUDA's
 `__vabsdiffu4`, `__vsads4` and `__vsadu2` are written with these instructions.
 
-The scalar forms vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset and vmad as the PTX ISA's pseudocode defines
-them too: a byte, half-word or the word of a and of b (`.b0`-`.b3`, `.h0`, `.h1`), extended by type, combined exactly;
-`.sat` clamps to the destination type's range (to the byte or half-word's where the destination is a selected part);
-then a secondary `.add` / `.min` / `.max` with c (as the destination type) or, with a destination selector, the low
-bits merged into that part of c. vshl / vshr shift by b's unsigned value, clamped to 32 (`.clamp`) or taken mod 32
-(`.wrap`); vset gives 1 or 0; vmad is (+-a * b) + (+-c) (+1 with `.po`) in 128 bits, shifted right by 7 or 15
-(`.shr7` / `.shr15`, arithmetically) and clamped to the final type with `.sat`."""
+The scalar forms vadd, vsub, vabsdiff, vmin, vmax, vshl, vshr, vset and vmad as ptxas expands them for sm_90, which
+has no video unit: the integer code ptxas 13.0 writes is what the GPU runs, and test_ops_video.py runs that code
+(tests/ptx/emulate/sass_lanes.py) against this module on 1,184 forms. Where the expansion departs from the PTX ISA's
+pseudocode, this module follows the expansion:
+- operands: a byte, half-word or the word of a and b (`.b0`-`.b3`, `.h0`, `.h1`), extended by type, combined exactly;
+  shifts take b's unsigned value clamped to 32 (`.clamp`) or mod 32 (`.wrap`); vset gives 1 or 0.
+- `.sat` (`_saturate`): to 32 bits, the s32 range, but a u32 result only at its lower end; into a destination byte or
+  half-word, a value outside 0..2^32 - 1 (negative ones too) becomes all ones, then the unsigned minimum with the
+  part's largest value. Shifts clamp to the 32-bit range even into a part, vshl after wrapping to 34 bits.
+- `.min` / `.max` with c (`_compare_key`); `.add` adds c; a destination part takes the result's low bits, but `.h1`
+  takes its own high half unshifted.
+- vmad: a whole-word operand multiplies as signed whatever its type, c is sign-extended, the 64-bit sum +-a*b +-c
+  (+1 with `.po`) shifts right by 7 or 15 arithmetically where the ISA's final result is signed (logically
+  otherwise), and `.sat` clamps its signed value to that final type's range."""
 
 from __future__ import annotations
 
@@ -138,6 +145,27 @@ def _clamp(v: np.ndarray, width: int, signed: bool) -> np.ndarray:
     return np.minimum(np.maximum(v, lo), hi)
 
 
+def _saturate(t: np.ndarray, width: int, signed: bool) -> np.ndarray:
+    """.sat as ptxas expands it for sm_90: to 32 bits, the s32 range, or for u32 only the lower end (the result is
+    then taken mod 2^32); to a destination byte or half-word, a value outside 0..2^32 - 1 (negative ones included)
+    as all ones, then the unsigned minimum with the part's largest value (127 / 255, 32767 / 65535)."""
+    if width == 32:
+        return _clamp(t, 32, True) if signed else np.maximum(t, 0)
+    top = (1 << (width - 1)) - 1 if signed else (1 << width) - 1
+    return np.array([top if x < 0 or x >> 32 else min(int(x), top) for x in t], object)
+
+
+def _compare_key(name: str, t: np.ndarray, sat: bool, dsigned: bool, csigned: bool) -> np.ndarray:
+    """The value `.min` / `.max` compares with c (64-bit, in c's signedness): a min / max by its exact value, an
+    unsaturated shift by its 64-bit value, a sum or difference (and a saturated shift) by its low 32 bits as signed,
+    anything else by its low 32 bits in the destination's signedness where saturated, unsigned where not."""
+    if name in ("vmin", "vmax") or (name in ("vshl", "vshr") and not sat):
+        ext = t % (1 << 64)
+        return ext - (1 << 64) * (ext >> 63) if csigned or name in ("vmin", "vmax") else ext
+    lo = np.array([int(x) & 0xFFFFFFFF for x in t], object)
+    return _part(lo.astype(np.uint32), None, name in ("vadd", "vsub", "vshl", "vshr") or (sat and dsigned))
+
+
 def _scalar_operands(ctx, st, n: int):
     """d (with its selector), then the sources as (register, selector, negated)."""
     ops = st.operands
@@ -186,22 +214,31 @@ def b_scalar_video(ctx, st, parts):
     fn = _CMP[cmp] if setting else _SCALAR[name]
     w = ctx.dst(d, "u32")
     width = _PART.get(dsel, (0, 32))[1]
+    csigned = asigned if setting else dsigned  # vset's c has a's signedness
+    shift_op = name in ("vshl", "vshr")
 
     def run(m):
         ta, tb = _part(np.asarray(fa()), asel, asigned), _part(np.asarray(fb()), bsel, bsigned)
-        if name in ("vshl", "vshr"):
+        if shift_op:
             tb = np.minimum(tb, 32) if mode == "clamp" else tb & 31
         t = fn(ta, tb).astype(object) if setting else fn(ta, tb)
-        if sat:
-            t = _clamp(t, width, dsigned)
+        if sat and shift_op:
+            if name == "vshl":
+                t = np.array([(int(x) + (1 << 33)) % (1 << 34) - (1 << 33) for x in t], object)
+            t = _clamp(t, 32, dsigned)
+        elif sat:
+            t = _saturate(t, width, dsigned)
         if fc is not None:
-            c = _part(np.asarray(fc()), None, dsigned)
+            c = _part(np.asarray(fc()), None, csigned)
             if op2 == "add":
                 t = t + c
-            elif op2 == "min":
-                t = np.minimum(t, c)
-            elif op2 == "max":
-                t = np.maximum(t, c)
+            elif op2 in ("min", "max"):
+                ext = _compare_key(name, t, sat, dsigned, csigned)
+                key = ext if csigned else ext % (1 << 64)
+                keep = key < c if op2 == "min" else key > c
+                t = np.where(keep, ext, c)
+            elif dsel == "h1":
+                t = (t & 0xFFFF0000) | (c & 0xFFFF)
             elif dsel is not None:
                 shift, _ = _PART[dsel]
                 field = ((1 << width) - 1) << shift
@@ -227,19 +264,21 @@ def b_vmad(ctx, st, parts):
     if negp and cn:
         ctx.unsupported(st, f"{st.opcode} (the product and c both negated)")
     asigned, bsigned = types[1] == "s32", types[2] == "s32"
-    signed = asigned or bsigned or negp or cn
+    signed = asigned or bsigned or negp or cn  # the ISA's signed final result
     fa, fb, fc = (ctx.src_full(r, "u32") for r in (ra, rb, rc))
     w = ctx.dst(d, "u32")
+    wrap = 1 << 64
 
     def run(m):
-        p = _part(np.asarray(fa()), asel, asigned) * _part(np.asarray(fb()), bsel, bsigned)
-        c = _part(np.asarray(fc()), None, signed)
-        t = (-p if negp else p) + (-c if cn else c) + (1 if po else 0)
-        t = t >> shift  # Python ints: an arithmetic shift of the 128-bit two's complement value
-        t = np.array([((int(x) + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63) for x in t], object) if signed else \
-            np.array([int(x) & ((1 << 64) - 1) for x in t], object)
+        p = _part(np.asarray(fa()), asel, asigned or asel is None) * _part(np.asarray(fb()), bsel,
+                                                                         bsigned or bsel is None)
+        c = _part(np.asarray(fc()), None, True)
+        t = ((-p if negp else p) + (-c if cn else c) + (1 if po else 0)) % wrap
+        if signed:
+            t = t - wrap * (t >> 63)
+        t = (t >> shift) % wrap
         if sat:
-            t = _clamp(t, 32, signed)
+            t = _clamp(t - wrap * (t >> 63), 32, signed)
         w(np.array([int(x) & 0xFFFFFFFF for x in t], np.uint32), m)
     return run
 
