@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import run_body, video_reference
 from tests.ptx.emulate.sass_lanes import PARAMS, Warp, functions
+from tools.corpus.video import scalar_forms, source
 
 from tcforge.ptx.emulate import emulate
 from tcforge.ptx.emulate.machine import EmulationError
@@ -174,56 +175,11 @@ def test_bad_scalar_forms_are_one_line_errors(form: str, message: str) -> None:
     assert "\n" not in str(info.value)
 
 
-def _scalar_forms() -> list[str]:
-    """1,184 scalar video forms: every op, type triple, .sat or not, with each secondary operation, destination
-    parts (.b0 / .b2 / .h1; shifts .b1 / .h0; vset .b2 / .h1) and the plain form, source selectors drawn at random;
-    vmad in every type triple, .sat, scale and negation (-a, -b, -c, -a -b, .po)."""
-    import itertools
-    import random
-
-    pick = random.Random(7).choice
-    t2, sels = ("u32", "s32"), ["", ".b0", ".b1", ".b2", ".b3", ".h0", ".h1"]
-    out = []
-
-    def form(head: str, tail: str) -> str:
-        a, b = pick(sels), pick(sels)
-        if tail.startswith((".b", ".h")):
-            return f"{head} %0{tail}, %1{a}, %2{b}, %3;"
-        if tail:
-            return f"{head}{tail} %0, %1{a}, %2{b}, %3;"
-        return f"{head} %0, %1{a}, %2{b};"
-
-    for op in ("vadd", "vsub", "vabsdiff", "vmin", "vmax"):
-        for (d, a, b), sat in itertools.product(itertools.product(t2, t2, t2), ("", ".sat")):
-            out += [form(f"{op}.{d}.{a}.{b}{sat}", tail) for tail in ("", ".add", ".min", ".max", ".b0", ".b2", ".h1")]
-    for op in ("vshl", "vshr"):
-        for (d, a), sat, mode in itertools.product(itertools.product(t2, t2), ("", ".sat"), (".clamp", ".wrap")):
-            out += [form(f"{op}.{d}.{a}.u32{sat}{mode}", tail) for tail in ("", ".add", ".min", ".max", ".b1", ".h0")]
-    for (a, b), cmp in itertools.product(itertools.product(t2, t2), ("eq", "ne", "lt", "le", "gt", "ge")):
-        out += [form(f"vset.{a}.{b}.{cmp}", tail) for tail in ("", ".add", ".min", ".max", ".b2", ".h1")]
-    for (d, a, b), sat, scale in itertools.product(itertools.product(t2, t2, t2), ("", ".sat"),
-                                                   ("", ".shr7", ".shr15")):
-        for neg in ("", "a", "b", "c", "ab", "po"):
-            na, nb, nc = ("-" if "a" in neg else ""), ("-" if "b" in neg else ""), ("-" if neg == "c" else "")
-            po = ".po" if neg == "po" else ""
-            out.append(f"vmad.{d}.{a}.{b}{po}{sat}{scale} %0, {na}%1{pick(sels)}, {nb}%2{pick(sels)}, {nc}%3;")
-    return out
-
-
 def _ptxas_and_emulator(forms: list[str], tmp_path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The forms (32 per kernel, one result each per thread) on n input triples: (inputs, ptxas's sm_90a code run
     by tests/ptx/emulate/sass_lanes.py, the emulator on nvcc's PTX), results (n, forms)."""
-    lines = []
-    for k in range(0, len(forms), 32):
-        lines.append(f'extern "C" __global__ void k{k // 32}(const unsigned* x, unsigned* out, int n) {{ '
-                     "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; "
-                     "unsigned a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2], r;")
-        for j, f in enumerate(forms[k:k + 32]):
-            ins = '"r"(a), "r"(b)' + ("" if f.count("%") == 3 else ', "r"(c)')
-            lines.append(f'    asm("{f}" : "=r"(r) : {ins}); out[32 * i + {j}] = r;')
-        lines.append("}")
     src = tmp_path / "v.cu"
-    src.write_text("\n".join(lines) + "\n")
+    src.write_text(source(forms))
     for kind in ("ptx", "cubin"):
         subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(src), "-o", str(tmp_path / f"v.{kind}")],
                        check=True, capture_output=True)
@@ -300,9 +256,9 @@ def test_sass_lanes_runs_plain_integer_code_as_the_emulator_does(tmp_path) -> No
                                    pytest.param(1, id="all-forms", marks=pytest.mark.slow)])
 def test_scalar_forms_are_ptxas_expansion(tmp_path, every: int) -> None:
     """sm_90 has no video unit: ptxas expands each scalar video instruction into integer code, and that code is
-    what the GPU runs. The emulator gives its words on every form of _scalar_forms (the default run: every 16th, 74
-    forms on 128 input triples; --slow: all 1,184 on 1,024), ptxas 13.0's code run by sass_lanes.py."""
-    forms = _scalar_forms()[::every]
+    what the GPU runs. The emulator gives its words on the forms of tools/corpus/video.py (the default run: every
+    16th, 74 forms on 128 input triples; --slow: all 1,184 on 1,024), ptxas 13.0's code run by sass_lanes.py."""
+    forms = scalar_forms()[::every]
     x, gpu, emu = _ptxas_and_emulator(forms, tmp_path, 128 if every > 1 else 1024)
     bad = [(f, int((gpu[:, j] != emu[:, j]).sum())) for j, f in enumerate(forms) if (gpu[:, j] != emu[:, j]).any()]
     assert len(forms) == (74 if every > 1 else 1184) and not bad, bad[:5]
