@@ -1537,10 +1537,13 @@ extern "C" __global__ void wmma_tf32(const float* a, const float* b, const float
     wmma::store_matrix_sync(d + band * 256, fc, 16, wmma::mem_row_major);
 }
 
+#endif
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900  // the layout probes run on sm_90a only
 // Where each matrix element sits in a wmma fragment (the PTX ISA leaves it unspecified): block b takes one
-// (operand, shape, type, layout) in the order of wmma_map's switch. A and B fragments are loaded from two random matrices (leading
-// dimension WMMA_LD elements, WMMA_SRC elements apart) and their words dumped lane by lane; accumulators are loaded
-// with the row- and the column-major memory layout and dumped, then filled from random words and stored both ways.
+// (operand, shape, type, layout) in the order of wmma_map's switch. A and B fragments are loaded from two random
+// matrices (leading dimension WMMA_LD elements, WMMA_SRC elements apart) and their words dumped lane by lane;
+// accumulators are loaded with the row- and the column-major memory layout and dumped, then filled from random
+// words and stored both ways.
 #define WMMA_LD 48
 #define WMMA_SRC 2048
 template <class Frag>

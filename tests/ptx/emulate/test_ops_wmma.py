@@ -251,6 +251,7 @@ def _moved(op: str, shape: tuple, t: str, lay: str, stores: dict) -> np.ndarray:
     return got
 
 
+@pytest.mark.slow  # the default run has the H100's word on the layouts: the corpus entry cu_wmma_fragment_map
 @pytest.mark.skipif(shutil.which("nvcc") is None or find_tool("cuobjdump") is None, reason="needs nvcc and cuobjdump")
 def test_fragment_map_is_what_ptxas_generates(tmp_path) -> None:
     """Every fragment's layout as ptxas 13.0 generates it for sm_90a: each probe's SASS run symbolically over a warp
