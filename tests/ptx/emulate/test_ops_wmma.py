@@ -86,8 +86,8 @@ def test_s8_wmma_is_the_exact_sum_clamped() -> None:
 
 def test_fragment_elements_changed_alike_and_unmodelled_forms() -> None:
     """Every element of a fragment doubled (f16x2 adds over all its registers, the repeated copies too) doubles the
-    product; a wmma form with mixed C and D types, or a generic load from an address in no window, is a one-line
-    error."""
+    product; a wmma form with mixed C and D types, a fragment of the wrong size, or a generic load from an address
+    in no window, is a one-line error."""
     body = _F16.replace("\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {e}".format(e=_regs("e", 8)),
                         "".join(f"\tadd.rn.f16x2 %a{i}, %a{i}, %a{i};\n" for i in range(8))
                         + "\twmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 " + _regs("e", 8), 1)
@@ -99,6 +99,11 @@ def test_fragment_elements_changed_alike_and_unmodelled_forms() -> None:
         f=_regs("f", 8)))
     with pytest.raises(EmulationError, match=r"D and C of one type"):
         emulate(mixed, "k", 1, 32, args)
+    short = _F16.replace("wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {a}".format(a=_regs("a", 8)),
+                         "wmma.load.a.sync.aligned.row.m16n16k16.global.f16 " + _regs("a", 3), 1)
+    with pytest.raises(EmulationError, match=r"3 registers for a wmma a fragment of m16n16k16") as info:
+        emulate(short, "k", 1, 32, args)  # a fragment of the wrong size: named, not a traceback
+    assert "\n" not in str(info.value)
     stray = _F16.replace("ld.param.u64 %rd1, [k_a];", "mov.u64 %rd1, 256;").replace(
         "m16n16k16.global.f16 {a}".format(a=_regs("a", 8)), "m16n16k16.f16 " + _regs("a", 8), 1)
     with pytest.raises(EmulationError, match=r"global load of 2 bytes at 0x100 is outside every buffer"):

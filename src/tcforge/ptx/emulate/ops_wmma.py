@@ -76,7 +76,9 @@ def fragment_map(operand: str, shape: tuple[int, int, int], esize: int, nregs: i
                 slots.append(c * n + r if operand == "b" else r * cols + c)
     unique = np.stack(slots, axis=1)
     total = nregs * per
-    assert total % unique.shape[1] == 0, (operand, shape, esize, nregs)
+    if total == 0 or total % unique.shape[1]:
+        raise ValueError(f"{nregs} registers for a wmma {operand} fragment of m{m}n{n}k{k} with {esize}-byte "
+                         f"elements (ptxas's layout fills {unique.shape[1] // per} or a multiple)")
     return np.tile(unique, total // unique.shape[1])
 
 
@@ -132,7 +134,10 @@ def _load_store(ctx, st, parts):
     frag, mem_op = (st.operands[1], st.operands[0]) if store else (st.operands[0], st.operands[1])
     stride_r = ctx.src_full(st.operands[2], "u32") if len(st.operands) > 2 else None
     regs = _regs(frag)
-    at = fragment_map(operand, shape, esize, len(regs))
+    try:
+        at = fragment_map(operand, shape, esize, len(regs))
+    except ValueError as e:
+        ctx.unsupported(st, f"{st.opcode} ({e})")
     fail = ctx.failer(st)
     where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout)
     mem = ctx.mem
@@ -192,8 +197,11 @@ def _mma(ctx, st, parts):
     d, a, b, c = st.operands[:4]
     ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
-    maps = {o: fragment_map(o, shape, size, len(r)) for o, size, r in (("a", esize, ra), ("b", esize, rb),
-                                                                          ("c", desize, rc), ("d", desize, ws))}
+    try:
+        maps = {o: fragment_map(o, shape, size, len(r)) for o, size, r in (("a", esize, ra), ("b", esize, rb),
+                                                                              ("c", desize, rc), ("d", desize, ws))}
+    except ValueError as e:
+        ctx.unsupported(st, f"{st.opcode} ({e})")
     sat = "satfinite" in parts
 
     def product(A, B, C):
