@@ -276,24 +276,38 @@ def b_atom(ctx, st, parts):
     b = ops[1] if red else ops[2]
     c = ops[3] if (op == "cas" and not red) else None
     width = TYPE_BYTES[ptype]
-    load = _access(ctx, st, space, address(ctx, st, a, space), width, 1, False)
-    store = _access(ctx, st, space, address(ctx, st, a, space), width, 1, True)
+    addr_fn = address(ctx, st, a, space)
+    load = _access(ctx, st, space, addr_fn, width, 1, False)
+    store = _access(ctx, st, space, addr_fn, width, 1, True)
     rb, rc = ctx.src_full(b, ptype), (ctx.src_full(c, ptype) if c is not None else None)
     w = ctx.dst(d, ptype) if d is not None else None
     dt = UINT[width]
     global_space = space != "shared"  # generic addresses as global memory (assumed)
+    mem, fail = ctx.mem, ctx.failer(st)
+    # global and shared locations are known up front: lanes go in rounds, the r-th lane at each location in round
+    # r, which keeps lane order wherever lanes meet; other spaces (and recorded runs) one lane at a time
+    rounds = space in ("global", "shared") and mem.record is None
 
     def run(m):
         lanes = ctx.lanes(m)
         xb = rb()
         yc = rc() if rc is not None else None
         olds = np.zeros(len(lanes), dt)
-        for i, ln in enumerate(lanes):  # one lane at a time, in lane order
-            one = lanes[i:i + 1]
-            old = load(one)[:, 0]
-            new = reduce_values(op, ptype, global_space, old, xb[ln:ln + 1], yc[ln:ln + 1] if yc is not None else None)
-            store(one, new[:, None])
-            olds[i] = old[0]
+        if rounds:
+            _, offs = mem.locate(space, addr_fn(lanes), lanes, width, fail, False)
+            order = np.argsort(offs, kind="stable")
+            first = np.r_[True, offs[order][1:] != offs[order][:-1]]
+            rank = np.empty(len(lanes), np.int64)
+            rank[order] = np.arange(len(lanes)) - np.maximum.accumulate(np.where(first, np.arange(len(lanes)), 0))
+            batches = [np.flatnonzero(rank == r) for r in range(int(rank.max(initial=-1)) + 1)]
+        else:
+            batches = [np.array([i]) for i in range(len(lanes))]  # one lane at a time, in lane order
+        for sel in batches:
+            some = lanes[sel]
+            old = load(some)[:, 0]
+            new = reduce_values(op, ptype, global_space, old, xb[some], yc[some] if yc is not None else None)
+            store(some, new[:, None])
+            olds[sel] = old
         if w is not None:
             full = np.zeros(ctx.n, dt)
             full[lanes] = olds
