@@ -293,21 +293,27 @@ def b_atom(ctx, st, parts):
         xb = rb()
         yc = rc() if rc is not None else None
         olds = np.zeros(len(lanes), dt)
-        if rounds:
-            _, offs = mem.locate(space, addr_fn(lanes), lanes, width, fail, False)
+        if rounds:  # every lane's location resolved (and checked) once, then read and written per round
+            flat, offs = mem.locate(space, addr_fn(lanes), lanes, width, fail, True)
             order = np.argsort(offs, kind="stable")
             first = np.r_[True, offs[order][1:] != offs[order][:-1]]
             rank = np.empty(len(lanes), np.int64)
             rank[order] = np.arange(len(lanes)) - np.maximum.accumulate(np.where(first, np.arange(len(lanes)), 0))
-            batches = [np.flatnonzero(rank == r) for r in range(int(rank.max(initial=-1)) + 1)]
+            for r in range(int(rank.max(initial=-1)) + 1):
+                sel = np.flatnonzero(rank == r)
+                old = mem.read(flat, offs[sel], width, 1)[:, 0]
+                new = reduce_values(op, ptype, global_space, old, xb[lanes[sel]],
+                                    yc[lanes[sel]] if yc is not None else None)
+                mem.write(flat, offs[sel], width, new[:, None])
+                olds[sel] = old
         else:
-            batches = [np.array([i]) for i in range(len(lanes))]  # one lane at a time, in lane order
-        for sel in batches:
-            some = lanes[sel]
-            old = load(some)[:, 0]
-            new = reduce_values(op, ptype, global_space, old, xb[some], yc[some] if yc is not None else None)
-            store(some, new[:, None])
-            olds[sel] = old
+            for i, ln in enumerate(lanes):  # one lane at a time, in lane order
+                one = lanes[i:i + 1]
+                old = load(one)[:, 0]
+                new = reduce_values(op, ptype, global_space, old, xb[ln:ln + 1],
+                                    yc[ln:ln + 1] if yc is not None else None)
+                store(one, new[:, None])
+                olds[i] = old[0]
         if w is not None:
             full = np.zeros(ctx.n, dt)
             full[lanes] = olds

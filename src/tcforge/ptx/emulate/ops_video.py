@@ -101,7 +101,6 @@ def b_video(ctx, st, parts):
     keep = _mask(ctx, st, dmask, n)
     ra, rb, rc = (ctx.src_full(x, "u32") for x in (areg, breg, creg))
     w = ctx.dst(dreg, "u32")
-    lo, hi = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if dtype == "s32" else (0, (1 << width) - 1)
     field = np.int64((1 << width) - 1)
 
     def run(m):
@@ -112,7 +111,7 @@ def b_video(ctx, st, parts):
         vb = _elements(both, pb, width, tb == "s32")
         t = [fn(x, y).astype(np.int64) for x, y in zip(va, vb, strict=True)]
         if sat:
-            t = [np.clip(x, lo, hi) for x in t]
+            t = [_clamp(x, width, dtype == "s32") for x in t]
         if add:
             d = c + sum(x for x, k in zip(t, keep, strict=True) if k)
         else:
@@ -128,16 +127,17 @@ def b_video(ctx, st, parts):
 _PART = {"b0": (0, 8), "b1": (8, 8), "b2": (16, 8), "b3": (24, 8), "h0": (0, 16), "h1": (16, 16)}
 _SCALAR = {**{k: _OPS[k] for k in ("vadd", "vsub", "vabsdiff", "vmin", "vmax")},
            "vshl": lambda a, b: a << b, "vshr": lambda a, b: a >> b}
-_SCALAR_NAMES = ("vadd", "vsub", "vabsdiff", "vmin", "vmax", "vshl", "vshr", "vset")
 
 
 def _part(x: np.ndarray, sel: str | None, signed: bool) -> np.ndarray:
     """The selected byte / half-word (or the word) of u32 values as Python ints, extended by type."""
     shift, width = _PART.get(sel, (0, 32))
-    v = (x.astype(np.int64) >> shift) & ((1 << width) - 1)
-    if signed:
-        v = v - ((v >> (width - 1)) & 1) * (1 << width)
-    return v.astype(object)
+    return _elements(x.astype(np.int64), (shift // width,), width, signed)[0].astype(object)
+
+
+def _word(t: np.ndarray) -> np.ndarray:
+    """Python ints -> their low 32 bits as uint32."""
+    return np.array([int(x) & 0xFFFFFFFF for x in t], np.uint32)
 
 
 def _clamp(v: np.ndarray, width: int, signed: bool) -> np.ndarray:
@@ -162,8 +162,7 @@ def _compare_key(name: str, t: np.ndarray, sat: bool, dsigned: bool, csigned: bo
     if name in ("vmin", "vmax") or (name in ("vshl", "vshr") and not sat):
         ext = t % (1 << 64)
         return ext - (1 << 64) * (ext >> 63) if csigned or name in ("vmin", "vmax") else ext
-    lo = np.array([int(x) & 0xFFFFFFFF for x in t], object)
-    return _part(lo.astype(np.uint32), None, name in ("vadd", "vsub", "vshl", "vshr") or (sat and dsigned))
+    return _part(_word(t), None, name in ("vadd", "vsub", "vshl", "vshr") or (sat and dsigned))
 
 
 def _scalar_operands(ctx, st, n: int):
@@ -243,7 +242,7 @@ def b_scalar_video(ctx, st, parts):
                 shift, _ = _PART[dsel]
                 field = ((1 << width) - 1) << shift
                 t = ((t << shift) & field) | (c & (0xFFFFFFFF ^ field))
-        w(np.array([int(x) & 0xFFFFFFFF for x in t], np.uint32), m)
+        w(_word(t), m)
     return run
 
 
@@ -279,9 +278,9 @@ def b_vmad(ctx, st, parts):
         t = (t >> shift) % wrap
         if sat:
             t = _clamp(t - wrap * (t >> 63), 32, signed)
-        w(np.array([int(x) & 0xFFFFFFFF for x in t], np.uint32), m)
+        w(_word(t), m)
     return run
 
 
 BUILDERS = {f"{op}{n}": b_video for op in (*_OPS, "vset") for n in (2, 4)} | {
-    op: b_scalar_video for op in _SCALAR_NAMES} | {"vmad": b_vmad}
+    op: b_scalar_video for op in (*_SCALAR, "vset")} | {"vmad": b_vmad}
