@@ -9,6 +9,12 @@ number; used to run ptxas's own expansion of an instruction as the GPU would. Op
 from __future__ import annotations
 
 import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+from tcforge.runtime.tools import find_tool, sass_env
 
 M32 = 0xFFFFFFFF
 PARAMS = {0x210: 0x1000_0000, 0x218: 0x2000_0000}  # c[0x0][0x210]: the input, c[0x0][0x218]: the output
@@ -302,3 +308,28 @@ def functions(sass: str) -> dict[str, str]:
     """cuobjdump -sass text split by function: name -> its instruction text."""
     parts = re.split(r"\s+Function : (\S+)", sass)
     return {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+
+
+def build(source: str, workdir: Path, ptx: bool = True) -> tuple[str | None, dict[str, str]]:
+    """CUDA `source` through nvcc for sm_90a: its PTX (None where `ptx` is false) and its SASS by function."""
+    cu = workdir / "k.cu"
+    cu.write_text(source)
+    for kind in ("ptx", "cubin") if ptx else ("cubin",):
+        subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(cu), "-o", str(workdir / f"k.{kind}")],
+                       check=True, capture_output=True)
+    sass = subprocess.run([find_tool("cuobjdump"), "-sass", str(workdir / "k.cubin")], check=True,
+                          capture_output=True, text=True, env=sass_env()).stdout
+    return ((workdir / "k.ptx").read_text() if ptx else None), functions(sass)
+
+
+def run_blocks(sass: str, x: np.ndarray, n: int, words: int) -> np.ndarray:
+    """A kernel `(x, out, n)` run concretely over n / 32 one-warp blocks, x its input: out, `words` uint32 per
+    thread."""
+    memory = {PARAMS[0x210] + i: v for i, v in enumerate(np.ascontiguousarray(x).reshape(-1).view(np.uint8).tolist())}
+    out = np.zeros(n * words, np.uint32)
+    for block in range(n // 32):
+        warp = Warp(memory, ctaid=block, ntid=32, n=n)
+        warp.run(sass)
+        for off, word in warp.stores.items():
+            out[off // 4] = word
+    return out.reshape(n, words)

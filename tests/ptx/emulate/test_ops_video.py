@@ -11,13 +11,13 @@ import subprocess
 import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import run_body, video_reference
-from tests.ptx.emulate.sass_lanes import PARAMS, Warp, functions
+from tests.ptx.emulate.sass_lanes import build, run_blocks
 from tools.corpus.video import scalar_forms, source
 
 from tcforge.ptx.emulate import emulate
 from tcforge.ptx.emulate.machine import EmulationError
 from tcforge.ptx.operands import Reg, Sel, parse_operand
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import find_tool
 
 EDGE_BYTES = np.array([0x00, 0x01, 0x7F, 0x80, 0x81, 0xFE, 0xFF, 0x40], np.uint32)
 
@@ -178,27 +178,13 @@ def test_bad_scalar_forms_are_one_line_errors(form: str, message: str) -> None:
 def _ptxas_and_emulator(forms: list[str], tmp_path, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The forms (32 per kernel, one result each per thread) on n input triples: (inputs, ptxas's sm_90a code run
     by tests/ptx/emulate/sass_lanes.py, the emulator on nvcc's PTX), results (n, forms)."""
-    src = tmp_path / "v.cu"
-    src.write_text(source(forms))
-    for kind in ("ptx", "cubin"):
-        subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(src), "-o", str(tmp_path / f"v.{kind}")],
-                       check=True, capture_output=True)
-    sass = functions(subprocess.run([find_tool("cuobjdump"), "-sass", str(tmp_path / "v.cubin")], check=True,
-                                    capture_output=True, text=True, env=sass_env()).stdout)
-    ptx = (tmp_path / "v.ptx").read_text()
+    ptx, sass = build(source(forms), tmp_path)
     x = _words(11, n)
     x[::7, 1] = np.arange(len(x[::7])) % 40  # shift amounts around 32
-    memory = {PARAMS[0x210] + i: v for i, v in enumerate(x.reshape(-1).view(np.uint8).tolist())}
     gpu, emu = np.zeros((n, len(forms)), np.uint32), np.zeros((n, len(forms)), np.uint32)
     for k in range(0, len(forms), 32):
         name, width = f"k{k // 32}", len(forms[k:k + 32])
-        got = np.zeros(n * 32, np.uint32)
-        for block in range(n // 32):
-            warp = Warp(memory, ctaid=block, ntid=32, n=n)
-            warp.run(sass[name])
-            for off, word in warp.stores.items():
-                got[off // 4] = word
-        gpu[:, k:k + width] = got.reshape(n, 32)[:, :width]
+        gpu[:, k:k + width] = run_blocks(sass[name], x, n, 32)[:, :width]
         args = {f"{name}_param_0": x, f"{name}_param_1": np.zeros((n, 32), np.uint32), f"{name}_param_2": n}
         emu[:, k:k + width] = np.asarray(emulate(ptx, name, (n // 32, 1, 1), (32, 1, 1), args)[f"{name}_param_1"]
                                          ).reshape(n, 32)[:, :width]
@@ -231,25 +217,13 @@ def test_sass_lanes_runs_plain_integer_code_as_the_emulator_does(tmp_path) -> No
            "int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; "
            "unsigned a = x[3 * i], b = x[3 * i + 1], c = x[3 * i + 2], r; " + body[0] + " "
            + " ".join(f"{{ {line} out[16 * i + {j}] = r; }}" for j, line in enumerate(body[1:])) + " }\n")
-    (tmp_path / "b.cu").write_text(src)
-    for kind in ("ptx", "cubin"):
-        subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(tmp_path / "b.cu"), "-o",
-                        str(tmp_path / f"b.{kind}")], check=True, capture_output=True)
-    sass = functions(subprocess.run([find_tool("cuobjdump"), "-sass", str(tmp_path / "b.cubin")], check=True,
-                                    capture_output=True, text=True, env=sass_env()).stdout)["k"]
+    ptx, sass = build(src, tmp_path)
     n = 256
     x = _words(12, n)
-    memory = {PARAMS[0x210] + i: v for i, v in enumerate(x.reshape(-1).view(np.uint8).tolist())}
-    got = np.zeros(n * 16, np.uint32)
-    for block in range(n // 32):
-        warp = Warp(memory, ctaid=block, ntid=32, n=n)
-        warp.run(sass)
-        for off, word in warp.stores.items():
-            got[off // 4] = word
+    got = run_blocks(sass["k"], x, n, 16)
     args = {"k_param_0": x, "k_param_1": np.zeros(n * 16, np.uint32), "k_param_2": n}
-    want = emulate((tmp_path / "b.ptx").read_text(), "k", (n // 32, 1, 1), (32, 1, 1), args)["k_param_1"]
-    np.testing.assert_array_equal(got.reshape(n, 16)[:, :len(body) - 1], np.asarray(want).reshape(n, 16)[:, :len(
-        body) - 1])
+    want = emulate(ptx, "k", (n // 32, 1, 1), (32, 1, 1), args)["k_param_1"]
+    np.testing.assert_array_equal(got[:, :len(body) - 1], np.asarray(want).reshape(n, 16)[:, :len(body) - 1])
 
 
 @needs_sass

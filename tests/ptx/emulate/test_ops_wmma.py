@@ -5,17 +5,16 @@ fragments laid out as ptxas lays them out for sm_90."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
 from tests.ptx.emulate.kernels import HEADER
-from tests.ptx.emulate.sass_lanes import PARAMS, Warp, functions
+from tests.ptx.emulate.sass_lanes import PARAMS, Warp, build
 
 from tcforge.numerics.tensorcore import HOPPER_FORMS, tc_mma
 from tcforge.ptx.emulate import EmulationError, emulate
 from tcforge.ptx.emulate.ops_wmma import fragment_map
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import find_tool
 
 
 def _regs(name: str, n: int) -> str:
@@ -263,11 +262,7 @@ def test_fragment_map_is_what_ptxas_generates(tmp_path) -> None:
     (tests/ptx/emulate/sass_lanes.py) names the memory element each lane's fragment slot is loaded from (A and B in
     four types, three shapes, both layouts; tf32; f32, f16, s32 accumulators both ways) or stored to (store.d), and
     that is fragment_map's slot for it."""
-    (tmp_path / "p.cu").write_text(_probe_source())
-    subprocess.run(["nvcc", "-cubin", "-O3", "-arch=sm_90a", "-o", str(tmp_path / "p.cubin"), str(tmp_path / "p.cu")],
-                   check=True, capture_output=True)
-    sass = functions(subprocess.run([find_tool("cuobjdump"), "-sass", str(tmp_path / "p.cubin")], check=True,
-                                    capture_output=True, text=True, env=sass_env()).stdout)
+    _, sass = build(_probe_source(), tmp_path, ptx=False)
     wrong = []
     for i, (op, shape, t, lay) in enumerate(_PROBES):
         warp = Warp()
