@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 #include <stdint.h>
+#include <type_traits>
 
 #define FULL 0xffffffffu
 
@@ -1645,6 +1646,90 @@ extern "C" __global__ void wmma_copies(const half* a, const half* b, float* d)
     if (shape == 0) wmma_copy_probe<16, 16, 16>(a, b, which, reg, d);
     else if (shape == 1) wmma_copy_probe<32, 8, 16>(a, b, which, reg, d);
     else wmma_copy_probe<8, 32, 16>(a, b, which, reg, d);
+}
+
+// The f64 and sub-byte wmma shapes. Blocks 0-7: m8n8k4 f64, D = C + A (8 x 16) B (16 x 8) in four k4 steps, block b
+// rounding each step .rn / .rz / .rm / .rp (b % 4), A row-major and B column-major (b < 4) or the other way, C
+// loaded row-major and D stored column-major where b is odd. Blocks 8-13: m8n8k32 s4 / u4 (satfinite, then
+// wrapping) and m8n8k128 b1 (.xor.popc, .and.popc) over two k steps, A row-major and B column-major, leading
+// dimension 16 bytes beyond the two steps and `odd` elements more (a part word, which the load cuts off). Each
+// lane dumps its first A and B fragments and its last accumulator words to dump[block * 256 + word * 32 + lane].
+#define WMMA_F64_MMA(al, bl, rnd)                                                                             \
+    asm volatile("wmma.mma.sync.aligned." al "." bl ".m8n8k4.f64.f64.f64.f64." rnd " {%0, %1}, {%2}, {%3}, {%0, %1};" \
+                 : "+d"(fc.x[0]), "+d"(fc.x[1]) : "d"(fa.x[0]), "d"(fb.x[0]))
+template <class LA, class LB>
+__device__ void wmma_f64_band(const double* a, const double* b, const double* c, double* d, unsigned* dump, int mode)
+{
+    constexpr bool a_row = std::is_same<LA, row_major>::value, b_row = std::is_same<LB, row_major>::value;
+    wmma::fragment<matrix_a, 8, 8, 4, double, LA> fa;
+    wmma::fragment<matrix_b, 8, 8, 4, double, LB> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, 4, double> fc;
+    wmma::load_matrix_sync(fc, c, 8, blockIdx.x % 2 ? wmma::mem_row_major : wmma::mem_col_major);
+    for (int k = 0; k < 16; k += 4) {
+        wmma::load_matrix_sync(fa, a + (a_row ? k : k * 8), a_row ? 16 : 8);
+        wmma::load_matrix_sync(fb, b + (b_row ? k * 8 : k), b_row ? 8 : 16);
+        if (k == 0) {
+            wmma_dump(fa, dump);
+            wmma_dump(fb, dump + 64);
+        }
+        if (a_row) {
+            if (mode == 0) WMMA_F64_MMA("row", "col", "rn");
+            else if (mode == 1) WMMA_F64_MMA("row", "col", "rz");
+            else if (mode == 2) WMMA_F64_MMA("row", "col", "rm");
+            else WMMA_F64_MMA("row", "col", "rp");
+        } else {
+            if (mode == 0) WMMA_F64_MMA("col", "row", "rn");
+            else if (mode == 1) WMMA_F64_MMA("col", "row", "rz");
+            else if (mode == 2) WMMA_F64_MMA("col", "row", "rm");
+            else WMMA_F64_MMA("col", "row", "rp");
+        }
+    }
+    wmma_dump(fc, dump + 128);
+    wmma::store_matrix_sync(d, fc, 8, blockIdx.x % 2 ? wmma::mem_col_major : wmma::mem_row_major);
+}
+#undef WMMA_F64_MMA
+template <class Ty, int K>
+__device__ void wmma_subbyte_band(const unsigned* a, const unsigned* b, const int* c, int* d, unsigned* dump,
+                                  int form, unsigned odd)
+{
+    constexpr int bits = K == 32 ? 4 : 1;
+    const unsigned ld = 2 * K + 128 / bits + odd;  // two k steps per row, 16 bytes of padding, `odd` elements more
+    wmma::fragment<matrix_a, 8, 8, K, Ty, row_major> fa;
+    wmma::fragment<matrix_b, 8, 8, K, Ty, col_major> fb;
+    wmma::fragment<wmma::accumulator, 8, 8, K, int> fc;
+    wmma::load_matrix_sync(fc, c, 8, wmma::mem_row_major);
+    for (int step = 0; step < 2; ++step) {
+        wmma::load_matrix_sync(fa, a + step * K * bits / 32, ld);
+        wmma::load_matrix_sync(fb, b + step * K * bits / 32, ld);
+        if (step == 0) {
+            wmma_dump(fa, dump);
+            wmma_dump(fb, dump + 32);
+        }
+        if constexpr (bits == 4) wmma::mma_sync(fc, fa, fb, fc, form == 0);
+        else if (form == 0) wmma::bmma_sync(fc, fa, fb, fc, wmma::experimental::bmmaBitOpXOR);
+        else wmma::bmma_sync(fc, fa, fb, fc, wmma::experimental::bmmaBitOpAND);
+    }
+    wmma_dump(fc, dump + 64);
+    wmma::store_matrix_sync(d, fc, 8, wmma::mem_col_major);
+}
+extern "C" __global__ void wmma_more(const double* fa, const double* fb, const double* fc, double* fd,
+                                     const unsigned* ia, const unsigned* ib, const int* ic, int* id, unsigned* dump,
+                                     unsigned odd)
+{
+    namespace ex = wmma::experimental::precision;
+    const int blk = blockIdx.x;
+    dump += blk * 256;
+    if (blk < 8) {
+        fa += blk * 128, fb += blk * 128, fc += blk * 64, fd += blk * 64;
+        if (blk < 4) wmma_f64_band<row_major, col_major>(fa, fb, fc, fd, dump, blk % 4);
+        else wmma_f64_band<col_major, row_major>(fa, fb, fc, fd, dump, blk % 4);
+        return;
+    }
+    const int i = blk - 8;
+    ia += i * 96, ib += i * 96, ic += i * 64, id += i * 64;  // 8 rows (columns) of 48 bytes
+    if (i < 2) wmma_subbyte_band<ex::s4, 32>(ia, ib, ic, id, dump, i, odd);
+    else if (i < 4) wmma_subbyte_band<ex::u4, 32>(ia, ib, ic, id, dump, i - 2, odd);
+    else wmma_subbyte_band<ex::b1, 128>(ia, ib, ic, id, dump, i - 4, odd);
 }
 #endif
 

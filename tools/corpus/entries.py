@@ -43,6 +43,7 @@ from tools.corpus.images import (
 )
 from tools.corpus.mma import (
     F64_M16_K,
+    F64_SPECIAL,
     INT_MMA_ENTRIES,
     M884_FORMS,
     SP_FORMS,
@@ -230,6 +231,27 @@ def _wmma_map(rng):
 def _wmma_copies(rng):
     """`wmma_copies`: finite f16 A (up to 32 x 16, row-major) and B (up to 16 x 32, column-major), D poisoned."""
     return [("a", f16(rng, 512, 1.0)), ("b", f16(rng, 512, 1.0)), ("d", np.full(48 * 256, np.nan, np.float32))]
+
+
+def _wmma_more(rng):
+    """`wmma_more`: f64 A, B (8 blocks of 128) and C (of 64) over a wide exponent range, specials in blocks 0 and 5;
+    random s4 / u4 / b1 words (6 blocks of 8 rows of 12 words), s32 C with rows 0-1 near the top of the range and
+    row 2 near the bottom (so .satfinite clamps where a wrapped sum differs); D and the dumps poisoned; a leading
+    dimension 7 elements past whole words."""
+    def vals(shape, spread):
+        x = (rng.standard_normal(shape) * 2.0 ** rng.integers(-spread, spread, shape)).view(np.uint64)
+        x[[0, 5]] = _sprinkle(rng, x[[0, 5]], 0.03, F64_SPECIAL)
+        return x
+    ic = rng.integers(-2**31, 2**31, (6, 8, 8)).astype(np.int32)
+    ic[:, :2] = 2**31 - 1 - rng.integers(0, 4000, (6, 2, 8))
+    ic[:, 2] = -2**31 + rng.integers(0, 4000, (6, 8))
+    words = (6, 96)
+    return [("fa", vals((8, 128), 40)), ("fb", vals((8, 128), 40)), ("fc", vals((8, 64), 60)),
+            ("fd", np.full((8, 64), 0x7FF4DEADBEEF0000, np.uint64)),
+            ("ia", rng.integers(0, 2**32, words, dtype=np.uint64).astype(np.uint32)),
+            ("ib", rng.integers(0, 2**32, words, dtype=np.uint64).astype(np.uint32)), ("ic", ic),
+            ("id", np.full((6, 64), 0x5A5A5A5A, np.uint32).view(np.int32)),
+            ("dump", np.full(14 * 256, 0xDEADBEEF, np.uint32)), 7]
 
 
 def _set_words(rng):
@@ -477,6 +499,7 @@ def _samples() -> list[Entry]:
           for t in ("f16", "s8", "tf32")),
         e("cu_wmma_fragment_map", "samples_sm90a", "wmma_map", (62, 1, 1), (32, 1, 1), _wmma_map, ("out", "mat")),
         e("cu_wmma_copies", "samples_sm90a", "wmma_copies", (48, 1, 1), (32, 1, 1), _wmma_copies, ("d",)),
+        e("cu_wmma_more", "samples_sm90a", "wmma_more", (14, 1, 1), (32, 1, 1), _wmma_more, ("fd", "id", "dump")),
         e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
         e("cu_video_forms", "samples_sm90a", "video_forms", (8, 1, 1), (128, 1, 1), _video_words, ("out",)),
         e("cu_video_scalar", "samples_sm90a", "video_scalar", (8, 1, 1), (128, 1, 1), _video_scalar_words,
@@ -569,4 +592,4 @@ ENTRIES: list[Entry] = _samples() + _triton_entries()
 # refuses any module with `suq` on a bindless surface (CUDA_ERROR_NOT_SUPPORTED, cubin or PTX) and loads one whose
 # kernels use `txq` without finding those kernels (CUDA_ERROR_NOT_FOUND)); tests/data/emulate/corpus_pending.npz
 # holds later runs of trilinear entries the corpus has, one or two samples off each
-AWAITING_GPU: set[str] = {"cu_image_queries"}
+AWAITING_GPU: set[str] = {"cu_image_queries", "cu_wmma_more"}

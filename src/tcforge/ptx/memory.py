@@ -116,22 +116,27 @@ def collect_accesses(fn: Function, ev: Evaluator) -> list[Access]:
 
 
 def _wmma_bytes(op: str, ldm) -> int:
-    """Byte span of a wmma tile load/store: (leading count - 1) * ldm * element + contiguous length * element."""
+    """Byte span of a wmma tile load/store: (leading count - 1) * ldm + contiguous length, in elements of the
+    fragment's type (s4 / u4 / b1: bits, the stride cut to whole 32-bit words as ptxas does, the span rounded up to
+    bytes)."""
     import re
 
     from tcforge.ptx.opcodes import TYPE_BYTES
 
     m = re.search(r"\.m(\d+)n(\d+)k(\d+)", op)
     parts = op.split(".")
-    es = next((TYPE_BYTES[p] for p in reversed(parts) if p in TYPE_BYTES), 2)
+    bits = next(({"s4": 4, "u4": 4, "b1": 1}.get(p) or 8 * TYPE_BYTES[p] for p in reversed(parts)
+                 if p in TYPE_BYTES or p in ("s4", "u4", "b1")), 16)
     if m is None:
-        return 16 * 16 * es
+        return 16 * 16 * bits // 8
     mm, nn, kk = (int(x) for x in m.groups())
-    frag = parts[1] if len(parts) > 1 else "a"
+    frag = parts[2] if len(parts) > 2 else "d"  # wmma.load.a / .b / .c, wmma.store.d
     rows, cols = {"a": (mm, kk), "b": (kk, nn)}.get(frag, (mm, nn))
     lead, length = (rows, cols) if "row" in parts else (cols, rows)
     stride = ldm.c if ldm is not None and ldm.is_const and ldm.c > 0 else length
-    return (lead - 1) * stride * es + length * es
+    if bits < 8:
+        stride -= stride % (32 // bits)
+    return -(-((lead - 1) * stride * bits + length * bits) // 8)
 
 
 def _cp_size(ops: tuple) -> int:

@@ -161,6 +161,8 @@ class Warp:
                 r[d] = g(ops[3])
             elif name == "MOV":
                 r[d] = g(ops[1])
+            elif name == "HFMA2.MMA" and ops[1:] == ["-RZ", "RZ", "0", "0"]:  # ptxas's zeroing idiom
+                r[d] = 0
             elif name in ("IMAD.SHL.U32", "IMAD"):
                 a, b = g(ops[1]), g(ops[2])
                 c = g(ops[3]) if name == "IMAD" else 0

@@ -4,7 +4,9 @@ fragments laid out as ptxas lays them out for sm_90."""
 
 from __future__ import annotations
 
+import math
 import shutil
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -109,15 +111,131 @@ def test_fragment_elements_changed_alike_and_unmodelled_forms() -> None:
         emulate(stray, "k", 1, 32, args)  # a generic address in no window: named, as any global access
 
 
+_F64 = HEADER + """
+.visible .entry k(.param .u64 k_a, .param .u64 k_b, .param .u64 k_c, .param .u64 k_d)
+{{
+	.reg .f64 %a<1>; .reg .f64 %b<1>; .reg .f64 %c<2>; .reg .f64 %e<2>; .reg .f64 %f<2>; .reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_a]; ld.param.u64 %rd2, [k_b]; ld.param.u64 %rd3, [k_c]; ld.param.u64 %rd4, [k_d];
+	wmma.load.c.sync.aligned.col.m8n8k4.global.f64 {c}, [%rd3];
+	wmma.load.a.sync.aligned.col.m8n8k4.global.f64 {a}, [%rd1], 10;
+	wmma.load.b.sync.aligned.row.m8n8k4.global.f64 {b}, [%rd2];
+	wmma.mma.sync.aligned.col.row.m8n8k4.f64.f64.f64.f64.MODE {e}, {a}, {b}, {c};
+	add.s64 %rd5, %rd1, 320;
+	add.s64 %rd6, %rd2, 256;
+	wmma.load.a.sync.aligned.col.m8n8k4.global.f64 {a}, [%rd5], 10;
+	wmma.load.b.sync.aligned.row.m8n8k4.global.f64 {b}, [%rd6];
+	wmma.mma.sync.aligned.col.row.m8n8k4.f64.f64.f64.f64.MODE {f}, {a}, {b}, {e};
+	wmma.store.d.sync.aligned.row.m8n8k4.global.f64 [%rd4], {f};
+	ret;
+}}
+""".format(a=_regs("a", 1), b=_regs("b", 1), c=_regs("c", 2), e=_regs("e", 2), f=_regs("f", 2))
+
+
+def _rounded(q: Fraction, mode: str) -> float:
+    """The f64 that rounds q to nearest even (rn), toward zero, -inf or +inf."""
+    x = float(q)
+    if mode == "rn" or Fraction(x) == q:
+        return x
+    if mode == "rm" or (mode == "rz" and q > 0):
+        return x if Fraction(x) < q else math.nextafter(x, -math.inf)
+    return x if Fraction(x) > q else math.nextafter(x, math.inf)
+
+
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_f64_wmma_is_fmas_chained_in_k_order_rounded_in_its_mode(mode) -> None:
+    """m8n8k4 f64 (A column-major with stride 10, B row-major, C column-major, two k steps): each D element is C's
+    fma chain over k = 0..7, every step rounded in the instruction's mode (the exact sum from fractions); the modes
+    give different bits."""
+    rng = np.random.default_rng(23)
+    a, b = (rng.standard_normal(n) * 2.0 ** rng.integers(-30, 30, n) for n in (80, 64))
+    c = rng.standard_normal(64) * 2.0 ** rng.integers(-40, 40, 64)
+    args = {"k_a": a, "k_b": b, "k_c": c, "k_d": np.zeros(64)}
+    d = emulate(_F64.replace("MODE", mode), "k", 1, 32, args)["k_d"].reshape(8, 8)
+    A, B, C = a.reshape(8, 10).T[:8], b.reshape(8, 8), c.reshape(8, 8).T
+    want = np.empty((8, 8))
+    for i, j in np.ndindex(8, 8):
+        acc = C[i, j]
+        for k in range(8):
+            acc = _rounded(Fraction(A[i, k]) * Fraction(B[k, j]) + Fraction(acc), mode)
+        want[i, j] = acc
+    np.testing.assert_array_equal(d.view(np.uint64), want.view(np.uint64))
+    if mode != "rn":
+        assert (d != emulate(_F64.replace("MODE", "rn"), "k", 1, 32, args)["k_d"].reshape(8, 8)).any()
+
+
+_SUB = HEADER + """
+.visible .entry k(.param .u64 k_a, .param .u64 k_b, .param .u64 k_c, .param .u64 k_d, .param .u32 k_ld)
+{{
+	.reg .b32 %a<1>; .reg .b32 %b<1>; .reg .b32 %c<2>; .reg .b32 %e<2>; .reg .b32 %r<2>; .reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [k_a]; ld.param.u64 %rd2, [k_b]; ld.param.u64 %rd3, [k_c]; ld.param.u64 %rd4, [k_d];
+	ld.param.u32 %r1, [k_ld];
+	wmma.load.c.sync.aligned.row.SHAPE.global.s32 {c}, [%rd3];
+	wmma.load.a.sync.aligned.row.SHAPE.global.TYPE {a}, [%rd1], %r1;
+	wmma.load.b.sync.aligned.col.SHAPE.global.TYPE {b}, [%rd2], %r1;
+	wmma.mma.OPsync.aligned.row.col.SHAPE.s32.TYPE.TYPE.s32SAT {e}, {a}, {b}, {c};
+	wmma.store.d.sync.aligned.col.SHAPE.global.s32 [%rd4], {e};
+	ret;
+}}
+""".format(a=_regs("a", 1), b=_regs("b", 1), c=_regs("c", 2), e=_regs("e", 2))
+
+
+@pytest.mark.parametrize("kind,op,sat", [("s4", "", ".satfinite"), ("s4", "", ""), ("u4", "", ".satfinite"),
+                                         ("b1", "xor.popc.", ""), ("b1", "and.popc.", "")])
+def test_subbyte_wmma_is_the_exact_sum_over_whole_word_strides(kind, op, sat) -> None:
+    """m8n8k32 s4 / u4 and m8n8k128 b1: A row-major and B column-major with a run-time stride that is not a whole
+    number of words (cut to whole words, as ptxas's shift does), s32 C near both ends of the range: D = C + A·B
+    exactly (b1: the popcounts of A's rows AND / XOR B's columns), clamped with .satfinite, else wrapped."""
+    bits, shape = (1, "m8n8k128") if kind == "b1" else (4, "m8n8k32")
+    per = 32 // bits
+    ld = 2 * per * 4 + per - 1  # two whole rows' worth of words and a part word: 8 words a row
+    rng = np.random.default_rng(24)
+    a, b = (rng.integers(0, 2**32, 64, dtype=np.uint64).astype(np.uint32) for _ in range(2))
+    c = rng.integers(-2**31, 2**31, (8, 8)).astype(np.int32)
+    c[:2] = 2**31 - 1 - rng.integers(0, 60, (2, 8))
+    c[2] = -2**31 + rng.integers(0, 60, 8)
+    src = _SUB.replace("SHAPE", shape).replace("TYPE", kind).replace("OP", op).replace("SAT", sat)
+    d = emulate(src, "k", 1, 32, {"k_a": a, "k_b": b, "k_c": c, "k_d": np.zeros(64, np.int32), "k_ld": ld})["k_d"]
+
+    def elements(words):  # (8, 4) words of rows (A) or columns (B) -> (8, 32 / bits * 4) element values
+        v = (words[..., None] >> (bits * np.arange(per, dtype=np.uint32))) & ((1 << bits) - 1)
+        v = v.reshape(8, -1).astype(np.int64)
+        return np.where(v >= 8, v - 16, v) if kind == "s4" else v
+    A, Bt = elements(a.reshape(8, 8)[:, :4]), elements(b.reshape(8, 8)[:, :4])
+    if kind == "b1":
+        prod = ((A[:, None] ^ Bt[None]) if op.startswith("xor") else (A[:, None] & Bt[None])).sum(-1)
+    else:
+        prod = A @ Bt.T
+    want = c.astype(np.int64) + prod
+    assert ((want > 2**31 - 1) | (want < -2**31)).any()  # the clamp or the wrap is met
+    want = np.clip(want, -2**31, 2**31 - 1) if sat else want
+    np.testing.assert_array_equal(d.view(np.uint32).reshape(8, 8).T, (want & 0xFFFFFFFF).astype(np.uint32))
+
+
+def test_subbyte_layouts_other_than_the_isa_s_are_refused() -> None:
+    """A column-major sub-byte A (the ISA allows row-major A and column-major B only) and a b1 mma without its
+    operation are one-line errors."""
+    src = _SUB.replace("SHAPE", "m8n8k32").replace("TYPE", "s4").replace("OP", "").replace("SAT", "")
+    args = {"k_a": np.zeros(64, np.uint32), "k_b": np.zeros(64, np.uint32), "k_c": np.zeros(64, np.int32),
+            "k_d": np.zeros(64, np.int32), "k_ld": 64}
+    with pytest.raises(EmulationError, match=r"sub-byte A is row-major and B column-major only") as info:
+        emulate(src.replace("load.a.sync.aligned.row", "load.a.sync.aligned.col"), "k", 1, 32, args)
+    assert "\n" not in str(info.value)
+    b1 = _SUB.replace("SHAPE", "m8n8k128").replace("TYPE", "b1").replace("OP", "").replace("SAT", "")
+    with pytest.raises(EmulationError, match=r"popc"):
+        emulate(b1, "k", 1, 32, args)
+
+
 # (operand, shape, element bytes, registers) of every fragment the emulator loads: A / B in f16 (copies), bf16 and
-# 8-bit; tf32; f32 / s32 and f16 accumulators
+# 8-bit; tf32; f32 / s32 and f16 accumulators; the m8n8 shapes' f64 and s32 fragments and sub-byte words
 _FRAGMENTS = [(o, s, e, r) for s, r16, rb, r8 in (((16, 16, 16), (8, 8), (4, 4), (2, 2)),
                                                    ((32, 8, 16), (8, 8), (8, 2), (4, 1)),
                                                    ((8, 32, 16), (8, 8), (2, 8), (1, 4)))
               for o, i in (("a", 0), ("b", 1)) for e, r in ((2, r16[i]), (2, rb[i]), (1, r8[i]))] + [
     ("a", (16, 16, 8), 4, 4), ("b", (16, 16, 8), 4, 4)] + [
     (o, s, e, r) for o in ("c", "d") for s in ((16, 16, 16), (32, 8, 16), (8, 32, 16), (16, 16, 8))
-    for e, r in ((4, 8), (2, 4)) if not (s[2] == 8 and e == 2)]
+    for e, r in ((4, 8), (2, 4)) if not (s[2] == 8 and e == 2)] + [
+    (o, (8, 8, 4), 8, r) for o, r in (("a", 1), ("b", 1), ("c", 2), ("d", 2))] + [  # f64; sub-byte A / B as words
+    (o, (8, 8, 4), 4, r) for o, r in (("a", 1), ("b", 1), ("c", 2), ("d", 2))]
 
 
 @pytest.mark.parametrize("operand,shape,esize,nregs", _FRAGMENTS)
@@ -127,12 +245,12 @@ def test_fragment_map_holds_every_element_equally_often(operand, shape, esize, n
     m, n, k = shape
     size = {"a": m * k, "b": k * n}.get(operand, m * n)
     where = fragment_map(operand, shape, esize, nregs)
-    assert where.shape == (32, nregs * 4 // esize)
+    per = max(1, 4 // esize)  # elements a register holds
+    assert where.shape == (32, nregs * per)
     counts = np.bincount(where.reshape(-1), minlength=size)
     assert counts.size == size and (counts == counts[0]).all()
     copies = counts[0]
-    assert copies == nregs * (4 // esize) * 32 // size and (copies == 1 or (esize, operand) in (
-        (2, "a"), (2, "b")))
+    assert copies == nregs * per * 32 // size and (copies == 1 or (esize, operand) in ((2, "a"), (2, "b")))
     unique = where.shape[1] // copies
     np.testing.assert_array_equal(where, np.tile(where[:, :unique], copies))
 
@@ -194,20 +312,26 @@ def test_a_lane_reads_its_own_elements_and_the_mma_the_first_copy() -> None:
 
 
 _CTYPE = {"f16": "half", "bf16": "__nv_bfloat16", "s8": "signed char", "u8": "unsigned char", "tf32": "float",
-          "f32": "float", "s32": "int"}
-_ESIZE = {"f16": 2, "bf16": 2, "s8": 1, "u8": 1, "tf32": 4, "f32": 4, "s32": 4}
+          "f32": "float", "s32": "int", "f64": "double", "s4": "unsigned", "u4": "unsigned", "b1": "unsigned"}
+_USE = {"tf32": "wmma::precision::tf32", **{t: f"wmma::experimental::precision::{t}" for t in ("s4", "u4", "b1")}}
+_ESIZE = {"f16": 2, "bf16": 2, "s8": 1, "u8": 1, "tf32": 4, "f32": 4, "s32": 4, "f64": 8, "s4": 4, "u4": 4, "b1": 4}
+_PER = {"s4": 8, "u4": 8, "b1": 32}  # sub-byte elements to a 32-bit word: the layouts are read in words
 _SHAPES = [(16, 16, 16), (32, 8, 16), (8, 32, 16)]
-_LD = 48  # the probes' leading dimension, elements
+_LD = 48  # the probes' leading dimension, elements (sub-byte: 12 words)
 # (operand, shape, type, memory layout): every fragment wmma.load fills (a, b, c) and every one wmma.store.d empties
 _PROBES = ([(o, s, t, lay) for t in ("f16", "bf16", "s8", "u8") for lay in ("row", "col") for s in _SHAPES
             for o in ("a", "b")] + [(o, (16, 16, 8), "tf32", lay) for lay in ("row", "col") for o in ("a", "b")]
            + [(o, s, t, lay) for o in ("c", "d") for t in ("f32", "f16", "s32")
-              for s in _SHAPES + ([(16, 16, 8)] if t == "f32" else []) for lay in ("row", "col")])
+              for s in _SHAPES + ([(16, 16, 8)] if t == "f32" else []) for lay in ("row", "col")]
+           + [(o, (8, 8, 4), "f64", lay) for o in ("a", "b", "c", "d") for lay in ("row", "col")]
+           + [(o, (8, 8, k), t, lay) for k, ts in ((32, ("s4", "u4")), (128, ("b1",))) for t in ts
+              for o, lay in (("a", "row"), ("b", "col"))]
+           + [(o, (8, 8, k), "s32", lay) for o in ("c", "d") for k in (32, 128) for lay in ("row", "col")])
 
 
 def _probe_source() -> str:
     """One kernel per probe: a load whose fragment words go to out[word * 32 + lane], or a store of a fragment
-    filled from in[word * 32 + lane]; leading dimension _LD."""
+    filled from in[word * 32 + lane]; leading dimension _LD (sub-byte: _LD words)."""
     lines = ["#include <mma.h>", "#include <cuda_fp16.h>", "#include <cuda_bf16.h>", "using namespace nvcuda;",
              "template <class F> __device__ void dump(F& f, unsigned* out) { unsigned w[(sizeof(f.x) + 3) / 4]; "
              "memcpy(w, f.x, sizeof(f.x)); for (int i = 0; i < int(sizeof(w) / 4); ++i) "
@@ -225,33 +349,36 @@ def _probe_source() -> str:
         if op == "c":
             frag, extra = f"wmma::accumulator, {m}, {n}, {k}, {ty}", f", wmma::mem_{lay}_major"
         else:
-            use = "wmma::precision::tf32" if t == "tf32" else ty
-            frag, extra = f"wmma::matrix_{op}, {m}, {n}, {k}, {use}, wmma::{lay}_major", ""
+            frag, extra = f"wmma::matrix_{op}, {m}, {n}, {k}, {_USE.get(t, ty)}, wmma::{lay}_major", ""
+        ld = _LD * _PER.get(t, 1)
         lines.append(f'extern "C" __global__ void k{i}(const {ty}* __restrict__ in, unsigned* out) {{ '
-                     f"wmma::fragment<{frag}> f; wmma::load_matrix_sync(f, in, {_LD}{extra}); dump(f, out); }}")
+                     f"wmma::fragment<{frag}> f; wmma::load_matrix_sync(f, in, {ld}{extra}); dump(f, out); }}")
     return "\n".join(lines) + "\n"
 
 
 def _moved(op: str, shape: tuple, t: str, lay: str, stores: dict) -> np.ndarray:
     """(32, slots) flat operand indices that the symbolically run kernel moved between each lane's fragment slot and
-    memory (-1: none)."""
+    memory (-1: none); sub-byte operands in words (the operand's shape in words along K)."""
     m, n, k = shape
     es = _ESIZE[t]
-    cols = {"a": k, "b": n}.get(op, n)
-    slots = 8 if op == "d" else (max(stores) // 128 + 1) * 4 // es  # every accumulator holds 8 elements
+    cols = {"a": k, "b": n}.get(op, n) // (_PER.get(t, 1) if op == "a" else 1)
+    slots = m * n // 32 if op == "d" else (max(stores) // 128 + 1) * 4 // es  # an accumulator: m n / 32 elements
     got = np.full((32, slots), -1)
     for off, val in stores.items():
-        for j in range(0, 4, es):
+        for j in range(0, 4, min(es, 4)):
             src = val[j]
-            assert list(val[j:j + es]) == [None if src is None else src + q for q in range(es)], (op, shape, val)
+            assert list(val[j:j + min(es, 4)]) == [None if src is None else src + q for q in range(min(es, 4))], \
+                (op, shape, val)
             if src is None:
                 continue
             src -= PARAMS[0x210]
             mem, frag = (off + j, src) if op == "d" else (src, off + j)  # byte offsets in memory, in the dump
+            word, lane = divmod(frag // 4, 32)
+            at = word * 4 + frag % 4  # byte of the lane's fragment
+            assert at % es == mem % es, (op, shape, t, "an element split across slots")
             row, col = divmod(mem // es, _LD)
             r, c = (row, col) if lay == "row" else (col, row)
-            word, lane = divmod(frag // 4, 32)
-            got[lane, word * (4 // es) + frag % 4 // es] = r * cols + c
+            got[lane, at // es] = r * cols + c
     return got
 
 
@@ -268,11 +395,12 @@ def test_fragment_map_is_what_ptxas_generates(tmp_path) -> None:
         warp = Warp()
         warp.run(sass[f"k{i}"])
         got = _moved(op, shape, t, lay, warp.stores)
-        nregs = got.shape[1] * _ESIZE[t] // 4
-        want = fragment_map(op, shape, _ESIZE[t], nregs)
+        nregs = got.shape[1] * _ESIZE[t] // 4 // (2 if t == "f64" else 1)
+        words = (shape[0], shape[1], shape[2] // _PER.get(t, 1))
+        want = fragment_map(op, words, _ESIZE[t], nregs)
         if op == "d":  # a store writes each element once, from its (only) slot
             want = np.where(np.isin(np.arange(want.size).reshape(want.shape), np.unique(want, return_index=True)[1]),
                             want, -1)
         if not np.array_equal(got, want):
             wrong.append(f"{op} {shape} {t} {lay}")
-    assert len(_PROBES) == 92 and not wrong, wrong
+    assert len(_PROBES) == 114 and not wrong, wrong

@@ -75,11 +75,14 @@ RUNNABLE = [
      lambda t: _triton(t, np.uint8, 64, 64, 128)),
     ("triton_h200/matmul_e4m3_sm89.ptx", "matmul_kernel", (1, 1, 1), (128, 1, 1), 65536,
      lambda t: _triton(t, np.uint8, 64, 64, 128)),
+    ("wmma_chain.ptx", "wmma_chain", (1, 1, 1), (32, 1, 1), 0,
+     lambda t: {"wmma_chain_param_0": RNG.standard_normal(1024).astype(np.float16),
+                "wmma_chain_param_1": RNG.standard_normal(1024).astype(np.float16),
+                "wmma_chain_param_2": np.zeros(1024, np.float32)}),
 ]
 NOT_RUNNABLE = {
     "wgmma_chain.ptx": "written for the spec, not to run: its B descriptor reads past the 2 KB tile it loads",
     "tcgen05_chain.ptx": "written for the spec, not to run: its A descriptor (SBO 1024) reads past the shared memory",
-    "wmma_chain.ptx": "wmma.load/store/mma are not executed by the emulator",
 }
 
 
@@ -146,8 +149,14 @@ def test_symbolic_addresses_match_emulated_ones(case, monkeypatch) -> None:
         if space not in ("global", "shared") or acc.kind == "prefetch":
             continue
         recs = [r for r in seen.get(an.fn.statements[acc.pos].line, []) if r[0] == space]
-        for _, addr, ids, _ in recs:
+        for _, addr, ids, size in recs:
             want = _value(acc.addr, ids, bases, launch)
+            if want is not None and acc.fragment:  # a wmma tile: its elements span exactly the bytes from the base
+                where = f"{name}:{an.fn.statements[acc.pos].line} {acc.addr}"
+                assert (want == want[0]).all(), where
+                assert (addr.min(), (addr + size).max()) == (want[0], want[0] + acc.width), where
+                exact += 1
+                continue
             if want is not None:
                 bad = np.flatnonzero(want != addr)
                 assert not len(bad), (f"{name}:{an.fn.statements[acc.pos].line} {acc.addr}: thread "
@@ -181,6 +190,39 @@ def test_symbolic_addresses_match_emulated_ones(case, monkeypatch) -> None:
             checked += 1
     if any(pr.weight or pr.bias for pr in an.phases):
         assert checked
+
+
+@pytest.mark.parametrize("load", [
+    "wmma.load.a.sync.aligned.row.m32n8k16.global.f16 {R8}, [%rd1], 24",
+    "wmma.load.b.sync.aligned.col.m32n8k16.global.f16 {R8}, [%rd1], 24",
+    "wmma.load.a.sync.aligned.col.m8n32k16.global.s8 {R1}, [%rd1], 40",
+    "wmma.load.c.sync.aligned.col.m8n32k16.global.f32 {R8}, [%rd1], 12",
+    "wmma.load.a.sync.aligned.row.m16n16k8.global.tf32 {R4}, [%rd1], 12",
+    "wmma.load.a.sync.aligned.col.m8n8k4.global.f64 {D1}, [%rd1], 10",
+    "wmma.load.b.sync.aligned.row.m8n8k4.global.f64 {D1}, [%rd1]",
+    "wmma.load.a.sync.aligned.row.m8n8k32.global.s4 {R1}, [%rd1], 77",
+    "wmma.load.b.sync.aligned.col.m8n8k128.global.b1 {R1}, [%rd1], 300",
+    "wmma.store.d.sync.aligned.row.m32n8k16.global.f16 [%rd1], {R4}, 20",
+    "wmma.store.d.sync.aligned.col.m8n8k32.global.s32 [%rd1], {R2}, 9",
+])
+def test_wmma_tile_span_is_the_bytes_the_emulator_touches(load) -> None:
+    """The spec's byte span of a wmma load or store (non-square tiles, either layout, a stride; s4 / b1 strides cut
+    to whole words) runs from the lowest byte the emulated warp touches to past its highest."""
+    n = int(re.search(r"\{[RD](\d+)\}", load).group(1))
+    regs = ", ".join(f"%{'fd' if '{D' in load else 'r'}{i + 10}" for i in range(n))
+    text = _kernel(load.replace(re.search(r"\{[RD]\d+\}", load).group(0), "{" + regs + "}") + ";").replace(
+        ".reg .b64 %rd<20>;", ".reg .b64 %rd<20>;\n\t.reg .f64 %fd<20>;").replace(".reqntid 32, 1, 1\n", "")
+    m = read_module(text, "k.ptx")
+    (acc,) = [a for a in Analysis(m, m.function("k")).accesses if a.space == "global"]
+    assert acc.fragment
+    buf = np.zeros(8192, np.uint8)
+    touched = []
+    emulate(text, "k", 1, 32, {"k_p": buf},
+            record=lambda line, sp, addr, ids, size, st: touched.append((addr, size)))
+    base = Memory({"k_p": buf}, b"").address("k_p")
+    lo = min(int(a.min()) for a, _ in touched) - base
+    hi = max(int((a + s).max()) for a, s in touched) - base
+    assert (lo, hi) == (0, acc.width)
 
 
 # ---------------------------------------------------------------- the address idioms, one hand-written kernel each

@@ -1,25 +1,36 @@
 """wmma (the warp-level matrix API): load.a / load.b / load.c, mma and store.d for m16n16k16, m32n8k16 and m8n32k16
-(f16 or bf16 A / B; f32 or f16 C and D; s8 / u8 with s32, .satfinite too) and m16n16k8 tf32.
+(f16 or bf16 A / B; f32 or f16 C and D; s8 / u8 with s32, .satfinite too), m16n16k8 tf32, m8n8k4 f64 (.rn / .rz /
+.rm / .rp), m8n8k32 s4 / u4 (.satfinite too) and m8n8k128 b1 (.xor.popc / .and.popc).
 
 The products are the mma.sync forms ptxas lowers wmma to (numerics.tensorcore's m16n8k16 tiles; tf32 k8 as two
 chained m16n8k4 steps, which the H100 corpus's cu_wmma_tf32 pins where one k8 step differs in 1,457 bits; rows and
-columns independent; integers exact), so the results are the Hopper model's bits. The PTX ISA leaves the fragment's
-element order unspecified; ptxas (sm_90) lays a fragment out as the mma.sync fragments of its m16n8 tiles
-(`fragment_map`; m8n32k16 as the transposed m32n8k16 product), whatever the memory layout, and repeats them where the
-fragment has more registers than elements (f16 A and B); the mma reads the first copy."""
+columns independent; integers exact; f64 as DMMA: fmas chained in k order from C, rounded in the instruction's mode),
+so the results are the Hopper model's bits. The PTX ISA leaves the fragment's element order unspecified; ptxas
+(sm_90) lays a fragment out as the mma.sync fragments of its m16n8 tiles (`fragment_map`; m8n32k16 as the
+transposed m32n8k16 product; the m8n8 shapes as their mma.sync fragments), whatever the memory layout, and repeats
+them where the fragment has more registers than elements (f16 A and B); the mma reads the first copy. Sub-byte A
+and B (row-major A, column-major B only) move as 32-bit words of 8 or 32 elements, K contiguous; their stride, in
+elements, is cut to whole words (ptxas shifts it right by 3 or 5)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from tcforge.numerics.tensorcore import tc_mma
-from tcforge.ptx.emulate.ops_matrix import _FORMS, _regs, _scatter, int_products, s32_sum
+from tcforge.ptx.emulate.ops_float import fma_f64_bits
+from tcforge.ptx.emulate.ops_matrix import _FORMS, _elements, _int_mma, _regs, _scatter, int_products, s32_sum
 from tcforge.ptx.emulate.ops_mem import address, space_of
 from tcforge.ptx.operands import Addr
 
-_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16), "m16n16k8": (16, 16, 8)}
-_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s32": 4, "s8": 1, "u8": 1}
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+_SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16), "m16n16k8": (16, 16, 8),
+           "m8n8k4": (8, 8, 4), "m8n8k32": (8, 8, 32), "m8n8k128": (8, 8, 128)}
+_BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s32": 4, "s8": 1, "u8": 1, "f64": 8}
+_BITS = {"s4": 4, "u4": 4, "b1": 1}  # sub-byte A / B: moved as 32-bit words of 32 / bits elements
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_K16 = (("f16", "bf16", "s8", "u8"), ("f16", "f32", "s32"))
+_TYPES = {(16, 16, 16): _K16, (32, 8, 16): _K16, (8, 32, 16): _K16, (16, 16, 8): (("tf32",), ("f32",)),
+          (8, 8, 4): (("f64",), ("f64",)), (8, 8, 32): (("s4", "u4"), ("s32",)), (8, 8, 128): (("b1",), ("s32",))}
+_RND = ("rn", "rz", "rm", "rp")
 
 
 def _dims(operand: str, shape: tuple[int, int, int]) -> tuple[int, int]:
@@ -28,14 +39,25 @@ def _dims(operand: str, shape: tuple[int, int, int]) -> tuple[int, int]:
 
 
 def _parse(ctx, st, parts) -> tuple[tuple[int, int, int], str, str]:
+    """(shape, element type, memory layout) of a wmma.load / wmma.store, the pair checked against the ISA's table."""
     shape = next((_SHAPES[p] for p in parts if p in _SHAPES), None)
-    etype = parts[-1]
-    k8 = shape is not None and shape[2] == 8  # m16n16k8 takes tf32 A / B and f32 C / D; tf32 goes with it alone
-    if shape is None or etype not in _BYTES or (k8 and etype not in ("tf32", "f32")) or (not k8 and etype == "tf32"):
-        ctx.unsupported(st, f"{st.opcode} (wmma m16n16k16 / m32n8k16 / m8n32k16 with f16, bf16, s8, u8, f32, s32 and "
-                            "m16n16k8 with tf32, f32)")
+    etype, operand = parts[-1], parts[2]
     layout = "col" if "col" in parts else "row"
+    ab, cd = _TYPES.get(shape, ((), ()))
+    if etype not in (ab if operand in ("a", "b") else cd):
+        ctx.unsupported(st, f"{st.opcode} (wmma m16n16k16 / m32n8k16 / m8n32k16 with f16, bf16, s8, u8, f32, s32; "
+                            "m16n16k8 with tf32, f32; m8n8k4 f64; m8n8k32 s4, u4, s32; m8n8k128 b1, s32)")
+    if etype in _BITS and layout != {"a": "row", "b": "col"}[operand]:
+        ctx.unsupported(st, f"{st.opcode} (sub-byte A is row-major and B column-major only)")
     return shape, etype, layout
+
+
+def _words(shape: tuple[int, int, int], etype: str) -> tuple[tuple[int, int, int], int]:
+    """The shape in 32-bit words along K and the elements per word, for sub-byte operands (else as they are, 1)."""
+    if etype not in _BITS:
+        return shape, 1
+    per = 32 // _BITS[etype]
+    return (shape[0], shape[1], shape[2] // per), per
 
 
 def fragment_map(operand: str, shape: tuple[int, int, int], esize: int, nregs: int) -> np.ndarray:
@@ -57,8 +79,8 @@ def fragment_map(operand: str, shape: tuple[int, int, int], esize: int, nregs: i
         return where % 8 * 32 + where // 8  # C^T / D^T (32 x 8) -> C / D (8 x 32)
     m, n, k = shape
     acc = operand in ("c", "d")
-    per = 4 // esize
-    pair = acc and esize == 4
+    per = max(1, 4 // esize)  # elements per register (f64: one 64-bit register each)
+    pair = acc and esize >= 4
     rows, cols = {"a": (m, k), "b": (n, k)}.get(operand, (m, n))
     width = 8 if pair else 4 * per
     if operand == "a":
@@ -83,9 +105,11 @@ def fragment_map(operand: str, shape: tuple[int, int, int], esize: int, nregs: i
 
 
 def _to_regs(mat: np.ndarray, where: np.ndarray, nregs: int) -> list[np.ndarray]:
-    """(W, R, C) elements -> the fragment's registers, each (W, 32) uint32 (`where`: fragment_map)."""
+    """(W, R, C) elements -> the fragment's registers, each (W, 32) uint32 (uint64 for f64; `where`:
+    fragment_map)."""
     elems = np.ascontiguousarray(mat.reshape(mat.shape[0], -1)[:, where])  # (W, 32, slots)
-    return list(elems.view(np.uint32).reshape(mat.shape[0], 32, nregs).transpose(2, 0, 1))
+    word = np.uint64 if mat.dtype == np.uint64 else np.uint32
+    return list(elems.view(word).reshape(mat.shape[0], 32, nregs).transpose(2, 0, 1))
 
 
 def _from_regs(regs: list[np.ndarray], where: np.ndarray, rows: int, cols: int, esize: int) -> np.ndarray:
@@ -98,16 +122,18 @@ def _from_regs(regs: list[np.ndarray], where: np.ndarray, rows: int, cols: int, 
     return out.reshape(words.shape[0], rows, cols)
 
 
-def _mem_matrix(ctx, st, op: Addr, space: str, stride_r, rows: int, cols: int, esize: int, layout: str):
+def _mem_matrix(ctx, st, op: Addr, space: str, stride_r, rows: int, cols: int, esize: int, layout: str,
+                per: int = 1):
     """`where(warps, mask)`: (W, rows, cols) addresses of the matrix elements in `space` (the stride in elements,
-    by default the matrix's own leading extent) and the lane of each warp whose address operand is read."""
+    by default the matrix's own leading extent; `per` elements to a word for sub-byte types, the matrix in words) and
+    the lane of each warp whose address operand is read."""
     at = address(ctx, st, op, space)
 
     def where(warps: np.ndarray, m) -> tuple[np.ndarray, np.ndarray]:
         lanes = warps * 32 if m is None else np.array([w * 32 + int(np.argmax(m[w * 32:w * 32 + 32])) for w in warps])
         base = at(lanes).astype(np.int64)
-        ld = stride_r()[lanes].astype(np.int64) if stride_r is not None else np.full(len(lanes), cols if layout ==
-                                                                                       "row" else rows, np.int64)
+        ld = stride_r()[lanes].astype(np.int64) // per if stride_r is not None else \
+            np.full(len(lanes), cols if layout == "row" else rows, np.int64)
         i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
         offs = (i * ld[:, None, None] + j) if layout == "row" else (j * ld[:, None, None] + i)
         return base[:, None, None] + offs * esize, lanes
@@ -126,8 +152,10 @@ def b_wmma(ctx, st, parts):
 def _load_store(ctx, st, parts):
     operand = parts[2]
     shape, etype, layout = _parse(ctx, st, parts)
+    shape, per = _words(shape, etype)
     rows, cols = _dims(operand, shape)
-    esize = 4 if etype == "tf32" else _BYTES[etype]
+    esize = 4 if etype in ("tf32", *_BITS) else _BYTES[etype]
+    reg = "b64" if esize == 8 else "b32"
     space = space_of(parts)
     space = "generic" if space not in ("global", "shared") else space
     store = parts[1] == "store"
@@ -139,17 +167,21 @@ def _load_store(ctx, st, parts):
     except ValueError as e:
         ctx.unsupported(st, f"{st.opcode} ({e})")
     fail = ctx.failer(st)
-    where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout)
+    where = _mem_matrix(ctx, st, mem_op, space, stride_r, rows, cols, esize, layout, per)
     mem = ctx.mem
 
     def locate(addrs: np.ndarray, lane: int):
         lanes = np.full(len(addrs), lane)
+        if mem.record is not None:  # every element, as the access of the lane whose address operand is read
+            parts = mem.split_generic(addrs) if space == "generic" else {space: (None, addrs)}
+            for sp, (_, at_) in (parts or {"global": (None, addrs)}).items():
+                mem.record(st.line, sp, np.asarray(at_, np.int64), ctx.thread_ids(lanes[:len(at_)]), esize, store)
         if space == "generic":
             return mem.locate_generic(addrs, lanes, esize, fail, store)
         return mem.locate(space, addrs, lanes, esize, fail, store)
 
     if store:
-        rs = [ctx.src_full(r, "b32") for r in regs]
+        rs = [ctx.src_full(r, reg) for r in regs]
 
         def run_store(m):
             warps = ctx.warps(m, st)
@@ -160,7 +192,7 @@ def _load_store(ctx, st, parts):
                 mem.write(flat, offs, esize, mats[k].reshape(-1, 1))
         return run_store
 
-    ws = [ctx.dst(r, "b32") for r in regs]
+    ws = [ctx.dst(r, reg) for r in regs]
 
     def run_load(m):
         warps = ctx.warps(m, st)
@@ -174,7 +206,67 @@ def _load_store(ctx, st, parts):
     return run_load
 
 
+def _fragments(ctx, st, shape, sizes):
+    """fragment_map of D, A, B, C (element sizes `sizes`, the registers as the statement has them), or the one-line
+    refusal of a wrong register count."""
+    try:
+        return [fragment_map(o, shape, size, len(_regs(x))) for o, size, x in zip("dabc", sizes, st.operands[:4],
+                                                                                  strict=True)]
+    except ValueError as e:
+        ctx.unsupported(st, f"{st.opcode} ({e})")
+
+
+def _mma_f64(ctx, st, parts):
+    """wmma.mma m8n8k4 f64 as DMMA.8x8x4: D = C + A·B as fmas chained in k order from C, each rounded in the
+    instruction's mode (.rn by default)."""
+    if [p for p in parts if p in _BYTES] != ["f64"] * 4 or "m8n8k4" not in parts:
+        ctx.unsupported(st, f"{st.opcode} (f64 wmma.mma is m8n8k4 with f64 A, B, C and D)")
+    mode = next((p for p in parts if p in _RND), "rn")
+    d, a, b, c = st.operands[:4]
+    ra, rb, rc = ([ctx.src_full(x, "b64") for x in _regs(o)] for o in (a, b, c))
+    ws = [ctx.dst(x, "b64") for x in _regs(d)]
+    md, ma, mb, mc = _fragments(ctx, st, (8, 8, 4), (8, 8, 8, 8))
+
+    def run(mk):
+        warps = ctx.warps(mk, st)
+        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], ma, 8, 4, 8)
+        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], mb, 4, 8, 8)
+        D = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, 8, 8, 8)
+        for i in range(4):
+            D = fma_f64_bits(np.broadcast_to(A[:, :, i:i + 1], D.shape), np.broadcast_to(B[:, i:i + 1, :], D.shape),
+                             D, mode)
+        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
+            _scatter(ctx, warps, x, w, mk)
+    return run
+
+
+def _mma_subbyte(ctx, st, parts):
+    """wmma.mma m8n8k32 s4 / u4 and m8n8k128 b1 (.xor.popc / .and.popc): the mma.sync form's exact sums (A and B
+    one word per lane, the m8n8 fragments; s32 C and D)."""
+    shape = next((p for p in parts if p in _SHAPES), "")
+    types = [p for p in parts if p in _BITS or p == "s32"]
+    esize, product = _int_mma(ctx, st, parts, shape, types)
+    d, a, b, c = st.operands[:4]
+    ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
+    ws = [ctx.dst(x, "b32") for x in _regs(d)]
+    md, ma, mb, mc = _fragments(ctx, st, _words(_SHAPES[shape], types[1])[0], (4, 4, 4, 4))
+
+    def run(mk):
+        warps = ctx.warps(mk, st)
+        A = _elements(ra[0]().reshape(-1, 32)[warps], esize)  # (W, 8, K): lane 4g + t holds row g, word t
+        B = _elements(rb[0]().reshape(-1, 32)[warps], esize).transpose(0, 2, 1)  # (W, K, 8)
+        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, 8, 8, 4)
+        D = np.asarray(product(A, B, C)).astype(np.uint32)
+        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
+            _scatter(ctx, warps, x, w, mk)
+    return run
+
+
 def _mma(ctx, st, parts):
+    if any(p in _BITS for p in parts):
+        return _mma_subbyte(ctx, st, parts)
+    if "f64" in parts:
+        return _mma_f64(ctx, st, parts)
     shape = next((_SHAPES[p] for p in parts if p in _SHAPES), None)
     types = [p for p in parts[3:] if p in _BYTES]
     if shape is None or len(types) not in (2, 4):
@@ -197,11 +289,7 @@ def _mma(ctx, st, parts):
     d, a, b, c = st.operands[:4]
     ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
     ws = [ctx.dst(x, "b32") for x in _regs(d)]
-    try:
-        maps = {o: fragment_map(o, shape, size, len(r)) for o, size, r in (("a", esize, ra), ("b", esize, rb),
-                                                                              ("c", desize, rc), ("d", desize, ws))}
-    except ValueError as e:
-        ctx.unsupported(st, f"{st.opcode} ({e})")
+    md, ma, mb, mc = _fragments(ctx, st, shape, (desize, esize, esize, desize))
     sat = "satfinite" in parts
 
     def product(A, B, C):
@@ -223,11 +311,11 @@ def _mma(ctx, st, parts):
 
     def run(mk):
         warps = ctx.warps(mk, st)
-        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], maps["a"], m, k, esize)
-        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], maps["b"], k, n, esize)
-        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], maps["c"], m, n, desize)
+        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], ma, m, k, esize)
+        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], mb, k, n, esize)
+        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, m, n, desize)
         D = np.asarray(product(A, B, C)).astype(_UINT[desize])
-        for w, x in zip(ws, _to_regs(D, maps["d"], len(ws)), strict=True):
+        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
             _scatter(ctx, warps, x, w, mk)
     return run
 
