@@ -91,7 +91,9 @@ def test_sass_holds_2cta_umma_utcbar_multicast_tma_load_and_store(report: Compil
 
 
 @needs_nvcc
-@pytest.mark.parametrize("arch, stages", [("sm_100a", 2), ("sm_100a", 4), ("sm_100a", 6), ("sm_103a", 3)])
+@pytest.mark.parametrize("arch, stages", [pytest.param("sm_100a", 2, marks=pytest.mark.slow),
+                                          pytest.param("sm_100a", 4, marks=pytest.mark.slow), ("sm_100a", 6),
+                                          ("sm_103a", 3)])  # the deepest pipeline and B300 by default
 def test_other_stage_counts_and_b300_compile_without_spills(arch: str, stages: int) -> None:
     rep = compile_sm100(arch, stages=stages, with_sass=False)
     assert rep.dynamic_smem_bytes == launch.smem_bytes(stages)

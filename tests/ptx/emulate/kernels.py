@@ -6,6 +6,7 @@ PTX ISA's loop, and `video_reference`, a SIMD video instruction by the PTX ISA's
 
 from __future__ import annotations
 
+import functools
 import re
 from fractions import Fraction
 
@@ -318,3 +319,13 @@ def f16_k16_chain(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     for k0 in range(0, k, 16):
         acc = tc_mma(form, a[:, k0:k0 + 16].view(np.uint16), b[k0:k0 + 16].view(np.uint16), acc)
     return acc
+
+
+@functools.cache
+def samples_module(arch: str) -> dict:
+    """The corpus's nvcc-built samples module for sm_80, sm_89 or sm_90a, built once per process (the tests using it
+    share one xdist group, so one worker builds each)."""
+    from tools import emulate_corpus as ec
+    from tools.corpus.modules import MODULES
+
+    return ec._build_nvcc(MODULES[f"samples_{arch}"])

@@ -11,12 +11,18 @@ import shutil
 import numpy as np
 import pytest
 from tests.marks import thinned
-from tests.ptx.emulate.kernels import fns_reference, im2col_boxes, swizzle_rows, tma_box_reference, video_reference
+from tests.ptx.emulate.kernels import (
+    fns_reference,
+    im2col_boxes,
+    samples_module,
+    swizzle_rows,
+    tma_box_reference,
+    video_reference,
+)
 from tools import emulate_corpus as ec
 from tools.corpus.asyncproxy import TMA_IM2COL, TMA_REPLACE, TMA_REPLACE_ENTRIES
 from tools.corpus.entries import ENTRIES, VIDEO_FORMS
 from tools.corpus.images import SURED_ENTRIES
-from tools.corpus.modules import MODULES
 
 pytestmark = pytest.mark.xdist_group("nvcc_samples")
 
@@ -25,7 +31,7 @@ pytestmark = pytest.mark.xdist_group("nvcc_samples")
 def samples():
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    return functools.cache(lambda: ec._build_nvcc(MODULES["samples_sm90a"]))
+    return functools.partial(samples_module, "sm90a")
 
 
 def _run(name: str, samples, seed: int = 5) -> tuple[dict, dict]:

@@ -11,7 +11,6 @@ for: sad, copysign, redux.sync, module-scope .global initializers.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import math
@@ -31,6 +30,7 @@ from tests.ptx.emulate.kernels import (
     im2col_boxes,
     round_f32,
     run_body,
+    samples_module,
     sp_dense,
     sp_dense4,
     swizzle_rows,
@@ -91,6 +91,8 @@ _FAMILIES_ABSENT = pytest.mark.skipif(not FAMILIES_NPZ.is_file(),
                                       reason=f"{FAMILIES_NPZ.name} not generated: on a Hopper GPU run "
                                              "`PYTHONPATH=src:. python3 -m tools.emulate_families generate "
                                              "--out tests/data/emulate/families.npz`")
+
+NVCC_SAMPLES = pytest.mark.xdist_group("nvcc_samples")  # with test_corpus_references: one worker builds them
 
 
 # ---- the corpus ------------------------------------------------------------------------------------------------------
@@ -471,6 +473,7 @@ def test_bulk_copy_on_the_gpu_moves_the_bytes(item) -> None:
     np.testing.assert_array_equal(item["gpu"]["dst"], dst)
 
 
+@NVCC_SAMPLES
 def test_bulk_copy_emulated_moves_the_bytes(samples) -> None:
     entry = next(e for e in ENTRIES if e.name == "cu_bulk_copy")
     test_bulk_copy_on_the_gpu_moves_the_bytes(_emulated_item(entry, samples("sm90a"), 79))
@@ -521,36 +524,41 @@ def _emulated_item(entry, module: dict, seed: int) -> dict:
 
 @pytest.fixture(scope="module")
 def samples():
-    """samples(arch): the nvcc-built samples module for sm_80, sm_89 or sm_90a (each built once)."""
+    """samples(arch): the nvcc-built samples module for sm_80, sm_89 or sm_90a (each built once per worker)."""
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc not found")
-    return functools.cache(lambda arch: ec._build_nvcc(MODULES[f"samples_{arch}"]))
+    return samples_module
 
 
+@NVCC_SAMPLES
 @pytest.mark.parametrize("form", thinned(list(range(len(M884_FORMS))), 5))
 def test_m884_emulated_is_ptxas_ffma_sequence(form: int, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == m884_name(form))
     test_m884_on_the_gpu_is_ptxas_ffma_sequence(_emulated_item(entry, samples("sm80"), 31 + form))
 
 
+@NVCC_SAMPLES
 @pytest.mark.parametrize("k", thinned(list(F64_M16_K), 3))
 def test_f64_m16_mma_emulated_is_chained_fmas_in_k_order(k: int, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == f"mma_f64_m16n8k{k}")
     test_f64_m16_mma_on_the_gpu_is_chained_fmas_in_k_order(_emulated_item(entry, samples("sm90a"), 41 + k))
 
 
+@NVCC_SAMPLES
 @pytest.mark.parametrize("name", thinned([e.name for e in ENTRIES if e.name.startswith("mma_sp_")], 8))
 def test_sparse_mma_emulated_is_the_dense_form_over_the_kept_products(name: str, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == name)
     test_sparse_mma_on_the_gpu_is_the_dense_form_over_the_kept_products(_emulated_item(entry, samples("sm90a"), 53))
 
 
+@NVCC_SAMPLES
 @pytest.mark.parametrize("name", ["mma_fp8_k16_f32_e4m3", "mma_fp8_k16_f16_e5m2_e4m3"])
 def test_fp8_k16_mma_emulated_is_the_k32_form_zero_padded(name: str, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == name)
     test_fp8_k16_mma_on_the_gpu_is_the_k32_form_zero_padded(_emulated_item(entry, samples("sm89"), 61))
 
 
+@NVCC_SAMPLES
 @pytest.mark.parametrize("form", thinned(WG_FORMS, 3) + thinned(WG_SP_FORMS, 3), ids=wg_name)
 def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == wg_name(form))
@@ -558,12 +566,14 @@ def test_wgmma_forms_emulated_are_the_tensorcore_model(form, samples) -> None:
     test_wgmma_forms_on_the_gpu_are_the_tensorcore_model(_emulated_item(entry, samples("sm90a"), seed))
 
 
+@NVCC_SAMPLES
 @pytest.mark.parametrize("name", [e.name for e in ENTRIES if e.name.startswith("cu_tma_box")][::4])
 def test_tma_box_emulated_is_the_swizzled_box(name: str, samples) -> None:
     entry = next(e for e in ENTRIES if e.name == name)
     test_tma_box_on_the_gpu_is_the_swizzled_box(_emulated_item(entry, samples("sm90a"), 73))
 
 
+@NVCC_SAMPLES
 def test_mbarrier_steps_emulated_follow_the_phase_rules(samples) -> None:
     entry = next(e for e in ENTRIES if e.name == "cu_mbarrier_steps")
     test_mbarrier_steps_on_the_gpu_follow_the_phase_rules(_emulated_item(entry, samples("sm90a"), 71))
