@@ -1897,3 +1897,26 @@ BULK_REDUCE(bulk_reduce_min_s32, "min.s32")
 BULK_REDUCE(bulk_reduce_inc_u32, "inc.u32")
 BULK_REDUCE(bulk_reduce_xor_b64, "xor.b64")
 #endif
+
+// Dynamic stack allocation (`alloca` in device code, PTX alloca): each thread allocates a per-thread number of ints
+// in a callee (freed at its return) and a byte buffer per loop round in the kernel (kept until it exits).
+__device__ __noinline__ int alloca_fill(int m, int t)
+{
+    int* buf = static_cast<int*>(alloca(m * sizeof(int)));
+    for (int i = 0; i < m; ++i) buf[i] = i * t + 1;
+    int s = 0;
+    for (int i = m - 1; i >= 0; --i) s = s * 3 + buf[i];
+    return s;
+}
+extern "C" __global__ void alloca_sum(const int* n, int* out)
+{
+    const int t = threadIdx.x + blockIdx.x * blockDim.x;
+    int s = 0;
+    for (int r = 0; r < 3; ++r) {
+        const int m = n[t] + r;
+        char* tmp = static_cast<char*>(alloca(m));
+        for (int i = 0; i < m; ++i) tmp[i] = static_cast<char>(i * 37 + r);
+        s += alloca_fill(m, t) + tmp[m - 1];
+    }
+    out[t] = s;
+}

@@ -500,6 +500,9 @@ def _samples() -> list[Entry]:
         e("cu_wmma_fragment_map", "samples_sm90a", "wmma_map", (62, 1, 1), (32, 1, 1), _wmma_map, ("out", "mat")),
         e("cu_wmma_copies", "samples_sm90a", "wmma_copies", (48, 1, 1), (32, 1, 1), _wmma_copies, ("d",)),
         e("cu_wmma_more", "samples_sm90a", "wmma_more", (14, 1, 1), (32, 1, 1), _wmma_more, ("fd", "id", "dump")),
+        e("cu_alloca", "samples_sm90a", "alloca_sum", (4, 1, 1), (64, 1, 1),
+          lambda rng: [("n", rng.integers(1, 40, 256).astype(np.int32)), ("out", np.full(256, -1, np.int32))],
+          ("out",)),
         e("cu_fns_spaces", "samples_sm90a", "fns_spaces", (8, 1, 1), (128, 1, 1), _fns_words, ("out",)),
         e("cu_video_forms", "samples_sm90a", "video_forms", (8, 1, 1), (128, 1, 1), _video_words, ("out",)),
         e("cu_video_scalar", "samples_sm90a", "video_scalar", (8, 1, 1), (128, 1, 1), _video_scalar_words,
@@ -592,4 +595,4 @@ ENTRIES: list[Entry] = _samples() + _triton_entries()
 # refuses any module with `suq` on a bindless surface (CUDA_ERROR_NOT_SUPPORTED, cubin or PTX) and loads one whose
 # kernels use `txq` without finding those kernels (CUDA_ERROR_NOT_FOUND)); tests/data/emulate/corpus_pending.npz
 # holds later runs of trilinear entries the corpus has, one or two samples off each
-AWAITING_GPU: set[str] = {"cu_image_queries", "cu_wmma_more"}
+AWAITING_GPU: set[str] = {"cu_image_queries", "cu_wmma_more", "cu_alloca"}

@@ -7,6 +7,7 @@ import pytest
 from tests.ptx.emulate.kernels import HEADER, TMA_WAIT_AND_DUMP, kernel_text, run_body, tma_box_reference
 
 from tcforge import numerics as nx
+from tcforge.ptx.emulate import EmulationError
 
 SHARED = ".shared .align 16 .b8 sm[4096];"
 
@@ -171,6 +172,89 @@ st.global.v2.u32 [%rd6], {%r11, %r3};"""
     got = run_body(body, x, 2, funcs=FUNC)
     np.testing.assert_array_equal(got[:, 0], x + np.arange(32) + 3)
     assert (got[:, 1] == 1000).all()  # the callee's %r3 is its own register
+
+
+_ALLOCA_FUNC = """.func (.param .b64 ret) grab(.param .b32 n)
+{
+	.reg .b32 %q<2>; .reg .b64 %qd<3>;
+	ld.param.b32 %q1, [n+0];
+	cvt.u64.u32 %qd1, %q1;
+	alloca.u64 %qd2, %qd1, 32;
+	st.local.u32 [%qd2], %q1;
+	st.param.b64 [ret+0], %qd2;
+	ret;
+}
+"""
+
+
+def test_alloca_takes_aligned_stack_that_stackrestore_and_return_give_back() -> None:
+    """alloca of a per-thread size aligned to 64 bytes leaves the local variables alone and holds what is stored
+    through its local and its generic address; after stackrestore the next alloca reuses the freed bytes; what a
+    called function allocates is freed at its return (two calls of one size get the same bytes); the pointers are
+    the thread's local-space addresses above its variables."""
+    x = np.stack([np.arange(32) % 9 + 1, np.arange(32) * 11 + 5], axis=1).astype(np.uint32)
+    body = """ld.global.u32 %r10, [%rd4];
+ld.global.u32 %r11, [%rd4+4];
+mov.u64 %rd10, depot;
+st.local.u32 [%rd10+12], 77;
+cvt.u64.u32 %rd11, %r10;
+alloca.u64 %rd12, %rd11, 64;
+cvta.local.u64 %rd13, %rd12;
+st.local.u32 [%rd12], %r11;
+st.u32 [%rd13+4], %r10;
+stacksave.u64 %rd14;
+alloca.u64 %rd15, 40;
+alloca.u64 %rd16, 8;
+stackrestore.u64 %rd14;
+alloca.u64 %rd17, 40;
+{
+	.param .b32 p0;
+	st.param.b32 [p0+0], %r10;
+	.param .b64 r0;
+	call.uni (r0), grab, (p0);
+	ld.param.b64 %rd18, [r0+0];
+}
+{
+	.param .b32 p1;
+	st.param.b32 [p1+0], %r10;
+	.param .b64 r1;
+	call.uni (r1), grab, (p1);
+	ld.param.b64 %rd19, [r1+0];
+}
+ld.local.u32 %r12, [%rd12];
+ld.local.u32 %r13, [%rd12+4];
+ld.local.u32 %r14, [%rd10+12];
+ld.local.u32 %r15, [%rd19];
+cvt.u32.u64 %r20, %rd12;
+cvt.u32.u64 %r21, %rd15;
+cvt.u32.u64 %r22, %rd16;
+cvt.u32.u64 %r23, %rd17;
+cvt.u32.u64 %r24, %rd18;
+cvt.u32.u64 %r25, %rd19;
+st.global.v4.u32 [%rd6], {%r12, %r13, %r14, %r15};
+st.global.v4.u32 [%rd6+16], {%r20, %r21, %r22, %r23};
+st.global.v2.u32 [%rd6+32], {%r24, %r25};"""
+    got = run_body(body, x, 12, decls=".local .align 16 .b8 depot[16];", funcs=_ALLOCA_FUNC)
+    np.testing.assert_array_equal(got[:, 0], x[:, 1])  # stored through the local address, read back
+    np.testing.assert_array_equal(got[:, 1], x[:, 0])  # stored through the generic address
+    assert (got[:, 2] == 77).all()  # the local variable untouched
+    np.testing.assert_array_equal(got[:, 3], x[:, 0])  # the callee's store through its pointer
+    a, b, c, d, e, f = (got[:, 4 + i].astype(np.int64) for i in range(6))
+    assert (a % 64 == 0).all() and (a >= 16).all()
+    assert ((b - c >= 8) | (c - b >= 40)).all() and (b % 8 == 0).all()  # two live blocks do not overlap
+    np.testing.assert_array_equal(d, b)  # stackrestore gave back what was allocated after stacksave
+    np.testing.assert_array_equal(e, f)  # each call's block is freed at its return
+    assert (e % 32 == 0).all() and ((e + x[:, 0] <= d) | (e >= d + 40)).all()  # below the caller's live block
+
+
+def test_alloca_past_the_stack_names_the_thread_and_what_is_left() -> None:
+    body = """alloca.u64 %rd10, 4000;
+alloca.u64 %rd11, 20000;
+st.global.u32 [%rd6], 1;"""
+    with pytest.raises(EmulationError, match=r"k.ptx:\d+: .*alloca of 20000 bytes overflows the thread's stack "
+                                             r"\(16384 bytes, 12384 left\)") as info:
+        run_body(body, np.zeros(32, np.uint32), 1)
+    assert "\n" not in str(info.value)
 
 
 def _fragments_k32(a, b, c):

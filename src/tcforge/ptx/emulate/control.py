@@ -193,6 +193,9 @@ def _call(ctx, program, st, arg, sel, p, ret_pc, call_site) -> None:
         dst[sel, :src.shape[1]] = src[sel]
     ret_pc[d0][sel] = p + 1
     call_site[d0][sel] = p
+    while len(ctx.sp_at_call) <= d0:
+        ctx.sp_at_call.append(np.zeros(ctx.n, np.int64))
+    ctx.sp_at_call[d0][sel] = ctx.sp[sel]  # what the callee allocates is freed at its return
     ctx.depth[sel] = d0 + 1
 
 
@@ -219,6 +222,7 @@ def _ret(ctx, program, code, sel, pc, ret_pc, call_site) -> None:
                     dst = ctx.frames[dd][caller_name] = new
                 dst[sl, :src.shape[1]] = src[sl]
             pc[sl] = ret_pc[dd][sl]
+            ctx.sp[sl] = ctx.sp_at_call[dd][sl]
             ctx.depth[sl] = dd
 
 

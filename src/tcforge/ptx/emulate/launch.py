@@ -10,7 +10,7 @@ import numpy as np
 
 from tcforge.ptx.emulate import control
 from tcforge.ptx.emulate.machine import EmulationError, Machine
-from tcforge.ptx.emulate.memory import GLOBAL_BASE
+from tcforge.ptx.emulate.memory import GLOBAL_BASE, STACK_BYTES
 from tcforge.ptx.emulate.program import build_program, reachable
 
 MAX_BATCH_LANES = 4096  # lanes per batch: bounds the register file (one array per register written)
@@ -100,6 +100,9 @@ def launch(module, entry, grid, block, mem, model: str, *, dynamic_shared: int =
     ctas = cluster_order(grid, shape)
     per_batch = max(1, batch_lanes // lpc // csize) * csize
     symbols, shared_bytes, local_bytes = layout_symbols(module, entry, mem, dynamic_shared)
+    stack_floor = _align(local_bytes, 16)
+    if any(st.opcode.startswith("alloca") for f in reachable(module, entry) for st in f.statements):
+        local_bytes = stack_floor + STACK_BYTES  # the stack above the local variables, its pointer at the top
     kparams = {p.name: p.offset for p in entry.params}
     t0, c0 = time.perf_counter(), time.process_time()
     warp_instr = 0
@@ -111,6 +114,7 @@ def launch(module, entry, grid, block, mem, model: str, *, dynamic_shared: int =
         mem.new_batch(len(chunk), lpc, shared_bytes, local_bytes, csize)
         ctx = Machine(file=module.file, n=n, lanes_per_cta=lpc, block=tuple(block), grid=tuple(grid), ctaids=chunk,
                       mem=mem, model=model, kernel_params=kparams, cluster=shape, explicit_cluster=explicit)
+        ctx.stack_floor = min(stack_floor, mem.local_size)
         tb = time.perf_counter()
         program = build_program(module, entry, ctx, symbols)
         build_s += time.perf_counter() - tb

@@ -83,6 +83,9 @@ class Machine:
         self.consts: dict[str, int] = {}
         self.frames: list[dict[str, np.ndarray]] = [{}]
         self.depth = np.zeros(n, np.int64)
+        self.sp = np.full(n, mem.local_size, np.int64)  # alloca's stack pointer (local offset), down to stack_floor
+        self.stack_floor = mem.local_size
+        self.sp_at_call: list[np.ndarray] = []  # the stack pointer at each call depth's call, restored at its return
 
     # ---- per-function state --------------------------------------------------------------------------------------
     def new_regs(self, types: dict[str, str]) -> Regs:

@@ -12,6 +12,7 @@ from tcforge.ptx.emulate.state import UINT
 GLOBAL_BASE = 0x7F00_0000_0000  # global buffers live at and above this address (generic = global there)
 SHARED_WINDOW = 0x1000_0000_0000  # generic address of shared offset 0
 LOCAL_WINDOW = 0x2000_0000_0000  # generic address of local offset 0
+STACK_BYTES = 16384  # the stack `alloca` takes from, per thread, above a program's local variables (when it allocates)
 PARAM_WINDOW = 0x3000_0000_0000  # generic address of the kernel parameter block
 WINDOW_SIZE = 1 << 40
 RANK_SHIFT = 24  # shared::cluster addresses: (rank + 1) << RANK_SHIFT | offset in that CTA's shared memory

@@ -13,6 +13,7 @@ from tcforge.ptx.emulate.memory import (
     PARAM_WINDOW,
     RANK_SHIFT,
     SHARED_WINDOW,
+    STACK_BYTES,
     WINDOW_SIZE,
 )
 from tcforge.ptx.emulate.ops_float import atom_add_f64, atom_add_float
@@ -335,6 +336,47 @@ def b_cvta(ctx, st, parts):
     return lambda m: w(ra() + base, m)
 
 
+def b_alloca(ctx, st, parts):
+    """alloca.type ptr, size{, align}: `size` bytes of the thread's stack (the top STACK_BYTES of its local memory,
+    there when the program allocates), the stack pointer moved down and aligned to max(align, 8); ptr is the
+    local-state-space address. Freed by stackrestore and by the return of the function that allocated."""
+    ptype = parts[-1]
+    d, size = st.operands[:2]
+    align = max(int(st.operands[2].value), 8) if len(st.operands) > 2 else 8
+    rs, w = ctx.src_full(size, ptype), ctx.dst(d, ptype)
+    fail = ctx.failer(st)
+
+    def run(m):
+        want = ctx.sp - np.asarray(rs()).astype(np.int64)
+        new = want - want % align
+        sel = np.ones(ctx.n, bool) if m is None else m
+        low = sel & (new < ctx.stack_floor)
+        if low.any():
+            j = int(np.argmax(low))
+            fail(j, f"alloca of {int(ctx.sp[j] - want[j])} bytes overflows the thread's stack ({STACK_BYTES} bytes, "
+                    f"{int(ctx.sp[j] - ctx.stack_floor)} left)")
+        ctx.sp = np.where(sel, new, ctx.sp)
+        w(ctx.sp.astype(UINT[TYPE_BYTES[ptype]]), m)
+    return run
+
+
+def b_stacksave(ctx, st, parts):
+    """stacksave.type d: the thread's stack pointer (a local-state-space address)."""
+    w = ctx.dst(st.operands[0], parts[-1])
+    ut = UINT[TYPE_BYTES[parts[-1]]]
+    return lambda m: w(ctx.sp.astype(ut), m)
+
+
+def b_stackrestore(ctx, st, parts):
+    """stackrestore.type a: the stack pointer set to a (what stacksave gave), freeing what was allocated since."""
+    ra = ctx.src_full(st.operands[0], parts[-1])
+
+    def run(m):
+        a = np.asarray(ra()).astype(np.int64)
+        ctx.sp = a.copy() if m is None else np.where(m, a, ctx.sp)
+    return run
+
+
 def b_isspacep(ctx, st, parts):
     """isspacep.space p, a: whether generic address a lies in global memory (the buffers, and the parameter block as
     the GPU answers), the parameter block, the thread's local memory, the CTA's shared memory (.shared /
@@ -376,4 +418,5 @@ def b_nop(ctx, st, parts):
 # st and cp are dispatched by ops_async (st.async, the bulk copies, cp.async.mbarrier), which hands the rest here
 BUILDERS = {"ld": b_ld, "ldu": b_ld, "atom": b_atom, "red": b_atom, "cvta": b_cvta,
             "prefetch": b_nop, "prefetchu": b_nop, "fence": b_nop, "membar": b_nop, "createpolicy": b_nop,
-            "discard": b_nop, "applypriority": b_nop, "isspacep": b_isspacep}
+            "discard": b_nop, "applypriority": b_nop, "isspacep": b_isspacep, "alloca": b_alloca,
+            "stacksave": b_stacksave, "stackrestore": b_stackrestore}
