@@ -179,3 +179,15 @@ def test_shipped_tables_are_compact():
     assert approx._table("rcp").size == 1 << 23
     assert approx._table("rsqrt").size == 1 << 24
     assert approx._table("ex2_pos").size == approx._table("ex2_neg").size == 1 << 23
+
+
+def test_a_small_lookup_computes_the_entries_the_table_holds(monkeypatch) -> None:
+    """A small rcp / rsqrt call computes its table entries one by one (no expansion); they are the expanded
+    table's entries, at random indices and at both ends."""
+    monkeypatch.setattr(approx, "_EXPANDED", set())
+    rng = np.random.default_rng(9)
+    for name, n in (("rcp", 1 << 23), ("rsqrt", 1 << 24)):
+        i = np.concatenate([rng.integers(0, n, 4000), [0, 1, n // 2 - 1, n // 2, n - 1]]).astype(np.uint32)
+        few = approx._entries(name, i)
+        assert name not in approx._EXPANDED  # computed, not looked up
+        np.testing.assert_array_equal(few, approx._table(name)[i])

@@ -34,24 +34,47 @@ def _load(*keys: str) -> list[np.ndarray]:
         raise TcforgeError(f"approx tables unreadable: {TABLES_PATH} ({exc})") from exc
 
 
-def parity_inputs() -> np.ndarray:
-    """The 2^24 float32 inputs x' = 1.m * 2^p in [1, 4) that the square-root tables are indexed by (i = p << 23 | m)."""
-    i = np.arange(1 << 24, dtype=np.uint32)
+def parity_inputs(i: np.ndarray | None = None) -> np.ndarray:
+    """The float32 inputs x' = 1.m * 2^p in [1, 4) that the square-root tables are indexed by (i = p << 23 | m): all
+    2^24 of them, or those at the indices i."""
+    i = np.arange(1 << 24, dtype=np.uint32) if i is None else np.asarray(i, np.uint32)
     return (((np.uint32(127) + (i >> np.uint32(23))) << np.uint32(23)) | (i & _MANT)).view(np.float32)
+
+
+def _base(name: str, i: np.ndarray) -> np.ndarray:
+    """The correctly rounded f32 value that the rcp / rsqrt table's correction at index i is added to (as int32)."""
+    if name == "rcp":
+        x = (np.uint32(0x3F800000) | np.asarray(i, np.uint32)).view(np.float32).astype(np.float64)
+        return (1.0 / x).astype(np.float32).view(np.int32)
+    return (1.0 / np.sqrt(parity_inputs(i).astype(np.float64))).astype(np.float32).view(np.int32)
+
+
+_SMALL = 1 << 16  # a lookup of at most this many rcp / rsqrt entries computes them, not the whole table
+
+
+@cache
+def _corrections(name: str) -> np.ndarray:
+    return _load(f"{name}_corr")[0]
+
+
+def _entries(name: str, i: np.ndarray) -> np.ndarray:
+    """The table's entries at the indices i: a small lookup before the table is expanded computes just those
+    (the base plus its correction; a process that needs a few values skips the 2^23- or 2^24-entry expansion)."""
+    if name in ("rcp", "rsqrt") and i.size <= _SMALL and name not in _EXPANDED:
+        return (_base(name, i).astype(np.int64) + _corrections(name)[i]).astype(np.uint32)
+    return _table(name)[i]
+
+
+_EXPANDED: set[str] = set()
 
 
 @cache
 def _table(name: str) -> np.ndarray:
     """Expand one shipped correction table into its full uint32 result table (cached per op)."""
-    if name == "rcp":
-        (corr,) = _load("rcp_corr")
-        m = np.arange(1 << 23, dtype=np.uint32)
-        base = (1.0 / (np.uint32(0x3F800000) | m).view(np.float32).astype(np.float64)).astype(np.float32)
-        return (base.view(np.int32).astype(np.int64) + corr).astype(np.uint32)
-    if name == "rsqrt":
-        (corr,) = _load("rsqrt_corr")
-        base = (1.0 / np.sqrt(parity_inputs().astype(np.float64))).astype(np.float32)
-        return (base.view(np.int32).astype(np.int64) + corr).astype(np.uint32)
+    _EXPANDED.add(name)
+    if name in ("rcp", "rsqrt"):
+        i = np.arange(1 << (23 if name == "rcp" else 24), dtype=np.uint32)
+        return (_base(name, i).astype(np.int64) + _corrections(name)).astype(np.uint32)
     if name in ("ex2_pos", "ex2_neg"):
         t0, delta = _load(f"{name}_t0", f"{name}_delta")
         steps = np.concatenate([[0], np.cumsum(delta, dtype=np.int64)])
@@ -78,7 +101,7 @@ def _assemble(re: np.ndarray, t: np.ndarray, sign: np.ndarray) -> np.ndarray:
 
 def _rcp_bits(u: np.ndarray) -> np.ndarray:
     s, e, m = _fields(u)
-    t = _table("rcp")[m]
+    t = _entries("rcp", m)
     re = ((t >> np.uint32(23)) & np.uint32(255)).astype(np.int64) - (e.astype(np.int64) - 127)
     out = np.where(re <= 0, s, _assemble(re, t, s))  # results below 2^-126 flush to signed zero
     out = np.where(e == 0, s | _INF, out)  # +-0 and (flushed) subnormals
@@ -95,7 +118,7 @@ def rsqrt_approx_ftz_f32(x: object) -> np.ndarray:
     u = _bits(x, "x")
     s, e, m = _fields(u)
     p = (e + np.uint32(1)) & np.uint32(1)  # parity of the unbiased exponent
-    t = _table("rsqrt")[(p << np.uint32(23)) | m]
+    t = _entries("rsqrt", (p << np.uint32(23)) | m)
     half_q = (e.astype(np.int64) - 127 - p.astype(np.int64)) // 2
     re = ((t >> np.uint32(23)) & np.uint32(255)).astype(np.int64) - half_q
     out = np.where(s != 0, _NAN, _assemble(re, t, np.uint32(0)))
