@@ -1,4 +1,4 @@
-"""e4m3 <-> f16 conversions: hand-checked bits, the measured NaN/inf rules, and exhaustive agreement with ml_dtypes."""
+"""e4m3 <-> f16 and f32 -> e4m3: hand-checked bits, the measured NaN/inf rules, and agreement with ml_dtypes."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tcforge.numerics import cvt_rn_f16x2_e4m3x2, cvt_rn_satfinite_e4m3x2_f16x2, e4m3_to_f16, f16_to_e4m3_satfinite
+from tcforge.numerics.codecs import f32_to_e4m3_satfinite
 
 ALL_F16 = np.arange(65536, dtype=np.uint32).astype(np.uint16)
 
@@ -50,6 +51,30 @@ def test_f16_to_e4m3_exhaustive_against_ml_dtypes() -> None:
     got = f16_to_e4m3_satfinite(ALL_F16)
     assert np.array_equal(got[~nan], ref), f"{np.count_nonzero(got[~nan] != ref)} mismatches"
     assert np.all(got[nan] == 0x7F) and nan.sum() == 2046
+
+
+@pytest.mark.parametrize("value,code", [(0.0, 0x00), (-0.0, 0x80), (1.0, 0x38), (-1.5, 0xBC), (448.0, 0x7E),
+                                        (1e9, 0x7E), (-np.inf, 0xFE), (np.nan, 0x7F), (2.0**-9, 0x01),
+                                        (2.0**-10, 0x00), (3 * 2.0**-10, 0x02), (1.0625, 0x38), (1.1875, 0x3A),
+                                        (0.875 * 2.0**-6, 0x07), (0.9375 * 2.0**-6, 0x08)])
+def test_f32_to_e4m3_hand_checked(value: float, code: int) -> None:
+    """Ties to even (1.0625 -> 1.0, 1.1875 -> 1.25; half the smallest subnormal -> 0, 1.5 of it -> 2 of it), the
+    subnormal to normal carry, the 448 clamp and NaN."""
+    assert int(f32_to_e4m3_satfinite(np.float32(value))) == code
+
+
+def test_f32_to_e4m3_agrees_with_ml_dtypes_on_every_rounding_case() -> None:
+    """Every sign, exponent and top-5-mantissa-bit pattern of f32, with the bits below set to each case the
+    rounding tells apart (zero, one ulp, just under, at and past the half, all ones) and a random fill: the
+    codes are ml_dtypes' of the value clipped to +-448 (NaN -> 0x7f). (All 2^32 patterns agree; run once.)"""
+    rng = np.random.default_rng(12)
+    lows = np.concatenate([[0, 1, 2, (1 << 17) - 1, 1 << 17, (1 << 17) + 1, (1 << 18) - 1],
+                           rng.integers(0, 1 << 18, 3)]).astype(np.uint32)
+    bits = ((np.arange(1 << 14, dtype=np.uint32) << np.uint32(18))[:, None] | lows[None]).reshape(-1)
+    x = bits.view(np.float32)
+    with np.errstate(invalid="ignore"):
+        ref = np.clip(x, -448, 448).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    np.testing.assert_array_equal(f32_to_e4m3_satfinite(x), np.where(np.isnan(x), 0x7F, ref).astype(np.uint8))
 
 
 def test_e4m3_to_f16_exhaustive() -> None:

@@ -1,7 +1,8 @@
-"""Bit-pattern codecs: f16 bits <-> float, e4m3 codes <-> f16, and the packed PTX conversions `cvt.*.e4m3x2`.
+"""Bit-pattern codecs: f16 bits <-> float, e4m3 codes <-> f16 and from f32, and the packed PTX conversions
+`cvt.*.e4m3x2`.
 
-The e4m3 encoder is table driven (one uint8 per f16 pattern), built once with integer rounding so that it is
-independent of ml_dtypes (the tests cross-check the two).
+The f16 -> e4m3 encoder is table driven (one uint8 per f16 pattern), built once with integer rounding, and the f32
+one computed by exact scaling, both independent of ml_dtypes (the tests cross-check them with it).
 """
 
 from __future__ import annotations
@@ -120,6 +121,23 @@ def f16_to_e4m3_satfinite(bits: object) -> np.ndarray:
     """`cvt.rn.satfinite.e4m3.f16` per lane: uint16 f16 bits -> uint8 codes (RNE, +-448 clamp, every NaN -> 0x7f)."""
     b = as_bits(bits, "bits", np.uint16)
     return scalar_or_array(_f16_to_e4m3()[b], bits)
+
+
+def f32_to_e4m3_satfinite(x: object) -> np.ndarray:
+    """float32 values -> uint8 e4m3 codes as `cvt.rn.satfinite.e4m3x2.f32` gives them: each value rounded once to
+    nearest even, magnitudes past 448 (infinities too) clamped to 448, NaN -> 0x7f."""
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN lanes: their codes are set last
+        v = np.asarray(x, dtype=np.float32).astype(np.float64)
+        mag = np.abs(v)
+        e = np.maximum(np.frexp(mag)[1] - 1, -6)  # the binade (subnormals: 2^-6's quantum)
+        q = np.rint(np.ldexp(mag, 3 - e))  # exact scaling; rint rounds half to even
+        rounded = np.minimum(np.ldexp(q, e - 3), E4M3_MAX)
+        frac, ee = np.frexp(rounded)
+        ee = ee - 1
+        normal = ((ee + 7) << 3) | (np.ldexp(frac, 4).astype(np.int64) - 8)
+        code = np.where(rounded == 0, 0, np.where(ee >= -6, normal, np.ldexp(rounded, 9).astype(np.int64)))
+    out = np.where(np.isnan(v), 0x7F, code | np.where(np.signbit(v), 0x80, 0)).astype(np.uint8)
+    return out if np.ndim(x) else out[()]
 
 
 def cvt_rn_satfinite_e4m3x2_f16x2(x: object) -> np.ndarray:

@@ -19,6 +19,7 @@ from tcforge.layers.enc5.layout import (
     score_bias_offsets,
     weight_map,
 )
+from tcforge.numerics.codecs import f32_to_e4m3_satfinite
 
 SHORT_IMAGE_BYTES = 431_124  # the analysis's extent (largest immediate + 4), accepted only with image_size="pad_431124"
 
@@ -28,9 +29,7 @@ def _f16_bits(x: np.ndarray) -> np.ndarray:
 
 
 def _e4m3_codes(x: np.ndarray) -> np.ndarray:
-    import ml_dtypes
-
-    return np.clip(np.asarray(x, dtype=np.float32), -448, 448).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    return f32_to_e4m3_satfinite(np.asarray(x, dtype=np.float32))
 
 
 class WeightImage:
