@@ -49,7 +49,7 @@ def _base(name: str, i: np.ndarray) -> np.ndarray:
     return (1.0 / np.sqrt(parity_inputs(i).astype(np.float64))).astype(np.float32).view(np.int32)
 
 
-_SMALL = 1 << 16  # a lookup of at most this many rcp / rsqrt entries computes them, not the whole table
+_SMALL = 1 << 21  # a lookup of at most this many rcp / rsqrt entries computes them, not the whole table
 
 
 @cache
