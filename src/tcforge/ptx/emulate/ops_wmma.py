@@ -61,8 +61,8 @@ def _words(shape: tuple[int, int, int], etype: str) -> tuple[tuple[int, int, int
 
 
 def fragment_map(operand: str, shape: tuple[int, int, int], esize: int, nregs: int) -> np.ndarray:
-    """(32, nregs * 4 // esize) flat indices (the operand row-major: A m x k, B k x n, C / D m x n) of the element
-    each lane holds in each slot of the fragment (x[i], register i * esize // 4).
+    """(32, nregs * max(1, 4 // esize)) flat indices (the operand row-major: A m x k, B k x n, C / D m x n) of the
+    element each lane holds in each slot of the fragment (x[i], register i * esize // 4; f64: one per register).
 
     Registers hold 8-row blocks of the operand seen as mma.sync sees it (A m x k, B n x k, C m x n): lane 4g + t holds
     row g and the 4 / esize columns at t of a block (f32 / s32 accumulators: columns 2t, 2t + 1 of an 8-column block
