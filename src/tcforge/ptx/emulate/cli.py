@@ -64,7 +64,8 @@ def main(argv: list[str]) -> int:
     out = emulate(text, args.entry, args.grid, args.block, load_args(args.args), args.numerics, file=label,
                   dynamic_shared=args.dynamic_shared, stats=stats, cluster=args.cluster)
     np.savez(args.out, **out)
-    print(f"{args.ptx}: {stats['ctas']} CTAs, {stats['warp_instructions']:,} warp instructions in "
+    ctas = stats["ctas"]
+    print(f"{args.ptx}: {ctas} CTA{'s' * (ctas != 1)}, {stats['warp_instructions']:,} warp instructions in "
           f"{stats['seconds']:.2f} s ({stats['warp_instructions_per_second']:,.0f}/s); wrote "
           f"{', '.join(out) or 'nothing'} to {args.out}", file=sys.stderr)
     return 0
