@@ -114,3 +114,15 @@ def test_shapes_and_scalars() -> None:
     assert cvt_rn_satfinite_e4m3x2_f16x2(x).shape == (2, 3)
     assert isinstance(cvt_rn_satfinite_e4m3x2_f16x2(np.uint32(0)), np.uint16)
     assert isinstance(e4m3_to_f16(np.uint8(0x38)), np.uint16)
+
+
+@pytest.mark.slow
+def test_f32_to_e4m3_agrees_with_ml_dtypes_on_all_patterns() -> None:
+    """All 2^32 f32 patterns, 2^24 at a time (a few minutes): ml_dtypes' code of the value clipped to +-448, NaN
+    -> 0x7f."""
+    low = np.arange(1 << 24, dtype=np.uint32)
+    for top in range(256):
+        x = ((np.uint32(top) << np.uint32(24)) | low).view(np.float32)
+        with np.errstate(invalid="ignore"):
+            ref = np.where(np.isnan(x), 0x7F, np.clip(x, -448, 448).astype(ml_dtypes.float8_e4m3fn).view(np.uint8))
+        np.testing.assert_array_equal(f32_to_e4m3_satfinite(x), ref.astype(np.uint8), err_msg=f"top byte {top:#x}")
