@@ -118,8 +118,8 @@ def test_shapes_and_scalars() -> None:
 
 @pytest.mark.slow
 def test_f32_to_e4m3_agrees_with_ml_dtypes_on_all_patterns() -> None:
-    """All 2^32 f32 patterns, 2^24 at a time (a few minutes): ml_dtypes' code of the value clipped to +-448, NaN
-    -> 0x7f."""
+    """All 2^32 f32 patterns, 2^24 at a time (about 8 minutes on two cores): ml_dtypes' code of the value clipped
+    to +-448, NaN -> 0x7f."""
     low = np.arange(1 << 24, dtype=np.uint32)
     for top in range(256):
         x = ((np.uint32(top) << np.uint32(24)) | low).view(np.float32)
