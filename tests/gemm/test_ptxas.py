@@ -71,27 +71,25 @@ def test_every_variant_every_input_type_does_not_spill() -> None:
 
 
 @needs_nvcc
-def test_sass_uses_wgmma_tma_and_setmaxnreg() -> None:
-    tool = find_tool("cuobjdump")
-    if tool is None:
-        pytest.skip("no cuobjdump here")
-    last = LADDER[-1]
-    for b in all_builds([last]):
-        if b.config.splitk or (b.in_kind, b.out_kind, b.b_kmajor) not in (
-            ("fp16", "fp32", False),
-            ("e4m3", "bf16", True),
-        ):
-            continue
-        sass = subprocess.run([tool, "-sass", str(b.compile().cubin_path)], capture_output=True, text=True,
-                              env=sass_env()).stdout
+@pytest.mark.parametrize("kinds", ["plain", pytest.param("mn_major_a_fused_splitk", marks=pytest.mark.slow)])
+def test_sass_uses_wgmma_tma_and_setmaxnreg(kinds: str) -> None:
+    """The last rung's fp16 -> fp32 (B MN-major) and e4m3 -> bf16 builds issue HGMMA / QGMMA at N = 256, TMA loads
+    and stores and setmaxnreg, with no local memory; --slow adds their MN-major-A and fused split-K builds."""
+    builds = [b for b in all_builds([LADDER[-1]]) if not b.config.splitk and (b.in_kind, b.out_kind, b.b_kmajor) in (
+        ("fp16", "fp32", False), ("e4m3", "bf16", True))]
+    plain = [b for b in builds if b.a_kmajor and not b.config.splitk_fused]
+    assert len(plain) == 2 and len(builds) == 6
+    for b, sass in _clean_sass(plain if kinds == "plain" else [b for b in builds if b not in plain]):
         assert ("QGMMA.64x256x32" if b.in_kind == "e4m3" else "HGMMA.64x256x16") in sass
         assert "UTMALDG" in sass and "UTMASTG" in sass and "USETMAXREG" in sass
         assert "LDL" not in sass and "STL" not in sass
 
 
 @needs_nvcc
-def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
-    """`promote`: per stage two chains of m64n128 QGMMA, each starting with scale-d off (RZ, !UPT), no spill; its
+@pytest.mark.parametrize("outputs", ["fp32", pytest.param("others", marks=pytest.mark.slow)])
+def test_promoting_fp8_build_sums_each_stage_in_two_halves(outputs: str) -> None:
+    """`promote`: per stage two chains of m64n128 QGMMA, each starting with scale-d off (RZ, !UPT), no spill (the
+    fp32-output build, the most registers, by default; the bf16 / fp16 outputs and fused split-K with --slow); its
     16-bit builds are rung 9's own."""
 
     builds = list(all_builds([VARIANTS["promote"]]))
@@ -102,13 +100,16 @@ def test_promoting_fp8_build_sums_each_stage_in_two_halves() -> None:
     hoist = {key(b): b.config for b in all_builds([VARIANTS["hoist"]])}
     assert all(b.config == hoist[key(b)] for b in builds if b.in_kind != "e4m3")
     fp8 = [b for b in builds if b.in_kind == "e4m3"]
-    sass = _clean_sass(fp8)[0][1]
-    q = [ln for ln in sass.splitlines() if "QGMMA" in ln]
-    assert len(q) == 2 * 4 and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), q
-    assert sum("RZ, !UPT" in ln for ln in q) == 2  # the first k-step of each half ignores the old partial
+    first = [b for b in fp8 if b.out_kind == "fp32" and not b.config.splitk_fused]
+    assert len(fp8) == 6 and len(first) == 1
+    for _, sass in _clean_sass(first if outputs == "fp32" else [b for b in fp8 if b not in first]):
+        q = [ln for ln in sass.splitlines() if "QGMMA" in ln]
+        assert len(q) == 2 * 4 and all("QGMMA.64x128x32.F32.E4M3.E4M3" in ln for ln in q), q
+        assert sum("RZ, !UPT" in ln for ln in q) == 2  # the first k-step of each half ignores the old partial
 
 
 @needs_nvcc
+@pytest.mark.slow  # hoist_ed: a variant `auto` does not pick (it runs hoist_es)
 def test_deferred_epilogue_stores_between_a_wgmma_group_and_its_wait() -> None:
     """hoist_ed: the previous tile's stmatrix staging and TMA stores sit in the mainloop after a k-tile's last
     wgmma (gsb0) and before the wait for the group before it, i.e. they run while the tensor core works; the tile's
@@ -139,16 +140,18 @@ def _branches_above(line: str, address: int) -> bool:
 
 
 @needs_nvcc
-def test_spread_epilogue_stages_one_held_sub_tile_per_k_tile() -> None:
+@pytest.mark.parametrize("fp8", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_spread_epilogue_stages_one_held_sub_tile_per_k_tile(fp8: bool) -> None:
     """hoist_es: under each k-tile's in-flight wgmma group the mainloop stages one held sub-tile (a branch per held
     sub-tile, each its stores and one TMA store: 16-bit C 4 stmatrix, fp32 C 8 st.shared.v2 per warp), in every
-    k-tile's loop (not a peeled first one), and the tile's end stages 4 of fp32 C's 8 sub-tiles at once."""
+    k-tile's loop (not a peeled first one), and the tile's end stages 4 of fp32 C's 8 sub-tiles at once (the fp8
+    build with --slow)."""
 
     cases = {("bf16", "bf16"): (4, "STSM.16.", 4, 0), ("fp16", "fp32"): (4, "STS.64 ", 8, 4),
              ("e4m3", "fp32"): (4, "STS.64 ", 8, 4)}
     builds = [b for b in all_builds([VARIANTS["hoist_es"]], a_col=False) if (b.in_kind, b.out_kind) in cases
-              and b.b_kmajor == (b.in_kind == "e4m3")]
-    assert len(builds) == 3
+              and b.b_kmajor == (b.in_kind == "e4m3") and (b.in_kind == "e4m3") == fp8]  # fp8 with --slow
+    assert len(builds) == (1 if fp8 else 2)
     for b, sass in _clean_sass(builds):
         held, store, per_sub, at_end = cases[(b.in_kind, b.out_kind)]
         lines = [ln for ln in sass.splitlines() if "GMMA" in ln or store in ln or "UTMASTG" in ln
@@ -171,13 +174,16 @@ def test_spread_epilogue_stages_one_held_sub_tile_per_k_tile() -> None:
 
 
 @needs_nvcc
-def test_a_320_column_tile_runs_an_n256_and_an_n64_wgmma_per_k_step() -> None:
+@pytest.mark.parametrize("other_b", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_a_320_column_tile_runs_an_n256_and_an_n64_wgmma_per_k_step(other_b: bool) -> None:
     """t320: per k-step and consumer one 64x256 and one 64x64 HGMMA/QGMMA (the 160 accumulators within ptxas's 168
-    registers, no spill), B over either layout."""
+    registers, no spill), B over either layout (16-bit MN-major and fp8 K-major B by default, 16-bit K-major B
+    with --slow)."""
 
     builds = [b for b in all_builds([VARIANTS["t320"]], a_col=False) if not b.config.splitk_fused
-              and (b.in_kind, b.out_kind) in (("fp16", "fp32"), ("e4m3", "bf16"))]
-    assert len(builds) == 3
+              and (b.in_kind, b.out_kind) in (("fp16", "fp32"), ("e4m3", "bf16"))
+              and (b.b_kmajor == (b.in_kind == "e4m3")) != other_b]  # 16-bit B MN-major, fp8 K-major; --slow: swapped
+    assert len(builds) == (1 if other_b else 2)
     for b, sass in _clean_sass(builds):
         big, small = ("QGMMA.64x256x32", "QGMMA.64x64x32") if b.in_kind == "e4m3" else ("HGMMA.64x256x16",
                                                                                           "HGMMA.64x64x16")
@@ -291,16 +297,20 @@ def test_rung9_k_tile_loop_is_lean() -> None:
 
 
 @needs_nvcc
-def test_cluster_builds_leave_by_the_producer_tail_not_a_cluster_barrier() -> None:
+@pytest.mark.parametrize("slow", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_cluster_builds_leave_by_the_producer_tail_not_a_cluster_barrier(slow: bool) -> None:
     """A cluster build meets its peers once, after the barriers' set-up (one UCGABAR_ARV / UCGABAR_WAIT pair): at the
     end each multicast producer waits for every CTA's consumers to release its last slots instead (no CTA leaves while
     a peer may still arrive on its barriers). The pair split-K build, whose CTAs read each other's shared memory,
-    keeps its barrier at the end too; a build without a cluster has none."""
+    keeps its barrier at the end too; a build without a cluster has none. By default one build of each kind, with
+    --slow all seven."""
     from tcforge.gemm.variants import pair_config
 
     cases = [(VARIANTS[n].config, "bf16", bk, 1) for n, bk in
              (("hoist", False), ("cluster2", False), ("n96c4", True), ("sw16c4", True), ("sw32n2", True))]
     cases += [(pair_config(VARIANTS["sw16"].config), "bf16", True, 2), (VARIANTS["tuned"].config, "bf16", False, 0)]
+    if not slow:  # by default one build of each kind: a multicast cluster, the pair split-K, no cluster
+        cases = [cases[0], cases[5], cases[6]]
     sass = _clean_sass([Build(cfg, kind, "bf16", bk) for cfg, kind, bk, _ in cases])
     for (*_, meets), (build, text) in zip(cases, sass, strict=True):
         ops = [ln.split()[1].rstrip(";") for ln in text.splitlines() if "UCGABAR" in ln]
@@ -323,16 +333,18 @@ def test_host_sizes_are_checked_by_the_kernel() -> None:
 
 
 @needs_nvcc
-def test_cp_async_operands_replace_their_tma_loads() -> None:
+@pytest.mark.parametrize("cpas", [(0, 3), pytest.param((1, 2), marks=pytest.mark.slow)])
+def test_cp_async_operands_replace_their_tma_loads(cpas: tuple[int, int]) -> None:
     """`cpa` (bit 1 A, bit 2 B): each such operand's loads are 16-byte cp.async copies (LDGSTS: t64's 64-row A 8 per
     thread and k-tile, its 128-row B 16) whose completion arrives on the stage's barrier, in place of its TMA loads;
-    the consumers fence the proxies after each wait; spill-free. With cpa 0 the build has none of it."""
+    the consumers fence the proxies after each wait; spill-free. With cpa 0 the build has none of it (cpa 0 and 3 by
+    default, 1 and 2 with --slow)."""
     from dataclasses import replace
 
     t64 = VARIANTS["t64"].config
-    builds = [Build(replace(t64, cpa=c), "bf16", "bf16", True) for c in (0, 1, 2, 3)]
-    for (b, sass), (ldgsts, arrives, tma) in zip(_clean_sass(builds), [(0, 0, True), (8, 1, True), (16, 1, True),
-                                                                        (24, 2, False)], strict=True):
+    want = {0: (0, 0, True), 1: (8, 1, True), 2: (16, 1, True), 3: (24, 2, False)}  # LDGSTS, arrives, TMA loads
+    builds = [Build(replace(t64, cpa=c), "bf16", "bf16", True) for c in cpas]
+    for (b, sass), (ldgsts, arrives, tma) in zip(_clean_sass(builds), [want[c] for c in cpas], strict=True):
         assert sass.count("LDGSTS.E.BYPASS.128") == ldgsts, b.tag()
         assert sass.count("ARRIVES.LDGSTSBAR.64") == arrives, b.tag()
         assert ("UTMALDG" in sass) == tma, b.tag()
