@@ -248,7 +248,9 @@ def test_auto_variant_choice_follows_the_launch_size() -> None:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
-@pytest.mark.parametrize(("name", "spill_limit"), [("hopper_split_occ3", 64), ("hopper_split_occ3_timing", 128)])
+@pytest.mark.parametrize(("name", "spill_limit"), [("hopper_split_occ3", 64),  # the timing twin with --slow
+                                                   pytest.param("hopper_split_occ3_timing", 128,
+                                                                marks=pytest.mark.slow)])
 def test_split_occ3_kernel_fits_three_ctas_per_sm(name: str, spill_limit: int) -> None:
     f = kernel.form(name)
     st = kernel.compile_form(f).stats[f.entry]
