@@ -121,12 +121,12 @@ def _wmma_bytes(op: str, ldm) -> int:
     bytes)."""
     import re
 
-    from tcforge.ptx.opcodes import TYPE_BYTES
+    from tcforge.ptx.opcodes import SUBBYTE_BITS, TYPE_BYTES
 
     m = re.search(r"\.m(\d+)n(\d+)k(\d+)", op)
     parts = op.split(".")
-    bits = next(({"s4": 4, "u4": 4, "b1": 1}.get(p) or 8 * TYPE_BYTES[p] for p in reversed(parts)
-                 if p in TYPE_BYTES or p in ("s4", "u4", "b1")), 16)
+    bits = next((SUBBYTE_BITS.get(p) or 8 * TYPE_BYTES[p] for p in reversed(parts)
+                 if p in TYPE_BYTES or p in SUBBYTE_BITS), 16)
     if m is None:
         return 16 * 16 * bits // 8
     mm, nn, kk = (int(x) for x in m.groups())

@@ -40,6 +40,7 @@ TYPE_BYTES = {
     "f32": 4, "f16x2": 4, "bf16x2": 4, "e4m3x2": 2, "e5m2x2": 2, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16,
     "tf32": 4, "pred": 1,
 }
+SUBBYTE_BITS = {"s4": 4, "u4": 4, "b1": 1}  # the mma / wmma element types narrower than a byte
 
 MEMORY_SPACES = ("global", "shared", "local", "param", "const")
 

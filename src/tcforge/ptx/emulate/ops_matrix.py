@@ -365,6 +365,16 @@ def _f64_place(lane: np.ndarray, v: np.ndarray, operand: str) -> tuple[np.ndarra
     return g + 8 * (v >> 1), 2 * t + (v & 1)
 
 
+def fma_chain_f64(A: np.ndarray, B: np.ndarray, C: np.ndarray, mode: str = "rn") -> np.ndarray:
+    """f64 bits (uint64) of C + A·B as DMMA gives it: fmas chained in k order from C, each rounded in `mode` (A (W,
+    M, K), B (W, K, N), C (W, M, N))."""
+    D = C
+    for i in range(A.shape[2]):
+        D = fma_f64_bits(np.broadcast_to(A[:, :, i:i + 1], D.shape), np.broadcast_to(B[:, i:i + 1, :], D.shape), D,
+                         mode)
+    return D
+
+
 def _mma_f64(ctx, st, parts):
     """mma.sync f64 (m8n8k4, and sm_90's m16n8k4 / k8 / k16): D = C + A·B as chained fma.rn.f64 in k order from C
     (the model the corpus's `mma_f64_*` entries pin), one f64 per register, fragments as _f64_place."""
@@ -392,8 +402,7 @@ def _mma_f64(ctx, st, parts):
         warps = ctx.warps(mask, st)
         A, B = gather(ra, warps, pa, (m, k)), gather(rb, warps, pb, (k, 8))
         D = gather(rc, warps, pc, (m, 8))
-        for i in range(k):
-            D = fma_f64_bits(np.broadcast_to(A[:, :, i:i + 1], D.shape), np.broadcast_to(B[:, i:i + 1, :], D.shape), D)
+        D = fma_chain_f64(A, B, D)
         out = D[:, pc[0], pc[1]]  # (W, 32, registers)
         for i, w in enumerate(ws):
             _scatter(ctx, warps, np.ascontiguousarray(out[..., i]), w, mask)

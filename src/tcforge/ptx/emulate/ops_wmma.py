@@ -17,15 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from tcforge.numerics.tensorcore import tc_mma
-from tcforge.ptx.emulate.ops_float import fma_f64_bits
-from tcforge.ptx.emulate.ops_matrix import _FORMS, _elements, _int_mma, _regs, _scatter, int_products, s32_sum
+from tcforge.ptx.emulate.ops_matrix import _FORMS, _int_mma, _regs, _scatter, fma_chain_f64, int_products, s32_sum
 from tcforge.ptx.emulate.ops_mem import address, space_of
+from tcforge.ptx.opcodes import SUBBYTE_BITS as _BITS
 from tcforge.ptx.operands import Addr
 
 _SHAPES = {"m16n16k16": (16, 16, 16), "m32n8k16": (32, 8, 16), "m8n32k16": (8, 32, 16), "m16n16k8": (16, 16, 8),
            "m8n8k4": (8, 8, 4), "m8n8k32": (8, 8, 32), "m8n8k128": (8, 8, 128)}
 _BYTES = {"f16": 2, "bf16": 2, "tf32": 4, "f32": 4, "s32": 4, "s8": 1, "u8": 1, "f64": 8}
-_BITS = {"s4": 4, "u4": 4, "b1": 1}  # sub-byte A / B: moved as 32-bit words of 32 / bits elements
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _K16 = (("f16", "bf16", "s8", "u8"), ("f16", "f32", "s32"))
 _TYPES = {(16, 16, 16): _K16, (32, 8, 16): _K16, (8, 32, 16): _K16, (16, 16, 8): (("tf32",), ("f32",)),
@@ -216,50 +215,52 @@ def _fragments(ctx, st, shape, sizes):
         ctx.unsupported(st, f"{st.opcode} ({e})")
 
 
+def _mma_run(ctx, st, shape: tuple[int, int, int], sizes: tuple[int, int, int, int], product):
+    """The closure of a wmma.mma: A, B and C read from their fragments (element bytes `sizes` of D, A, B, C; 8: f64
+    registers), D = product(A, B, C) written to its fragment."""
+    reg = "b64" if sizes[0] == 8 else "b32"
+    d, a, b, c = st.operands[:4]
+    ra, rb, rc = ([ctx.src_full(x, reg) for x in _regs(o)] for o in (a, b, c))
+    ws = [ctx.dst(x, reg) for x in _regs(d)]
+    md, ma, mb, mc = _fragments(ctx, st, shape, sizes)
+    m, n, k = shape
+
+    def run(mk):
+        warps = ctx.warps(mk, st)
+        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], ma, m, k, sizes[1])
+        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], mb, k, n, sizes[2])
+        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, m, n, sizes[3])
+        D = np.asarray(product(A, B, C)).astype(_UINT[sizes[0]])
+        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
+            _scatter(ctx, warps, x, w, mk)
+    return run
+
+
 def _mma_f64(ctx, st, parts):
     """wmma.mma m8n8k4 f64 as DMMA.8x8x4: D = C + A·B as fmas chained in k order from C, each rounded in the
     instruction's mode (.rn by default)."""
     if [p for p in parts if p in _BYTES] != ["f64"] * 4 or "m8n8k4" not in parts:
         ctx.unsupported(st, f"{st.opcode} (f64 wmma.mma is m8n8k4 with f64 A, B, C and D)")
     mode = next((p for p in parts if p in _RND), "rn")
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc = ([ctx.src_full(x, "b64") for x in _regs(o)] for o in (a, b, c))
-    ws = [ctx.dst(x, "b64") for x in _regs(d)]
-    md, ma, mb, mc = _fragments(ctx, st, (8, 8, 4), (8, 8, 8, 8))
+    return _mma_run(ctx, st, (8, 8, 4), (8, 8, 8, 8), lambda A, B, C: fma_chain_f64(A, B, C, mode))
 
-    def run(mk):
-        warps = ctx.warps(mk, st)
-        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], ma, 8, 4, 8)
-        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], mb, 4, 8, 8)
-        D = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, 8, 8, 8)
-        for i in range(4):
-            D = fma_f64_bits(np.broadcast_to(A[:, :, i:i + 1], D.shape), np.broadcast_to(B[:, i:i + 1, :], D.shape),
-                             D, mode)
-        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
-            _scatter(ctx, warps, x, w, mk)
-    return run
+
+def _unpack(words: np.ndarray, bits: int, axis: int) -> np.ndarray:
+    """uint32 words -> their 32 / bits elements each (lowest bits first, as uint8), spread along `axis`."""
+    shifts = np.arange(32 // bits, dtype=np.uint32) * np.uint32(bits)
+    v = ((np.moveaxis(words, axis, -1)[..., None] >> shifts) & np.uint32((1 << bits) - 1)).astype(np.uint8)
+    return np.moveaxis(v.reshape(*v.shape[:-2], -1), -1, axis)
 
 
 def _mma_subbyte(ctx, st, parts):
     """wmma.mma m8n8k32 s4 / u4 and m8n8k128 b1 (.xor.popc / .and.popc): the mma.sync form's exact sums (A and B
-    one word per lane, the m8n8 fragments; s32 C and D)."""
+    one word of K per lane, the m8n8 fragments; s32 C and D)."""
     shape = next((p for p in parts if p in _SHAPES), "")
     types = [p for p in parts if p in _BITS or p == "s32"]
-    esize, product = _int_mma(ctx, st, parts, shape, types)
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
-    ws = [ctx.dst(x, "b32") for x in _regs(d)]
-    md, ma, mb, mc = _fragments(ctx, st, _words(_SHAPES[shape], types[1])[0], (4, 4, 4, 4))
-
-    def run(mk):
-        warps = ctx.warps(mk, st)
-        A = _elements(ra[0]().reshape(-1, 32)[warps], esize)  # (W, 8, K): lane 4g + t holds row g, word t
-        B = _elements(rb[0]().reshape(-1, 32)[warps], esize).transpose(0, 2, 1)  # (W, K, 8)
-        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, 8, 8, 4)
-        D = np.asarray(product(A, B, C)).astype(np.uint32)
-        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
-            _scatter(ctx, warps, x, w, mk)
-    return run
+    _, product = _int_mma(ctx, st, parts, shape, types)
+    bits = _BITS[types[1]]
+    return _mma_run(ctx, st, _words(_SHAPES[shape], types[1])[0], (4, 4, 4, 4),
+                    lambda A, B, C: product(_unpack(A, bits, 2), _unpack(B, bits, 1), C))
 
 
 def _mma(ctx, st, parts):
@@ -286,10 +287,6 @@ def _mma(ctx, st, parts):
         form = _FORMS["mma.m16n8k4.f32.tf32.tf32" if ab == "tf32" else name]
     esize = {"tf32": 4}.get(ab, _BYTES[ab])
     desize = _BYTES[d_t]
-    d, a, b, c = st.operands[:4]
-    ra, rb, rc = ([ctx.src_full(x, "b32") for x in _regs(o)] for o in (a, b, c))
-    ws = [ctx.dst(x, "b32") for x in _regs(d)]
-    md, ma, mb, mc = _fragments(ctx, st, shape, (desize, esize, esize, desize))
     sat = "satfinite" in parts
 
     def product(A, B, C):
@@ -308,16 +305,7 @@ def _mma(ctx, st, parts):
                     acc = tc_mma(form, A16[:, r0:r0 + 16, k0:k0 + form.k], B[:, k0:k0 + form.k, c0:c0 + 8], acc)
                 out[:, r0:r0 + 16, c0:c0 + 8] = acc
         return out[:, :m]
-
-    def run(mk):
-        warps = ctx.warps(mk, st)
-        A = _from_regs([r().reshape(-1, 32)[warps] for r in ra], ma, m, k, esize)
-        B = _from_regs([r().reshape(-1, 32)[warps] for r in rb], mb, k, n, esize)
-        C = _from_regs([r().reshape(-1, 32)[warps] for r in rc], mc, m, n, desize)
-        D = np.asarray(product(A, B, C)).astype(_UINT[desize])
-        for w, x in zip(ws, _to_regs(D, md, len(ws)), strict=True):
-            _scatter(ctx, warps, x, w, mk)
-    return run
+    return _mma_run(ctx, st, shape, (desize, esize, esize, desize), product)
 
 
 BUILDERS = {"wmma": b_wmma}
