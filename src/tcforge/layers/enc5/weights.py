@@ -28,10 +28,6 @@ def _f16_bits(x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=np.float32).astype(np.float16).view(np.uint16)
 
 
-def _e4m3_codes(x: np.ndarray) -> np.ndarray:
-    return f32_to_e4m3_satfinite(np.asarray(x, dtype=np.float32))
-
-
 class WeightImage:
     """The prepared weight image W (param+40): raw bytes plus decoded views of its parts in logical (k, n) order."""
 
@@ -208,7 +204,7 @@ class WeightImage:
     def _put_b(self, name: str, values: np.ndarray) -> None:
         r = self._region(name)
         k, n = r.shape
-        self._data[r.start + b_matrix_offsets(k, n, r.tile_order)] = _e4m3_codes(values)
+        self._data[r.start + b_matrix_offsets(k, n, r.tile_order)] = f32_to_e4m3_satfinite(values)
 
     def _put_vec(self, name: str, values: np.ndarray) -> None:
         r = self._region(name)
