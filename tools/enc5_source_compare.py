@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 from collections import defaultdict
@@ -51,13 +50,9 @@ def baseline_form(base: Path, name: str):
 
 def sass(cubin: Path) -> str:
     """cuobjdump -sass of a cubin."""
-    from tcforge.runtime.tools import find_tool, sass_env
+    from tcforge.runtime.tools import disassemble
 
-    tool = find_tool("cuobjdump")
-    if tool is None:
-        raise SystemExit("cuobjdump not found (CUDA toolkit, or pip install nvidia-cuda-cuobjdump)")
-    return subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, check=True,
-                          env=sass_env()).stdout
+    return disassemble(cubin)
 
 
 def compile_in(cache: Path, f, options: tuple[str, ...]):

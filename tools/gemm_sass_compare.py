@@ -40,7 +40,7 @@ from pathlib import Path
 from tcforge.gemm import codegen
 from tcforge.gemm.build import Build, build_all
 from tcforge.gemm.variants import VARIANTS, pair_config, split_config
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import disassemble, find_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +55,7 @@ def by_tag(cache: str) -> dict[str, list[str]]:
 
 def sass_digest(cuobjdump: str, path: str) -> str:
     """md5 of a cubin's SASS listing without the lines that name the file."""
-    text = subprocess.run([cuobjdump, "-sass", path], capture_output=True, text=True, check=True, env=sass_env()).stdout
+    text = disassemble(path, cuobjdump)
     kept = [line for line in text.splitlines() if "Fatbin" not in line and "code for" not in line]
     return hashlib.md5("\n".join(kept).encode()).hexdigest()
 
@@ -66,7 +66,7 @@ _ORDERED = re.compile(r"GMMA|UTMA|SYNCS|BAR|WARPGROUP|STS|LDG|STG|ATOM|RED|MEMBA
 
 def instructions(cuobjdump: str, path: str) -> list[str]:
     """A cubin's SASS instructions, in order."""
-    text = subprocess.run([cuobjdump, "-sass", path], capture_output=True, text=True, check=True, env=sass_env()).stdout
+    text = disassemble(path, cuobjdump)
     return [m.group(1) for line in text.splitlines() if (m := _INSTR.match(line))]
 
 

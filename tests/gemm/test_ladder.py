@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
 from tcforge.errors import TcforgeError
 from tcforge.gemm import ladder
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import find_tool
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None and find_tool("nvcc") is None,
                                 reason="nvcc is not installed")
@@ -55,11 +53,6 @@ def test_split_choice_leaves_no_split_empty() -> None:
         assert s >= 1 and (s - 1) * per < kt and (s == 1 or per >= ladder.MIN_SPLIT_KTILES)
 
 
-def _sass(cubin: Path) -> str:
-    tool = find_tool("cuobjdump")
-    if tool is None:
-        pytest.skip("no cuobjdump here")
-    return subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, env=sass_env()).stdout
 
 
 def _check_build(name: str, out_kind: str) -> None:
@@ -68,7 +61,9 @@ def _check_build(name: str, out_kind: str) -> None:
     st = built.stats[ladder.KERNEL]
     assert not st.spills, (name, out_kind, st)
     assert not built.wgmma_serialized, (name, out_kind, built.log)
-    sass = _sass(built.cubin_path)
+    if find_tool("cuobjdump") is None:
+        pytest.skip("no cuobjdump here")
+    sass = built.sass()
     # what each rung adds shows in its machine code
     assert "HGMMA.64x" in sass
     assert ("LDGSTS" in sass) == (r.number == 1)

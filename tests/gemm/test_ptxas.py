@@ -6,14 +6,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 
 import pytest
 
 from tcforge.gemm import codegen
 from tcforge.gemm.build import Build, all_builds, build_all
 from tcforge.gemm.variants import LADDER, SUPPORTED, SWEEP, VARIANTS
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import find_tool
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
 
@@ -48,11 +47,9 @@ def _clean_sass(builds: list[Build]) -> list[tuple[Build, str]]:
     where cuobjdump is missing (after the compile checks have run)."""
     results = build_all(builds, workers=os.cpu_count() or 2)
     _assert_clean(results)
-    tool = find_tool("cuobjdump")
-    if tool is None:
+    if find_tool("cuobjdump") is None:
         pytest.skip("no cuobjdump here")
-    return [(b, subprocess.run([tool, "-sass", str(m.cubin_path)], capture_output=True, text=True,
-                               env=sass_env()).stdout) for b, m in results]
+    return [(b, m.sass()) for b, m in results]
 
 
 @needs_nvcc

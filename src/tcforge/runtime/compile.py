@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tcforge.errors import DeviceUnavailableError, TcforgeError
-from tcforge.runtime.tools import find_tool
+from tcforge.runtime.tools import disassemble, find_tool
 
 _ARCH_RE = re.compile(r"^sm_(\d+)(a?)$")
 INCLUDE_DIR = Path(__file__).resolve().parents[1] / "include"   # the header library: tcforge/*.cuh
@@ -59,6 +59,15 @@ class CompiledModule:
     def cubin(self) -> bytes:
         """The cubin image, as `cuModuleLoadData` takes it."""
         return self.cubin_path.read_bytes()
+
+    def sass(self) -> str:
+        """cuobjdump's SASS of the cubin, kept beside it on first use (see `tools.disassemble` for the errors)."""
+        path = self.cubin_path.with_suffix(".sass")
+        if not path.exists():
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(disassemble(self.cubin_path))
+            os.replace(tmp, path)
+        return path.read_text()
 
     @property
     def wgmma_serialized(self) -> bool:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import subprocess
 from pathlib import Path
+
+from tcforge.errors import DeviceUnavailableError, TcforgeError
 
 
 def _wheel_bundled(tool: str) -> Path | None:
@@ -54,3 +57,15 @@ def sass_env() -> dict[str, str]:
     if disasm and "NVDISASM_PATH" not in env:
         env["NVDISASM_PATH"] = str(Path(disasm).parent)
     return env
+
+
+def disassemble(cubin: Path | str, tool: str | None = None) -> str:
+    """`cuobjdump -sass` of a cubin, by `tool` or the cuobjdump `find_tool` finds (DeviceUnavailableError where there
+    is none, TcforgeError where it fails)."""
+    tool = tool or find_tool("cuobjdump")
+    if tool is None:
+        raise DeviceUnavailableError("cuobjdump was not found: install the CUDA toolkit or nvidia-cuda-cuobjdump")
+    proc = subprocess.run([tool, "-sass", str(cubin)], capture_output=True, text=True, env=sass_env())
+    if proc.returncode != 0:
+        raise TcforgeError(f"cuobjdump -sass {cubin} failed: {proc.stderr.strip()[:300]}")
+    return proc.stdout

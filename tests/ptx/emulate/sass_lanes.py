@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import disassemble
 
 M32 = 0xFFFFFFFF
 PARAMS = {0x210: 0x1000_0000, 0x218: 0x2000_0000}  # c[0x0][0x210]: the input, c[0x0][0x218]: the output
@@ -319,8 +319,7 @@ def build(source: str, workdir: Path, ptx: bool = True) -> tuple[str | None, dic
     for kind in ("ptx", "cubin") if ptx else ("cubin",):
         subprocess.run(["nvcc", f"-{kind}", "-O3", "-arch=sm_90a", str(cu), "-o", str(workdir / f"k.{kind}")],
                        check=True, capture_output=True)
-    sass = subprocess.run([find_tool("cuobjdump"), "-sass", str(workdir / "k.cubin")], check=True,
-                          capture_output=True, text=True, env=sass_env()).stdout
+    sass = disassemble(workdir / "k.cubin")
     return ((workdir / "k.ptx").read_text() if ptx else None), functions(sass)
 
 
