@@ -12,9 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tcforge.errors import DeviceUnavailableError, UnsupportedError
+from tcforge.errors import DeviceUnavailableError, TcforgeError, UnsupportedError
 from tcforge.runtime.compile import INCLUDE_DIR, CompileError, PtxasStats, nvcc_version, parse_ptxas_log
-from tcforge.runtime.tools import find_tool, sass_env
+from tcforge.runtime.tools import disassemble, find_tool
 
 from . import descriptors, launch
 
@@ -104,12 +104,18 @@ def compile_sm100(arch: str = "sm_100a", *, stages: int = launch.DEFAULT_STAGES,
     compute = "compute_" + arch[len("sm_"):]
     flags = [f"-gencode=arch={compute},code={arch}", "-std=c++17", "-O3", "-I", str(INCLUDE_DIR),
              *cross_check_defines(stages), *extra_flags]
+    ptxas = find_tool("ptxas")
+    if ptxas is None:
+        raise DeviceUnavailableError("ptxas was not found beside nvcc: install the CUDA toolkit >= 12.8")
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="tcforge_sm100_") as tmp:
         cubin_path, ptx_path = Path(tmp) / "gemm_sm100.cubin", Path(tmp) / "gemm_sm100.ptx"
-        command = [nvcc, *flags, "-cubin", "-Xptxas", "-v", "-o", str(cubin_path), str(SOURCE_PATH)]
-        proc = _run(command)
-        _run([nvcc, *flags, "-ptx", "-o", str(ptx_path), str(SOURCE_PATH)])
+        # nvcc -cubin is this PTX through ptxas: one front-end pass gives both
+        to_ptx = [nvcc, *flags, "-ptx", "-o", str(ptx_path), str(SOURCE_PATH)]
+        to_cubin = [ptxas, f"-arch={arch}", "-m64", "-v", "-o", str(cubin_path), str(ptx_path)]
+        _run(to_ptx)
+        proc = _run(to_cubin)
+        command = [*to_ptx, "&&", *to_cubin]
         log = proc.stdout + proc.stderr
         cubin, ptx = cubin_path.read_bytes(), ptx_path.read_text()
         sass, sass_tool = None, None
@@ -118,12 +124,10 @@ def compile_sm100(arch: str = "sm_100a", *, stages: int = launch.DEFAULT_STAGES,
             if sass_tool is None:
                 notes.append("cuobjdump not found: no SASS inspected")
             else:
-                dump = subprocess.run([sass_tool, "-sass", str(cubin_path)], capture_output=True, text=True,
-                                      check=False, env=sass_env())
-                if dump.returncode == 0:
-                    sass = dump.stdout
-                else:
-                    notes.append(f"{sass_tool} -sass failed: {dump.stderr.strip()[:200]}")
+                try:
+                    sass = disassemble(cubin_path, sass_tool)
+                except TcforgeError as exc:
+                    notes.append(str(exc))
     kernels = parse_ptxas_log(log)
     missing = [name for name in launch.KERNEL_NAMES if name not in kernels or not kernels[name].registers]
     if missing:
