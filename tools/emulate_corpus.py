@@ -568,13 +568,19 @@ def corpus_entries(path: Path) -> tuple[dict, list[dict]]:
     """(corpus meta, one dict per entry: name, meta, ptx, buffers, gpu outputs) from a corpus .npz."""
     with np.load(path) as z:
         meta = json.loads(str(z["meta"]))
+        arrays: dict[tuple[str, str], dict[str, np.ndarray]] = {}  # (entry, "in" / "gpu") -> its buffers
+        for key in z.files:
+            parts = key.split("/", 2)
+            if len(parts) == 3 and parts[1] in ("in", "gpu"):
+                arrays.setdefault((parts[0], parts[1]), {})[parts[2]] = z[key]
+        modules: dict[str, str] = {}
         out = []
         for name in meta["entries"]:
             em = json.loads(str(z[f"{name}/meta"]))
-            pre_in, pre_gpu = f"{name}/in/", f"{name}/gpu/"
-            out.append({"name": name, "meta": em, "ptx": z[f"ptx/{em['module']}"].tobytes().decode(),
-                        "buffers": {k[len(pre_in):]: z[k] for k in z.files if k.startswith(pre_in)},
-                        "gpu": {k[len(pre_gpu):]: z[k] for k in z.files if k.startswith(pre_gpu)}})
+            if em["module"] not in modules:
+                modules[em["module"]] = z[f"ptx/{em['module']}"].tobytes().decode()
+            out.append({"name": name, "meta": em, "ptx": modules[em["module"]],
+                        "buffers": arrays.get((name, "in"), {}), "gpu": arrays.get((name, "gpu"), {})})
         return meta, out
 
 

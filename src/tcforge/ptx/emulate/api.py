@@ -223,13 +223,11 @@ def module_global(ptx_text: str | bytes, decl, file: str = "<ptx>") -> np.ndarra
     """The bytes (uint8) of a module-scope `.global` or `.const` variable: its initializer, zeros where it has
     none."""
     text = ptx_text.decode() if isinstance(ptx_text, bytes) else ptx_text
-    lines = text.splitlines()[decl.line - 1:]
-    head = ""
-    for ln in lines:
-        head += ln + "\n"
-        if ";" in ln:
-            break
-    head = head.split(";", 1)[0]
+    start = 0
+    for _ in range(decl.line - 1):  # the declaration's line, without splitting the whole module into lines
+        start = text.index("\n", start) + 1
+    end = text.find(";", start)
+    head = text[start:end if end >= 0 else len(text)]
     where = f"{file}:{decl.line}: .{decl.space} {decl.name}"
     size = decl.size
     if "=" not in head:
