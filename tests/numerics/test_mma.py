@@ -291,3 +291,15 @@ def test_bench_rejects_unknown_models(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="valid models: ada, hopper"):
         bench_main(["--models", "volta", "--json", str(tmp_path / "x.json")])
 
+
+
+def test_bench_times_the_tensor_core_forms(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "f.json"
+    bench_main(["--models", "", "--forms", "mma.m16n8k16.f16.f16.f16,wgmma.m64n8k32.f32.e4m3.e4m3",
+                "--form-tiles", "4", "--repeat", "1", "--json", str(out)])
+    forms = json.loads(out.read_text())["forms"]
+    assert forms["mma.m16n8k16.f16.f16.f16"]["outputs"] == 4 * 16 * 8
+    assert forms["wgmma.m64n8k32.f32.e4m3.e4m3"]["outputs"] == 4 * 64 * 8
+    assert capsys.readouterr().out.count("M outputs/s") == 2
+    with pytest.raises(ValueError, match="valid forms: wgmma.m64n8k32"):
+        bench_main(["--forms", "mma.m16n8k8.f16", "--json", str(tmp_path / "x.json")])

@@ -296,6 +296,24 @@ def test_bf16_f32_step_truncates():
     assert np.all(d == np.float32(-(1 - 2.0**-24)))  # exact: -1 + 2^-24 needs 24 bits
 
 
+@pytest.mark.parametrize("spread", [42, 400])
+def test_max_exponent_sum_by_matrix_product_is_the_direct_maximum(spread):
+    """The engine's step finds each output's largest product exponent through one matrix product where the exponents
+    lie close enough (spread 42: up to 83 apart, the product's reach) and through the (T, m, n, g) sums where they do
+    not (400); either equals the direct maximum, with dead operands (zero or not finite) and whole dead rows."""
+    rng = np.random.default_rng(spread)
+    for g in (1, 16, 32, 63):
+        ea = rng.integers(-spread, spread, (9, 16, g))
+        eb = rng.integers(-spread, spread, (9, 8, g))
+        live_a, live_b = rng.random(ea.shape) < 0.7, rng.random(eb.shape) < 0.7
+        live_a[0, 3], live_b[1, 5] = False, False
+        direct = (np.where(live_a, ea, TC._DEAD)[:, :, None, :] + np.where(live_b, eb, TC._DEAD)[:, None, :, :]).max(-1)
+        got = TC._max_exponent_sum(ea, eb, live_a, live_b)
+        pair = (live_a[:, :, None, :] & live_b[:, None, :, :]).any(-1)
+        assert np.array_equal(got[pair], direct[pair]), g
+        assert (got[~pair] < TC._NONE).all() and (~pair).any()
+
+
 # ---------------------------------------------------------------- API
 def test_tf32_codes_are_the_top_19_bits_of_an_f32_word():
     """tf32 decodes an f32 word's top 19 bits (the low 13 dropped, as the tensor core reads it), encodes values

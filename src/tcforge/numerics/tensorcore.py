@@ -273,6 +273,7 @@ def with_step(form: Form, **changes: object) -> Form:
 # ---------------------------------------------------------------- the engine
 
 _NONE = -(1 << 20)  # "no addend" exponent (below every real one)
+_DEAD = -(1 << 40)  # a zero or non-finite operand's exponent when products' maxima are taken (sums stay < _NONE)
 _CHUNK_TERMS = 1 << 17  # products per vectorised pass (tiles x m x n x k): keeps the temporaries cache-sized
 
 
@@ -323,37 +324,68 @@ def round_scaled(s: np.ndarray, u: np.ndarray, out: Format, frac: int, mode: str
     return np.where(neg & (val != 0), -val, val)
 
 
+def _max_exponent_sum(ea: np.ndarray, eb: np.ndarray, live_a: np.ndarray, live_b: np.ndarray) -> np.ndarray:
+    """max over g of ea[t, i, g] + eb[t, j, g] where both operands are live, far below _NONE where no pair is.
+
+    Where every exponent lies within 84 of its operand's largest (the e4m3, e5m2 and f16 ranges, and most data), one
+    matrix product replaces the (T, m, n, g) sums: with each row's and column's largest exponent taken out, every
+    term of sum_g 64^(ea' + eb') is at least 2^-1008 and the sum lies in [64^M, g 64^M) for g < 64, so its binary
+    exponent // 6 is the maximum M (float64 rounding cannot cross a power of 64)."""
+    a_dead, b_dead = np.where(live_a, ea, _DEAD), np.where(live_b, eb, _DEAD)
+    ra, rb = a_dead.max(axis=-1), b_dead.max(axis=-1)  # (T, m), (T, n)
+    low_a = np.where(live_a, ea, -_DEAD).min(axis=-1)
+    low_b = np.where(live_b, eb, -_DEAD).min(axis=-1)
+    if ea.shape[-1] >= 64 or (ra - low_a).max(initial=0) > 84 or (rb - low_b).max(initial=0) > 84:
+        return (a_dead[:, :, None, :] + b_dead[:, None, :, :]).max(axis=-1)
+    wa = np.where(live_a, np.ldexp(1.0, (6 * np.clip(ea - ra[..., None], -84, 0)).astype(np.int32)), 0.0)
+    wb = np.where(live_b, np.ldexp(1.0, (6 * np.clip(eb - rb[..., None], -84, 0)).astype(np.int32)), 0.0)
+    s = np.matmul(wa, wb.transpose(0, 2, 1))  # (T, m, n); 0 exactly where no pair is live
+    return np.where(s > 0, ra[:, :, None] + rb[:, None, :] + (np.frexp(s)[1] - 1) // 6, 2 * _DEAD)
+
+
 def _step(va: np.ndarray, ea: np.ndarray, vb: np.ndarray, eb: np.ndarray, acc: np.ndarray, dp: Datapath,
           out: Format) -> np.ndarray:
-    """One step on va/ea (T, m, g), vb/eb (T, n, g) (b transposed) and acc (T, m, n) float64 values."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        p = va[:, :, None, :] * vb[:, None, :, :]  # (T, m, n, g), exact
-    e = ea[:, :, None, :] + eb[:, None, :, :]
-    finite_p = np.isfinite(p)
-    zero_e = _NONE if dp.zero_exp is None else dp.zero_exp
-    e = np.where(p == 0, zero_e, e)
-    e = np.where(finite_p, e, _NONE)
+    """One step on va/ea (T, m, g), vb/eb (T, n, g) (b transposed) and acc (T, m, n) float64 values.
+
+    Everything but the cut products is taken on the operands, not on the (T, m, n, g) products: a product of finite
+    values is exact in float64 and zero only where an operand is, and it is finite only where both operands are."""
+    fin_a, fin_b = np.isfinite(va), np.isfinite(vb)
+    live_a, live_b = fin_a & (va != 0), fin_b & (vb != 0)
+    e_max = _max_exponent_sum(ea, eb, live_a, live_b)
+    if dp.zero_exp is not None:  # zero products (finite ones: 0 * inf is NaN) take part at zero_exp
+        zero_a, zero_b = (fin_a & ~live_a).astype(np.float32), (fin_b & ~live_b).astype(np.float32)
+        bt = (0, 2, 1)
+        zeros = np.matmul(zero_a, fin_b.astype(np.float32).transpose(bt)) + \
+            np.matmul(fin_a.astype(np.float32), zero_b.transpose(bt))
+        e_max = np.where(zeros > 0, np.maximum(e_max, dp.zero_exp), e_max)
     accf = np.where(np.isfinite(acc), acc, 0.0)
     if dp.c_subnormal == "flush":
         accf = np.where(np.abs(accf) < np.ldexp(1.0, out.emin), 0.0, accf)
     ec = _exponents(accf, out, dp.exp_rule, dp.zero_exp)
-    top = np.maximum(e.max(axis=-1), ec)
-    top_c = np.maximum(top, -300)  # all-zero steps: any finite scale (real exponents are >= -266)
+    top_c = np.maximum(np.maximum(e_max, ec), -300)  # all-zero steps: any finite scale (real exponents >= -266)
     scale = np.ldexp(1.0, (dp.frac_bits - top_c).astype(np.int32))
     cut = np.trunc if dp.cut == "trunc" else np.floor
+    finite = fin_a.all(axis=-1)[:, :, None] & fin_b.all(axis=-1)[:, None, :]  # (T, m, n): every product finite
     with np.errstate(invalid="ignore", over="ignore"):
-        x = cut(np.where(finite_p, p, 0.0) * scale[..., None])
-        total = x.sum(axis=-1) + cut(accf * scale)
+        p = va[:, :, None, :] * vb[:, None, :, :]  # (T, m, n, g), exact
+        neg0 = None
+        if dp.zero_sign == "ieee":  # only zero addends: -0 iff all of them are -0
+            neg0 = (np.signbit(p) & (p == 0)).all(axis=-1) & (accf == 0) & np.signbit(accf)
+        special = ~finite | ~np.isfinite(acc)
+        inf_sum = None
+        if special.any():
+            p_bad = ~(fin_a[:, :, None, :] & fin_b[:, None, :, :])
+            inf_sum = np.where(p_bad, p, 0.0).sum(axis=-1) + np.where(np.isfinite(acc), 0.0, acc)
+            p[p_bad] = 0.0
+        p *= scale[..., None]
+        cut(p, out=p)
+        total = p.sum(axis=-1) + cut(accf * scale)
     u = (top_c - dp.frac_bits).astype(np.int64)
     res = round_scaled(total.astype(np.int64), u, out, dp.out_frac, dp.out_round, dp.out_subnormal, dp.overflow,
                        dp.zero_sign)
-    if dp.zero_sign == "ieee":  # only zero addends: -0 iff all of them are -0
-        neg0 = (np.signbit(p) & (p == 0)).all(axis=-1) & (accf == 0) & np.signbit(accf)
+    if neg0 is not None:
         res = np.where(neg0, -0.0, res)
-    special = ~finite_p.all(axis=-1) | ~np.isfinite(acc)
-    if special.any():
-        with np.errstate(invalid="ignore"):
-            inf_sum = np.where(finite_p, 0.0, p).sum(axis=-1) + np.where(np.isfinite(acc), 0.0, acc)
+    if inf_sum is not None:
         res = np.where(special, inf_sum, res)
     return res
 
