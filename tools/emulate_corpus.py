@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tcforge.ptx.emulate import Surface, TensorMap, Texture
+from tcforge.ptx.emulate import Surface, TensorMap, Texture, parsed_module
 from tcforge.ptx.emulate.api import object_arg
 from tools.corpus.entries import ENTRIES, Entry
 from tools.corpus.modules import MODULES, Nvcc, Triton
@@ -414,9 +414,7 @@ def make_args(ptx: str, kernel: str, values: list) -> tuple[dict, dict, dict]:
     TensorMap, Texture, Surface or (buffer name, array)), then any (buffer name, array) no parameter points at;
     parameters past the values get a scratch buffer."""
     # parameters past the given values are Triton's scratch pointers: a zeroed 256-byte buffer
-    from tcforge.ptx.module import read_module
-
-    params = read_module(ptx).function(kernel).params
+    params = parsed_module(ptx).function(kernel).params
     extra = values[len(params):]  # buffers no parameter points at (a tensor map's)
     if not all(isinstance(v, tuple) for v in extra):
         raise ValueError(f"{kernel}: {len(values)} values for {len(params)} parameters")

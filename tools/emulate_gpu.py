@@ -18,11 +18,10 @@ import ctypes
 
 import numpy as np
 
-from tcforge.ptx.emulate.api import arg_name, object_arg
+from tcforge.ptx.emulate.api import arg_name, object_arg, parsed_module
 from tcforge.ptx.emulate.ops_tex import ADDRESS_MODES, Surface, Texture
 from tcforge.ptx.emulate.state import view_dtype
 from tcforge.ptx.emulate.tensor_map import TensorMap
-from tcforge.ptx.module import read_module
 from tcforge.runtime import driver, tensormap
 
 
@@ -149,7 +148,7 @@ def _load(ptx: str, entry: str):
 
 def run(ptx: str, entry: str, grid, block, args: dict, dynamic_shared: int = 0, device: int = 0) -> dict:
     """Launch `entry` of `ptx` once on the GPU with `args`; returns {buffer name: array after the launch}."""
-    fn = read_module(ptx).function(entry)
+    fn = parsed_module(ptx).function(entry)
     dims = [tuple(int(x) for x in (d if isinstance(d, (tuple, list)) else (d,))) for d in (grid, block)]
     grid, block = ((*d, 1, 1)[:3] for d in dims)
     structs = {p.name for p in fn.params if p.array is not None}

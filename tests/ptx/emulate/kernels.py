@@ -70,31 +70,29 @@ def run_body(body: str, inputs: np.ndarray, out_words: int, *, block: int = 32, 
 
 def round_f32(q: Fraction, mode: str = "rn") -> np.uint32:
     """Exact rational -> f32 bits under rn/rz/rm/rp (normal and subnormal range; q = 0 gives +0; rn also beyond the
-    largest finite value: it, or an infinity of q's sign from half an ulp past it)."""
+    largest finite value: it, or an infinity of q's sign from half an ulp past it), by integer division: |q| scaled
+    to a 24-bit significand (subnormals to 2^-149's multiples), the remainder against the divisor decides."""
     if q == 0:
         return np.uint32(0)
     if mode == "rn" and abs(q) > 2**128 - 2**104:  # beyond the largest finite value: it, or past half an ulp more
         inf = abs(q) >= 2**128 - 2**103
         return np.uint32((0x7F800000 if inf else 0x7F7FFFFF) | (0 if q > 0 else 0x80000000))
-    with np.errstate(over="ignore"):  # at the largest finite value a neighbour is infinite (dropped below)
-        lo = np.float32(float(q))  # nearest double then float: refine below
-        steps = [np.nextafter(lo, np.float32(-np.inf)), lo, np.nextafter(lo, np.float32(np.inf))]
-        steps += [np.nextafter(steps[2], np.float32(np.inf)), np.nextafter(steps[0], np.float32(-np.inf))]
-    cands = sorted({c for c in steps if np.isfinite(c)}, key=float)
-    below = max((c for c in cands if Fraction(float(c)) <= q), key=float)
-    above = min((c for c in cands if Fraction(float(c)) >= q), key=float)
-    if below == above:
-        r = below
-    elif mode == "rz":
-        r = below if q > 0 else above
-    elif mode == "rm":
-        r = below
-    elif mode == "rp":
-        r = above
-    else:
-        db, da = q - Fraction(float(below)), Fraction(float(above)) - q
-        r = below if db < da else above if da < db else (below if (below.view(np.uint32) & 1) == 0 else above)
-    return np.float32(r).view(np.uint32)
+    neg = q < 0
+    n, d = abs(q.numerator), q.denominator
+    e = n.bit_length() - d.bit_length()  # 2^e <= |q| < 2^(e + 1) after the correction
+    if (n << max(0, -e)) < (d << max(0, e)):
+        e -= 1
+    e = max(e, -126)  # subnormals share the smallest normal's quantum
+    num, den = (n << (23 - e), d) if e <= 23 else (n, d << (e - 23))
+    m, r = divmod(num, den)  # m: the significand cut toward zero, hidden bit included for normals
+    if mode == "rn":
+        m += 2 * r > den or (2 * r == den and m & 1)
+    elif mode in ("rm", "rp"):
+        m += r != 0 and neg == (mode == "rm")
+    elif mode != "rz":
+        raise ValueError(f"mode: {mode!r}")
+    # (e + 126) << 23 plus a hidden-bit significand is the biased exponent and fraction, a carry included
+    return np.uint32((((e + 126) << 23) + m) | (0x80000000 if neg else 0))
 
 
 # PTX shared by the TMA test kernels (%r1 = %tid.x, %r2 = the mbarrier, %r3 = the 8 KB box in shared memory): wait

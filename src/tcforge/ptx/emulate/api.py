@@ -54,9 +54,9 @@ def _dims(v, what: str) -> tuple[int, int, int]:
 _MODULES: dict = {}  # PTX text -> its Module, the last 8 texts launched
 
 
-def _parsed(ptx_text: str | bytes, file: str):
-    """read_module, kept for the next launch of the same text (a Module is not changed once read, and messages name
-    the launch's file; a corpus of many kernels in one module parses it once)."""
+def parsed_module(ptx_text: str | bytes, file: str = "<ptx>"):
+    """read_module, kept for the next use of the same text (a Module is not changed once read, and messages name
+    the first reader's file; a corpus of many kernels in one module parses it once)."""
     module = _MODULES.get(ptx_text)
     if module is None:
         module = read_module(ptx_text, file)
@@ -79,7 +79,7 @@ def emulate(ptx_text: str | bytes, entry: str | None, grid, block, args: dict, n
     thread."""
     if numerics not in NUMERICS:
         raise EmulationError(f"numerics must be one of {', '.join(NUMERICS)}, got {numerics!r}")
-    module = _parsed(ptx_text, file)
+    module = parsed_module(ptx_text, file)
     fn = module.function(entry)
     if fn.kind != "entry":
         raise EmulationError(f"{file}:{fn.line}: {fn.name!r} is a .func, not a kernel entry")
