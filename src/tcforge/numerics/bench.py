@@ -121,7 +121,8 @@ def main(argv: list[str]) -> int:
     results = {m: measure(m, args.tiles, args.repeat) for m in models}
     form_results = {f: measure_form(f, args.form_tiles, args.repeat) for f in forms}
     report = {
-        "what": "mma_m16n8k32_e4m3_f16 emulation throughput, output elements per second (best of repeats)",
+        "what": "mma_m16n8k32_e4m3_f16 emulation throughput per model and tc_mma's per tensor-core form, output "
+                "elements per second (best of repeats)",
         "command": "OMP_NUM_THREADS=1 taskset -c 0 tcforge bench numerics " + " ".join(argv),
         "cores_allowed": cores,
         "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
