@@ -84,6 +84,33 @@ def test_compile_writes_cubin_and_reuses_cache(tmp_path: Path) -> None:
     assert m2.cubin_path == m1.cubin_path and m2.cubin_path.stat().st_mtime_ns == mtime  # a hit, not a rebuild
 
 
+def test_sass_is_disassembled_once_and_kept_beside_the_cubin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`CompiledModule.sass()` runs cuobjdump once and keeps the listing; a cache it cannot write still gets the
+    listing (not kept); a failing cuobjdump is one TcforgeError naming the cubin. A script stands in for cuobjdump."""
+    calls = tmp_path / "calls"
+    tool = tmp_path / "cuobjdump"
+    tool.write_text(f'#!/bin/sh\necho x >> {calls}\n[ -s "$2" ] || {{ echo "bad cubin" >&2; exit 1; }}\n'
+                    'echo "Function : k"\n')
+    tool.chmod(0o755)
+    monkeypatch.setenv("TCFORGE_CUOBJDUMP", str(tool))
+    (tmp_path / "k.cubin").write_bytes(b"\x7fELF")
+    m = rc.CompiledModule(tmp_path / "k.cubin", "key", "sm_90a", "")
+    assert m.sass() == m.sass() == "Function : k\n"
+    assert calls.read_text().count("x") == 1 and (tmp_path / "k.sass").read_text() == "Function : k\n"
+
+    (tmp_path / "r.cubin").write_bytes(b"\x7fELF")
+
+    def read_only(*_: object) -> None:
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(rc.os, "replace", read_only)
+    assert rc.CompiledModule(tmp_path / "r.cubin", "key", "sm_90a", "").sass() == "Function : k\n"
+    assert not (tmp_path / "r.sass").exists() and not list(tmp_path.glob(".r.sass*"))
+    (tmp_path / "e.cubin").write_bytes(b"")
+    with pytest.raises(TcforgeError, match=r"cuobjdump -sass .*e\.cubin failed: bad cubin"):
+        rc.CompiledModule(tmp_path / "e.cubin", "key", "sm_90a", "").sass()
+
+
 @needs_nvcc
 def test_compile_error_carries_diagnostics(tmp_path: Path) -> None:
     with pytest.raises(rc.CompileError, match="undefined_thing"):

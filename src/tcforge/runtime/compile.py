@@ -61,13 +61,19 @@ class CompiledModule:
         return self.cubin_path.read_bytes()
 
     def sass(self) -> str:
-        """cuobjdump's SASS of the cubin, kept beside it on first use (see `tools.disassemble` for the errors)."""
+        """cuobjdump's SASS of the cubin, kept beside it on first use where the cache is writable (see
+        `tools.disassemble` for the errors)."""
         path = self.cubin_path.with_suffix(".sass")
-        if not path.exists():
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(disassemble(self.cubin_path))
+        if path.exists():
+            return path.read_text()
+        text = disassemble(self.cubin_path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(text)
             os.replace(tmp, path)
-        return path.read_text()
+        except OSError:  # a read-only cache (one carried to another machine): the listing is not kept
+            tmp.unlink(missing_ok=True)
+        return text
 
     @property
     def wgmma_serialized(self) -> bool:
