@@ -53,8 +53,6 @@ def test_split_choice_leaves_no_split_empty() -> None:
         assert s >= 1 and (s - 1) * per < kt and (s == 1 or per >= ladder.MIN_SPLIT_KTILES)
 
 
-
-
 def _check_build(name: str, out_kind: str) -> None:
     r = ladder.RUNGS[name]
     built = ladder.compile_rung(name, out_kind)

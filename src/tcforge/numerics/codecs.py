@@ -110,7 +110,7 @@ def f32_to_e4m3_satfinite(x: object) -> np.ndarray:
         normal = ((ee + 7) << 3) | (np.ldexp(frac, 4).astype(np.int64) - 8)
         code = np.where(rounded == 0, 0, np.where(ee >= -6, normal, np.ldexp(rounded, 9).astype(np.int64)))
     out = np.where(np.isnan(v), 0x7F, code | np.where(np.signbit(v), 0x80, 0)).astype(np.uint8)
-    return out if np.ndim(x) else out[()]
+    return scalar_or_array(out, x)
 
 
 def cvt_rn_satfinite_e4m3x2_f16x2(x: object) -> np.ndarray:
